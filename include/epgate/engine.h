@@ -1,0 +1,44 @@
+/* Engines: EP implementations under test, behind a versioned ops table
+ * (grow by appending; callers check size before using a slot). */
+#ifndef EPGATE_ENGINE_H
+#define EPGATE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "epgate/ep.h"
+
+typedef struct eg_engine_ops {
+	size_t size; /* sizeof(eg_engine_ops_t) as built by the provider */
+	const char *name;
+	/* Ranks [first_rank, first_rank + n_ranks) live in this process. */
+	int (*create)(const eg_workload_t *w, uint32_t first_rank,
+		      uint32_t n_ranks, void **state);
+	/* in[i], out[i] belong to rank first_rank + i. out[i] is allocated
+	 * with eg_recv_max_rows capacity and poisoned. */
+	int (*dispatch)(void *state, const eg_rank_input_t *in,
+			eg_recv_t *out);
+	/* y[i]: expert outputs of rank first_rank + i, in the row order of
+	 * its dispatch output; out[i]: that rank's tokens, tokens * hidden
+	 * combine elements. */
+	int (*combine)(void *state, const eg_recv_t *recv,
+		       const void *const *y, void *const *out);
+	void (*destroy)(void *state);
+	/* EG_ENGINE_* bits. */
+	uint32_t flags;
+} eg_engine_ops_t;
+
+/* The engine reduces combine in canonical order (destination rank
+ * ascending, fp32), so random data must match the reference bit for bit;
+ * without it random data is compared within error bounds. */
+#define EG_ENGINE_CANONICAL_ORDER 0x1u
+
+/* Built-in engines by name ("self"); NULL if unknown. */
+const eg_engine_ops_t *eg_engine_find(const char *name);
+/* Names of the built-in engines, NULL-terminated. */
+const char *const *eg_engine_names(void);
+
+/* W ranks simulated inside one process. */
+extern const eg_engine_ops_t eg_engine_self;
+
+#endif

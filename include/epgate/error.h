@@ -1,0 +1,39 @@
+/* epgate error codes: one X-macro table, negative values, libuv style. */
+#ifndef EPGATE_ERROR_H
+#define EPGATE_ERROR_H
+
+/* X(name, value, message) */
+#define EG_ERRNO_MAP(X)                                                        \
+	X(EINVAL, -1, "invalid argument")                                      \
+	X(ENOMEM, -2, "out of memory")                                         \
+	X(EIO, -3, "input/output error")                                       \
+	X(EPARSE, -4, "malformed input")                                       \
+	X(ERANGE, -5, "value out of range")                                    \
+	X(ENOSYS, -6, "not supported")                                         \
+	X(EMISMATCH, -7, "result does not match the reference")                \
+	X(ENOENT, -8, "no such file or entry")                                 \
+	X(ECUDA, -9, "CUDA error")                                             \
+	X(EXML, -10, "XML library error")                                      \
+	X(EJSON, -11, "JSON library error")
+
+typedef enum eg_errno {
+	EG_OK = 0,
+#define EG__ERR_ENUM(name, val, msg) EG_##name = (val),
+	EG_ERRNO_MAP(EG__ERR_ENUM)
+#undef EG__ERR_ENUM
+} eg_errno_t;
+
+/* Message for an eg_errno_t value; never NULL. */
+const char *eg_strerror(int err);
+/* Symbolic name ("EG_EINVAL"); never NULL. */
+const char *eg_err_name(int err);
+
+/* Exit codes, automake's convention. */
+enum {
+	EG_EXIT_PASS = 0,
+	EG_EXIT_FAIL = 1,
+	EG_EXIT_SKIP = 77,
+	EG_EXIT_HARD = 99,
+};
+
+#endif

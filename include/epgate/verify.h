@@ -1,0 +1,86 @@
+/* Verifier: compares an engine's dispatch and combine results with the
+ * reference. Counts wrong elements per field and records the first
+ * mismatches with their coordinates and bits. */
+#ifndef EPGATE_VERIFY_H
+#define EPGATE_VERIFY_H
+
+#include <stdint.h>
+
+#include "epgate/ep.h"
+
+#define EG_VERIFY_MAX_FIRST 8
+
+#define EG_FIELD_MAP(F)                                                        \
+	F(NUM_ROWS, "num_rows")                                                \
+	F(RANK_PREFIX, "rank_prefix")                                          \
+	F(SRC, "src")             /* (src_rank, src_token) per row */          \
+	F(ROW_SET, "row_set")     /* rows missing, duplicated or unknown */    \
+	F(X, "x")                                                              \
+	F(SCALES, "scales")                                                    \
+	F(TOPK_IDX, "topk_idx")                                                \
+	F(TOPK_W, "topk_w")                                                    \
+	F(EXPERT_COUNT, "expert_count")                                        \
+	F(COMBINE, "combine")
+
+typedef enum eg_field {
+#define EG__FIELD_ENUM(n, s) EG_FIELD_##n,
+	EG_FIELD_MAP(EG__FIELD_ENUM)
+#undef EG__FIELD_ENUM
+	EG_FIELD__COUNT
+} eg_field_t;
+
+const char *eg_field_name(eg_field_t f);
+
+typedef enum eg_compare {
+	EG_COMPARE_BITS = 0,    /* bit-exact */
+	EG_COMPARE_BOUNDED = 1, /* combine within an error bound of fp64 */
+} eg_compare_t;
+
+typedef struct eg_mismatch {
+	eg_field_t field;
+	int32_t rank;      /* rank whose output is wrong */
+	int32_t src_rank;  /* -1 if not applicable */
+	int32_t src_token; /* -1 if not applicable */
+	int32_t expert;    /* global expert id or -1 */
+	int64_t row;       /* row in the output, -1 if n/a */
+	int64_t col;       /* column / slot / index, -1 if n/a */
+	uint64_t expected; /* raw bits (or count) */
+	uint64_t actual;
+} eg_mismatch_t;
+
+typedef struct eg_verdict {
+	uint64_t checked[EG_FIELD__COUNT];
+	uint64_t wrong[EG_FIELD__COUNT];
+	uint64_t missing_rows, duplicate_rows, unknown_rows;
+	uint64_t nonfinite; /* NaN/Inf seen in any float output */
+	double max_abs_err; /* bounded mode: worst |actual - ref64| */
+	double max_err_ratio; /* worst |actual - ref64| / bound */
+	uint32_t n_first;
+	eg_mismatch_t first[EG_VERIFY_MAX_FIRST];
+} eg_verdict_t;
+
+void eg_verdict_init(eg_verdict_t *v);
+uint64_t eg_verdict_total_wrong(const eg_verdict_t *v);
+/* Adds b's counts into a; keeps the first mismatches of both. */
+void eg_verdict_merge(eg_verdict_t *a, const eg_verdict_t *b);
+
+/* Dispatch of rank d: bit-exact comparison of every field; rows are also
+ * matched by (src_rank, src_token) to tell dropped, duplicated and
+ * unknown rows apart from misplaced ones. Returns EG_OK when equal,
+ * EG_EMISMATCH when not, <0 on other errors. */
+int eg_verify_dispatch(const eg_workload_t *w, const eg_recv_t *expected,
+		       const eg_recv_t *actual, eg_verdict_t *v);
+
+/* Combine of source rank s: actual vs expected (bits) or vs ref64 within
+ * bound = 4 * 2^-(p-1) * mag64 + 2^-(p-1) * |ref64| with p the combine
+ * dtype's significand bits (bounded). NaN/Inf always fail. */
+int eg_verify_combine(const eg_workload_t *w, uint32_t s, eg_compare_t mode,
+		      const void *expected, const double *ref64,
+		      const double *mag64, const void *actual,
+		      eg_verdict_t *v);
+
+/* Multi-line human-readable description (fields with wrong counts, first
+ * mismatches). Returns chars written (snprintf style). */
+int eg_verdict_format(const eg_verdict_t *v, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,100 @@
+/* Layout from routing: counts per destination rank and per expert, and the
+ * canonical receive prefix offsets. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/error.h"
+#include "epgate/layout.h"
+
+void eg_layout_source(const eg_workload_t *w, const int32_t *topk_idx,
+		      uint32_t tokens, uint32_t *rank_count,
+		      uint32_t *expert_count, uint8_t *in_rank)
+{
+	uint32_t W = w->world, K = w->topk, L = eg_workload_local_experts(w);
+
+	memset(rank_count, 0, W * sizeof(*rank_count));
+	memset(expert_count, 0, w->experts * sizeof(*expert_count));
+	for (uint32_t t = 0; t < tokens; t++) {
+		uint8_t *mark = in_rank ? in_rank + (size_t)t * W : NULL;
+		if (mark)
+			memset(mark, 0, W);
+		for (uint32_t k = 0; k < K; k++) {
+			int32_t e = topk_idx[(size_t)t * K + k];
+			if (e < 0)
+				continue;
+			expert_count[e]++;
+			/* count the token once per destination: only the
+			 * first slot that lands on d counts */
+			uint32_t d = (uint32_t)e / L, seen = 0;
+			for (uint32_t j = 0; j < k; j++) {
+				int32_t ej = topk_idx[(size_t)t * K + j];
+				if (ej >= 0 && (uint32_t)ej / L == d)
+					seen = 1;
+			}
+			if (!seen)
+				rank_count[d]++;
+			if (mark)
+				mark[d] = 1;
+		}
+	}
+}
+
+void eg_layout_free(eg_layout_t *l)
+{
+	free(l->tokens);
+	free(l->rank_count);
+	free(l->expert_count);
+	free(l->recv_prefix);
+	free(l->recv_rows);
+	memset(l, 0, sizeof(*l));
+}
+
+int eg_layout_build(eg_layout_t *l, const eg_workload_t *w,
+		    const eg_gen_t *g)
+{
+	uint32_t W = w->world, E = w->experts;
+	int32_t *idx = NULL;
+	float *wt = NULL;
+	int rc = EG_ENOMEM;
+
+	memset(l, 0, sizeof(*l));
+	l->world = W;
+	l->experts = E;
+	l->tokens = calloc(W, sizeof(uint32_t));
+	l->rank_count = calloc((size_t)W * W, sizeof(uint32_t));
+	l->expert_count = calloc((size_t)W * E, sizeof(uint32_t));
+	l->recv_prefix = calloc((size_t)W * (W + 1), sizeof(uint32_t));
+	l->recv_rows = calloc(W, sizeof(uint32_t));
+	if (!l->tokens || !l->rank_count || !l->expert_count ||
+	    !l->recv_prefix || !l->recv_rows)
+		goto fail;
+	for (uint32_t s = 0; s < W; s++) {
+		uint32_t T = eg_workload_tokens(w, s);
+		size_t n = (size_t)(T ? T : 1) * w->topk;
+		l->tokens[s] = T;
+		idx = malloc(n * sizeof(*idx));
+		wt = malloc(n * sizeof(*wt));
+		if (!idx || !wt)
+			goto fail;
+		eg_gen_routing_host(g, s, T, idx, wt);
+		eg_layout_source(w, idx, T, l->rank_count + (size_t)s * W,
+				 l->expert_count + (size_t)s * E, NULL);
+		free(idx);
+		free(wt);
+		idx = NULL;
+		wt = NULL;
+	}
+	for (uint32_t d = 0; d < W; d++) {
+		uint32_t *pre = l->recv_prefix + (size_t)d * (W + 1);
+		pre[0] = 0;
+		for (uint32_t s = 0; s < W; s++)
+			pre[s + 1] = pre[s] + l->rank_count[(size_t)s * W + d];
+		l->recv_rows[d] = pre[W];
+	}
+	return EG_OK;
+fail:
+	free(idx);
+	free(wt);
+	eg_layout_free(l);
+	return rc;
+}

@@ -1,0 +1,101 @@
+/* Command-line handling shared by check and run: workload keys as
+ * options, and loading the workloads a command asks for. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char *const eg_workload_keys[] = {
+	"name",	      "world", "experts", "topk", "hidden", "dtype", "tokens",
+	"zero_ranks", "routing", "mask",   "data", "seed",   "iter",  NULL,
+};
+
+int eg_cli_add_workload_options(struct option *opts, size_t n, size_t cap)
+{
+	for (size_t k = 0; eg_workload_keys[k]; k++) {
+		if (n + 1 >= cap)
+			return EG_ERANGE;
+		opts[n].name = eg_workload_keys[k];
+		opts[n].has_arg = required_argument;
+		opts[n].flag = NULL;
+		opts[n].val = EG_OPT_WORKLOAD + (int)k;
+		n++;
+	}
+	memset(&opts[n], 0, sizeof(opts[n]));
+	return (int)n;
+}
+
+int eg_overrides_add(eg_overrides_t *o, const char *prog, int opt,
+		     const char *val)
+{
+	if (o->n >= EG_OVERRIDES_MAX) {
+		fprintf(stderr, "%s: too many workload options (max %d)\n",
+			prog, EG_OVERRIDES_MAX);
+		return EG_ERANGE;
+	}
+	o->key[o->n] = eg_workload_keys[opt - EG_OPT_WORKLOAD];
+	o->val[o->n] = val;
+	o->n++;
+	return EG_OK;
+}
+
+int eg_overrides_apply(const eg_overrides_t *o, eg_workload_t *w,
+		       const char *prog)
+{
+	char err[EG_ERRMSG_MAX];
+
+	for (unsigned i = 0; i < o->n; i++)
+		if (eg_workload_set(w, o->key[i], o->val[i], err) < 0) {
+			fprintf(stderr, "%s: --%s=%s: %s\n", prog, o->key[i],
+				o->val[i], err);
+			return EG_EINVAL;
+		}
+	if (eg_workload_validate(w, err) < 0) {
+		fprintf(stderr, "%s: workload %s: %s\n", prog, w->name, err);
+		return EG_EINVAL;
+	}
+	return EG_OK;
+}
+
+int eg_cli_load_workloads(const char *prog, const char *file,
+			  const eg_overrides_t *o, eg_workload_list_t *wl)
+{
+	char path[4096], err[EG_ERRMSG_MAX + 512];
+	int rc;
+
+	memset(wl, 0, sizeof(*wl));
+	if (!file && o->n) {
+		/* a single workload from the defaults and the options */
+		wl->items = calloc(1, sizeof(*wl->items));
+		if (!wl->items)
+			return EG_ENOMEM;
+		wl->n = 1;
+		eg_workload_init(&wl->items[0]);
+		snprintf(wl->items[0].name, EG_NAME_MAX, "cli");
+		return eg_overrides_apply(o, &wl->items[0], prog);
+	}
+	if (!file) {
+		rc = eg_find_data("fixtures/workloads/l1-matrix.ini", path,
+				  sizeof(path));
+		if (rc < 0) {
+			fprintf(stderr,
+				"%s: cannot find fixtures/workloads/l1-matrix.ini "
+				"(set EPGATE_DATADIR)\n",
+				prog);
+			return rc;
+		}
+		file = path;
+	}
+	rc = eg_workload_load(file, wl, err);
+	if (rc < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return rc;
+	}
+	for (size_t i = 0; i < wl->n; i++) {
+		rc = eg_overrides_apply(o, &wl->items[i], prog);
+		if (rc < 0)
+			return rc;
+	}
+	return EG_OK;
+}

@@ -1,0 +1,66 @@
+/* The epgate command: subcommands and the suites they drive. */
+#ifndef EPGATE_CLI_H
+#define EPGATE_CLI_H
+
+#include <getopt.h>
+#include <stddef.h>
+
+#include "epgate/epgate.h"
+
+int eg_cmd_check(int argc, char **argv);
+int eg_cmd_run(int argc, char **argv);
+
+/* Locates a data file shipped with epgate (e.g. "fixtures/workloads/
+ * l1-matrix.ini"): $EPGATE_DATADIR, then the source tree, then the
+ * installed pkgdatadir. */
+int eg_find_data(const char *rel, char *out, size_t len);
+
+/* L1: every workload through an in-process engine, verified against the
+ * reference; one TAP point and one JUnit case per workload. */
+typedef struct eg_l1_opts {
+	const char *engine;
+	const char *tap_path;
+	const char *junit_path;
+	unsigned iters; /* runs per workload, iter = base .. base+iters-1 */
+	int verbose;
+} eg_l1_opts_t;
+
+typedef struct eg_l1_totals {
+	unsigned run, passed, failed, skipped, errors;
+} eg_l1_totals_t;
+
+/* Returns an automake exit code (0, 1, 77, 99). */
+int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
+	      eg_l1_totals_t *tot);
+
+/* Workload keys given on the command line (--key=value or --key value),
+ * applied on top of every workload. */
+#define EG_OVERRIDES_MAX 32
+typedef struct eg_overrides {
+	unsigned n;
+	const char *key[EG_OVERRIDES_MAX];
+	const char *val[EG_OVERRIDES_MAX];
+} eg_overrides_t;
+
+/* Workload keys as getopt_long options (has_arg required, val =
+ * EG_OPT_WORKLOAD + index); eg_workload_keys[index] names the key. */
+#define EG_OPT_WORKLOAD 1000
+extern const char *const eg_workload_keys[];
+/* Appends the workload options to opts (capacity cap, NULL-terminated
+ * result); returns the new count or <0 if it does not fit. */
+int eg_cli_add_workload_options(struct option *opts, size_t n, size_t cap);
+int eg_overrides_add(eg_overrides_t *o, const char *prog, int opt,
+		     const char *val);
+/* Applies the overrides and validates; on error prints
+ * "<prog>: --key=value: message" and returns <0. */
+int eg_overrides_apply(const eg_overrides_t *o, eg_workload_t *w,
+		       const char *prog);
+
+/* Loads the workloads a check/run asks for: the file (or the default L1
+ * matrix when file is NULL and there are no overrides; a single default
+ * workload when there are overrides only), overrides applied. Prints
+ * errors; returns <0 on failure. */
+int eg_cli_load_workloads(const char *prog, const char *file,
+			  const eg_overrides_t *o, eg_workload_list_t *wl);
+
+#endif
