@@ -41,4 +41,21 @@ const char *const *eg_engine_names(void);
 /* W ranks simulated inside one process. */
 extern const eg_engine_ops_t eg_engine_self;
 
+/* The self engine with one planted defect each ("fault:<kind>"): they
+ * must fail `epgate check`; see docs/faults.md. */
+#define EG_FAULT_ENGINES(X)                                                    \
+	X(drop_row)                                                            \
+	X(dup_row)                                                             \
+	X(swap_src)                                                            \
+	X(src_id)                                                              \
+	X(weight_slot)                                                         \
+	X(prefix)                                                              \
+	X(bitflip)                                                             \
+	X(nan)                                                                 \
+	X(stale)                                                               \
+	X(combine_ulp)
+#define EG__FAULT_DECL(id) extern const eg_engine_ops_t eg_engine_fault_##id;
+EG_FAULT_ENGINES(EG__FAULT_DECL)
+#undef EG__FAULT_DECL
+
 #endif

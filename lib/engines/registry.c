@@ -1,18 +1,21 @@
 /* Built-in engines by name. */
+#include <stddef.h>
 #include <string.h>
 
 #include "epgate/engine.h"
 
+#define EG__FAULT_REF(id) &eg_engine_fault_##id,
 static const eg_engine_ops_t *const eg__engines[] = {
 	&eg_engine_self,
+	EG_FAULT_ENGINES(EG__FAULT_REF)
 };
+#undef EG__FAULT_REF
 
-static const char *const eg__engine_names[] = {"self", NULL};
+#define EG__N_ENGINES (sizeof(eg__engines) / sizeof(eg__engines[0]))
 
 const eg_engine_ops_t *eg_engine_find(const char *name)
 {
-	for (size_t i = 0; i < sizeof(eg__engines) / sizeof(eg__engines[0]);
-	     i++)
+	for (size_t i = 0; i < EG__N_ENGINES; i++)
 		if (strcmp(eg__engines[i]->name, name) == 0)
 			return eg__engines[i];
 	return NULL;
@@ -20,5 +23,9 @@ const eg_engine_ops_t *eg_engine_find(const char *name)
 
 const char *const *eg_engine_names(void)
 {
-	return eg__engine_names;
+	static const char *names[EG__N_ENGINES + 1];
+	for (size_t i = 0; i < EG__N_ENGINES; i++)
+		names[i] = eg__engines[i]->name;
+	names[EG__N_ENGINES] = NULL;
+	return names;
 }
