@@ -47,7 +47,8 @@ static int eg__yout(void *data, unsigned char *s, size_t n)
 static int eg__yspecial(const char *s, size_t n)
 {
 	static const char *const words[] = {
-		"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~",
+		"y", "n", "yes", "no", "on", "off",
+		"true", "false", "null", "~",
 	};
 	size_t i;
 

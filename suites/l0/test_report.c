@@ -234,9 +234,11 @@ static json_t *ynode(yaml_document_t *doc, yaml_node_t *n)
 	case YAML_SEQUENCE_NODE:
 		j = json_array();
 		for (it = n->data.sequence.items.start;
-		     it < n->data.sequence.items.top; it++)
-			json_array_append_new(
-				j, ynode(doc, yaml_document_get_node(doc, *it)));
+		     it < n->data.sequence.items.top; it++) {
+			yaml_node_t *c = yaml_document_get_node(doc, *it);
+
+			json_array_append_new(j, ynode(doc, c));
+		}
 		return j;
 	case YAML_MAPPING_NODE:
 		j = json_object();
@@ -350,7 +352,7 @@ START_TEST(test_yaml_roundtrip)
 		ck_assert_ptr_nonnull(y);
 		u = unindent(y, indents[i]);
 		back = yparse(u);
-		ck_assert_msg(json_equal(o, back), "round trip differs:\n%s", y);
+		ck_assert_msg(json_equal(o, back), "differs:\n%s", y);
 		json_decref(back);
 		free(u);
 		free(y);
