@@ -13,15 +13,15 @@
 #include "epgate/error.h"
 #include "epgate/workload.h"
 
-#define EG__ZIPF_MAX 100.0 /* beyond this every weight but one is ~0 */
-#define EG__ITER_MAX 0xffffffu /* the Philox counter keeps 24 iter bits */
-#define EG__LIST_SHOW 8        /* summary prints lists up to this length */
+#define EG__ZIPF_MAX  100.0	/* beyond this every weight but one is ~0 */
+#define EG__ITER_MAX  0xffffffu /* the Philox counter keeps 24 iter bits */
+#define EG__LIST_SHOW 8		/* summary prints lists up to this length */
 
 static const char eg__routing_help[] =
-	"(uniform, zipf:S, hot-expert:E[:P], hot-rank:R[:P])";
+    "(uniform, zipf:S, hot-expert:E[:P], hot-rank:R[:P])";
 
 static int eg__fail(char *err, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int eg__fail(char *err, int rc, const char *fmt, ...)
 {
@@ -146,10 +146,11 @@ static int eg__check_name(const char *s, char *err)
 			    (c >= 'A' && c <= 'Z');
 
 		if (!alnum && (i == 0 || (c != '-' && c != '_' && c != '.')))
-			return eg__fail(err, EG_EINVAL,
-					"name: \"%s\" must start with a letter "
-					"or digit and use only A-Z a-z 0-9 - _ .",
-					eg__shown(s, buf));
+			return eg__fail(
+			    err, EG_EINVAL,
+			    "name: \"%s\" must start with a letter "
+			    "or digit and use only A-Z a-z 0-9 - _ .",
+			    eg__shown(s, buf));
 	}
 	return 0;
 }
@@ -243,7 +244,8 @@ static int eg__parse_list(eg_workload_t *w, const char *s, char *err)
 		}
 		memcpy(item, p, len);
 		item[len] = '\0';
-		rc = eg__parse_u32("tokens", item, EG_TOKENS_MAX, &list[i], err);
+		rc =
+		    eg__parse_u32("tokens", item, EG_TOKENS_MAX, &list[i], err);
 		if (rc)
 			goto fail;
 		if (list[i] > tmax)
@@ -305,10 +307,9 @@ static int eg__set_zero_ranks(eg_workload_t *w, const char *v, char *err)
 		if (rc)
 			return rc;
 		if (r >= 64)
-			return eg__fail(err, EG_ERANGE,
-					"zero_ranks: rank %" PRIu64
-					" is not below 64",
-					r);
+			return eg__fail(
+			    err, EG_ERANGE,
+			    "zero_ranks: rank %" PRIu64 " is not below 64", r);
 		mask |= (uint64_t)1 << r;
 		p += len;
 		if (*p == ',' && !*++p)
@@ -407,9 +408,10 @@ static int eg__set_data(eg_workload_t *w, const char *v, char *err)
 	else if (!strcmp(v, "random"))
 		w->data = EG_DATA_RANDOM;
 	else
-		return eg__fail(err, EG_EINVAL,
-				"data: unknown data mode \"%s\" (exact, random)",
-				eg__shown(v, buf));
+		return eg__fail(
+		    err, EG_EINVAL,
+		    "data: unknown data mode \"%s\" (exact, random)",
+		    eg__shown(v, buf));
 	return 0;
 }
 
@@ -427,19 +429,13 @@ static const struct {
 	const char *key;
 	int (*set)(eg_workload_t *w, const char *v, char *err);
 } eg__keys[] = {
-	{"name", eg__set_name},
-	{"world", eg__set_world},
-	{"experts", eg__set_experts},
-	{"topk", eg__set_topk},
-	{"hidden", eg__set_hidden},
-	{"dtype", eg__set_dtype},
-	{"tokens", eg__set_tokens},
-	{"zero_ranks", eg__set_zero_ranks},
-	{"routing", eg__set_routing},
-	{"mask", eg__set_mask},
-	{"data", eg__set_data},
-	{"seed", eg__set_seed},
-	{"iter", eg__set_iter},
+    {"name", eg__set_name},	  {"world", eg__set_world},
+    {"experts", eg__set_experts}, {"topk", eg__set_topk},
+    {"hidden", eg__set_hidden},	  {"dtype", eg__set_dtype},
+    {"tokens", eg__set_tokens},	  {"zero_ranks", eg__set_zero_ranks},
+    {"routing", eg__set_routing}, {"mask", eg__set_mask},
+    {"data", eg__set_data},	  {"seed", eg__set_seed},
+    {"iter", eg__set_iter},
 };
 
 void eg_workload_init(eg_workload_t *w)
@@ -586,19 +582,19 @@ int eg_workload_validate(const eg_workload_t *w, char err[EG_ERRMSG_MAX])
 				EG_FP8_BLOCK, w->hidden);
 	if (w->tokens_mode == EG_TOKENS_LIST &&
 	    (!w->tokens_list || w->n_tokens_list != w->world))
-		return eg__fail(err, EG_EINVAL,
-				"tokens: list has %" PRIu32
-				" entries but world=%" PRIu32,
-				w->tokens_list ? w->n_tokens_list : 0,
-				w->world);
+		return eg__fail(
+		    err, EG_EINVAL,
+		    "tokens: list has %" PRIu32 " entries but world=%" PRIu32,
+		    w->tokens_list ? w->n_tokens_list : 0, w->world);
 	if (w->world < 64 && w->zero_ranks >> w->world) {
 		unsigned r = 63;
 
 		while (!(w->zero_ranks >> r & 1))
 			r--;
-		return eg__fail(err, EG_EINVAL,
-				"zero_ranks: rank %u is not below world=%" PRIu32,
-				r, w->world);
+		return eg__fail(
+		    err, EG_EINVAL,
+		    "zero_ranks: rank %u is not below world=%" PRIu32, r,
+		    w->world);
 	}
 	if (w->routing == EG_ROUTING_HOT_EXPERT && w->hot_target >= w->experts)
 		return eg__fail(err, EG_EINVAL,
@@ -614,15 +610,15 @@ int eg_workload_validate(const eg_workload_t *w, char err[EG_ERRMSG_MAX])
 		eg_dtype_t c = eg_combine_dtype(w->dtype);
 		unsigned p = eg_dtype_mantissa_bits(c);
 
-		return eg__fail(err, EG_EINVAL,
-				"data=exact: topk=%" PRIu32
-				" is too large for exact sums in %s%s (%u "
-				"significand bits allow topk <= %u); use "
-				"data=random",
-				w->topk, eg_dtype_name(c),
-				w->dtype == EG_DTYPE_FP8 ? ", fp8's combine type"
-							 : "",
-				p, ((1u << p) - 1) / 4);
+		return eg__fail(
+		    err, EG_EINVAL,
+		    "data=exact: topk=%" PRIu32
+		    " is too large for exact sums in %s%s (%u "
+		    "significand bits allow topk <= %u); use "
+		    "data=random",
+		    w->topk, eg_dtype_name(c),
+		    w->dtype == EG_DTYPE_FP8 ? ", fp8's combine type" : "", p,
+		    ((1u << p) - 1) / 4);
 	}
 	if (eg_workload_total_tokens(w) > EG_TOKENS_MAX)
 		return eg__fail(err, EG_ERANGE,
@@ -649,8 +645,8 @@ uint32_t eg_workload_tokens(const eg_workload_t *w, uint32_t rank)
 		break;
 	case EG_TOKENS_LIST:
 		t = w->tokens_list && rank < w->n_tokens_list
-			    ? w->tokens_list[rank]
-			    : 0;
+			? w->tokens_list[rank]
+			: 0;
 		break;
 	}
 	return t;
@@ -699,7 +695,7 @@ struct eg__out {
 };
 
 static void eg__put(struct eg__out *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void eg__put(struct eg__out *o, const char *fmt, ...)
 {
@@ -808,7 +804,8 @@ int eg_workload_summary(const eg_workload_t *w, char *buf, size_t len)
 	if (!buf || !len)
 		return EG_ERANGE;
 	buf[0] = '\0';
-	eg__put(&o, "W=%" PRIu32 " E=%" PRIu32 " K=%" PRIu32 " H=%" PRIu32 " T=",
+	eg__put(&o,
+		"W=%" PRIu32 " E=%" PRIu32 " K=%" PRIu32 " H=%" PRIu32 " T=",
 		w->world, w->experts, w->topk, w->hidden);
 	if (w->tokens_mode == EG_TOKENS_LIST &&
 	    w->n_tokens_list > EG__LIST_SHOW)

@@ -17,7 +17,7 @@
 #include "epgate/error.h"
 #include "epgate/workload.h"
 
-#define EG__ERR_LEN (EG_ERRMSG_MAX + 512)
+#define EG__ERR_LEN  (EG_ERRMSG_MAX + 512)
 #define EG__LINE_MAX 1024
 
 struct eg__section {
@@ -38,7 +38,7 @@ struct eg__ctx {
 };
 
 static void eg__ctx_error(struct eg__ctx *c, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void eg__ctx_error(struct eg__ctx *c, int rc, const char *fmt, ...)
 {
@@ -86,8 +86,7 @@ static int eg__push(struct eg__ctx *c, const char *name, int line)
 		}
 	}
 	c->secs[c->n].line = line;
-	snprintf(c->secs[c->n].raw, sizeof(c->secs[c->n].raw), "%s",
-		 w->name);
+	snprintf(c->secs[c->n].raw, sizeof(c->secs[c->n].raw), "%s", w->name);
 	c->n++;
 	return 0;
 }

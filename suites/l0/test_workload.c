@@ -182,70 +182,73 @@ END_TEST
 static const struct {
 	const char *key, *value, *expect;
 } bad_values[] = {
-	{"world", "-3", "world: \"-3\" is not a non-negative integer"},
-	{"world", "+3", "world: \"+3\" is not a non-negative integer"},
-	{"world", " 3", "is not a non-negative integer"},
-	{"world", "3 ", "world: \"3 \" is not a non-negative integer"},
-	{"world", "4x", "world: \"4x\" is not a non-negative integer"},
-	{"world", "", "world: empty value"},
-	{"world", "4097", "world: 4097 exceeds the limit 4096"},
-	{"experts", "65537", "experts: 65537 exceeds the limit 65536"},
-	{"topk", "99999999999999999999999", "topk: 9999"},
-	{"hidden", "1048577", "hidden: 1048577 exceeds the limit 1048576"},
-	{"hidden", "0x", "hidden: \"0x\" is not a non-negative integer"},
-	{"seed", "18446744073709551616", "seed: 18446744073709551616 exceeds"},
-	{"seed", "-1", "seed: \"-1\" is not a non-negative integer"},
-	{"seed", "0xg", "seed: \"0xg\" is not a non-negative integer"},
-	{"iter", "16777216", "iter: 16777216 exceeds the limit 16777215"},
-	{"iter", "", "iter: empty value"},
-	{"name", "", "name: empty value"},
-	{"name", "a b", "name: \"a b\" must start with a letter or digit"},
-	{"name", "-x", "name: \"-x\""},
-	{"name", "x234567890123456789012345678901234567890123456789012345678901234",
-	 "longer than 63 characters"},
-	{"dtype", "fp16", "dtype: unknown dtype \"fp16\" (bf16, fp32, fp8)"},
-	{"dtype", "BF16", "dtype: unknown dtype \"BF16\""},
-	{"dtype", "", "dtype: empty value"},
-	{"tokens", "", "tokens: empty value"},
-	{"tokens", "-1", "tokens: \"-1\" is not a non-negative integer"},
-	{"tokens", "16777217", "tokens: 16777217 exceeds the limit 16777216"},
-	{"tokens", "uneven:", "tokens: empty value"},
-	{"tokens", "uneven:x", "tokens: \"x\" is not a non-negative integer"},
-	{"tokens", "list:", "tokens: \"list:\" needs entries"},
-	{"tokens", "list:1,,2", "tokens: empty entry 2"},
-	{"tokens", "list:1,2,", "tokens: empty entry 3"},
-	{"tokens", "list:1,-2", "tokens: \"-2\" is not a non-negative integer"},
-	{"tokens", "lst:1,2", "tokens: \"lst:1,2\" is not a non-negative"},
-	{"zero_ranks", "64", "zero_ranks: rank 64 is not below 64"},
-	{"zero_ranks", "1,,2", "zero_ranks: \"1,,2\" is not a comma list"},
-	{"zero_ranks", "1,", "zero_ranks: \"1,\" ends with a comma"},
-	{"zero_ranks", "a", "zero_ranks: \"a\" is not a non-negative integer"},
-	{"routing", "zipff", "routing: unknown routing \"zipff\" (uniform, "
-			     "zipf:S, hot-expert:E[:P], hot-rank:R[:P])"},
-	{"routing", "", "routing: empty value"},
-	{"routing", "zipf", "routing: \"zipf\" needs a parameter"},
-	{"routing", "zipf:0", "routing: zipf exponent 0 must be > 0"},
-	{"routing", "zipf:-1", "routing: zipf exponent: \"-1\" is not a number"},
-	{"routing", "zipf:nan", "routing: zipf exponent: \"nan\" is not a"},
-	{"routing", "zipf:101", "routing: zipf exponent: 101 is outside"},
-	{"routing", "hot-expert", "routing: \"hot-expert\" needs a parameter"},
-	{"routing", "hot-expert:", "routing: hot-expert target: empty value"},
-	{"routing", "hot-expert:x", "routing: hot-expert target: \"x\" is not"},
-	{"routing", "hot-expert:1:1.5",
-	 "routing: hot-expert probability: 1.5 is outside [0, 1]"},
-	{"routing", "hot-rank:1:", "routing: hot-rank probability: empty"},
-	{"routing", "hot-rank:1:0.5:2", "routing: hot-rank probability: "
-					"\"0.5:2\" is not a number"},
-	{"mask", "1.5", "mask: 1.5 is outside [0, 1]"},
-	{"mask", "-0.1", "mask: \"-0.1\" is not a number"},
-	{"mask", "inf", "mask: \"inf\" is not a number"},
-	{"mask", "0.5x", "mask: \"0.5x\" is not a number"},
-	{"mask", "", "mask: empty value"},
-	{"data", "exactly", "data: unknown data mode \"exactly\" (exact, "
-			    "random)"},
-	{"data", "", "data: empty value"},
-	{"wrold", "4", "unknown key \"wrold\" (name, world, experts"},
-	{"", "4", "empty key"},
+    {"world", "-3", "world: \"-3\" is not a non-negative integer"},
+    {"world", "+3", "world: \"+3\" is not a non-negative integer"},
+    {"world", " 3", "is not a non-negative integer"},
+    {"world", "3 ", "world: \"3 \" is not a non-negative integer"},
+    {"world", "4x", "world: \"4x\" is not a non-negative integer"},
+    {"world", "", "world: empty value"},
+    {"world", "4097", "world: 4097 exceeds the limit 4096"},
+    {"experts", "65537", "experts: 65537 exceeds the limit 65536"},
+    {"topk", "99999999999999999999999", "topk: 9999"},
+    {"hidden", "1048577", "hidden: 1048577 exceeds the limit 1048576"},
+    {"hidden", "0x", "hidden: \"0x\" is not a non-negative integer"},
+    {"seed", "18446744073709551616", "seed: 18446744073709551616 exceeds"},
+    {"seed", "-1", "seed: \"-1\" is not a non-negative integer"},
+    {"seed", "0xg", "seed: \"0xg\" is not a non-negative integer"},
+    {"iter", "16777216", "iter: 16777216 exceeds the limit 16777215"},
+    {"iter", "", "iter: empty value"},
+    {"name", "", "name: empty value"},
+    {"name", "a b", "name: \"a b\" must start with a letter or digit"},
+    {"name", "-x", "name: \"-x\""},
+    {"name", "x234567890123456789012345678901234567890123456789012345678901234",
+     "longer than 63 characters"},
+    {"dtype", "fp16", "dtype: unknown dtype \"fp16\" (bf16, fp32, fp8)"},
+    {"dtype", "BF16", "dtype: unknown dtype \"BF16\""},
+    {"dtype", "", "dtype: empty value"},
+    {"tokens", "", "tokens: empty value"},
+    {"tokens", "-1", "tokens: \"-1\" is not a non-negative integer"},
+    {"tokens", "16777217", "tokens: 16777217 exceeds the limit 16777216"},
+    {"tokens", "uneven:", "tokens: empty value"},
+    {"tokens", "uneven:x", "tokens: \"x\" is not a non-negative integer"},
+    {"tokens", "list:", "tokens: \"list:\" needs entries"},
+    {"tokens", "list:1,,2", "tokens: empty entry 2"},
+    {"tokens", "list:1,2,", "tokens: empty entry 3"},
+    {"tokens", "list:1,-2", "tokens: \"-2\" is not a non-negative integer"},
+    {"tokens", "lst:1,2", "tokens: \"lst:1,2\" is not a non-negative"},
+    {"zero_ranks", "64", "zero_ranks: rank 64 is not below 64"},
+    {"zero_ranks", "1,,2", "zero_ranks: \"1,,2\" is not a comma list"},
+    {"zero_ranks", "1,", "zero_ranks: \"1,\" ends with a comma"},
+    {"zero_ranks", "a", "zero_ranks: \"a\" is not a non-negative integer"},
+    {"routing", "zipff",
+     "routing: unknown routing \"zipff\" (uniform, "
+     "zipf:S, hot-expert:E[:P], hot-rank:R[:P])"},
+    {"routing", "", "routing: empty value"},
+    {"routing", "zipf", "routing: \"zipf\" needs a parameter"},
+    {"routing", "zipf:0", "routing: zipf exponent 0 must be > 0"},
+    {"routing", "zipf:-1", "routing: zipf exponent: \"-1\" is not a number"},
+    {"routing", "zipf:nan", "routing: zipf exponent: \"nan\" is not a"},
+    {"routing", "zipf:101", "routing: zipf exponent: 101 is outside"},
+    {"routing", "hot-expert", "routing: \"hot-expert\" needs a parameter"},
+    {"routing", "hot-expert:", "routing: hot-expert target: empty value"},
+    {"routing", "hot-expert:x", "routing: hot-expert target: \"x\" is not"},
+    {"routing", "hot-expert:1:1.5",
+     "routing: hot-expert probability: 1.5 is outside [0, 1]"},
+    {"routing", "hot-rank:1:", "routing: hot-rank probability: empty"},
+    {"routing", "hot-rank:1:0.5:2",
+     "routing: hot-rank probability: "
+     "\"0.5:2\" is not a number"},
+    {"mask", "1.5", "mask: 1.5 is outside [0, 1]"},
+    {"mask", "-0.1", "mask: \"-0.1\" is not a number"},
+    {"mask", "inf", "mask: \"inf\" is not a number"},
+    {"mask", "0.5x", "mask: \"0.5x\" is not a number"},
+    {"mask", "", "mask: empty value"},
+    {"data", "exactly",
+     "data: unknown data mode \"exactly\" (exact, "
+     "random)"},
+    {"data", "", "data: empty value"},
+    {"wrold", "4", "unknown key \"wrold\" (name, world, experts"},
+    {"", "4", "empty key"},
 };
 
 /* A rejected value leaves the workload as it was. */
@@ -276,27 +279,26 @@ END_TEST
 static const struct {
 	const char *spec, *expect;
 } bad_workloads[] = {
-	{"world=0", "world=0: need at least one rank"},
-	{"world=4 experts=10", "experts=10 is not divisible by world=4"},
-	{"experts=0", "experts=0: need at least one expert"},
-	{"topk=9", "topk=9 exceeds experts=8"},
-	{"topk=0", "topk=0: need at least one expert per token"},
-	{"hidden=0", "hidden=0: need at least one channel"},
-	{"dtype=fp8 hidden=100", "dtype=fp8 needs hidden to be a multiple of "
-				 "128 (hidden=100)"},
-	{"dtype=fp8 hidden=64", "(hidden=64)"},
-	{"world=4 tokens=list:1,2,3", "tokens: list has 3 entries but world=4"},
-	{"tokens=list:1,2,3", "tokens: list has 3 entries but world=2"},
-	{"zero_ranks=2", "zero_ranks: rank 2 is not below world=2"},
-	{"routing=hot-expert:8", "routing: hot expert 8 is not below experts=8"},
-	{"routing=hot-rank:2", "routing: hot rank 2 is not below world=2"},
-	{"experts=64 topk=64", "data=exact: topk=64 is too large for exact sums"
-			       " in bf16 (8 significand bits allow topk <= "
-			       "63)"},
-	{"experts=64 topk=64 dtype=fp8 hidden=128",
-	 "in bf16, fp8's combine type"},
-	{"world=1024 experts=1024 tokens=16385",
-	 "tokens: 16778240 tokens in total exceed the limit 16777216"},
+    {"world=0", "world=0: need at least one rank"},
+    {"world=4 experts=10", "experts=10 is not divisible by world=4"},
+    {"experts=0", "experts=0: need at least one expert"},
+    {"topk=9", "topk=9 exceeds experts=8"},
+    {"topk=0", "topk=0: need at least one expert per token"},
+    {"hidden=0", "hidden=0: need at least one channel"},
+    {"dtype=fp8 hidden=100", "dtype=fp8 needs hidden to be a multiple of "
+			     "128 (hidden=100)"},
+    {"dtype=fp8 hidden=64", "(hidden=64)"},
+    {"world=4 tokens=list:1,2,3", "tokens: list has 3 entries but world=4"},
+    {"tokens=list:1,2,3", "tokens: list has 3 entries but world=2"},
+    {"zero_ranks=2", "zero_ranks: rank 2 is not below world=2"},
+    {"routing=hot-expert:8", "routing: hot expert 8 is not below experts=8"},
+    {"routing=hot-rank:2", "routing: hot rank 2 is not below world=2"},
+    {"experts=64 topk=64", "data=exact: topk=64 is too large for exact sums"
+			   " in bf16 (8 significand bits allow topk <= "
+			   "63)"},
+    {"experts=64 topk=64 dtype=fp8 hidden=128", "in bf16, fp8's combine type"},
+    {"world=1024 experts=1024 tokens=16385",
+     "tokens: 16778240 tokens in total exceed the limit 16777216"},
 };
 
 START_TEST(test_validate_errors)
@@ -319,18 +321,18 @@ END_TEST
 START_TEST(test_validate_edges)
 {
 	static const char *const good[] = {
-		"world=1 experts=1 topk=1 hidden=1 tokens=0",
-		"experts=8 topk=8",
-		"experts=64 topk=63 tokens=1",
-		"experts=64 topk=64 data=random",
-		"experts=64 topk=64 dtype=fp32",
-		"dtype=fp8 hidden=128",
-		"world=4 experts=4 tokens=list:0,0,37,0",
-		"zero_ranks=0,1",
-		"routing=hot-expert:7:0",
-		"routing=hot-rank:1",
-		"world=1024 experts=1024 tokens=16384",
-		"world=64 experts=64 zero_ranks=63",
+	    "world=1 experts=1 topk=1 hidden=1 tokens=0",
+	    "experts=8 topk=8",
+	    "experts=64 topk=63 tokens=1",
+	    "experts=64 topk=64 data=random",
+	    "experts=64 topk=64 dtype=fp32",
+	    "dtype=fp8 hidden=128",
+	    "world=4 experts=4 tokens=list:0,0,37,0",
+	    "zero_ranks=0,1",
+	    "routing=hot-expert:7:0",
+	    "routing=hot-rank:1",
+	    "world=1024 experts=1024 tokens=16384",
+	    "world=64 experts=64 zero_ranks=63",
 	};
 	char err[EG_ERRMSG_MAX];
 
@@ -378,14 +380,14 @@ START_TEST(test_exact_budget)
 		const char *spec;
 		uint32_t a;
 	} cases[] = {
-		{"topk=1", 63},
-		{"topk=2", 31},
-		{"experts=64 topk=8", 7},
-		{"experts=64 topk=63", 1},
-		{"experts=64 topk=64", 0},
-		{"dtype=fp8 topk=2", 31},  /* combines in bf16 */
-		{"dtype=fp32 topk=1", 64}, /* capped */
-		{"dtype=fp32 experts=65536 topk=65536", 63},
+	    {"topk=1", 63},
+	    {"topk=2", 31},
+	    {"experts=64 topk=8", 7},
+	    {"experts=64 topk=63", 1},
+	    {"experts=64 topk=64", 0},
+	    {"dtype=fp8 topk=2", 31},  /* combines in bf16 */
+	    {"dtype=fp32 topk=1", 64}, /* capped */
+	    {"dtype=fp32 experts=65536 topk=65536", 63},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
@@ -476,14 +478,14 @@ static void parse_args(const char *args, eg_workload_t *w)
 START_TEST(test_to_args_roundtrip)
 {
 	static const char *const specs[] = {
-		"",
-		"name=rt-1 world=4 experts=16 topk=4 hidden=256 tokens=64",
-		"world=4 experts=16 tokens=uneven:3 zero_ranks=0,3 mask=0.1",
-		"world=4 experts=4 tokens=list:0,0,37,0 routing=zipf:2.5",
-		"routing=hot-expert:7:0.3 dtype=fp8 data=random",
-		"routing=hot-rank:1 seed=0xdeadbeefcafef00d iter=2",
-		"seed=18446744073709551615 dtype=fp32 mask=1 tokens=0",
-		"world=64 experts=64 zero_ranks=63,0 routing=hot-rank:63:0",
+	    "",
+	    "name=rt-1 world=4 experts=16 topk=4 hidden=256 tokens=64",
+	    "world=4 experts=16 tokens=uneven:3 zero_ranks=0,3 mask=0.1",
+	    "world=4 experts=4 tokens=list:0,0,37,0 routing=zipf:2.5",
+	    "routing=hot-expert:7:0.3 dtype=fp8 data=random",
+	    "routing=hot-rank:1 seed=0xdeadbeefcafef00d iter=2",
+	    "seed=18446744073709551615 dtype=fp32 mask=1 tokens=0",
+	    "world=64 experts=64 zero_ranks=63,0 routing=hot-rank:63:0",
 	};
 	char a1[4096], a2[4096];
 
@@ -518,7 +520,8 @@ START_TEST(test_to_args_doubles)
 	parse_args(a, &back);
 	ck_assert(back.mask_ratio == w.mask_ratio);
 	ck_assert(back.hot_frac == w.hot_frac);
-	ck_assert_ptr_nonnull(strstr(a, "--routing=hot-expert:3:0.30000000000000004"));
+	ck_assert_ptr_nonnull(
+	    strstr(a, "--routing=hot-expert:3:0.30000000000000004"));
 	eg_workload_fini(&back);
 
 	set_ok(&w, "mask", "0.1");
@@ -565,8 +568,7 @@ static void path_of(char *buf, size_t len, const char *rel)
 	snprintf(buf, len, "%s/fixtures/workloads/%s", srcdir(), rel);
 }
 
-static const eg_workload_t *find(const eg_workload_list_t *l,
-				 const char *name)
+static const eg_workload_t *find(const eg_workload_list_t *l, const char *name)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (!strcmp(l->items[i].name, name))
@@ -610,9 +612,9 @@ START_TEST(test_load_matrix)
 		seen |= (x->routing == EG_ROUTING_ZIPF) << 7;
 		seen |= (x->tokens == 1 && x->tokens_mode == 0) << 8;
 		seen |= (x->topk == 1) << 9;
-		seen |= (x->topk == eg_workload_local_experts(x) &&
-			 x->world > 1)
-			<< 10;
+		seen |=
+		    (x->topk == eg_workload_local_experts(x) && x->world > 1)
+		    << 10;
 		seen |= (x->topk == x->experts) << 11;
 		seen |= (x->world == 1) << 12;
 		seen |= (x->world == 3 || x->world == 5 || x->world == 6 ||
@@ -624,15 +626,14 @@ START_TEST(test_load_matrix)
 		seen |= (x->hidden % 8 != 0 && x->hidden > 1) << 17;
 		seen |= (x->dtype == EG_DTYPE_FP8) << 18;
 		seen |= (x->dtype == EG_DTYPE_FP32) << 19;
-		seen |= (x->data == EG_DATA_RANDOM &&
-			 x->dtype == EG_DTYPE_FP8)
+		seen |= (x->data == EG_DATA_RANDOM && x->dtype == EG_DTYPE_FP8)
 			<< 20;
 		seen |= (x->iter == 2) << 21;
 		seen |= (x->tokens == 128) << 22;
 		seen |= (x->mask_ratio > 0 && x->mask_ratio < 1) << 23;
-		seen |= (x->routing == EG_ROUTING_HOT_EXPERT &&
-			 x->hot_frac == 0.5)
-			<< 24;
+		seen |=
+		    (x->routing == EG_ROUTING_HOT_EXPERT && x->hot_frac == 0.5)
+		    << 24;
 	}
 	ck_assert_msg(seen == (1u << 25) - 1, "edge cases missing: 0x%x",
 		      ~seen & ((1u << 25) - 1));
@@ -712,7 +713,8 @@ START_TEST(test_load_bad)
 			      "%s: first line is not \"# expect: ...\"", path);
 		expect = line + 10;
 		ck_assert_msg(strstr(expect, de->d_name) == expect,
-			      "%s: expectation must start with file:line", path);
+			      "%s: expectation must start with file:line",
+			      path);
 		err[0] = '\0';
 		rc = eg_workload_load(path, &l, err);
 		ck_assert_msg(rc < 0, "%s loaded", path);
@@ -805,8 +807,8 @@ START_TEST(test_load_misc)
 	ck_assert_str_eq(err, want);
 
 	/* validation names the section and its first line */
-	rc = load_text("world = 3\n\n[ok]\nexperts = 3\n[bad]\n", &l, err,
-		       path);
+	rc =
+	    load_text("world = 3\n\n[ok]\nexperts = 3\n[bad]\n", &l, err, path);
 	ck_assert_int_lt(rc, 0);
 	snprintf(want, sizeof(want),
 		 "%s:5: [bad]: experts=8 is not divisible by world=3", path);
@@ -862,9 +864,9 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, test_every_key);
 	tcase_add_loop_test(tc, test_bad_values, 0,
 			    (int)(sizeof(bad_values) / sizeof(*bad_values)));
-	tcase_add_loop_test(tc, test_validate_errors, 0,
-			    (int)(sizeof(bad_workloads) /
-				  sizeof(*bad_workloads)));
+	tcase_add_loop_test(
+	    tc, test_validate_errors, 0,
+	    (int)(sizeof(bad_workloads) / sizeof(*bad_workloads)));
 	tcase_add_test(tc, test_validate_edges);
 	tcase_add_test(tc, test_validate_struct);
 	tcase_add_test(tc, test_exact_budget);
