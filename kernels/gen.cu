@@ -14,8 +14,8 @@ extern "C" {
 #include "epgate/gen.h"
 }
 
-#define EG__THREADS 256
-#define EG__WARPS (EG__THREADS / 32)
+#define EG__THREADS  256
+#define EG__WARPS    (EG__THREADS / 32)
 #define EG__PER_LANE (EG_FP8_BLOCK / 32)
 
 static __device__ float eg__abs(float v)
@@ -119,8 +119,8 @@ extern "C" int eg_gen_tokens_cuda(const eg_gen_t *g, uint32_t rank,
 		size_t nblk = (size_t)tokens * (p.hidden / EG_FP8_BLOCK);
 
 		eg__tokens_fp8_kernel<<<eg__grid(nblk, EG__WARPS), EG__THREADS,
-					0, s>>>(p, rank, tokens,
-						(uint8_t *)d_x, d_scales);
+					0, s>>>(p, rank, tokens, (uint8_t *)d_x,
+						d_scales);
 	} else {
 		size_t n = (size_t)tokens * p.hidden;
 
@@ -155,7 +155,7 @@ extern "C" int eg_gen_routing_cuda(const eg_gen_t *g, uint32_t rank,
 		p.expert_weight = d_table;
 	}
 	eg__routing_kernel<<<eg__grid(tokens, 128), 128, 0, s>>>(
-		p, rank, tokens, d_topk_idx, d_topk_w);
+	    p, rank, tokens, d_topk_idx, d_topk_w);
 	if (cudaGetLastError() != cudaSuccess)
 		rc = EG_ECUDA;
 out:

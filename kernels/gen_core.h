@@ -42,10 +42,10 @@ typedef struct eg_gen_params {
 	uint32_t world, experts, local_experts, topk, hidden;
 	uint32_t dtype, data, routing;
 	uint32_t hot_target;
-	uint64_t hot_threshold;  /* hot when draw < threshold (2^32 = always) */
+	uint64_t hot_threshold;	 /* hot when draw < threshold (2^32 = always) */
 	uint64_t mask_threshold; /* masked when draw < threshold */
-	int32_t value_bound;     /* exact: x in [-value_bound, value_bound] */
-	int32_t bias_bound;      /* exact: b_e in [-bias_bound, bias_bound] */
+	int32_t value_bound;	 /* exact: x in [-value_bound, value_bound] */
+	int32_t bias_bound;	 /* exact: b_e in [-bias_bound, bias_bound] */
 	const uint32_t *expert_weight; /* E integer weights, NULL = all 1 */
 } eg_gen_params_t;
 
@@ -76,7 +76,7 @@ EG_HD float eg_gen_value(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
 {
 	if (p->data == EG_GEN_EXACT) {
 		philox4x32_ctr_t r =
-			eg_philox(p, t, h >> 2, rank, EG_STREAM_VALUE);
+		    eg_philox(p, t, h >> 2, rank, EG_STREAM_VALUE);
 		uint32_t span = 2u * (uint32_t)p->value_bound + 1u;
 		return (float)((int32_t)(r.v[h & 3u] % span) - p->value_bound);
 	}
@@ -144,11 +144,12 @@ EG_HD uint8_t eg_core_f32_to_e4m3(float f)
 		float rem = v - (float)vi;
 		if (rem > 0.5f || (rem == 0.5f && (vi & 1u)))
 			vi++;
-		return (uint8_t)(sign | vi); /* vi == 8 is the smallest normal */
+		return (uint8_t)(sign |
+				 vi); /* vi == 8 is the smallest normal */
 	}
 	uint32_t mant = a & 0x7fffffu;
-	uint32_t q = mant >> 20;          /* 3 bits */
-	uint32_t rest = mant & 0xfffffu;  /* 20 bits dropped */
+	uint32_t q = mant >> 20;	 /* 3 bits */
+	uint32_t rest = mant & 0xfffffu; /* 20 bits dropped */
 	uint32_t half = 0x80000u;
 	uint32_t bits = ((uint32_t)(e + 7) << 3) | q;
 	if (rest > half || (rest == half && (q & 1u)))
@@ -214,7 +215,7 @@ EG_HD void eg_gen_route(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
 		idx[j++] = (int32_t)p->hot_target;
 	for (; j < K; j++) {
 		int restrict_rank =
-			hot && p->routing == EG_GEN_HOT_RANK && j < L;
+		    hot && p->routing == EG_GEN_HOT_RANK && j < L;
 		uint32_t lo = restrict_rank ? p->hot_target * L : 0;
 		uint32_t hi = restrict_rank ? lo + L : E;
 		uint64_t total = 0;
@@ -222,7 +223,7 @@ EG_HD void eg_gen_route(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
 			if (!eg_chosen(idx, j, e))
 				total += eg_expert_w(p, e);
 		philox4x32_ctr_t r =
-			j == 0 ? r0 : eg_philox(p, t, j, rank, EG_STREAM_ROUTE);
+		    j == 0 ? r0 : eg_philox(p, t, j, rank, EG_STREAM_ROUTE);
 		uint64_t x = (((uint64_t)r.v[0] << 32) | r.v[1]) % total;
 		uint32_t e = lo;
 		for (; e < hi; e++) {
@@ -237,9 +238,9 @@ EG_HD void eg_gen_route(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
 	}
 	for (uint32_t k = 0; k < K; k++) {
 		uint32_t um =
-			eg_philox(p, t, k >> 2, rank, EG_STREAM_MASK).v[k & 3u];
-		uint32_t uw = eg_philox(p, t, k >> 2, rank, EG_STREAM_WEIGHT)
-				      .v[k & 3u];
+		    eg_philox(p, t, k >> 2, rank, EG_STREAM_MASK).v[k & 3u];
+		uint32_t uw =
+		    eg_philox(p, t, k >> 2, rank, EG_STREAM_WEIGHT).v[k & 3u];
 		if ((uint64_t)um < p->mask_threshold) {
 			idx[k] = -1;
 			w[k] = 0.0f;

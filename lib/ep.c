@@ -37,17 +37,17 @@ int eg_recv_alloc(eg_recv_t *r, const eg_workload_t *w, uint32_t rank,
 	r->local_experts = L;
 	r->x = eg__poisoned(rows * H * eg_dtype_size(w->dtype));
 	if (w->dtype == EG_DTYPE_FP8)
-		r->scales = eg__poisoned(rows * (H / EG_FP8_BLOCK) *
-					 sizeof(float));
+		r->scales =
+		    eg__poisoned(rows * (H / EG_FP8_BLOCK) * sizeof(float));
 	r->src_rank = eg__poisoned(rows * sizeof(int32_t));
 	r->src_token = eg__poisoned(rows * sizeof(int32_t));
 	r->topk_idx = eg__poisoned(rows * K * sizeof(int32_t));
 	r->topk_w = eg__poisoned(rows * K * sizeof(float));
 	r->expert_count = eg__poisoned(L * sizeof(uint32_t));
 	r->rank_prefix = eg__poisoned((w->world + 1u) * sizeof(uint32_t));
-	if (!r->x || (w->dtype == EG_DTYPE_FP8 && !r->scales) ||
-	    !r->src_rank || !r->src_token || !r->topk_idx || !r->topk_w ||
-	    !r->expert_count || !r->rank_prefix) {
+	if (!r->x || (w->dtype == EG_DTYPE_FP8 && !r->scales) || !r->src_rank ||
+	    !r->src_token || !r->topk_idx || !r->topk_w || !r->expert_count ||
+	    !r->rank_prefix) {
 		eg_recv_free(r);
 		return EG_ENOMEM;
 	}
@@ -95,7 +95,8 @@ int eg_expert_stage(const eg_gen_t *g, const eg_recv_t *r, void *y)
 					return EG_ERANGE;
 				uint32_t e = r->rank * r->local_experts +
 					     (uint32_t)idx[k];
-				acc = acc + wt[k] * (x + eg_expert_bias(&g->p, e));
+				acc = acc +
+				      wt[k] * (x + eg_expert_bias(&g->p, e));
 			}
 			eg_store_f32(out_t, y, i * H + h, acc);
 		}

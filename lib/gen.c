@@ -36,8 +36,8 @@ int eg_gen_init(eg_gen_t *g, const eg_workload_t *w)
 	eg_gen_params_t *p = &g->p;
 
 	memset(g, 0, sizeof(*g));
-	if (!w->world || !w->experts || w->experts % w->world ||
-	    !w->topk || w->topk > w->experts || !w->hidden)
+	if (!w->world || !w->experts || w->experts % w->world || !w->topk ||
+	    w->topk > w->experts || !w->hidden)
 		return EG_EINVAL;
 	if (w->dtype == EG_DTYPE_FP8 && w->hidden % EG_FP8_BLOCK)
 		return EG_EINVAL;
@@ -56,8 +56,8 @@ int eg_gen_init(eg_gen_t *g, const eg_workload_t *w)
 	p->hot_target = w->hot_target;
 	if (w->routing == EG_ROUTING_HOT_EXPERT ||
 	    w->routing == EG_ROUTING_HOT_RANK) {
-		uint32_t lim = w->routing == EG_ROUTING_HOT_EXPERT ? w->experts
-								   : w->world;
+		uint32_t lim =
+		    w->routing == EG_ROUTING_HOT_EXPERT ? w->experts : w->world;
 		if (w->hot_target >= lim)
 			return EG_EINVAL;
 		p->hot_threshold = eg__threshold(w->hot_frac);
@@ -105,8 +105,8 @@ void eg_rank_input_free(eg_rank_input_t *in)
 	in->topk_w = NULL;
 }
 
-int eg_gen_rank_input(const eg_gen_t *g, const eg_workload_t *w,
-		      uint32_t rank, eg_rank_input_t *in)
+int eg_gen_rank_input(const eg_gen_t *g, const eg_workload_t *w, uint32_t rank,
+		      eg_rank_input_t *in)
 {
 	size_t n, nk;
 

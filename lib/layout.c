@@ -49,8 +49,7 @@ void eg_layout_free(eg_layout_t *l)
 	memset(l, 0, sizeof(*l));
 }
 
-int eg_layout_build(eg_layout_t *l, const eg_workload_t *w,
-		    const eg_gen_t *g)
+int eg_layout_build(eg_layout_t *l, const eg_workload_t *w, const eg_gen_t *g)
 {
 	uint32_t W = w->world, E = w->experts;
 	int32_t *idx = NULL;

@@ -45,7 +45,7 @@ int eg_ref_dispatch(const eg_workload_t *w, const eg_gen_t *g, uint32_t d,
 			goto out;
 		for (uint32_t t = 0; t < in[s].tokens; t++)
 			rows += (uint32_t)eg__on_rank(
-				w, in[s].topk_idx + (size_t)t * K, d);
+			    w, in[s].topk_idx + (size_t)t * K, d);
 	}
 	rc = eg_recv_alloc(out, w, d, rows);
 	if (rc < 0)
@@ -69,12 +69,12 @@ int eg_ref_dispatch(const eg_workload_t *w, const eg_gen_t *g, uint32_t d,
 			out->src_rank[r] = (int32_t)s;
 			out->src_token[r] = (int32_t)t;
 			for (uint32_t k = 0; k < K; k++) {
-				int local = idx[k] >= 0 &&
-					    (uint32_t)idx[k] / L == d;
+				int local =
+				    idx[k] >= 0 && (uint32_t)idx[k] / L == d;
 				out->topk_idx[(size_t)r * K + k] =
-					local ? idx[k] - (int32_t)(d * L) : -1;
+				    local ? idx[k] - (int32_t)(d * L) : -1;
 				out->topk_w[(size_t)r * K + k] =
-					local ? wt[k] : 0.0f;
+				    local ? wt[k] : 0.0f;
 				if (local)
 					out->expert_count[idx[k] -
 							  (int32_t)(d * L)]++;
@@ -117,7 +117,7 @@ int eg_ref_combine(const eg_workload_t *w, const eg_gen_t *g, uint32_t s,
 					    (uint32_t)idx[k] / L != d)
 						continue;
 					float b = eg_expert_bias(
-						&g->p, (uint32_t)idx[k]);
+					    &g->p, (uint32_t)idx[k]);
 					y = y + wt[k] * (x + b);
 					double term = (double)wt[k] *
 						      ((double)x + (double)b);

@@ -109,8 +109,8 @@ static int eg__recv_shape_ok(const eg_workload_t *w, const eg_recv_t *r)
 	       r->topk == w->topk &&
 	       r->local_experts == eg_workload_local_experts(w) &&
 	       r->dtype == w->dtype && r->x && r->src_rank && r->src_token &&
-	       r->topk_idx && r->topk_w && r->expert_count &&
-	       r->rank_prefix && (w->dtype != EG_DTYPE_FP8 || r->scales);
+	       r->topk_idx && r->topk_w && r->expert_count && r->rank_prefix &&
+	       (w->dtype != EG_DTYPE_FP8 || r->scales);
 }
 
 /* Row i of expected vs row i of actual, every field of the row. */
@@ -166,8 +166,7 @@ static void eg__cmp_row(const eg_recv_t *e, const eg_recv_t *a, uint32_t i,
 		v->checked[EG_FIELD_TOPK_IDX]++;
 		if (ei != ai)
 			eg__wrong(v, EG_FIELD_TOPK_IDX, d, sr, st, ex, i, k,
-				  (uint64_t)(int64_t)ei,
-				  (uint64_t)(int64_t)ai);
+				  (uint64_t)(int64_t)ei, (uint64_t)(int64_t)ai);
 		v->checked[EG_FIELD_TOPK_W]++;
 		v->nonfinite += (uint64_t)nf;
 		if (eg__f32_bits(ew) != eg__f32_bits(aw) || nf)
@@ -206,8 +205,8 @@ static eg__key_t *eg__sorted_keys(const eg_recv_t *r, uint32_t n)
 
 /* Rows as a set of (src_rank, src_token): missing, duplicated, unknown.
  * Walks both sorted key lists once. */
-static int eg__cmp_row_set(const eg_recv_t *e, uint32_t ne,
-			   const eg_recv_t *a, uint32_t na, eg_verdict_t *v)
+static int eg__cmp_row_set(const eg_recv_t *e, uint32_t ne, const eg_recv_t *a,
+			   uint32_t na, eg_verdict_t *v)
 {
 	int32_t d = (int32_t)e->rank;
 	eg__key_t *ek = eg__sorted_keys(e, ne);
@@ -242,8 +241,8 @@ static int eg__cmp_row_set(const eg_recv_t *e, uint32_t ne,
 
 		if (ce && !ca) {
 			v->missing_rows++;
-			eg__wrong(v, EG_FIELD_ROW_SET, d, sr, st, -1, -1, -1,
-				  1, 0);
+			eg__wrong(v, EG_FIELD_ROW_SET, d, sr, st, -1, -1, -1, 1,
+				  0);
 		} else if (!ce && ca) {
 			v->unknown_rows += ca;
 			for (uint32_t c = 0; c < ca; c++)
@@ -303,8 +302,8 @@ int eg_verify_dispatch(const eg_workload_t *w, const eg_recv_t *expected,
 		lv.checked[EG_FIELD_RANK_PREFIX]++;
 		if (e->rank_prefix[s] != a->rank_prefix[s])
 			eg__wrong(&lv, EG_FIELD_RANK_PREFIX, d,
-				  s < w->world ? (int32_t)s : -1, -1, -1, -1,
-				  s, e->rank_prefix[s], a->rank_prefix[s]);
+				  s < w->world ? (int32_t)s : -1, -1, -1, -1, s,
+				  e->rank_prefix[s], a->rank_prefix[s]);
 	}
 
 	for (uint32_t j = 0; j < L; j++) {
@@ -335,8 +334,7 @@ static double eg__min_normal(eg_dtype_t t)
 
 int eg_verify_combine(const eg_workload_t *w, uint32_t s, eg_compare_t mode,
 		      const void *expected, const double *ref64,
-		      const double *mag64, const void *actual,
-		      eg_verdict_t *v)
+		      const double *mag64, const void *actual, eg_verdict_t *v)
 {
 	eg_verdict_t lv;
 	eg_dtype_t cdt;
@@ -377,8 +375,7 @@ int eg_verify_combine(const eg_workload_t *w, uint32_t s, eg_compare_t mode,
 			} else {
 				double r = ref64[i];
 				double a = eg_load_f32(cdt, actual, i);
-				double bound = 4.0 * u * mag64[i] +
-					       u * fabs(r);
+				double bound = 4.0 * u * mag64[i] + u * fabs(r);
 				double err = fabs(a - r);
 
 				if (bound == 0.0)
@@ -455,7 +452,7 @@ static void eg__put_value(eg__out_t *o, eg_field_t f, uint64_t x)
 
 int eg_verdict_format(const eg_verdict_t *v, char *buf, size_t len)
 {
-	eg__out_t o = { buf, len, 0 };
+	eg__out_t o = {buf, len, 0};
 	uint64_t checked = 0, wrong = eg_verdict_total_wrong(v);
 
 	if (buf && len)

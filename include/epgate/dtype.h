@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define EG_FP8_BLOCK 128   /* channels per fp8 scale */
-#define EG_FP8_MAX 448.0f  /* largest finite e4m3 */
+#define EG_FP8_BLOCK	128    /* channels per fp8 scale */
+#define EG_FP8_MAX	448.0f /* largest finite e4m3 */
 #define EG_FP8_AMAX_MIN 1e-4f
 
 typedef enum eg_dtype {

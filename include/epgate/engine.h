@@ -16,13 +16,12 @@ typedef struct eg_engine_ops {
 		      uint32_t n_ranks, void **state);
 	/* in[i], out[i] belong to rank first_rank + i. out[i] is allocated
 	 * with eg_recv_max_rows capacity and poisoned. */
-	int (*dispatch)(void *state, const eg_rank_input_t *in,
-			eg_recv_t *out);
+	int (*dispatch)(void *state, const eg_rank_input_t *in, eg_recv_t *out);
 	/* y[i]: expert outputs of rank first_rank + i, in the row order of
 	 * its dispatch output; out[i]: that rank's tokens, tokens * hidden
 	 * combine elements. */
-	int (*combine)(void *state, const eg_recv_t *recv,
-		       const void *const *y, void *const *out);
+	int (*combine)(void *state, const eg_recv_t *recv, const void *const *y,
+		       void *const *out);
 	void (*destroy)(void *state);
 	/* EG_ENGINE_* bits. */
 	uint32_t flags;

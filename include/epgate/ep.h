@@ -13,19 +13,20 @@
  * source rank ascending, then source token ascending; one row per token
  * that has at least one (non-masked) expert on d. */
 typedef struct eg_recv {
-	uint32_t rank;     /* d */
+	uint32_t rank;	   /* d */
 	uint32_t capacity; /* rows allocated */
 	uint32_t num_rows;
 	eg_dtype_t dtype;
 	uint32_t world, hidden, topk, local_experts;
-	void *x;            /* capacity * hidden elements of dtype */
-	float *scales;      /* fp8: capacity * hidden/128, else NULL */
+	void *x;	    /* capacity * hidden elements of dtype */
+	float *scales;	    /* fp8: capacity * hidden/128, else NULL */
 	int32_t *src_rank;  /* capacity */
 	int32_t *src_token; /* capacity: token index on the source rank */
-	int32_t *topk_idx;  /* capacity * topk: local expert id, -1 if not on d */
-	float *topk_w;      /* capacity * topk: weight, 0 where idx == -1 */
+	int32_t
+	    *topk_idx; /* capacity * topk: local expert id, -1 if not on d */
+	float *topk_w; /* capacity * topk: weight, 0 where idx == -1 */
 	uint32_t *expert_count; /* local_experts: rows per local expert */
-	uint32_t *rank_prefix;  /* world + 1: rows of source s are
+	uint32_t *rank_prefix;	/* world + 1: rows of source s are
 				   [rank_prefix[s], rank_prefix[s+1]) */
 } eg_recv_t;
 

@@ -26,15 +26,15 @@ typedef struct eg_rank_input {
 	uint32_t tokens;
 	eg_dtype_t dtype;
 	uint32_t hidden, topk;
-	void *x;           /* tokens * hidden elements of dtype */
-	float *scales;     /* fp8: tokens * hidden/128, else NULL */
+	void *x;	   /* tokens * hidden elements of dtype */
+	float *scales;	   /* fp8: tokens * hidden/128, else NULL */
 	int32_t *topk_idx; /* tokens * topk global expert ids, -1 masked */
-	float *topk_w;     /* tokens * topk, 0 where masked */
+	float *topk_w;	   /* tokens * topk, 0 where masked */
 } eg_rank_input_t;
 
 /* Allocates and fills rank's input (host twin). */
-int eg_gen_rank_input(const eg_gen_t *g, const eg_workload_t *w,
-		      uint32_t rank, eg_rank_input_t *in);
+int eg_gen_rank_input(const eg_gen_t *g, const eg_workload_t *w, uint32_t rank,
+		      eg_rank_input_t *in);
 void eg_rank_input_free(eg_rank_input_t *in);
 
 /* Host twins, writing into caller buffers. x holds tokens*hidden

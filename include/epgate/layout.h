@@ -21,15 +21,14 @@ void eg_layout_source(const eg_workload_t *w, const int32_t *topk_idx,
 /* Whole-world layout, regenerating every rank's routing. */
 typedef struct eg_layout {
 	uint32_t world, experts;
-	uint32_t *tokens;       /* W */
-	uint32_t *rank_count;   /* W*W, [s*W + d] */
+	uint32_t *tokens;	/* W */
+	uint32_t *rank_count;	/* W*W, [s*W + d] */
 	uint32_t *expert_count; /* W*E, [s*E + e] */
-	uint32_t *recv_prefix;  /* W*(W+1), [d*(W+1) + s] */
-	uint32_t *recv_rows;    /* W: rows rank d receives */
+	uint32_t *recv_prefix;	/* W*(W+1), [d*(W+1) + s] */
+	uint32_t *recv_rows;	/* W: rows rank d receives */
 } eg_layout_t;
 
-int eg_layout_build(eg_layout_t *l, const eg_workload_t *w,
-		    const eg_gen_t *g);
+int eg_layout_build(eg_layout_t *l, const eg_workload_t *w, const eg_gen_t *g);
 void eg_layout_free(eg_layout_t *l);
 
 #endif

@@ -13,8 +13,8 @@
 #define EG_FIELD_MAP(F)                                                        \
 	F(NUM_ROWS, "num_rows")                                                \
 	F(RANK_PREFIX, "rank_prefix")                                          \
-	F(SRC, "src")             /* (src_rank, src_token) per row */          \
-	F(ROW_SET, "row_set")     /* rows missing, duplicated or unknown */    \
+	F(SRC, "src")	      /* (src_rank, src_token) per row */              \
+	F(ROW_SET, "row_set") /* rows missing, duplicated or unknown */        \
 	F(X, "x")                                                              \
 	F(SCALES, "scales")                                                    \
 	F(TOPK_IDX, "topk_idx")                                                \
@@ -26,24 +26,24 @@ typedef enum eg_field {
 #define EG__FIELD_ENUM(n, s) EG_FIELD_##n,
 	EG_FIELD_MAP(EG__FIELD_ENUM)
 #undef EG__FIELD_ENUM
-	EG_FIELD__COUNT
+	    EG_FIELD__COUNT
 } eg_field_t;
 
 const char *eg_field_name(eg_field_t f);
 
 typedef enum eg_compare {
-	EG_COMPARE_BITS = 0,    /* bit-exact */
+	EG_COMPARE_BITS = 0,	/* bit-exact */
 	EG_COMPARE_BOUNDED = 1, /* combine within an error bound of fp64 */
 } eg_compare_t;
 
 typedef struct eg_mismatch {
 	eg_field_t field;
-	int32_t rank;      /* rank whose output is wrong */
+	int32_t rank;	   /* rank whose output is wrong */
 	int32_t src_rank;  /* -1 if not applicable */
 	int32_t src_token; /* -1 if not applicable */
-	int32_t expert;    /* global expert id or -1 */
-	int64_t row;       /* row in the output, -1 if n/a */
-	int64_t col;       /* column / slot / index, -1 if n/a */
+	int32_t expert;	   /* global expert id or -1 */
+	int64_t row;	   /* row in the output, -1 if n/a */
+	int64_t col;	   /* column / slot / index, -1 if n/a */
 	uint64_t expected; /* raw bits (or count) */
 	uint64_t actual;
 } eg_mismatch_t;
@@ -52,8 +52,8 @@ typedef struct eg_verdict {
 	uint64_t checked[EG_FIELD__COUNT];
 	uint64_t wrong[EG_FIELD__COUNT];
 	uint64_t missing_rows, duplicate_rows, unknown_rows;
-	uint64_t nonfinite; /* NaN/Inf seen in any float output */
-	double max_abs_err; /* bounded mode: worst |actual - ref64| */
+	uint64_t nonfinite;   /* NaN/Inf seen in any float output */
+	double max_abs_err;   /* bounded mode: worst |actual - ref64| */
 	double max_err_ratio; /* worst |actual - ref64| / bound */
 	uint32_t n_first;
 	eg_mismatch_t first[EG_VERIFY_MAX_FIRST];
@@ -76,8 +76,7 @@ int eg_verify_dispatch(const eg_workload_t *w, const eg_recv_t *expected,
  * dtype's significand bits (bounded). NaN/Inf always fail. */
 int eg_verify_combine(const eg_workload_t *w, uint32_t s, eg_compare_t mode,
 		      const void *expected, const double *ref64,
-		      const double *mag64, const void *actual,
-		      eg_verdict_t *v);
+		      const double *mag64, const void *actual, eg_verdict_t *v);
 
 /* Multi-line human-readable description (fields with wrong counts, first
  * mismatches). Returns chars written (snprintf style). */

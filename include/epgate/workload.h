@@ -10,16 +10,16 @@
 
 #include "epgate/dtype.h"
 
-#define EG_NAME_MAX 64
-#define EG_ERRMSG_MAX 256
-#define EG_WORLD_MAX 4096
+#define EG_NAME_MAX    64
+#define EG_ERRMSG_MAX  256
+#define EG_WORLD_MAX   4096
 #define EG_EXPERTS_MAX 65536
-#define EG_HIDDEN_MAX (1u << 20)
-#define EG_TOKENS_MAX (1u << 24)
+#define EG_HIDDEN_MAX  (1u << 20)
+#define EG_TOKENS_MAX  (1u << 24)
 
 typedef enum eg_routing {
 	EG_ROUTING_UNIFORM = 0,
-	EG_ROUTING_ZIPF = 1,       /* expert e drawn with weight 1/(e+1)^s */
+	EG_ROUTING_ZIPF = 1,	   /* expert e drawn with weight 1/(e+1)^s */
 	EG_ROUTING_HOT_EXPERT = 2, /* with prob p, slot 0 is the hot expert */
 	EG_ROUTING_HOT_RANK = 3,   /* with prob p, all slots on the hot rank */
 } eg_routing_t;
@@ -37,18 +37,18 @@ typedef enum eg_tokens_mode {
 
 typedef struct eg_workload {
 	char name[EG_NAME_MAX];
-	uint32_t world;   /* W */
+	uint32_t world;	  /* W */
 	uint32_t experts; /* E, divisible by W */
-	uint32_t topk;    /* K <= E */
+	uint32_t topk;	  /* K <= E */
 	uint32_t hidden;  /* H */
 	eg_dtype_t dtype;
 	eg_tokens_mode_t tokens_mode;
-	uint32_t tokens;           /* T for uniform/uneven */
-	uint32_t *tokens_list;     /* W entries when tokens_mode == LIST */
-	uint32_t n_tokens_list;    /* entries given (must equal W) */
-	uint64_t zero_ranks;       /* bitmask of ranks forced to 0 tokens (<64) */
+	uint32_t tokens;	/* T for uniform/uneven */
+	uint32_t *tokens_list;	/* W entries when tokens_mode == LIST */
+	uint32_t n_tokens_list; /* entries given (must equal W) */
+	uint64_t zero_ranks;	/* bitmask of ranks forced to 0 tokens (<64) */
 	eg_routing_t routing;
-	double zipf_s;       /* zipf exponent */
+	double zipf_s;	     /* zipf exponent */
 	uint32_t hot_target; /* hot expert or hot rank */
 	double hot_frac;     /* probability of the hot choice, [0,1] */
 	double mask_ratio;   /* probability a top-k slot is -1, [0,1] */

@@ -71,8 +71,7 @@ static eg_recv_t *eg__victim(eg_recv_t *out, uint32_t W, uint32_t n)
 	return NULL;
 }
 
-static void eg__plant_dispatch(eg__fault_state_t *f, eg_recv_t *out,
-			       uint32_t W)
+static void eg__plant_dispatch(eg__fault_state_t *f, eg_recv_t *out, uint32_t W)
 {
 	eg_recv_t *r = eg__victim(out, W, 1);
 	uint32_t K;
@@ -127,10 +126,10 @@ static void eg__plant_dispatch(eg__fault_state_t *f, eg_recv_t *out,
 		((uint8_t *)r->x)[0] ^= 1u;
 		break;
 	case EG__F_nan:
-		eg_store_f32(r->dtype == EG_DTYPE_FP8 ? EG_DTYPE_FP32 : r->dtype,
-			     r->dtype == EG_DTYPE_FP8 ? (void *)r->scales
-						      : r->x,
-			     0, NAN);
+		eg_store_f32(
+		    r->dtype == EG_DTYPE_FP8 ? EG_DTYPE_FP32 : r->dtype,
+		    r->dtype == EG_DTYPE_FP8 ? (void *)r->scales : r->x, 0,
+		    NAN);
 		break;
 	case EG__F_stale:
 		/* keep row 0 of the previous iteration, as an engine that
@@ -143,8 +142,8 @@ static void eg__plant_dispatch(eg__fault_state_t *f, eg_recv_t *out,
 	}
 }
 
-static int eg__fault_create(const eg_workload_t *w, uint32_t first,
-			    uint32_t n, void **state, eg__fault_t kind)
+static int eg__fault_create(const eg_workload_t *w, uint32_t first, uint32_t n,
+			    void **state, eg__fault_t kind)
 {
 	eg__fault_state_t *f = calloc(1, sizeof(*f));
 	int rc;
@@ -201,7 +200,8 @@ static int eg__fault_combine(void *state, const eg_recv_t *recv,
 	 * (rank r's tokens are exactly those some destination sent back) */
 	for (uint32_t s = 0; s < recv[0].world; s++)
 		for (uint32_t d = 0; d < recv[0].world; d++)
-			if (recv[d].rank_prefix[s + 1] > recv[d].rank_prefix[s]) {
+			if (recv[d].rank_prefix[s + 1] >
+			    recv[d].rank_prefix[s]) {
 				((uint8_t *)out[s])[0] ^= 1u;
 				return EG_OK;
 			}
@@ -225,13 +225,13 @@ static void eg__fault_destroy(void *state)
 		return eg__fault_create(w, first, n, state, EG__F_##id);       \
 	}                                                                      \
 	const eg_engine_ops_t eg_engine_fault_##id = {                         \
-		.size = sizeof(eg_engine_ops_t),                               \
-		.name = "fault:" s,                                            \
-		.create = eg__create_##id,                                     \
-		.dispatch = eg__fault_dispatch,                                \
-		.combine = eg__fault_combine,                                  \
-		.destroy = eg__fault_destroy,                                  \
-		.flags = EG_ENGINE_CANONICAL_ORDER,                            \
+	    .size = sizeof(eg_engine_ops_t),                                   \
+	    .name = "fault:" s,                                                \
+	    .create = eg__create_##id,                                         \
+	    .dispatch = eg__fault_dispatch,                                    \
+	    .combine = eg__fault_combine,                                      \
+	    .destroy = eg__fault_destroy,                                      \
+	    .flags = EG_ENGINE_CANONICAL_ORDER,                                \
 	};
 EG__FAULTS(EG__F_OPS)
 #undef EG__F_OPS

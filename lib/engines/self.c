@@ -15,11 +15,11 @@ typedef struct eg__self {
 /* One packed message from source s to destination d. */
 typedef struct eg__msg {
 	uint32_t rows;
-	uint8_t *x;      /* rows * H * esz */
-	float *scales;   /* rows * H/128 */
-	int32_t *token;  /* rows */
-	int32_t *idx;    /* rows * K, local to d */
-	float *wt;       /* rows * K */
+	uint8_t *x;	/* rows * H * esz */
+	float *scales;	/* rows * H/128 */
+	int32_t *token; /* rows */
+	int32_t *idx;	/* rows * K, local to d */
+	float *wt;	/* rows * K */
 } eg__msg_t;
 
 static void eg__msg_free(eg__msg_t *m)
@@ -98,9 +98,9 @@ static int eg__pack(const eg_workload_t *w, const eg_rank_input_t *in,
 		for (uint32_t k = 0; k < K; k++) {
 			int local = ti[k] >= (int32_t)lo && ti[k] < (int32_t)hi;
 			m->idx[(size_t)j * K + k] =
-				local ? ti[k] - (int32_t)lo : -1;
+			    local ? ti[k] - (int32_t)lo : -1;
 			m->wt[(size_t)j * K + k] =
-				local ? in->topk_w[(size_t)t * K + k] : 0.0f;
+			    local ? in->topk_w[(size_t)t * K + k] : 0.0f;
 			mine |= local;
 		}
 		if (!mine)
@@ -158,8 +158,8 @@ static int eg__self_dispatch(void *state, const eg_rank_input_t *in,
 				for (uint32_t k = 0; k < K; k++)
 					if (m->idx[(size_t)j * K + k] >= 0)
 						r->expert_count
-							[m->idx[(size_t)j * K +
-								k]]++;
+						    [m->idx[(size_t)j * K +
+							    k]]++;
 			}
 			off += m->rows;
 		}
@@ -196,9 +196,8 @@ static int eg__self_combine(void *state, const eg_recv_t *recv,
 					return EG_ERANGE;
 				}
 				for (uint32_t h = 0; h < H; h++)
-					acc[(size_t)t * H + h] +=
-						eg_load_f32(ct, y[d],
-							    (size_t)j * H + h);
+					acc[(size_t)t * H + h] += eg_load_f32(
+					    ct, y[d], (size_t)j * H + h);
 			}
 		}
 		for (size_t i = 0; i < (size_t)T * H; i++)
@@ -209,11 +208,11 @@ static int eg__self_combine(void *state, const eg_recv_t *recv,
 }
 
 const eg_engine_ops_t eg_engine_self = {
-	.size = sizeof(eg_engine_ops_t),
-	.name = "self",
-	.create = eg__self_create,
-	.dispatch = eg__self_dispatch,
-	.combine = eg__self_combine,
-	.destroy = eg__self_destroy,
-	.flags = EG_ENGINE_CANONICAL_ORDER,
+    .size = sizeof(eg_engine_ops_t),
+    .name = "self",
+    .create = eg__self_create,
+    .dispatch = eg__self_dispatch,
+    .combine = eg__self_combine,
+    .destroy = eg__self_destroy,
+    .flags = EG_ENGINE_CANONICAL_ORDER,
 };

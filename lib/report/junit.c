@@ -43,7 +43,9 @@ static size_t eg__xml_char(const unsigned char *s, size_t n)
 
 	if (s[0] < 0x80)
 		return (s[0] >= 0x20 || s[0] == '\t' || s[0] == '\n' ||
-			s[0] == '\r') ? 1 : 0;
+			s[0] == '\r')
+			   ? 1
+			   : 0;
 	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
 		len = 2, min = 0x80, cp = s[0] & 0x1f;
 	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
@@ -134,7 +136,7 @@ static int eg__set_int(xmlNodePtr node, const char *name, long long v)
 
 static int eg__junit_counts(eg_junit_t *j)
 {
-	xmlNodePtr nodes[2] = { j->suites, j->suite };
+	xmlNodePtr nodes[2] = {j->suites, j->suite};
 	char t[48];
 	int i, r = 0;
 
@@ -262,8 +264,7 @@ fail:
 }
 
 /* 1 if suite already has a testcase classname/name (both cleaned). */
-static int eg__junit_has(eg_junit_t *j, const xmlChar *cls,
-			 const xmlChar *name)
+static int eg__junit_has(eg_junit_t *j, const xmlChar *cls, const xmlChar *name)
 {
 	xmlNodePtr n;
 
@@ -287,8 +288,7 @@ static int eg__junit_has(eg_junit_t *j, const xmlChar *cls,
 
 /* "pre: a\nb" with absent parts (NULL or empty) left out; *need says
  * whether there was anything to join (NULL then means out of memory). */
-static char *eg__join(const char *pre, const char *a, const char *b,
-		      int *need)
+static char *eg__join(const char *pre, const char *a, const char *b, int *need)
 {
 	size_t n;
 	char *s;
@@ -298,8 +298,8 @@ static char *eg__join(const char *pre, const char *a, const char *b,
 	*need = pre || a || b;
 	if (!*need)
 		return NULL;
-	n = strlen(pre ? pre : "") + strlen(a ? a : "") +
-	    strlen(b ? b : "") + 4;
+	n = strlen(pre ? pre : "") + strlen(a ? a : "") + strlen(b ? b : "") +
+	    4;
 	s = malloc(n);
 	if (s)
 		snprintf(s, n, "%s%s%s%s%s", pre ? pre : "",
@@ -312,7 +312,7 @@ static char *eg__join(const char *pre, const char *a, const char *b,
 static int eg__junit_body(xmlNodePtr tc, eg_status_t st, const char *message,
 			  const char *details)
 {
-	const char *tag = st == EG_STATUS_FAIL	? "failure"
+	const char *tag = st == EG_STATUS_FAIL	  ? "failure"
 			  : st == EG_STATUS_ERROR ? "error"
 						  : "skipped";
 	xmlNodePtr el;

@@ -24,13 +24,13 @@ struct eg_tap {
 	FILE *f;
 	int own;     /* opened by us, fclose at the end */
 	int planned; /* < 0: plan written at close */
-	int n;       /* test points written */
+	int n;	     /* test points written */
 	int bailed;
-	int err;     /* first write error, sticky */
+	int err; /* first write error, sticky */
 };
 
 static int eg__tap_printf(eg_tap_t *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static int eg__tap_printf(eg_tap_t *t, const char *fmt, ...)
 {
@@ -178,10 +178,9 @@ int eg_tap_point(eg_tap_t *t, eg_status_t st, const char *desc,
 	}
 
 	t->n++;
-	r = eg__tap_printf(t, "%s %d%s%s%s%s%s%s\n", ok, t->n,
-			   *d ? " - " : "", d, dir ? " # " : "",
-			   dir ? dir : "", dir && *why ? " " : "",
-			   dir ? why : "");
+	r = eg__tap_printf(t, "%s %d%s%s%s%s%s%s\n", ok, t->n, *d ? " - " : "",
+			   d, dir ? " # " : "", dir ? dir : "",
+			   dir && *why ? " " : "", dir ? why : "");
 	if (!r && yaml)
 		r = eg__tap_printf(t, "  ---\n%s  ...\n", yaml);
 	if (!r)

@@ -47,8 +47,7 @@ static int eg__yout(void *data, unsigned char *s, size_t n)
 static int eg__yspecial(const char *s, size_t n)
 {
 	static const char *const words[] = {
-		"y", "n", "yes", "no", "on", "off",
-		"true", "false", "null", "~",
+	    "y", "n", "yes", "no", "on", "off", "true", "false", "null", "~",
 	};
 	size_t i;
 
@@ -97,8 +96,8 @@ static int eg__yident(const char *s, size_t n)
 	return 1;
 }
 
-static int eg__yscalar(yaml_emitter_t *e, const char *s, size_t n,
-		       int is_key, int is_str)
+static int eg__yscalar(yaml_emitter_t *e, const char *s, size_t n, int is_key,
+		       int is_str)
 {
 	yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
 	int plain_ok = 1;
@@ -168,10 +167,11 @@ static int eg__yemit(yaml_emitter_t *e, json_t *v, int in_seq)
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
 		if (!yaml_mapping_start_event_initialize(
-			    &ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) ||
+			&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) ||
 		    !yaml_emitter_emit(e, &ev))
 			return 0;
-		json_object_foreach(v, key, item) {
+		json_object_foreach(v, key, item)
+		{
 			if (!eg__yscalar(e, key, strlen(key), 1, 1) ||
 			    !eg__yemit(e, item, 0))
 				return 0;
@@ -181,12 +181,13 @@ static int eg__yemit(yaml_emitter_t *e, json_t *v, int in_seq)
 		return yaml_emitter_emit(e, &ev);
 	case JSON_ARRAY:
 		if (!yaml_sequence_start_event_initialize(
-			    &ev, NULL, NULL, 1,
-			    in_seq ? YAML_FLOW_SEQUENCE_STYLE
-				   : YAML_BLOCK_SEQUENCE_STYLE) ||
+			&ev, NULL, NULL, 1,
+			in_seq ? YAML_FLOW_SEQUENCE_STYLE
+			       : YAML_BLOCK_SEQUENCE_STYLE) ||
 		    !yaml_emitter_emit(e, &ev))
 			return 0;
-		json_array_foreach(v, i, item) {
+		json_array_foreach(v, i, item)
+		{
 			if (!eg__yemit(e, item, 1))
 				return 0;
 		}
@@ -221,7 +222,7 @@ static int eg__yemit(yaml_emitter_t *e, json_t *v, int in_seq)
  * a key whose value follows, and "- " starts a sequence item. */
 static char *eg__yindent(const char *src, int indent)
 {
-	struct eg__ybuf b = { 0 };
+	struct eg__ybuf b = {0};
 	size_t nopen = 0, lines = 1;
 	const char *p, *nl;
 	int pend = -1, *open;
@@ -277,7 +278,7 @@ static char *eg__yindent(const char *src, int indent)
 
 char *eg_json_to_yaml(json_t *obj, int indent)
 {
-	struct eg__ybuf b = { 0 };
+	struct eg__ybuf b = {0};
 	yaml_emitter_t e;
 	yaml_event_t ev;
 	char *out = NULL;

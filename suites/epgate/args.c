@@ -7,8 +7,8 @@
 #include "cli.h"
 
 const char *const eg_workload_keys[] = {
-	"name",	      "world", "experts", "topk", "hidden", "dtype", "tokens",
-	"zero_ranks", "routing", "mask",   "data", "seed",   "iter",  NULL,
+    "name",	  "world",   "experts", "topk", "hidden", "dtype", "tokens",
+    "zero_ranks", "routing", "mask",	"data", "seed",	  "iter",  NULL,
 };
 
 int eg_cli_add_workload_options(struct option *opts, size_t n, size_t cap)
@@ -79,10 +79,11 @@ int eg_cli_load_workloads(const char *prog, const char *file,
 		rc = eg_find_data("fixtures/workloads/l1-matrix.ini", path,
 				  sizeof(path));
 		if (rc < 0) {
-			fprintf(stderr,
-				"%s: cannot find fixtures/workloads/l1-matrix.ini "
-				"(set EPGATE_DATADIR)\n",
-				prog);
+			fprintf(
+			    stderr,
+			    "%s: cannot find fixtures/workloads/l1-matrix.ini "
+			    "(set EPGATE_DATADIR)\n",
+			    prog);
 			return rc;
 		}
 		file = path;

@@ -10,33 +10,36 @@
 
 static void eg__check_usage(FILE *f)
 {
-	fputs("usage: epgate check [options] [--KEY=VALUE ...]\n"
-	      "\n"
-	      "Runs every workload through an engine and verifies dispatch and\n"
-	      "combine against the dense reference (bit-exact in exact mode).\n"
-	      "\n"
-	      "  --workload FILE  workloads file (INI, one [section] each);\n"
-	      "                   default: fixtures/workloads/l1-matrix.ini, or\n"
-	      "                   one workload when only --KEY options are given\n"
-	      "  --engine NAME    engine under test (default: self)\n"
-	      "  --iters N        iterations per workload: same routing, new\n"
-	      "                   values each time, buffers reused (default: 2)\n"
-	      "  --filter TEXT    only workloads whose name contains TEXT\n"
-	      "  --quick          at most 12 workloads spread over the matrix\n"
-	      "  --list           print the selected workloads and exit\n"
-	      "  --tap FILE       TAP 14 report (default: RUN/check.tap)\n"
-	      "  --junit FILE     JUnit XML report (default: RUN/check.junit.xml)\n"
-	      "  --reports DIR    where run folders go (default: reports/runs)\n"
-	      "  -v, --verbose    print each failure's details on stderr\n"
-	      "  -h, --help       this text\n"
-	      "\n"
-	      "Workload keys, applied to every workload (docs/workloads.md):\n"
-	      "  --name --world --experts --topk --hidden --dtype --tokens\n"
-	      "  --zero_ranks --routing --mask --data --seed --iter\n"
-	      "\n"
-	      "Exit status: 0 all passed, 1 a check failed, 77 nothing ran,\n"
-	      "99 bad input or harness error.\n",
-	      f);
+	fputs(
+	    "usage: epgate check [options] [--KEY=VALUE ...]\n"
+	    "\n"
+	    "Runs every workload through an engine and verifies dispatch and\n"
+	    "combine against the dense reference (bit-exact in exact mode).\n"
+	    "\n"
+	    "  --workload FILE  workloads file (INI, one [section] each);\n"
+	    "                   default: fixtures/workloads/l1-matrix.ini, or\n"
+	    "                   one workload when only --KEY options are "
+	    "given\n"
+	    "  --engine NAME    engine under test (default: self)\n"
+	    "  --iters N        iterations per workload: same routing, new\n"
+	    "                   values each time, buffers reused (default: 2)\n"
+	    "  --filter TEXT    only workloads whose name contains TEXT\n"
+	    "  --quick          at most 12 workloads spread over the matrix\n"
+	    "  --list           print the selected workloads and exit\n"
+	    "  --tap FILE       TAP 14 report (default: RUN/check.tap)\n"
+	    "  --junit FILE     JUnit XML report (default: "
+	    "RUN/check.junit.xml)\n"
+	    "  --reports DIR    where run folders go (default: reports/runs)\n"
+	    "  -v, --verbose    print each failure's details on stderr\n"
+	    "  -h, --help       this text\n"
+	    "\n"
+	    "Workload keys, applied to every workload (docs/workloads.md):\n"
+	    "  --name --world --experts --topk --hidden --dtype --tokens\n"
+	    "  --zero_ranks --routing --mask --data --seed --iter\n"
+	    "\n"
+	    "Exit status: 0 all passed, 1 a check failed, 77 nothing ran,\n"
+	    "99 bad input or harness error.\n",
+	    f);
 }
 
 /* Keeps the workloads selected by filter and quick, in order. */
@@ -69,20 +72,29 @@ static void eg__select(eg_workload_list_t *wl, const char *filter, int quick)
 
 int eg_cmd_check(int argc, char **argv)
 {
-	enum { O_WORKLOAD = 256, O_ENGINE, O_ITERS, O_FILTER, O_QUICK,
-	       O_LIST, O_TAP, O_JUNIT, O_REPORTS };
+	enum {
+		O_WORKLOAD = 256,
+		O_ENGINE,
+		O_ITERS,
+		O_FILTER,
+		O_QUICK,
+		O_LIST,
+		O_TAP,
+		O_JUNIT,
+		O_REPORTS
+	};
 	struct option opts[48] = {
-		{"workload", required_argument, NULL, O_WORKLOAD},
-		{"engine", required_argument, NULL, O_ENGINE},
-		{"iters", required_argument, NULL, O_ITERS},
-		{"filter", required_argument, NULL, O_FILTER},
-		{"quick", no_argument, NULL, O_QUICK},
-		{"list", no_argument, NULL, O_LIST},
-		{"tap", required_argument, NULL, O_TAP},
-		{"junit", required_argument, NULL, O_JUNIT},
-		{"reports", required_argument, NULL, O_REPORTS},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
+	    {"workload", required_argument, NULL, O_WORKLOAD},
+	    {"engine", required_argument, NULL, O_ENGINE},
+	    {"iters", required_argument, NULL, O_ITERS},
+	    {"filter", required_argument, NULL, O_FILTER},
+	    {"quick", no_argument, NULL, O_QUICK},
+	    {"list", no_argument, NULL, O_LIST},
+	    {"tap", required_argument, NULL, O_TAP},
+	    {"junit", required_argument, NULL, O_JUNIT},
+	    {"reports", required_argument, NULL, O_REPORTS},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
 	};
 	const char *file = NULL, *filter = NULL, *reports = "reports/runs";
 	eg_l1_opts_t o = {.engine = "self", .iters = 2};
@@ -98,8 +110,12 @@ int eg_cmd_check(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		char *end;
 		switch (c) {
-		case O_WORKLOAD: file = optarg; break;
-		case O_ENGINE: o.engine = optarg; break;
+		case O_WORKLOAD:
+			file = optarg;
+			break;
+		case O_ENGINE:
+			o.engine = optarg;
+			break;
 		case O_ITERS:
 			o.iters = (unsigned)strtoul(optarg, &end, 10);
 			if (*optarg < '0' || *optarg > '9' || *end ||
@@ -111,14 +127,30 @@ int eg_cmd_check(int argc, char **argv)
 				return EG_EXIT_HARD;
 			}
 			break;
-		case O_FILTER: filter = optarg; break;
-		case O_QUICK: quick = 1; break;
-		case O_LIST: list = 1; break;
-		case O_TAP: o.tap_path = optarg; break;
-		case O_JUNIT: o.junit_path = optarg; break;
-		case O_REPORTS: reports = optarg; break;
-		case 'v': o.verbose = 1; break;
-		case 'h': eg__check_usage(stdout); return EG_EXIT_PASS;
+		case O_FILTER:
+			filter = optarg;
+			break;
+		case O_QUICK:
+			quick = 1;
+			break;
+		case O_LIST:
+			list = 1;
+			break;
+		case O_TAP:
+			o.tap_path = optarg;
+			break;
+		case O_JUNIT:
+			o.junit_path = optarg;
+			break;
+		case O_REPORTS:
+			reports = optarg;
+			break;
+		case 'v':
+			o.verbose = 1;
+			break;
+		case 'h':
+			eg__check_usage(stdout);
+			return EG_EXIT_PASS;
 		default:
 			if (c >= EG_OPT_WORKLOAD) {
 				if (eg_overrides_add(&ov, "epgate check", c,
@@ -171,8 +203,7 @@ int eg_cmd_check(int argc, char **argv)
 	eg_workload_list_free(&wl);
 	fprintf(stderr, "epgate check: engine %s, %u workloads\n", o.engine,
 		tot.run);
-	fprintf(stderr, "  TAP:   %s\n  JUnit: %s\n", o.tap_path,
-		o.junit_path);
+	fprintf(stderr, "  TAP:   %s\n  JUnit: %s\n", o.tap_path, o.junit_path);
 	fprintf(stderr, "%u passed, %u failed\n", tot.passed,
 		tot.failed + tot.errors);
 	return rc;

@@ -10,30 +10,31 @@
 
 static void eg__run_usage(FILE *f)
 {
-	fputs("usage: epgate run [options]\n"
-	      "\n"
-	      "Runs the suites of the local profile and writes TAP, JUnit and a\n"
-	      "JSON summary into one run folder. Today: L1, the self engine\n"
-	      "over the L1 workload matrix (every workload, 2 iterations).\n"
-	      "\n"
-	      "  --reports DIR   where run folders go (default: reports/runs)\n"
-	      "  --engine NAME   engine under test (default: self)\n"
-	      "  -v, --verbose   print each failure's details on stderr\n"
-	      "  -h, --help      this text\n"
-	      "\n"
-	      "Exit status: 0 all passed, 1 a check failed, 77 nothing ran,\n"
-	      "99 bad input or harness error.\n",
-	      f);
+	fputs(
+	    "usage: epgate run [options]\n"
+	    "\n"
+	    "Runs the suites of the local profile and writes TAP, JUnit and a\n"
+	    "JSON summary into one run folder. Today: L1, the self engine\n"
+	    "over the L1 workload matrix (every workload, 2 iterations).\n"
+	    "\n"
+	    "  --reports DIR   where run folders go (default: reports/runs)\n"
+	    "  --engine NAME   engine under test (default: self)\n"
+	    "  -v, --verbose   print each failure's details on stderr\n"
+	    "  -h, --help      this text\n"
+	    "\n"
+	    "Exit status: 0 all passed, 1 a check failed, 77 nothing ran,\n"
+	    "99 bad input or harness error.\n",
+	    f);
 }
 
 int eg_cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"reports", required_argument, NULL, 'r'},
-		{"engine", required_argument, NULL, 'e'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"reports", required_argument, NULL, 'r'},
+	    {"engine", required_argument, NULL, 'e'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *reports = "reports/runs";
 	eg_l1_opts_t o = {.engine = "self", .iters = 2};
@@ -46,10 +47,18 @@ int eg_cmd_run(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'r': reports = optarg; break;
-		case 'e': o.engine = optarg; break;
-		case 'v': o.verbose = 1; break;
-		case 'h': eg__run_usage(stdout); return EG_EXIT_PASS;
+		case 'r':
+			reports = optarg;
+			break;
+		case 'e':
+			o.engine = optarg;
+			break;
+		case 'v':
+			o.verbose = 1;
+			break;
+		case 'h':
+			eg__run_usage(stdout);
+			return EG_EXIT_PASS;
 		default:
 			fputs("epgate run: see 'epgate run --help'\n", stderr);
 			return EG_EXIT_HARD;
@@ -80,12 +89,11 @@ int eg_cmd_run(int argc, char **argv)
 	eg_workload_list_free(&wl);
 
 	json_t *j = json_pack(
-		"{s:s, s:s, s:s, s:{s:s, s:i, s:i, s:i, s:i, s:s, s:s}, s:i}",
-		"schema", "epgate/run-summary/v1", "profile", "local",
-		"run_dir", run, "l1", "engine", o.engine, "workloads",
-		(int)tot.run, "passed", (int)tot.passed, "failed",
-		(int)tot.failed, "errors", (int)tot.errors, "tap", tap,
-		"junit", junit, "exit", rc);
+	    "{s:s, s:s, s:s, s:{s:s, s:i, s:i, s:i, s:i, s:s, s:s}, s:i}",
+	    "schema", "epgate/run-summary/v1", "profile", "local", "run_dir",
+	    run, "l1", "engine", o.engine, "workloads", (int)tot.run, "passed",
+	    (int)tot.passed, "failed", (int)tot.failed, "errors",
+	    (int)tot.errors, "tap", tap, "junit", junit, "exit", rc);
 	if (!j || json_dump_file(j, summary, JSON_INDENT(2)) < 0) {
 		fprintf(stderr, "epgate run: cannot write %s\n", summary);
 		rc = EG_EXIT_HARD;

@@ -153,15 +153,15 @@ static int eg__case_iter(eg__case_t *c, eg_workload_t *wi)
 		rc = eg_ref_combine(wi, &c->gen, s, exp, r64, m64);
 		eg_verdict_init(&v);
 		if (rc == EG_OK && bits)
-			rc = eg_verify_combine(wi, s, EG_COMPARE_BITS, exp, NULL,
-					       NULL, c->out[s], &v);
+			rc = eg_verify_combine(wi, s, EG_COMPARE_BITS, exp,
+					       NULL, NULL, c->out[s], &v);
 		/* random data: the fp64 bound holds for any engine (and
 		 * cross-checks the reference itself) */
 		if ((rc == EG_OK || rc == EG_EMISMATCH) &&
 		    wi->data == EG_DATA_RANDOM) {
-			int rb = eg_verify_combine(wi, s, EG_COMPARE_BOUNDED,
-						   NULL, r64, m64, c->out[s],
-						   &v);
+			int rb =
+			    eg_verify_combine(wi, s, EG_COMPARE_BOUNDED, NULL,
+					      r64, m64, c->out[s], &v);
 			if (rb < 0 && rb != EG_EMISMATCH)
 				rc = rb;
 		}
@@ -192,18 +192,20 @@ static json_t *eg__diag(const eg__case_t *c, const char *repro)
 	for (int f = 0; f < EG_FIELD__COUNT; f++)
 		if (c->v.wrong[f])
 			json_object_set_new(
-				wrong, eg_field_name((eg_field_t)f),
-				json_integer((json_int_t)c->v.wrong[f]));
+			    wrong, eg_field_name((eg_field_t)f),
+			    json_integer((json_int_t)c->v.wrong[f]));
 	if (c->v.missing_rows)
-		json_object_set_new(wrong, "missing_rows",
-				    json_integer((json_int_t)c->v.missing_rows));
+		json_object_set_new(
+		    wrong, "missing_rows",
+		    json_integer((json_int_t)c->v.missing_rows));
 	if (c->v.duplicate_rows)
 		json_object_set_new(
-			wrong, "duplicate_rows",
-			json_integer((json_int_t)c->v.duplicate_rows));
+		    wrong, "duplicate_rows",
+		    json_integer((json_int_t)c->v.duplicate_rows));
 	if (c->v.unknown_rows)
-		json_object_set_new(wrong, "unknown_rows",
-				    json_integer((json_int_t)c->v.unknown_rows));
+		json_object_set_new(
+		    wrong, "unknown_rows",
+		    json_integer((json_int_t)c->v.unknown_rows));
 	if (c->v.nonfinite)
 		json_object_set_new(wrong, "nonfinite",
 				    json_integer((json_int_t)c->v.nonfinite));
@@ -216,8 +218,7 @@ static json_t *eg__diag(const eg__case_t *c, const char *repro)
 				    json_string(eg_field_name(m->field)));
 		json_object_set_new(o, "rank", json_integer(m->rank));
 		json_object_set_new(o, "src_rank", json_integer(m->src_rank));
-		json_object_set_new(o, "src_token",
-				    json_integer(m->src_token));
+		json_object_set_new(o, "src_token", json_integer(m->src_token));
 		json_object_set_new(o, "expert", json_integer(m->expert));
 		json_object_set_new(o, "row", json_integer(m->row));
 		json_object_set_new(o, "col", json_integer(m->col));
@@ -245,7 +246,8 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 
 	memset(tot, 0, sizeof(*tot));
 	if (!ops) {
-		fprintf(stderr, "epgate check: --engine: unknown engine \"%s\"\n",
+		fprintf(stderr,
+			"epgate check: --engine: unknown engine \"%s\"\n",
 			o->engine);
 		return EG_EXIT_HARD;
 	}
@@ -319,12 +321,12 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 					 c.stage, eg_err_name(c.engine_err),
 					 c.iter);
 			else
-				snprintf(msg, sizeof(msg),
-					 "%s: %llu wrong (iteration %u)",
-					 c.stage,
-					 (unsigned long long)
-						 eg_verdict_total_wrong(&c.v),
-					 c.iter);
+				snprintf(
+				    msg, sizeof(msg),
+				    "%s: %llu wrong (iteration %u)", c.stage,
+				    (unsigned long long)eg_verdict_total_wrong(
+					&c.v),
+				    c.iter);
 			if (detail) {
 				int n = eg_verdict_format(&c.v, detail,
 							  EG__DETAIL_MAX);

@@ -11,7 +11,8 @@ static void eg__usage(FILE *f)
 {
 	fputs("usage: epgate <command> [options]\n"
 	      "\n"
-	      "Test-and-verification suite for expert-parallel dispatch/combine.\n"
+	      "Test-and-verification suite for expert-parallel "
+	      "dispatch/combine.\n"
 	      "\n"
 	      "commands:\n"
 	      "  run      the main job on the local profile: every suite, one\n"

@@ -35,37 +35,37 @@ typedef struct gcase {
 	uint64_t seed;
 } gcase_t;
 
-#define U EG_ROUTING_UNIFORM
-#define Z EG_ROUTING_ZIPF
+#define U  EG_ROUTING_UNIFORM
+#define Z  EG_ROUTING_ZIPF
 #define HE EG_ROUTING_HOT_EXPERT
 #define HR EG_ROUTING_HOT_RANK
 #define EX EG_DATA_EXACT
 #define RD EG_DATA_RANDOM
 
 static const gcase_t cases[] = {
-	{ "bf16-exact-uniform", 4, 16, 4, 1024, 1000, EG_DTYPE_BF16, EX, U,
-	  0.0, 0.0, 1.0, 0, 0, 1 },
-	{ "bf16-random-zipf-mask", 8, 256, 8, 2048, 777, EG_DTYPE_BF16, RD,
-	  Z, 0.3, 0.0, 1.2, 0, 3, 0xdeadbeefcafef00dull },
-	{ "fp32-exact-hotexpert", 4, 64, 6, 512, 1500, EG_DTYPE_FP32, EX, HE,
-	  0.1, 0.7, 1.0, 17, 0, 7 },
-	{ "fp32-random-hotrank", 4, 32, 12, 384, 999, EG_DTYPE_FP32, RD, HR,
-	  0.0, 0.8, 1.0, 3, 2, 99 },
-	{ "fp8-exact-zipf", 2, 16, 2, 7168, 300, EG_DTYPE_FP8, EX, Z, 0.25,
-	  0.0, 2.0, 0, 0, 5 },
-	{ "fp8-random-uniform-mask1", 2, 8, 8, 4096, 513, EG_DTYPE_FP8, RD,
-	  U, 1.0, 0.0, 1.0, 0, 1, 11 },
-	{ "fp8-random-hotexpert", 8, 64, 8, 1024, 640, EG_DTYPE_FP8, RD, HE,
-	  0.05, 1.0, 1.0, 63, 0, 12 },
-	{ "fp8-exact-hotrank-K1", 4, 16, 1, 128, 2048, EG_DTYPE_FP8, EX, HR,
-	  0.0, 0.5, 1.0, 1, 0, 13 },
-	/* more work than one grid covers: exercises the grid-stride loops */
-	{ "bf16-large", 2, 8, 2, 1024, 20000, EG_DTYPE_BF16, RD, U, 0.0, 0.0,
-	  1.0, 0, 0, 21 },
-	{ "fp8-large", 2, 8, 2, 1024, 70000, EG_DTYPE_FP8, RD, U, 0.0, 0.0,
-	  1.0, 0, 0, 22 },
-	{ "bf16-zero-tokens", 2, 8, 2, 256, 0, EG_DTYPE_BF16, EX, Z, 0.0,
-	  0.0, 1.0, 0, 0, 23 },
+    {"bf16-exact-uniform", 4, 16, 4, 1024, 1000, EG_DTYPE_BF16, EX, U, 0.0, 0.0,
+     1.0, 0, 0, 1},
+    {"bf16-random-zipf-mask", 8, 256, 8, 2048, 777, EG_DTYPE_BF16, RD, Z, 0.3,
+     0.0, 1.2, 0, 3, 0xdeadbeefcafef00dull},
+    {"fp32-exact-hotexpert", 4, 64, 6, 512, 1500, EG_DTYPE_FP32, EX, HE, 0.1,
+     0.7, 1.0, 17, 0, 7},
+    {"fp32-random-hotrank", 4, 32, 12, 384, 999, EG_DTYPE_FP32, RD, HR, 0.0,
+     0.8, 1.0, 3, 2, 99},
+    {"fp8-exact-zipf", 2, 16, 2, 7168, 300, EG_DTYPE_FP8, EX, Z, 0.25, 0.0, 2.0,
+     0, 0, 5},
+    {"fp8-random-uniform-mask1", 2, 8, 8, 4096, 513, EG_DTYPE_FP8, RD, U, 1.0,
+     0.0, 1.0, 0, 1, 11},
+    {"fp8-random-hotexpert", 8, 64, 8, 1024, 640, EG_DTYPE_FP8, RD, HE, 0.05,
+     1.0, 1.0, 63, 0, 12},
+    {"fp8-exact-hotrank-K1", 4, 16, 1, 128, 2048, EG_DTYPE_FP8, EX, HR, 0.0,
+     0.5, 1.0, 1, 0, 13},
+    /* more work than one grid covers: exercises the grid-stride loops */
+    {"bf16-large", 2, 8, 2, 1024, 20000, EG_DTYPE_BF16, RD, U, 0.0, 0.0, 1.0, 0,
+     0, 21},
+    {"fp8-large", 2, 8, 2, 1024, 70000, EG_DTYPE_FP8, RD, U, 0.0, 0.0, 1.0, 0,
+     0, 22},
+    {"bf16-zero-tokens", 2, 8, 2, 256, 0, EG_DTYPE_BF16, EX, Z, 0.0, 0.0, 1.0,
+     0, 0, 23},
 };
 
 static int cuda_ok(cudaError_t e, const char *what)
@@ -243,14 +243,15 @@ int main(void)
 	d = run_rank(&cases[0], 1, NULL, 1);
 	if (d != 1) {
 		printf("FAIL self-check: a planted 1-bit fault gave %ld "
-		       "differing bytes, want 1\n", d);
+		       "differing bytes, want 1\n",
+		       d);
 		return d < 0 ? 99 : 1;
 	}
 	printf("ok self-check (planted fault detected)\n");
 
 	for (size_t i = 0; i < ncases; i++) {
 		const gcase_t *c = &cases[i];
-		uint32_t ranks[2] = { 0, c->W - 1 };
+		uint32_t ranks[2] = {0, c->W - 1};
 
 		for (int r = 0; r < 2; r++) {
 			/* default stream for rank 0, a created one else */

@@ -114,8 +114,8 @@ END_TEST
 
 START_TEST(bf16_vs_reference)
 {
-	static const uint32_t lows[] = { 0x0000, 0x0001, 0x7fff,
-					 0x8000, 0x8001, 0xffff };
+	static const uint32_t lows[] = {0x0000, 0x0001, 0x7fff,
+					0x8000, 0x8001, 0xffff};
 
 	for (uint32_t hi = 0; hi < 0x10000u; hi++)
 		for (size_t k = 0; k < sizeof(lows) / sizeof(lows[0]); k++)
@@ -168,8 +168,8 @@ static void check_e4m3(float f)
 {
 	uint8_t got = eg_f32_to_e4m3(f), want = ref_e4m3(f);
 
-	ck_assert_msg(got == want, "e4m3(%08x = %g) = %02x, want %02x",
-		      f2u(f), (double)f, got, want);
+	ck_assert_msg(got == want, "e4m3(%08x = %g) = %02x, want %02x", f2u(f),
+		      (double)f, got, want);
 }
 
 START_TEST(e4m3_codes)
@@ -182,8 +182,8 @@ START_TEST(e4m3_codes)
 			ck_assert_uint_eq(eg_f32_to_e4m3(f), 0x7f);
 			continue;
 		}
-		ck_assert_msg((double)f == ((c & 0x80u) ? -1 : 1) *
-						   e4m3_val(c & 0x7fu),
+		ck_assert_msg((double)f ==
+				  ((c & 0x80u) ? -1 : 1) * e4m3_val(c & 0x7fu),
 			      "decode %02x = %g", c, (double)f);
 		ck_assert_uint_eq(!!signbit(f), c >> 7);
 		ck_assert_msg(eg_f32_to_e4m3(f) == c, "code %02x -> %02x", c,
@@ -230,8 +230,8 @@ END_TEST
 
 START_TEST(e4m3_vs_reference)
 {
-	static const uint32_t lows[] = { 0x00000, 0x00001, 0x7ffff,
-					 0x80000, 0x80001, 0xfffff };
+	static const uint32_t lows[] = {0x00000, 0x00001, 0x7ffff,
+					0x80000, 0x80001, 0xfffff};
 
 	/* every exponent near the e4m3 range, every kept significand,
 	 * the rounding-critical dropped bits, both signs */

@@ -61,19 +61,18 @@ static void run_self(const char *const *kv)
 
 START_TEST(test_uniform_bf16)
 {
-	const char *kv[] = {"world=4", "experts=16", "topk=4", "tokens=20",
-			    "hidden=32", NULL};
+	const char *kv[] = {"world=4",	 "experts=16", "topk=4",
+			    "tokens=20", "hidden=32",  NULL};
 	run_self(kv);
 }
 END_TEST
 
 START_TEST(test_fp8_random_skewed)
 {
-	const char *kv[] = {"world=3",	    "experts=9",
-			    "topk=3",	    "tokens=uneven:6",
-			    "hidden=256",   "dtype=fp8",
-			    "data=random",  "routing=zipf:2",
-			    "mask=0.3",	    NULL};
+	const char *kv[] = {
+	    "world=3",	  "experts=9", "topk=3",      "tokens=uneven:6",
+	    "hidden=256", "dtype=fp8", "data=random", "routing=zipf:2",
+	    "mask=0.3",	  NULL};
 	run_self(kv);
 }
 END_TEST
@@ -99,8 +98,8 @@ START_TEST(test_capacity)
 {
 	eg_workload_t w;
 	eg_gen_t g;
-	const char *kv[] = {"world=2", "experts=2", "topk=2", "tokens=8",
-			    "hidden=4", NULL};
+	const char *kv[] = {"world=2",	"experts=2", "topk=2",
+			    "tokens=8", "hidden=4",  NULL};
 	eg_test_workload(&w, kv);
 	ck_assert_int_eq(eg_gen_init(&g, &w), EG_OK);
 	eg_rank_input_t in[2];

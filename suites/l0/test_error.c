@@ -7,7 +7,7 @@ START_TEST(test_messages)
 {
 	static const int codes[] = {
 #define X(name, val, msg) EG_##name,
-		EG_ERRNO_MAP(X)
+	    EG_ERRNO_MAP(X)
 #undef X
 	};
 	size_t n = sizeof(codes) / sizeof(codes[0]);

@@ -13,11 +13,11 @@
 #include "epgate/verify.h"
 
 #define NRANK 4
-#define D 1 /* the destination rank the dispatch faults are planted in */
+#define D     1 /* the destination rank the dispatch faults are planted in */
 
 static const char *const base_kv[] = {
-	"world", "4", "experts", "16", "topk", "4", "hidden", "64",
-	"tokens", "32", "data", "exact", "seed", "7", NULL,
+    "world",  "4",  "experts", "16",	"topk", "4", "hidden", "64",
+    "tokens", "32", "data",    "exact", "seed", "7", NULL,
 };
 
 /* Workload from base_kv, then the extra key/value pairs (NULL-ended). */
@@ -27,12 +27,12 @@ static void mk_workload(eg_workload_t *w, const char *const *extra)
 
 	eg_workload_init(w);
 	for (int i = 0; base_kv[i]; i += 2)
-		ck_assert_msg(eg_workload_set(w, base_kv[i], base_kv[i + 1],
-					      err) == 0,
-			      "%s", err);
+		ck_assert_msg(
+		    eg_workload_set(w, base_kv[i], base_kv[i + 1], err) == 0,
+		    "%s", err);
 	for (int i = 0; extra && extra[i]; i += 2)
 		ck_assert_msg(eg_workload_set(w, extra[i], extra[i + 1], err) ==
-				      0,
+				  0,
 			      "%s", err);
 	ck_assert_msg(eg_workload_validate(w, err) == 0, "%s", err);
 }
@@ -76,8 +76,7 @@ static void row_copy(eg_recv_t *dst, uint32_t di, const eg_recv_t *src,
 	dst->src_token[di] = src->src_token[si];
 	memmove(dst->topk_idx + di * K, src->topk_idx + si * K,
 		K * sizeof(int32_t));
-	memmove(dst->topk_w + di * K, src->topk_w + si * K,
-		K * sizeof(float));
+	memmove(dst->topk_w + di * K, src->topk_w + si * K, K * sizeof(float));
 }
 
 static uint64_t packed(int32_t r, int32_t t)
@@ -235,7 +234,7 @@ START_TEST(fault_wrong_source_id)
 	ck_assert_uint_eq(v.missing_rows, 1);
 	ck_assert_uint_eq(v.unknown_rows + v.duplicate_rows, 1);
 	ck_assert_uint_eq(v.wrong[EG_FIELD_X] + v.wrong[EG_FIELD_TOPK_W] +
-				  v.wrong[EG_FIELD_TOPK_IDX],
+			      v.wrong[EG_FIELD_TOPK_IDX],
 			  0);
 }
 END_TEST
@@ -339,7 +338,7 @@ END_TEST
  * values, one row left over from iter 0. */
 START_TEST(fault_stale_row)
 {
-	static const char *const it1[] = { "iter", "1", NULL };
+	static const char *const it1[] = {"iter", "1", NULL};
 	eg_workload_t w1;
 	eg_gen_t g1;
 	eg_recv_t e1, a1;
@@ -399,7 +398,7 @@ START_TEST(fault_last_row_dropped)
 END_TEST
 
 /* ---- fixture: all slots on rank 0, so ranks 1..3 receive nothing ---- */
-static const char *const hot_kv[] = { "routing", "hot-rank:0", NULL };
+static const char *const hot_kv[] = {"routing", "hot-rank:0", NULL};
 
 static void setup_hot(void)
 {
@@ -442,8 +441,7 @@ START_TEST(fault_row_on_empty_rank)
 	       (NRANK + 1) * sizeof(uint32_t));
 	row_copy(&c, 0, &ex[0], 0);
 	c.num_rows = 1;
-	ck_assert_int_eq(eg_verify_dispatch(&wl, &ex[d], &c, &v),
-			 EG_EMISMATCH);
+	ck_assert_int_eq(eg_verify_dispatch(&wl, &ex[d], &c, &v), EG_EMISMATCH);
 	ck_assert_uint_eq(v.wrong[EG_FIELD_NUM_ROWS], 1);
 	ck_assert_uint_eq(v.first[0].expected, 0);
 	ck_assert_uint_eq(v.first[0].actual, 1);
@@ -460,8 +458,7 @@ START_TEST(fault_row_on_empty_rank)
 	       (NRANK + 1) * sizeof(uint32_t));
 	c.num_rows = 1;
 	eg_verdict_init(&v);
-	ck_assert_int_eq(eg_verify_dispatch(&wl, &ex[d], &c, &v),
-			 EG_EMISMATCH);
+	ck_assert_int_eq(eg_verify_dispatch(&wl, &ex[d], &c, &v), EG_EMISMATCH);
 	ck_assert_uint_eq(v.wrong[EG_FIELD_NUM_ROWS], 2);
 	ck_assert_uint_eq(eg_verdict_total_wrong(&v), 2);
 	eg_recv_free(&c);
@@ -556,8 +553,8 @@ START_TEST(fault_nan_in_combine)
 END_TEST
 
 /* ---- fixture: fp8, where a wrong block scale is its own fault ---- */
-static const char *const fp8_kv[] = { "dtype", "fp8", "hidden", "256",
-				      "data", "random", NULL };
+static const char *const fp8_kv[] = {"dtype", "fp8",	"hidden", "256",
+				     "data",  "random", NULL};
 
 static void setup_fp8(void)
 {

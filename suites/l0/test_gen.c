@@ -67,18 +67,16 @@ START_TEST(philox_kat)
 {
 	/* Random123's published known-answer vectors for Philox4x32-10 */
 	static const uint32_t kat[3][10] = {
-		{ 0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c,
-		  0x9b00dbd8 },
-		{ ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, 0x408f276d, 0x41c83b0e,
-		  0xa20bc7c6, 0x6d5451fd },
-		{ 0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822,
-		  0x299f31d0, 0xd16cfe09, 0x94fdcceb, 0x5001e420,
-		  0x24126ea1 },
+	    {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+	    {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, 0x408f276d, 0x41c83b0e, 0xa20bc7c6,
+	     0x6d5451fd},
+	    {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822,
+	     0x299f31d0, 0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1},
 	};
 	for (int i = 0; i < 3; i++) {
-		philox4x32_ctr_t c = { { kat[i][0], kat[i][1], kat[i][2],
-					 kat[i][3] } };
-		philox4x32_key_t k = { { kat[i][4], kat[i][5] } };
+		philox4x32_ctr_t c = {
+		    {kat[i][0], kat[i][1], kat[i][2], kat[i][3]}};
+		philox4x32_key_t k = {{kat[i][4], kat[i][5]}};
 		philox4x32_ctr_t r = philox4x32(c, k);
 
 		for (int j = 0; j < 4; j++)
@@ -237,8 +235,8 @@ static void purity_for(eg_dtype_t dt, eg_data_mode_t dm)
 
 			ck_assert_uint_eq(eg_load_bits(dt, a.x, i),
 					  dt == EG_DTYPE_BF16
-						  ? eg_f32_to_bf16(v)
-						  : eg_f2u(v));
+					      ? eg_f32_to_bf16(v)
+					      : eg_f2u(v));
 		}
 	}
 	eg_rank_input_free(&b);
@@ -345,7 +343,7 @@ END_TEST
 
 START_TEST(exact_values)
 {
-	static const eg_dtype_t dts[] = { EG_DTYPE_BF16, EG_DTYPE_FP32 };
+	static const eg_dtype_t dts[] = {EG_DTYPE_BF16, EG_DTYPE_FP32};
 
 	for (int k = 0; k < 2; k++) {
 		eg_workload_t w;
@@ -448,7 +446,7 @@ END_TEST
 
 START_TEST(masking)
 {
-	static const double ratio[] = { 0.0, 1.0, 0.5 };
+	static const double ratio[] = {0.0, 1.0, 0.5};
 
 	for (int i = 0; i < 3; i++) {
 		eg_workload_t w;
@@ -481,7 +479,7 @@ START_TEST(weights)
 	eg_workload_t w;
 	eg_gen_t g;
 	eg_rank_input_t in;
-	size_t n, c[3] = { 0, 0, 0 }, nz = 0;
+	size_t n, c[3] = {0, 0, 0}, nz = 0;
 	double s = 0;
 
 	setup(&w, 2, 16, 4, 128, 3000, EG_DTYPE_BF16, EG_DATA_EXACT);
@@ -601,7 +599,7 @@ START_TEST(zipf)
 	eg_workload_t w;
 	eg_gen_t g;
 	eg_rank_input_t in;
-	size_t c[8] = { 0 };
+	size_t c[8] = {0};
 	double tot = 0;
 
 	/* K = 1: expert e is drawn with probability table[e] / sum */
@@ -616,8 +614,8 @@ START_TEST(zipf)
 	for (int e = 0; e < 8; e++) {
 		double p = g.table[e] / tot;
 
-		band((double)c[e], in.tokens * p,
-		     sqrt(in.tokens * p * (1 - p)), "zipf count");
+		band((double)c[e], in.tokens * p, sqrt(in.tokens * p * (1 - p)),
+		     "zipf count");
 		if (e)
 			ck_assert(c[0] > c[e]);
 	}
@@ -640,7 +638,7 @@ START_TEST(uniform_counts)
 	eg_workload_t w;
 	eg_gen_t g;
 	eg_rank_input_t in;
-	size_t c[16] = { 0 };
+	size_t c[16] = {0};
 	double p = 4.0 / 16.0;
 
 	setup(&w, 4, 16, 4, 128, 20000, EG_DTYPE_BF16, EG_DATA_EXACT);
@@ -649,8 +647,8 @@ START_TEST(uniform_counts)
 		c[in.topk_idx[j]]++;
 	/* each token picks expert e at most once, with probability K/E */
 	for (int e = 0; e < 16; e++)
-		band((double)c[e], in.tokens * p,
-		     sqrt(in.tokens * p * (1 - p)), "uniform count");
+		band((double)c[e], in.tokens * p, sqrt(in.tokens * p * (1 - p)),
+		     "uniform count");
 	drop(&g, &in);
 }
 END_TEST
@@ -669,9 +667,9 @@ static void fp8_for(eg_data_mode_t dm)
 			int expo;
 
 			for (uint32_t i = 0; i < 128; i++)
-				amax = fmaxf(amax,
-					     fabsf(eg_gen_value(&g.p, 1, t,
-								b * 128 + i)));
+				amax =
+				    fmaxf(amax, fabsf(eg_gen_value(
+						    &g.p, 1, t, b * 128 + i)));
 			if (dm == EG_DATA_RANDOM) {
 				ck_assert(s == fmaxf(amax, 1e-4f) / 448.0f);
 			} else { /* a power of two with amax/s in (224, 448] */
@@ -684,8 +682,8 @@ static void fp8_for(eg_data_mode_t dm)
 				uint8_t q = ((uint8_t *)in.x)[j];
 				float v = eg_gen_value(&g.p, 1, t, b * 128 + i);
 				float d = eg_e4m3_to_f32(q) * s;
-				double tol = fmax(ldexp(fabs(v), -4),
-						  ldexp(s, -10));
+				double tol =
+				    fmax(ldexp(fabs(v), -4), ldexp(s, -10));
 
 				ck_assert((q & 0x7f) != 0x7f);
 				if (dm == EG_DATA_EXACT)
@@ -712,12 +710,12 @@ START_TEST(golden)
 	/* checked against an independent Python Philox4x32-10 (KAT-tested)
 	 * following the recipe in gen_core.h by hand */
 	static const uint32_t rnd_bits[8] = {
-		0x3f822f2c, 0xbdaaa174, 0xbf676d30, 0x3d722921,
-		0xbf7a3b58, 0x3f1a2ed0, 0xbfca051d, 0xbc8c9b0c,
+	    0x3f822f2c, 0xbdaaa174, 0xbf676d30, 0x3d722921,
+	    0xbf7a3b58, 0x3f1a2ed0, 0xbfca051d, 0xbc8c9b0c,
 	};
-	static const int exact_vals[8] = { -30, -10, 5, 26, 25, -4, -26, -10 };
-	static const int32_t idx[8] = { 1, 3, 15, 7, 2, 7, 10, -1 };
-	static const float wts[8] = { 1, 0.5f, 2, 1, 0.5f, 2, 1, 0 };
+	static const int exact_vals[8] = {-30, -10, 5, 26, 25, -4, -26, -10};
+	static const int32_t idx[8] = {1, 3, 15, 7, 2, 7, 10, -1};
+	static const float wts[8] = {1, 0.5f, 2, 1, 0.5f, 2, 1, 0};
 	eg_workload_t w;
 	eg_gen_t g;
 	eg_rank_input_t in;
@@ -736,9 +734,9 @@ START_TEST(golden)
 	for (int i = 0; i < 8; i++) {
 		ck_assert_msg(((float *)in.x)[i] == (float)exact_vals[i],
 			      "x[%d] = %g", i, ((float *)in.x)[i]);
-		ck_assert_msg(in.topk_idx[i] == idx[i] && in.topk_w[i] == wts[i],
-			      "slot %d = (%d, %g)", i, in.topk_idx[i],
-			      in.topk_w[i]);
+		ck_assert_msg(
+		    in.topk_idx[i] == idx[i] && in.topk_w[i] == wts[i],
+		    "slot %d = (%d, %g)", i, in.topk_idx[i], in.topk_w[i]);
 	}
 	drop(&g, &in);
 }

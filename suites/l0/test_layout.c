@@ -7,14 +7,13 @@ START_TEST(test_source_by_hand)
 {
 	/* W=2, E=4 (experts 0,1 on rank 0; 2,3 on rank 1), K=3 */
 	eg_workload_t w;
-	const char *kv[] = {"world=2", "experts=4", "topk=3", "tokens=4",
-			    NULL};
+	const char *kv[] = {"world=2", "experts=4", "topk=3", "tokens=4", NULL};
 	eg_test_workload(&w, kv);
 	const int32_t idx[] = {
-		0, 1, -1, /* token 0: rank 0 twice -> counted once */
-		2, 0, 3,  /* token 1: both ranks */
-		-1, -1, -1, /* token 2: fully masked: nowhere */
-		3, -1, 2, /* token 3: rank 1 only */
+	    0,	1,  -1, /* token 0: rank 0 twice -> counted once */
+	    2,	0,  3,	/* token 1: both ranks */
+	    -1, -1, -1, /* token 2: fully masked: nowhere */
+	    3,	-1, 2,	/* token 3: rank 1 only */
 	};
 	uint32_t rc[2], ec[4];
 	uint8_t in[4 * 2];
@@ -36,10 +35,9 @@ END_TEST
 START_TEST(test_build_matches_reference)
 {
 	eg_workload_t w;
-	const char *kv[] = {"world=5",		"experts=20",
-			    "topk=3",		"tokens=uneven:9",
-			    "routing=zipf:1.5", "mask=0.2",
-			    "hidden=8",		NULL};
+	const char *kv[] = {
+	    "world=5",		"experts=20", "topk=3",	  "tokens=uneven:9",
+	    "routing=zipf:1.5", "mask=0.2",   "hidden=8", NULL};
 	eg_test_workload(&w, kv);
 	eg_gen_t g;
 	eg_layout_t l;

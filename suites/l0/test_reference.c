@@ -5,9 +5,15 @@
 
 #include "eg_test.h"
 
-static const char *const kv_skew[] = {
-	"world=4", "experts=12", "topk=4", "tokens=list:7,0,13,3",
-	"hidden=16", "mask=0.25", "routing=hot-rank:2:0.5", "seed=99", NULL};
+static const char *const kv_skew[] = {"world=4",
+				      "experts=12",
+				      "topk=4",
+				      "tokens=list:7,0,13,3",
+				      "hidden=16",
+				      "mask=0.25",
+				      "routing=hot-rank:2:0.5",
+				      "seed=99",
+				      NULL};
 
 /* Every token with an expert on d appears once, in (src, token) order,
  * with its slots mapped to local ids and its weights kept only there. */
@@ -46,7 +52,7 @@ START_TEST(test_dispatch_properties)
 					if (ti[k] >= 0 &&
 					    (uint32_t)ti[k] / L == d) {
 						ck_assert_int_eq(
-							li, ti[k] - (int)(d * L));
+						    li, ti[k] - (int)(d * L));
 						ck_assert(lw ==
 							  in.topk_w[t * K + k]);
 						cnt[li]++;
@@ -101,7 +107,7 @@ START_TEST(test_combine_by_hand)
 {
 	eg_workload_t w;
 	eg_gen_t g;
-	const char *kv[] = {"world=2", "experts=4", "topk=3", "tokens=1",
+	const char *kv[] = {"world=2",	"experts=4",  "topk=3", "tokens=1",
 			    "hidden=3", "dtype=fp32", NULL};
 	eg_test_workload(&w, kv);
 	ck_assert_int_eq(eg_gen_init(&g, &w), EG_OK);
@@ -113,9 +119,10 @@ START_TEST(test_combine_by_hand)
 		float x = ((float *)in.x)[h], want = 0.0f;
 		for (int k = 0; k < 3; k++)
 			if (in.topk_idx[k] >= 0)
-				want += in.topk_w[k] *
-					(x + eg_expert_bias(&g.p,
-							    (uint32_t)in.topk_idx[k]));
+				want +=
+				    in.topk_w[k] *
+				    (x + eg_expert_bias(
+					     &g.p, (uint32_t)in.topk_idx[k]));
 		ck_assert(out[h] == want);
 	}
 	eg_rank_input_free(&in);
@@ -130,8 +137,9 @@ START_TEST(test_masked_and_empty)
 {
 	eg_workload_t w;
 	eg_gen_t g;
-	const char *kv[] = {"world=3", "experts=6", "topk=2",
-			    "tokens=list:4,0,4", "mask=1", "hidden=4", NULL};
+	const char *kv[] = {
+	    "world=3", "experts=6", "topk=2", "tokens=list:4,0,4",
+	    "mask=1",  "hidden=4",  NULL};
 	eg_test_workload(&w, kv);
 	ck_assert_int_eq(eg_gen_init(&g, &w), EG_OK);
 	for (uint32_t d = 0; d < 3; d++) {

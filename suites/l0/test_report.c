@@ -92,39 +92,39 @@ static void expect_lines(const char *path, const char *const *want, int n)
 START_TEST(test_tap_points)
 {
 	static const char *const want[] = {
-		"TAP version 14",
-		"1..5",
-		"ok 1 - alpha \\\\ 1",
-		"not ok 2 - beta \\# 2 line",
-		"  ---",
-		"  got: 3",
-		"  want: 4",
-		"  ...",
-		"ok 3 - gamma # SKIP no gpu",
-		"not ok 4 - 4 delta # TODO bug 7",
-		"not ok 5 - eps",
-		"  ---",
-		"  message: deadline",
-		"  status: error",
-		"  ...",
-		"# two",
-		"# lines",
+	    "TAP version 14",
+	    "1..5",
+	    "ok 1 - alpha \\\\ 1",
+	    "not ok 2 - beta \\# 2 line",
+	    "  ---",
+	    "  got: 3",
+	    "  want: 4",
+	    "  ...",
+	    "ok 3 - gamma # SKIP no gpu",
+	    "not ok 4 - 4 delta # TODO bug 7",
+	    "not ok 5 - eps",
+	    "  ---",
+	    "  message: deadline",
+	    "  status: error",
+	    "  ...",
+	    "# two",
+	    "# lines",
 	};
 	const char *p = path_in("t.tap");
 	json_t *diag = json_pack("{s:i, s:i}", "got", 3, "want", 4);
 	eg_tap_t *t;
 
 	ck_assert_int_eq(eg_tap_open(&t, p, 5), 0);
-	ck_assert_int_eq(eg_tap_point(t, EG_STATUS_PASS, "alpha \\ 1", NULL,
-				      NULL), 1);
-	ck_assert_int_eq(eg_tap_point(t, EG_STATUS_FAIL, "beta # 2\nline",
-				      NULL, diag), 2);
-	ck_assert_int_eq(eg_tap_point(t, EG_STATUS_SKIP, "gamma", "no gpu",
-				      NULL), 3);
-	ck_assert_int_eq(eg_tap_point(t, EG_STATUS_TODO, "4 delta", "bug 7",
-				      NULL), 4);
-	ck_assert_int_eq(eg_tap_point(t, EG_STATUS_ERROR, "eps", "deadline",
-				      NULL), 5);
+	ck_assert_int_eq(
+	    eg_tap_point(t, EG_STATUS_PASS, "alpha \\ 1", NULL, NULL), 1);
+	ck_assert_int_eq(
+	    eg_tap_point(t, EG_STATUS_FAIL, "beta # 2\nline", NULL, diag), 2);
+	ck_assert_int_eq(
+	    eg_tap_point(t, EG_STATUS_SKIP, "gamma", "no gpu", NULL), 3);
+	ck_assert_int_eq(
+	    eg_tap_point(t, EG_STATUS_TODO, "4 delta", "bug 7", NULL), 4);
+	ck_assert_int_eq(
+	    eg_tap_point(t, EG_STATUS_ERROR, "eps", "deadline", NULL), 5);
 	ck_assert_int_eq(eg_tap_comment(t, "two\nlines\n"), 0);
 	/* Written as they arrive: all there before close. */
 	expect_lines(p, want, 17);
@@ -137,7 +137,7 @@ END_TEST
 START_TEST(test_tap_plan_at_close)
 {
 	static const char *const want[] = {
-		"TAP version 14", "ok 1 - a", "not ok 2 - b", "ok 3", "1..3",
+	    "TAP version 14", "ok 1 - a", "not ok 2 - b", "ok 3", "1..3",
 	};
 	const char *p = path_in("c.tap");
 	eg_tap_t *t;
@@ -155,7 +155,10 @@ END_TEST
 START_TEST(test_tap_plan_mismatch)
 {
 	static const char *const want[] = {
-		"TAP version 14", "1..3", "ok 1 - a", "ok 2 - b",
+	    "TAP version 14",
+	    "1..3",
+	    "ok 1 - a",
+	    "ok 2 - b",
 	};
 	const char *p = path_in("m.tap");
 	eg_tap_t *t;
@@ -171,7 +174,9 @@ END_TEST
 START_TEST(test_tap_bail_and_bad_args)
 {
 	static const char *const want[] = {
-		"TAP version 14", "ok 1 - a", "Bail out! gpu lost again",
+	    "TAP version 14",
+	    "ok 1 - a",
+	    "Bail out! gpu lost again",
 	};
 	const char *p = path_in("b.tap");
 	json_t *arr = json_array();
@@ -248,10 +253,9 @@ static json_t *ynode(yaml_document_t *doc, yaml_node_t *n)
 
 			ck_assert_int_eq(k->type, YAML_SCALAR_NODE);
 			json_object_setn_new(
-				j, (char *)k->data.scalar.value,
-				k->data.scalar.length,
-				ynode(doc, yaml_document_get_node(doc,
-								  pr->value)));
+			    j, (char *)k->data.scalar.value,
+			    k->data.scalar.length,
+			    ynode(doc, yaml_document_get_node(doc, pr->value)));
 		}
 		return j;
 	default:
@@ -282,13 +286,52 @@ static json_t *yparse(const char *text)
 }
 
 static const char *const nasty[] = {
-	"key: value", "it's \"quoted\"", "line1\nline2\n", "\n",
-	"- leading dash", "-", "--- doc", "...", "# hash", "a #b", "",
-	" ", "123", "-5", "1e3", "0x1F", "1.5", ".inf", "true", "No", "null",
-	"~", " leading", "trailing ", "tab\there", "\x01" "ctl\x7f",
-	"h\xc3\xa9llo \xe2\x9c\x93", "[flow]", "{flow}", "&anchor",
-	"*alias", "!tag", "%dir", "@at", "`tick", "|", ">", "?", "a,b",
-	"back\\slash", "crlf\r\n", "ls\xe2\x80\xa8" "x", "'", "\"",
+    "key: value",
+    "it's \"quoted\"",
+    "line1\nline2\n",
+    "\n",
+    "- leading dash",
+    "-",
+    "--- doc",
+    "...",
+    "# hash",
+    "a #b",
+    "",
+    " ",
+    "123",
+    "-5",
+    "1e3",
+    "0x1F",
+    "1.5",
+    ".inf",
+    "true",
+    "No",
+    "null",
+    "~",
+    " leading",
+    "trailing ",
+    "tab\there",
+    "\x01"
+    "ctl\x7f",
+    "h\xc3\xa9llo \xe2\x9c\x93",
+    "[flow]",
+    "{flow}",
+    "&anchor",
+    "*alias",
+    "!tag",
+    "%dir",
+    "@at",
+    "`tick",
+    "|",
+    ">",
+    "?",
+    "a,b",
+    "back\\slash",
+    "crlf\r\n",
+    "ls\xe2\x80\xa8"
+    "x",
+    "'",
+    "\"",
 };
 
 static json_t *nasty_object(void)
@@ -342,7 +385,7 @@ static char *unindent(const char *y, int indent)
 
 START_TEST(test_yaml_roundtrip)
 {
-	static const int indents[] = { 0, 2, 4 };
+	static const int indents[] = {0, 2, 4};
 	json_t *o = nasty_object(), *back;
 	int i;
 
@@ -660,35 +703,35 @@ END_TEST
 START_TEST(test_junit_schema_rejects)
 {
 	ck_assert_int_eq(
-		validate_str("<testsuites><testsuite name='s' tests='1'>"
-			     "<testcase classname='c' name='n' time='0.5'>"
-			     "<failure message='m'>d</failure></testcase>"
-			     "</testsuite></testsuites>"),
-		0);
+	    validate_str("<testsuites><testsuite name='s' tests='1'>"
+			 "<testcase classname='c' name='n' time='0.5'>"
+			 "<failure message='m'>d</failure></testcase>"
+			 "</testsuite></testsuites>"),
+	    0);
 	/* testcase without name */
 	ck_assert_int_ne(
-		validate_str("<testsuites><testsuite name='s' tests='1'>"
-			     "<testcase classname='c' time='0.5'/>"
-			     "</testsuite></testsuites>"),
-		0);
+	    validate_str("<testsuites><testsuite name='s' tests='1'>"
+			 "<testcase classname='c' time='0.5'/>"
+			 "</testsuite></testsuites>"),
+	    0);
 	/* failure outside testcase */
 	ck_assert_int_ne(
-		validate_str("<testsuites><testsuite name='s' tests='1'>"
-			     "<failure message='m'/>"
-			     "</testsuite></testsuites>"),
-		0);
+	    validate_str("<testsuites><testsuite name='s' tests='1'>"
+			 "<failure message='m'/>"
+			 "</testsuite></testsuites>"),
+	    0);
 	/* negative time, non-numeric count */
 	ck_assert_int_ne(
-		validate_str("<testsuite name='s' tests='x'>"
-			     "<testcase classname='c' name='n' time='-1'/>"
-			     "</testsuite>"),
-		0);
+	    validate_str("<testsuite name='s' tests='x'>"
+			 "<testcase classname='c' name='n' time='-1'/>"
+			 "</testsuite>"),
+	    0);
 	/* skipped and failure together */
 	ck_assert_int_ne(
-		validate_str("<testsuite name='s' tests='1'>"
-			     "<testcase classname='c' name='n'>"
-			     "<skipped/><failure/></testcase></testsuite>"),
-		0);
+	    validate_str("<testsuite name='s' tests='1'>"
+			 "<testcase classname='c' name='n'>"
+			 "<skipped/><failure/></testcase></testsuite>"),
+	    0);
 }
 END_TEST
 
@@ -704,8 +747,10 @@ START_TEST(test_junit_incremental)
 	ck_assert_int_eq(eg_junit_open(&j, p, "inc"), 0);
 	d = read_xml(p); /* valid and empty from the start */
 	ck_assert_int_eq(validate(d), 0);
-	ck_assert_int_eq(nchildren(child(xmlDocGetRootElement(d),
-					 "testsuite", 0), "testcase"), 0);
+	ck_assert_int_eq(
+	    nchildren(child(xmlDocGetRootElement(d), "testsuite", 0),
+		      "testcase"),
+	    0);
 	xmlFreeDoc(d);
 
 	three_cases(j, 2);
@@ -719,10 +764,13 @@ START_TEST(test_junit_incremental)
 	xmlFreeDoc(d);
 
 	ck_assert_int_eq(eg_junit_case(j, "l0.report", "skip", 0,
-				       EG_STATUS_SKIP, NULL, NULL), 0);
+				       EG_STATUS_SKIP, NULL, NULL),
+			 0);
 	d = read_xml(p);
-	ck_assert_int_eq(nchildren(child(xmlDocGetRootElement(d),
-					 "testsuite", 0), "testcase"), 3);
+	ck_assert_int_eq(
+	    nchildren(child(xmlDocGetRootElement(d), "testsuite", 0),
+		      "testcase"),
+	    3);
 	xmlFreeDoc(d);
 	ck_assert_int_eq(eg_junit_close(j), 0);
 }
@@ -736,18 +784,21 @@ START_TEST(test_junit_names)
 	xmlDocPtr d;
 
 	ck_assert_int_eq(eg_junit_open(&j, p, "names"), 0);
-	ck_assert_int_eq(eg_junit_case(j, "c", "n", 0, EG_STATUS_PASS, NULL,
-				       NULL), 0);
-	ck_assert_int_eq(eg_junit_case(j, "c", "n", 0, EG_STATUS_FAIL, "m",
-				       NULL), 0);
-	ck_assert_int_eq(eg_junit_case(j, "c2", "n", 0, EG_STATUS_PASS, NULL,
-				       NULL), 0);
-	ck_assert_int_eq(eg_junit_case(j, "c", NULL, 0, EG_STATUS_PASS, NULL,
-				       NULL), EG_EINVAL);
-	ck_assert_int_eq(eg_junit_case(j, "c", "\x01\x02", 0, EG_STATUS_PASS,
-				       NULL, NULL), EG_EINVAL);
-	ck_assert_int_eq(eg_junit_case(j, "c", "x", 0, (eg_status_t)7, NULL,
-				       NULL), EG_EINVAL);
+	ck_assert_int_eq(
+	    eg_junit_case(j, "c", "n", 0, EG_STATUS_PASS, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    eg_junit_case(j, "c", "n", 0, EG_STATUS_FAIL, "m", NULL), 0);
+	ck_assert_int_eq(
+	    eg_junit_case(j, "c2", "n", 0, EG_STATUS_PASS, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    eg_junit_case(j, "c", NULL, 0, EG_STATUS_PASS, NULL, NULL),
+	    EG_EINVAL);
+	ck_assert_int_eq(
+	    eg_junit_case(j, "c", "\x01\x02", 0, EG_STATUS_PASS, NULL, NULL),
+	    EG_EINVAL);
+	ck_assert_int_eq(
+	    eg_junit_case(j, "c", "x", 0, (eg_status_t)7, NULL, NULL),
+	    EG_EINVAL);
 	ck_assert_int_eq(eg_junit_close(j), 0);
 	d = read_xml(p);
 	suite = child(xmlDocGetRootElement(d), "testsuite", 0);
@@ -779,7 +830,7 @@ START_TEST(test_run_dir)
 	base = out + strlen(root) + 1;
 	/* yyyymmddThhmmssZ-pid */
 	for (k = 0; k < 16; k++)
-		ck_assert(k == 8 ? base[k] == 'T'
+		ck_assert(k == 8    ? base[k] == 'T'
 			  : k == 15 ? base[k] == 'Z'
 				    : (base[k] >= '0' && base[k] <= '9'));
 	snprintf(want, sizeof(want), "-%ld", (long)getpid());

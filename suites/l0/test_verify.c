@@ -78,9 +78,9 @@ static void recv_alloc(eg_recv_t *r, const eg_workload_t *w, uint32_t cap)
 /* The canonical content of the fixture into r (cap >= NR). */
 static void fill(eg_recv_t *r)
 {
-	static const int32_t sr[NR] = { 0, 0, 1 }, st[NR] = { 0, 2, 1 };
-	static const int32_t idx[NR * K] = { 0, -1, 1, 0, -1, 1 };
-	static const float wt[NR * K] = { 1.0f, 0.0f, 0.5f, 2.0f, 0.0f, 1.0f };
+	static const int32_t sr[NR] = {0, 0, 1}, st[NR] = {0, 2, 1};
+	static const int32_t idx[NR * K] = {0, -1, 1, 0, -1, 1};
+	static const float wt[NR * K] = {1.0f, 0.0f, 0.5f, 2.0f, 0.0f, 1.0f};
 	uint32_t H_ = r->hidden;
 
 	r->num_rows = NR;
@@ -93,7 +93,7 @@ static void fill(eg_recv_t *r)
 		if (r->scales)
 			for (uint32_t b = 0; b < H_ / EG_FP8_BLOCK; b++)
 				r->scales[i * (H_ / EG_FP8_BLOCK) + b] =
-					0.25f * (float)(i + b + 1);
+				    0.25f * (float)(i + b + 1);
 	}
 	memcpy(r->topk_idx, idx, sizeof(idx));
 	memcpy(r->topk_w, wt, sizeof(wt));
@@ -454,11 +454,11 @@ START_TEST(bad_args)
 	ac.rank = 0;
 	ck_assert_int_eq(eg_verify_dispatch(&wl, &ex, &ac, &v), EG_EINVAL);
 	ac.rank = D;
-	ck_assert_int_eq(eg_verify_combine(&wl, W, EG_COMPARE_BITS, ex.x,
-					   NULL, NULL, ac.x, &v),
+	ck_assert_int_eq(eg_verify_combine(&wl, W, EG_COMPARE_BITS, ex.x, NULL,
+					   NULL, ac.x, &v),
 			 EG_EINVAL);
-	ck_assert_int_eq(eg_verify_combine(&wl, 0, EG_COMPARE_BITS, NULL,
-					   NULL, NULL, ac.x, &v),
+	ck_assert_int_eq(eg_verify_combine(&wl, 0, EG_COMPARE_BITS, NULL, NULL,
+					   NULL, ac.x, &v),
 			 EG_EINVAL);
 	ck_assert_int_eq(eg_verify_combine(&wl, 0, EG_COMPARE_BOUNDED, ex.x,
 					   NULL, NULL, ac.x, &v),
@@ -527,17 +527,17 @@ START_TEST(combine_bits)
 	for (int i = 0; i < T * H; i++)
 		e[i] = a[i] = eg_f32_to_bf16((float)(i - 9));
 	eg_verdict_init(&v);
-	ck_assert_int_eq(eg_verify_combine(&wl, 0, EG_COMPARE_BITS, e, NULL,
-					   NULL, a, &v),
-			 EG_OK);
+	ck_assert_int_eq(
+	    eg_verify_combine(&wl, 0, EG_COMPARE_BITS, e, NULL, NULL, a, &v),
+	    EG_OK);
 	ck_assert_uint_eq(v.checked[EG_FIELD_COMBINE], T * H);
 	ck_assert_uint_eq(eg_verdict_total_wrong(&v), 0);
 
 	a[2 * H + 3] += 1; /* one ulp */
 	eg_verdict_init(&v);
-	ck_assert_int_eq(eg_verify_combine(&wl, 1, EG_COMPARE_BITS, e, NULL,
-					   NULL, a, &v),
-			 EG_EMISMATCH);
+	ck_assert_int_eq(
+	    eg_verify_combine(&wl, 1, EG_COMPARE_BITS, e, NULL, NULL, a, &v),
+	    EG_EMISMATCH);
 	ck_assert_uint_eq(v.wrong[EG_FIELD_COMBINE], 1);
 	ck_assert_uint_eq(eg_verdict_total_wrong(&v), 1);
 	ck_assert_int_eq(v.first[0].field, EG_FIELD_COMBINE);
@@ -557,12 +557,12 @@ START_TEST(combine_nonfinite_bits)
 
 	for (int i = 0; i < T * H; i++)
 		e[i] = a[i] = eg_f32_to_bf16(1.0f);
-	e[4] = a[4] = 0x7fc1u;  /* NaN on both sides */
+	e[4] = a[4] = 0x7fc1u;	 /* NaN on both sides */
 	e[20] = a[20] = 0x7f80u; /* +Inf on both sides */
 	eg_verdict_init(&v);
-	ck_assert_int_eq(eg_verify_combine(&wl, 0, EG_COMPARE_BITS, e, NULL,
-					   NULL, a, &v),
-			 EG_EMISMATCH);
+	ck_assert_int_eq(
+	    eg_verify_combine(&wl, 0, EG_COMPARE_BITS, e, NULL, NULL, a, &v),
+	    EG_EMISMATCH);
 	ck_assert_uint_eq(v.wrong[EG_FIELD_COMBINE], 2);
 	ck_assert_uint_eq(v.nonfinite, 2);
 	ck_assert_int_eq(v.first[0].col, 4);
@@ -653,17 +653,17 @@ START_TEST(combine_fp32)
 	/* fp32: u = 2^-23, bound = 15 * 2^-23 = 3 * 5u */
 	a[9] = 3.0f + 0x1p-21f * 2.0f; /* 8u: inside */
 	eg_verdict_init(&v);
-	ck_assert_int_eq(eg_verify_combine(&wl, 0, EG_COMPARE_BOUNDED, e, ref,
-					   mag, a, &v),
-			 EG_OK);
-	ck_assert_int_eq(eg_verify_combine(&wl, 0, EG_COMPARE_BITS, e, NULL,
-					   NULL, a, &v),
-			 EG_EMISMATCH);
+	ck_assert_int_eq(
+	    eg_verify_combine(&wl, 0, EG_COMPARE_BOUNDED, e, ref, mag, a, &v),
+	    EG_OK);
+	ck_assert_int_eq(
+	    eg_verify_combine(&wl, 0, EG_COMPARE_BITS, e, NULL, NULL, a, &v),
+	    EG_EMISMATCH);
 	a[9] = 3.0f + 0x1p-21f * 4.0f; /* 16u: outside */
 	eg_verdict_init(&v);
-	ck_assert_int_eq(eg_verify_combine(&wl, 0, EG_COMPARE_BOUNDED, e, ref,
-					   mag, a, &v),
-			 EG_EMISMATCH);
+	ck_assert_int_eq(
+	    eg_verify_combine(&wl, 0, EG_COMPARE_BOUNDED, e, ref, mag, a, &v),
+	    EG_EMISMATCH);
 	ck_assert_uint_eq(v.wrong[EG_FIELD_COMBINE], 1);
 }
 END_TEST
