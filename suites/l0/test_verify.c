@@ -33,46 +33,23 @@ static void mk_workload(eg_workload_t *w, eg_dtype_t dt, uint32_t hidden)
 
 static void recv_free(eg_recv_t *r)
 {
-	free(r->x);
-	free(r->scales);
-	free(r->src_rank);
-	free(r->src_token);
-	free(r->topk_idx);
-	free(r->topk_w);
-	free(r->expert_count);
-	free(r->rank_prefix);
-	memset(r, 0, sizeof(*r));
+	eg_recv_free(r);
 }
 
+/* Zeroed buffers of rank D (eg_recv_alloc poisons them). */
 static void recv_alloc(eg_recv_t *r, const eg_workload_t *w, uint32_t cap)
 {
-	memset(r, 0, sizeof(*r));
-	r->rank = D;
-	r->capacity = cap;
-	r->dtype = w->dtype;
-	r->world = w->world;
-	r->hidden = w->hidden;
-	r->topk = w->topk;
-	r->local_experts = w->experts / w->world;
-	r->x = calloc((size_t)cap * w->hidden, eg_dtype_size(w->dtype));
-	if (w->dtype == EG_DTYPE_FP8)
-		r->scales = calloc((size_t)cap * w->hidden / EG_FP8_BLOCK,
-				   sizeof(float));
-	r->src_rank = calloc(cap, sizeof(int32_t));
-	r->src_token = calloc(cap, sizeof(int32_t));
-	r->topk_idx = calloc((size_t)cap * w->topk, sizeof(int32_t));
-	r->topk_w = calloc((size_t)cap * w->topk, sizeof(float));
-	r->expert_count = calloc(r->local_experts, sizeof(uint32_t));
-	r->rank_prefix = calloc(w->world + 1, sizeof(uint32_t));
-	ck_assert_ptr_nonnull(r->x);
-	ck_assert_ptr_nonnull(r->src_rank);
-	ck_assert_ptr_nonnull(r->src_token);
-	ck_assert_ptr_nonnull(r->topk_idx);
-	ck_assert_ptr_nonnull(r->topk_w);
-	ck_assert_ptr_nonnull(r->expert_count);
-	ck_assert_ptr_nonnull(r->rank_prefix);
-	if (w->dtype == EG_DTYPE_FP8)
-		ck_assert_ptr_nonnull(r->scales);
+	size_t n = cap;
+	ck_assert_int_eq(eg_recv_alloc(r, w, D, cap), EG_OK);
+	memset(r->x, 0, n * w->hidden * eg_dtype_size(w->dtype));
+	if (r->scales)
+		memset(r->scales, 0, n * (w->hidden / EG_FP8_BLOCK) * 4);
+	memset(r->src_rank, 0, n * sizeof(int32_t));
+	memset(r->src_token, 0, n * sizeof(int32_t));
+	memset(r->topk_idx, 0, n * w->topk * sizeof(int32_t));
+	memset(r->topk_w, 0, n * w->topk * sizeof(float));
+	memset(r->expert_count, 0, r->local_experts * sizeof(uint32_t));
+	memset(r->rank_prefix, 0, (w->world + 1) * sizeof(uint32_t));
 }
 
 /* The canonical content of the fixture into r (cap >= NR). */
