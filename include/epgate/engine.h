@@ -7,13 +7,25 @@
 #include <stdint.h>
 
 #include "epgate/ep.h"
+#include "epgate/transport.h"
+#include "epgate/world.h"
+
+/* What an engine is given: the ranks this process holds and, for
+ * multi-process engines, the world and a ready transport. */
+typedef struct eg_engine_ctx {
+	size_t size;	     /* sizeof(eg_engine_ctx_t) */
+	uint32_t first_rank; /* ranks [first_rank, first_rank + n_ranks) */
+	uint32_t n_ranks;
+	const eg_world_t *world;     /* NULL for in-process engines */
+	const eg_xport_ops_t *xport; /* NULL for in-process engines */
+	void *xport_state;
+} eg_engine_ctx_t;
 
 typedef struct eg_engine_ops {
 	size_t size; /* sizeof(eg_engine_ops_t) as built by the provider */
 	const char *name;
-	/* Ranks [first_rank, first_rank + n_ranks) live in this process. */
-	int (*create)(const eg_workload_t *w, uint32_t first_rank,
-		      uint32_t n_ranks, void **state);
+	int (*create)(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+		      void **state);
 	/* in[i], out[i] belong to rank first_rank + i. out[i] is allocated
 	 * with eg_recv_max_rows capacity and poisoned. */
 	int (*dispatch)(void *state, const eg_rank_input_t *in, eg_recv_t *out);

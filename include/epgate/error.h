@@ -14,7 +14,12 @@
 	X(ENOENT, -8, "no such file or entry")                                 \
 	X(ECUDA, -9, "CUDA error")                                             \
 	X(EXML, -10, "XML library error")                                      \
-	X(EJSON, -11, "JSON library error")
+	X(EJSON, -11, "JSON library error")                                    \
+	X(ETIMEDOUT, -12, "deadline expired")                                  \
+	X(EPEER, -13, "a peer failed or went away")                            \
+	X(EAUTH, -14, "authentication failed")                                 \
+	X(EFABRIC, -15, "fabric error")                                        \
+	X(ESYS, -16, "system call failed")
 
 typedef enum eg_errno {
 	EG_OK = 0,

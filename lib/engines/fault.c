@@ -142,7 +142,7 @@ static void eg__plant_dispatch(eg__fault_state_t *f, eg_recv_t *out, uint32_t W)
 	}
 }
 
-static int eg__fault_create(const eg_workload_t *w, uint32_t first, uint32_t n,
+static int eg__fault_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 			    void **state, eg__fault_t kind)
 {
 	eg__fault_state_t *f = calloc(1, sizeof(*f));
@@ -152,7 +152,7 @@ static int eg__fault_create(const eg_workload_t *w, uint32_t first, uint32_t n,
 		return EG_ENOMEM;
 	f->kind = kind;
 	f->row_bytes = (size_t)w->hidden * eg_dtype_size(w->dtype);
-	rc = eg_engine_self.create(w, first, n, &f->inner);
+	rc = eg_engine_self.create(w, ctx, &f->inner);
 	if (rc < 0) {
 		free(f);
 		return rc;
@@ -219,10 +219,10 @@ static void eg__fault_destroy(void *state)
 }
 
 #define EG__F_OPS(id, s)                                                       \
-	static int eg__create_##id(const eg_workload_t *w, uint32_t first,     \
-				   uint32_t n, void **state)                   \
+	static int eg__create_##id(const eg_workload_t *w,                     \
+				   const eg_engine_ctx_t *ctx, void **state)   \
 	{                                                                      \
-		return eg__fault_create(w, first, n, state, EG__F_##id);       \
+		return eg__fault_create(w, ctx, state, EG__F_##id);            \
 	}                                                                      \
 	const eg_engine_ops_t eg_engine_fault_##id = {                         \
 	    .size = sizeof(eg_engine_ops_t),                                   \

@@ -32,13 +32,13 @@ static void eg__msg_free(eg__msg_t *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static int eg__self_create(const eg_workload_t *w, uint32_t first_rank,
-			   uint32_t n_ranks, void **state)
+static int eg__self_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+			   void **state)
 {
 	eg__self_t *s;
 
 	/* a single process must hold every rank */
-	if (first_rank != 0 || n_ranks != w->world)
+	if (ctx->first_rank != 0 || ctx->n_ranks != w->world)
 		return EG_ENOSYS;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -47,8 +47,8 @@ static int eg__self_create(const eg_workload_t *w, uint32_t first_rank,
 		free(s);
 		return EG_ENOMEM;
 	}
-	s->first = first_rank;
-	s->n = n_ranks;
+	s->first = ctx->first_rank;
+	s->n = ctx->n_ranks;
 	*state = s;
 	return EG_OK;
 }

@@ -74,7 +74,8 @@ static int eg__case_setup(eg__case_t *c)
 		if (!c->y[r] || !c->out[r])
 			return EG_ENOMEM;
 	}
-	rc = c->ops->create(w, 0, W, &c->engine);
+	eg_engine_ctx_t ctx = {.size = sizeof(ctx), .n_ranks = W};
+	rc = c->ops->create(w, &ctx, &c->engine);
 	if (rc < 0) {
 		c->engine = NULL;
 		c->engine_err = rc;

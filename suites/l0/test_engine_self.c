@@ -14,8 +14,9 @@ static void run_self(const char *const *kv)
 	eg_recv_t out[8];
 	void *y[8], *res[8];
 	void *eng = NULL;
+	eg_engine_ctx_t all = {.size = sizeof(all), .n_ranks = W};
 	ck_assert_uint_le(W, 8);
-	ck_assert_int_eq(eg_engine_self.create(&w, 0, W, &eng), EG_OK);
+	ck_assert_int_eq(eg_engine_self.create(&w, &all, &eng), EG_OK);
 	for (uint32_t r = 0; r < W; r++) {
 		ck_assert_int_eq(eg_gen_rank_input(&g, &w, r, &in[r]), EG_OK);
 		ck_assert_int_eq(eg_recv_alloc(&out[r], &w, r, cap), EG_OK);
@@ -82,9 +83,11 @@ START_TEST(test_refusals)
 	eg_workload_t w;
 	const char *kv[] = {"world=4", "experts=8", NULL};
 	void *eng = NULL;
+	eg_engine_ctx_t part = {
+	    .size = sizeof(part), .first_rank = 1, .n_ranks = 3};
 	eg_test_workload(&w, kv);
 	/* one process must own the whole world */
-	ck_assert_int_eq(eg_engine_self.create(&w, 1, 3, &eng), EG_ENOSYS);
+	ck_assert_int_eq(eg_engine_self.create(&w, &part, &eng), EG_ENOSYS);
 	ck_assert_ptr_eq(eg_engine_find("self"), &eg_engine_self);
 	ck_assert_ptr_null(eg_engine_find("selff"));
 	ck_assert_uint_ge(eg_engine_self.size, sizeof(eg_engine_ops_t));
@@ -105,7 +108,8 @@ START_TEST(test_capacity)
 	eg_rank_input_t in[2];
 	eg_recv_t out[2];
 	void *eng;
-	ck_assert_int_eq(eg_engine_self.create(&w, 0, 2, &eng), EG_OK);
+	eg_engine_ctx_t two = {.size = sizeof(two), .n_ranks = 2};
+	ck_assert_int_eq(eg_engine_self.create(&w, &two, &eng), EG_OK);
 	for (int r = 0; r < 2; r++) {
 		ck_assert_int_eq(eg_gen_rank_input(&g, &w, r, &in[r]), EG_OK);
 		ck_assert_int_eq(eg_recv_alloc(&out[r], &w, r, 3), EG_OK);
