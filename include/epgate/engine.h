@@ -43,6 +43,10 @@ typedef struct eg_engine_ops {
  * ascending, fp32), so random data must match the reference bit for bit;
  * without it random data is compared within error bounds. */
 #define EG_ENGINE_CANONICAL_ORDER 0x1u
+/* One rank per process over a transport (ctx->world, ctx->xport). */
+#define EG_ENGINE_MULTI_PROCESS 0x2u
+/* Largest top-k a multi-process engine carries per token. */
+#define EG_TOPK_WIRE_MAX 1024
 
 /* Built-in engines by name ("self"); NULL if unknown. */
 const eg_engine_ops_t *eg_engine_find(const char *name);
@@ -51,6 +55,15 @@ const char *const *eg_engine_names(void);
 
 /* W ranks simulated inside one process. */
 extern const eg_engine_ops_t eg_engine_self;
+/* Sparse all-to-all and dense allgather/reduce-scatter, one rank per
+ * process (lib/engines/a2a.c, dense.c). */
+extern const eg_engine_ops_t eg_engine_a2a;
+extern const eg_engine_ops_t eg_engine_dense;
+
+/* Fault injection for the fault suites: EPGATE_FAULT="kill:R:WHERE" or
+ * "stall:R:WHERE" makes rank R die (SIGKILL) or hang at WHERE
+ * ("dispatch", "combine"). No effect when unset. */
+void eg_fault_point(const char *where, uint32_t rank);
 
 /* The self engine with one planted defect each ("fault:<kind>"): they
  * must fail `epgate check`; see docs/faults.md. */

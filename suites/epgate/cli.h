@@ -29,6 +29,11 @@ typedef struct eg_l1_totals {
 	unsigned run, passed, failed, skipped, errors;
 } eg_l1_totals_t;
 
+/* Diagnostics of a failed case (suites/epgate/diag.c). */
+json_t *eg_case_diag(const eg_workload_t *w, const eg_verdict_t *v,
+		     const char *stage, unsigned iter, int engine_err,
+		     const char *repro);
+
 /* Returns an automake exit code (0, 1, 77, 99). */
 int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 	      eg_l1_totals_t *tot);

@@ -178,64 +178,6 @@ static int eg__case_iter(eg__case_t *c, eg_workload_t *wi)
 	return EG_OK;
 }
 
-static json_t *eg__diag(const eg__case_t *c, const char *repro)
-{
-	json_t *d = json_object(), *wrong = json_object(), *first;
-	char sum[256];
-
-	eg_workload_summary(c->w, sum, sizeof(sum));
-	json_object_set_new(d, "workload", json_string(sum));
-	json_object_set_new(d, "stage", json_string(c->stage ? c->stage : ""));
-	json_object_set_new(d, "iteration", json_integer(c->iter));
-	if (c->engine_err)
-		json_object_set_new(d, "engine_error",
-				    json_string(eg_strerror(c->engine_err)));
-	for (int f = 0; f < EG_FIELD__COUNT; f++)
-		if (c->v.wrong[f])
-			json_object_set_new(
-			    wrong, eg_field_name((eg_field_t)f),
-			    json_integer((json_int_t)c->v.wrong[f]));
-	if (c->v.missing_rows)
-		json_object_set_new(
-		    wrong, "missing_rows",
-		    json_integer((json_int_t)c->v.missing_rows));
-	if (c->v.duplicate_rows)
-		json_object_set_new(
-		    wrong, "duplicate_rows",
-		    json_integer((json_int_t)c->v.duplicate_rows));
-	if (c->v.unknown_rows)
-		json_object_set_new(
-		    wrong, "unknown_rows",
-		    json_integer((json_int_t)c->v.unknown_rows));
-	if (c->v.nonfinite)
-		json_object_set_new(wrong, "nonfinite",
-				    json_integer((json_int_t)c->v.nonfinite));
-	json_object_set_new(d, "wrong", wrong);
-	first = json_array();
-	for (uint32_t i = 0; i < c->v.n_first; i++) {
-		const eg_mismatch_t *m = &c->v.first[i];
-		json_t *o = json_object();
-		json_object_set_new(o, "field",
-				    json_string(eg_field_name(m->field)));
-		json_object_set_new(o, "rank", json_integer(m->rank));
-		json_object_set_new(o, "src_rank", json_integer(m->src_rank));
-		json_object_set_new(o, "src_token", json_integer(m->src_token));
-		json_object_set_new(o, "expert", json_integer(m->expert));
-		json_object_set_new(o, "row", json_integer(m->row));
-		json_object_set_new(o, "col", json_integer(m->col));
-		char b[32];
-		snprintf(b, sizeof(b), "0x%llx",
-			 (unsigned long long)m->expected);
-		json_object_set_new(o, "expected", json_string(b));
-		snprintf(b, sizeof(b), "0x%llx", (unsigned long long)m->actual);
-		json_object_set_new(o, "actual", json_string(b));
-		json_array_append_new(first, o);
-	}
-	json_object_set_new(d, "first_mismatches", first);
-	json_object_set_new(d, "repro", json_string(repro));
-	return d;
-}
-
 int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 	      eg_l1_totals_t *tot)
 {
@@ -249,6 +191,14 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 	if (!ops) {
 		fprintf(stderr,
 			"epgate check: --engine: unknown engine \"%s\"\n",
+			o->engine);
+		return EG_EXIT_HARD;
+	}
+	if (ops->flags & EG_ENGINE_MULTI_PROCESS) {
+		fprintf(stderr,
+			"epgate check: --engine %s runs one rank per process: "
+			"use 'epgate check --l2' (or epgate launch ... "
+			"epgate l2-rank)\n",
 			o->engine);
 		return EG_EXIT_HARD;
 	}
@@ -313,7 +263,8 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 			tot->errors++;
 			hard = 1;
 		} else if (c.engine_err || eg_verdict_total_wrong(&c.v)) {
-			json_t *d = eg__diag(&c, repro);
+			json_t *d = eg_case_diag(c.w, &c.v, c.stage, c.iter,
+						 c.engine_err, repro);
 			char *detail = malloc(EG__DETAIL_MAX);
 			char msg[256];
 			if (c.engine_err)

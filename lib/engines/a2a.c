@@ -1,0 +1,217 @@
+/* The "a2a" engine: sparse dispatch (one copy of a token per destination
+ * rank that owns one of its experts) and combine, one rank per process,
+ * over a transport's all-to-all-v. Produces the canonical layout and
+ * reduces in destination order, so results are bit-exact. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/engine.h"
+#include "epgate/error.h"
+#include "pack.h"
+
+typedef struct eg__a2a {
+	eg_workload_t w;
+	eg_engine_ctx_t ctx;
+	uint32_t rank, W;
+	uint32_t *n_sent;  /* W: rows sent to each destination */
+	uint32_t **sent;   /* W lists of source tokens, in send order */
+	uint32_t *n_recv;  /* W: rows received from each source */
+	uint8_t **sendbuf; /* W */
+	uint8_t **recvbuf; /* W */
+	size_t *sbytes, *rbytes;
+} eg__a2a_t;
+
+static void eg__a2a_bufs_free(eg__a2a_t *a)
+{
+	for (uint32_t p = 0; p < a->W; p++) {
+		free(a->sendbuf[p]);
+		free(a->recvbuf[p]);
+		a->sendbuf[p] = a->recvbuf[p] = NULL;
+	}
+}
+
+static void eg__a2a_destroy(void *state)
+{
+	eg__a2a_t *a = state;
+	if (!a)
+		return;
+	if (a->sendbuf && a->recvbuf)
+		eg__a2a_bufs_free(a);
+	for (uint32_t p = 0; a->sent && p < a->W; p++)
+		free(a->sent[p]);
+	free(a->sent);
+	free(a->n_sent);
+	free(a->n_recv);
+	free(a->sendbuf);
+	free(a->recvbuf);
+	free(a->sbytes);
+	free(a->rbytes);
+	eg_workload_fini(&a->w);
+	free(a);
+}
+
+static int eg__a2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+			  void **state)
+{
+	eg__a2a_t *a;
+	uint32_t W = w->world;
+
+	if (ctx->size < sizeof(*ctx) || !ctx->world || !ctx->xport ||
+	    ctx->n_ranks != 1 || ctx->world->size != W)
+		return EG_ENOSYS; /* needs one rank per process */
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return EG_ENOMEM;
+	a->ctx = *ctx;
+	a->rank = ctx->first_rank;
+	a->W = W;
+	a->n_sent = calloc(W, sizeof(uint32_t));
+	a->n_recv = calloc(W, sizeof(uint32_t));
+	a->sent = calloc(W, sizeof(uint32_t *));
+	a->sendbuf = calloc(W, sizeof(uint8_t *));
+	a->recvbuf = calloc(W, sizeof(uint8_t *));
+	a->sbytes = calloc(W, sizeof(size_t));
+	a->rbytes = calloc(W, sizeof(size_t));
+	if (!a->n_sent || !a->n_recv || !a->sent || !a->sendbuf ||
+	    !a->recvbuf || !a->sbytes || !a->rbytes ||
+	    eg_workload_copy(&a->w, w) < 0) {
+		eg__a2a_destroy(a);
+		return EG_ENOMEM;
+	}
+	*state = a;
+	return EG_OK;
+}
+
+static int eg__a2a_xchg(eg__a2a_t *a)
+{
+	return a->ctx.xport->alltoallv(
+	    a->ctx.xport_state, (const void *const *)a->sendbuf, a->sbytes,
+	    (void *const *)a->recvbuf, a->rbytes);
+}
+
+static int eg__a2a_dispatch(void *state, const eg_rank_input_t *in,
+			    eg_recv_t *out)
+{
+	eg__a2a_t *a = state;
+	const eg_workload_t *w = &a->w;
+	size_t rb = eg__wire_row_bytes(w);
+	uint32_t W = a->W, total = 0;
+	int rc;
+
+	/* which tokens go where */
+	for (uint32_t d = 0; d < W; d++) {
+		free(a->sent[d]);
+		a->sent[d] =
+		    malloc(((size_t)in->tokens + 1) * sizeof(uint32_t));
+		if (!a->sent[d])
+			return EG_ENOMEM;
+		a->n_sent[d] = 0;
+		for (uint32_t t = 0; t < in->tokens; t++)
+			if (eg__token_on(w, in, t, d))
+				a->sent[d][a->n_sent[d]++] = t;
+	}
+	/* counts first, so every receive size is exact */
+	eg__a2a_bufs_free(a);
+	for (uint32_t p = 0; p < W; p++) {
+		a->sendbuf[p] = malloc(sizeof(uint32_t));
+		a->recvbuf[p] = malloc(sizeof(uint32_t));
+		if (!a->sendbuf[p] || !a->recvbuf[p])
+			return EG_ENOMEM;
+		memcpy(a->sendbuf[p], &a->n_sent[p], sizeof(uint32_t));
+		a->sbytes[p] = a->rbytes[p] = sizeof(uint32_t);
+	}
+	rc = eg__a2a_xchg(a);
+	if (rc < 0)
+		return rc;
+	for (uint32_t s = 0; s < W; s++) {
+		memcpy(&a->n_recv[s], a->recvbuf[s], sizeof(uint32_t));
+		total += a->n_recv[s];
+	}
+	eg_fault_point("dispatch", a->rank);
+	if (total > out->capacity)
+		return EG_ERANGE;
+	eg__a2a_bufs_free(a);
+	for (uint32_t p = 0; p < W; p++) {
+		a->sbytes[p] = (size_t)a->n_sent[p] * rb;
+		a->rbytes[p] = (size_t)a->n_recv[p] * rb;
+		a->sendbuf[p] = malloc(a->sbytes[p] + 1);
+		a->recvbuf[p] = malloc(a->rbytes[p] + 1);
+		if (!a->sendbuf[p] || !a->recvbuf[p])
+			return EG_ENOMEM;
+		for (uint32_t j = 0; j < a->n_sent[p]; j++)
+			eg__wire_pack(w, in, a->sent[p][j], p,
+				      a->sendbuf[p] + (size_t)j * rb);
+	}
+	rc = eg__a2a_xchg(a);
+	if (rc < 0)
+		return rc;
+	memset(out->expert_count, 0, out->local_experts * sizeof(uint32_t));
+	uint32_t row = 0;
+	for (uint32_t s = 0; s < W; s++) {
+		out->rank_prefix[s] = row;
+		for (uint32_t j = 0; j < a->n_recv[s]; j++)
+			eg__wire_unpack(w, a->recvbuf[s] + (size_t)j * rb, s,
+					out, row++);
+	}
+	out->rank_prefix[W] = row;
+	out->num_rows = row;
+	eg__a2a_bufs_free(a);
+	return EG_OK;
+}
+
+static int eg__a2a_combine(void *state, const eg_recv_t *recv,
+			   const void *const *y, void *const *out)
+{
+	eg__a2a_t *a = state;
+	const eg_workload_t *w = &a->w;
+	eg_dtype_t ct = eg_combine_dtype(w->dtype);
+	size_t H = w->hidden, rowb = H * eg_dtype_size(ct);
+	uint32_t W = a->W, T = eg_workload_tokens(w, a->rank);
+	float *acc;
+	int rc;
+
+	eg_fault_point("combine", a->rank);
+	/* expert outputs go back to their source; rows of source s are
+	 * contiguous in the canonical layout */
+	eg__a2a_bufs_free(a);
+	for (uint32_t p = 0; p < W; p++) {
+		uint32_t n = recv->rank_prefix[p + 1] - recv->rank_prefix[p];
+		a->sbytes[p] = (size_t)n * rowb;
+		a->rbytes[p] = (size_t)a->n_sent[p] * rowb;
+		a->sendbuf[p] = malloc(a->sbytes[p] + 1);
+		a->recvbuf[p] = malloc(a->rbytes[p] + 1);
+		if (!a->sendbuf[p] || !a->recvbuf[p])
+			return EG_ENOMEM;
+		memcpy(a->sendbuf[p],
+		       (const uint8_t *)y[0] + recv->rank_prefix[p] * rowb,
+		       a->sbytes[p]);
+	}
+	rc = eg__a2a_xchg(a);
+	if (rc < 0)
+		return rc;
+	acc = calloc((size_t)(T ? T : 1) * H, sizeof(float));
+	if (!acc)
+		return EG_ENOMEM;
+	for (uint32_t d = 0; d < W; d++) /* destination order */
+		for (uint32_t j = 0; j < a->n_sent[d]; j++) {
+			uint32_t t = a->sent[d][j];
+			for (size_t h = 0; h < H; h++)
+				acc[(size_t)t * H + h] += eg_load_f32(
+				    ct, a->recvbuf[d], (size_t)j * H + h);
+		}
+	for (size_t i = 0; i < (size_t)T * H; i++)
+		eg_store_f32(ct, out[0], i, acc[i]);
+	free(acc);
+	eg__a2a_bufs_free(a);
+	return EG_OK;
+}
+
+const eg_engine_ops_t eg_engine_a2a = {
+    .size = sizeof(eg_engine_ops_t),
+    .name = "a2a",
+    .create = eg__a2a_create,
+    .dispatch = eg__a2a_dispatch,
+    .combine = eg__a2a_combine,
+    .destroy = eg__a2a_destroy,
+    .flags = EG_ENGINE_CANONICAL_ORDER | EG_ENGINE_MULTI_PROCESS,
+};

@@ -1,0 +1,251 @@
+/* The "dense" engine: the allgather / reduce-scatter alternative. Every
+ * rank gathers every token with its routing, applies its local experts to
+ * the tokens routed to them (its receive layout is the same canonical one
+ * the sparse engine produces), and a reduce-scatter (destination order,
+ * fp32) sums the partial outputs back to the tokens' owners. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/engine.h"
+#include "epgate/error.h"
+#include "pack.h"
+
+typedef struct eg__dense {
+	eg_workload_t w;
+	eg_engine_ctx_t ctx;
+	uint32_t rank, W;
+	uint32_t *tokens; /* W: tokens of each rank, exchanged */
+	uint8_t **sendbuf, **recvbuf;
+	size_t *sbytes, *rbytes;
+} eg__dense_t;
+
+static void eg__dense_bufs_free(eg__dense_t *a)
+{
+	for (uint32_t p = 0; p < a->W; p++) {
+		free(a->recvbuf[p]);
+		a->recvbuf[p] = NULL;
+		/* every sendbuf[p] may alias sendbuf[0] (allgather) */
+		if (p == 0 || a->sendbuf[p] != a->sendbuf[0])
+			free(a->sendbuf[p]);
+	}
+	for (uint32_t p = 0; p < a->W; p++)
+		a->sendbuf[p] = NULL;
+}
+
+static void eg__dense_destroy(void *state)
+{
+	eg__dense_t *a = state;
+	if (!a)
+		return;
+	if (a->sendbuf && a->recvbuf)
+		eg__dense_bufs_free(a);
+	free(a->tokens);
+	free(a->sendbuf);
+	free(a->recvbuf);
+	free(a->sbytes);
+	free(a->rbytes);
+	eg_workload_fini(&a->w);
+	free(a);
+}
+
+static int eg__dense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+			    void **state)
+{
+	eg__dense_t *a;
+	uint32_t W = w->world;
+
+	if (ctx->size < sizeof(*ctx) || !ctx->world || !ctx->xport ||
+	    ctx->n_ranks != 1 || ctx->world->size != W)
+		return EG_ENOSYS;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return EG_ENOMEM;
+	a->ctx = *ctx;
+	a->rank = ctx->first_rank;
+	a->W = W;
+	a->tokens = calloc(W, sizeof(uint32_t));
+	a->sendbuf = calloc(W, sizeof(uint8_t *));
+	a->recvbuf = calloc(W, sizeof(uint8_t *));
+	a->sbytes = calloc(W, sizeof(size_t));
+	a->rbytes = calloc(W, sizeof(size_t));
+	if (!a->tokens || !a->sendbuf || !a->recvbuf || !a->sbytes ||
+	    !a->rbytes || eg_workload_copy(&a->w, w) < 0) {
+		eg__dense_destroy(a);
+		return EG_ENOMEM;
+	}
+	*state = a;
+	return EG_OK;
+}
+
+static int eg__dense_xchg(eg__dense_t *a)
+{
+	return a->ctx.xport->alltoallv(
+	    a->ctx.xport_state, (const void *const *)a->sendbuf, a->sbytes,
+	    (void *const *)a->recvbuf, a->rbytes);
+}
+
+/* A gathered token: [payload][scales][K int32 global ids][K float w]. */
+static size_t eg__gather_row_bytes(const eg_workload_t *w)
+{
+	size_t nb = w->dtype == EG_DTYPE_FP8 ? w->hidden / EG_FP8_BLOCK : 0;
+	return (size_t)w->hidden * eg_dtype_size(w->dtype) +
+	       nb * sizeof(float) +
+	       (size_t)w->topk * (sizeof(int32_t) + sizeof(float));
+}
+
+static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
+			      eg_recv_t *out)
+{
+	eg__dense_t *a = state;
+	const eg_workload_t *w = &a->w;
+	uint32_t W = a->W, K = w->topk, me = a->rank;
+	int32_t L = (int32_t)(w->experts / W), lo = (int32_t)me * L;
+	size_t xb = (size_t)w->hidden * eg_dtype_size(w->dtype);
+	size_t nb = w->dtype == EG_DTYPE_FP8 ? w->hidden / EG_FP8_BLOCK : 0;
+	size_t gb = eg__gather_row_bytes(w);
+	int rc;
+
+	/* allgather the token counts, then the tokens and their routing */
+	eg__dense_bufs_free(a);
+	for (uint32_t p = 0; p < W; p++) {
+		a->sendbuf[p] = malloc(sizeof(uint32_t));
+		a->recvbuf[p] = malloc(sizeof(uint32_t));
+		if (!a->sendbuf[p] || !a->recvbuf[p])
+			return EG_ENOMEM;
+		memcpy(a->sendbuf[p], &in->tokens, sizeof(uint32_t));
+		a->sbytes[p] = a->rbytes[p] = sizeof(uint32_t);
+	}
+	rc = eg__dense_xchg(a);
+	if (rc < 0)
+		return rc;
+	for (uint32_t s = 0; s < W; s++)
+		memcpy(&a->tokens[s], a->recvbuf[s], sizeof(uint32_t));
+	eg__dense_bufs_free(a);
+	uint8_t *mine = malloc((size_t)in->tokens * gb + 1);
+	if (!mine)
+		return EG_ENOMEM;
+	for (uint32_t t = 0; t < in->tokens; t++) {
+		uint8_t *p = mine + (size_t)t * gb;
+		memcpy(p, (const uint8_t *)in->x + (size_t)t * xb, xb);
+		if (nb)
+			memcpy(p + xb, in->scales + (size_t)t * nb,
+			       nb * sizeof(float));
+		memcpy(p + xb + nb * sizeof(float),
+		       in->topk_idx + (size_t)t * K, K * sizeof(int32_t));
+		memcpy(p + xb + nb * sizeof(float) + K * sizeof(int32_t),
+		       in->topk_w + (size_t)t * K, K * sizeof(float));
+	}
+	for (uint32_t p = 0; p < W; p++) {
+		a->sendbuf[p] = mine; /* the same buffer to everyone */
+		a->sbytes[p] = (size_t)in->tokens * gb;
+		a->rbytes[p] = (size_t)a->tokens[p] * gb;
+		a->recvbuf[p] = malloc(a->rbytes[p] + 1);
+		if (!a->recvbuf[p])
+			return EG_ENOMEM;
+	}
+	eg_fault_point("dispatch", me);
+	rc = eg__dense_xchg(a);
+	if (rc < 0)
+		return rc;
+	/* keep what my experts need, in canonical order */
+	memset(out->expert_count, 0, out->local_experts * sizeof(uint32_t));
+	uint32_t row = 0;
+	for (uint32_t s = 0; s < W; s++) {
+		out->rank_prefix[s] = row;
+		for (uint32_t t = 0; t < a->tokens[s]; t++) {
+			const uint8_t *p = a->recvbuf[s] + (size_t)t * gb;
+			int32_t ids[EG_TOPK_WIRE_MAX];
+			float wts[EG_TOPK_WIRE_MAX];
+			int mine_tok = 0;
+			if (K > EG_TOPK_WIRE_MAX)
+				return EG_ERANGE;
+			memcpy(ids, p + xb + nb * sizeof(float),
+			       K * sizeof(int32_t));
+			memcpy(wts,
+			       p + xb + nb * sizeof(float) +
+				   K * sizeof(int32_t),
+			       K * sizeof(float));
+			for (uint32_t k = 0; k < K; k++)
+				mine_tok |= ids[k] >= lo && ids[k] < lo + L;
+			if (!mine_tok)
+				continue;
+			if (row >= out->capacity)
+				return EG_ERANGE;
+			memcpy((uint8_t *)out->x + (size_t)row * xb, p, xb);
+			if (nb)
+				memcpy(out->scales + (size_t)row * nb, p + xb,
+				       nb * sizeof(float));
+			out->src_rank[row] = (int32_t)s;
+			out->src_token[row] = (int32_t)t;
+			for (uint32_t k = 0; k < K; k++) {
+				int local = ids[k] >= lo && ids[k] < lo + L;
+				int32_t id = local ? ids[k] - lo : -1;
+				out->topk_idx[(size_t)row * K + k] = id;
+				out->topk_w[(size_t)row * K + k] =
+				    local ? wts[k] : 0.0f;
+				if (local)
+					out->expert_count[id]++;
+			}
+			row++;
+		}
+	}
+	out->rank_prefix[W] = row;
+	out->num_rows = row;
+	eg__dense_bufs_free(a);
+	return EG_OK;
+}
+
+static int eg__dense_combine(void *state, const eg_recv_t *recv,
+			     const void *const *y, void *const *out)
+{
+	eg__dense_t *a = state;
+	const eg_workload_t *w = &a->w;
+	eg_dtype_t ct = eg_combine_dtype(w->dtype);
+	size_t H = w->hidden, esz = eg_dtype_size(ct), rowb = H * esz;
+	uint32_t W = a->W, T = a->tokens[a->rank];
+	float *acc;
+	int rc;
+
+	eg_fault_point("combine", a->rank);
+	/* partial outputs for every token of every rank (zero where my
+	 * experts had nothing), reduce-scattered back */
+	eg__dense_bufs_free(a);
+	for (uint32_t p = 0; p < W; p++) {
+		a->sbytes[p] = (size_t)a->tokens[p] * rowb;
+		a->rbytes[p] = (size_t)T * rowb;
+		a->sendbuf[p] = calloc(1, a->sbytes[p] + 1);
+		a->recvbuf[p] = malloc(a->rbytes[p] + 1);
+		if (!a->sendbuf[p] || !a->recvbuf[p])
+			return EG_ENOMEM;
+	}
+	for (uint32_t i = 0; i < recv->num_rows; i++) {
+		uint32_t s = (uint32_t)recv->src_rank[i];
+		uint32_t t = (uint32_t)recv->src_token[i];
+		memcpy(a->sendbuf[s] + (size_t)t * rowb,
+		       (const uint8_t *)y[0] + (size_t)i * rowb, rowb);
+	}
+	rc = eg__dense_xchg(a);
+	if (rc < 0)
+		return rc;
+	acc = calloc((size_t)(T ? T : 1) * H, sizeof(float));
+	if (!acc)
+		return EG_ENOMEM;
+	for (uint32_t d = 0; d < W; d++) /* destination order */
+		for (size_t i = 0; i < (size_t)T * H; i++)
+			acc[i] += eg_load_f32(ct, a->recvbuf[d], i);
+	for (size_t i = 0; i < (size_t)T * H; i++)
+		eg_store_f32(ct, out[0], i, acc[i]);
+	free(acc);
+	eg__dense_bufs_free(a);
+	return EG_OK;
+}
+
+const eg_engine_ops_t eg_engine_dense = {
+    .size = sizeof(eg_engine_ops_t),
+    .name = "dense",
+    .create = eg__dense_create,
+    .dispatch = eg__dense_dispatch,
+    .combine = eg__dense_combine,
+    .destroy = eg__dense_destroy,
+    .flags = EG_ENGINE_CANONICAL_ORDER | EG_ENGINE_MULTI_PROCESS,
+};
