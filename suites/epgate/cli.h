@@ -9,6 +9,34 @@
 
 int eg_cmd_check(int argc, char **argv);
 int eg_cmd_run(int argc, char **argv);
+int eg_cmd_l2_rank(int argc, char **argv);
+
+/* L2: multi-process engines over real transports, one `epgate launch`
+ * per configuration; results become TAP points and JUnit cases as each
+ * configuration finishes. */
+typedef struct eg_l2_config {
+	uint32_t world, ranks_per_node, num_comms;
+	const char *engine;   /* a2a, dense */
+	const char *provider; /* shm, tcp, or NULL: per pair */
+} eg_l2_config_t;
+
+typedef enum eg_l2_set {
+	EG_L2_QUICK = 0, /* make check and epgate run */
+	EG_L2_FULL = 1,	 /* epgate check --full */
+} eg_l2_set_t;
+
+typedef struct eg_l2_opts {
+	eg_l2_set_t set;
+	const char *tap_path, *junit_path;
+	const char *workdir; /* logs and per-config results */
+	unsigned iters;
+	double timeout_s; /* per blocking step, for each job */
+	int verbose;
+} eg_l2_opts_t;
+
+/* Returns an automake exit code; totals like L1. */
+struct eg_l1_totals;
+int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot);
 
 /* Locates a data file shipped with epgate (e.g. "fixtures/workloads/
  * l1-matrix.ini"): $EPGATE_DATADIR, then the source tree, then the

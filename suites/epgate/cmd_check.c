@@ -30,6 +30,11 @@ static void eg__check_usage(FILE *f)
 	    "  --junit FILE     JUnit XML report (default: "
 	    "RUN/check.junit.xml)\n"
 	    "  --reports DIR    where run folders go (default: reports/runs)\n"
+	    "  --l2             L2 instead: multi-process engines (a2a, "
+	    "dense)\n"
+	    "                   over libfabric, one launch per configuration\n"
+	    "  --full           L1, then L2 over the full configuration "
+	    "matrix\n"
 	    "  -v, --verbose    print each failure's details on stderr\n"
 	    "  -h, --help       this text\n"
 	    "\n"
@@ -70,6 +75,41 @@ static void eg__select(eg_workload_list_t *wl, const char *filter, int quick)
 	}
 }
 
+/* L2 over the quick or full configuration set; reports default to the
+ * run folder, which also keeps each job's log. */
+static int eg__check_l2(const eg_l1_opts_t *l1, const char *reports, int full)
+{
+	char run[4096], tap[4200], junit[4200];
+	eg_l2_opts_t o = {.set = full ? EG_L2_FULL : EG_L2_QUICK,
+			  .iters = l1->iters,
+			  .timeout_s = 30,
+			  .verbose = l1->verbose,
+			  .workdir = run};
+	eg_l1_totals_t tot;
+	const char *t = getenv("EPGATE_TIMEOUT");
+	int rc;
+
+	if (t && atof(t) > 0)
+		o.timeout_s = atof(t);
+	rc = eg_run_dir_create(reports, run, sizeof(run));
+	if (rc < 0) {
+		fprintf(stderr, "epgate check: --reports %s: %s\n", reports,
+			eg_strerror(rc));
+		return EG_EXIT_HARD;
+	}
+	snprintf(tap, sizeof(tap), "%s/check-l2.tap", run);
+	snprintf(junit, sizeof(junit), "%s/check-l2.junit.xml", run);
+	o.tap_path = l1->tap_path ? l1->tap_path : tap;
+	o.junit_path = l1->junit_path ? l1->junit_path : junit;
+	rc = eg_l2_run(&o, &tot);
+	fprintf(stderr, "epgate check: L2 (%s), %u results; job logs in %s\n",
+		full ? "full" : "quick", tot.run, run);
+	fprintf(stderr, "  TAP:   %s\n  JUnit: %s\n", o.tap_path, o.junit_path);
+	fprintf(stderr, "%u passed, %u failed\n", tot.passed,
+		tot.failed + tot.errors);
+	return rc;
+}
+
 int eg_cmd_check(int argc, char **argv)
 {
 	enum {
@@ -81,7 +121,9 @@ int eg_cmd_check(int argc, char **argv)
 		O_LIST,
 		O_TAP,
 		O_JUNIT,
-		O_REPORTS
+		O_REPORTS,
+		O_L2,
+		O_FULL
 	};
 	struct option opts[48] = {
 	    {"workload", required_argument, NULL, O_WORKLOAD},
@@ -93,6 +135,8 @@ int eg_cmd_check(int argc, char **argv)
 	    {"tap", required_argument, NULL, O_TAP},
 	    {"junit", required_argument, NULL, O_JUNIT},
 	    {"reports", required_argument, NULL, O_REPORTS},
+	    {"l2", no_argument, NULL, O_L2},
+	    {"full", no_argument, NULL, O_FULL},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	};
@@ -102,9 +146,10 @@ int eg_cmd_check(int argc, char **argv)
 	eg_workload_list_t wl = {0};
 	eg_l1_totals_t tot;
 	char run[4096], tap[4200], junit[4200];
-	int quick = 0, list = 0, c, rc;
+	int quick = 0, list = 0, l2 = 0, full = 0, c, rc;
+	char l2tap[4300], l2junit[4300];
 
-	if (eg_cli_add_workload_options(opts, 11, 48) < 0)
+	if (eg_cli_add_workload_options(opts, 13, 48) < 0)
 		return EG_EXIT_HARD;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -142,6 +187,12 @@ int eg_cmd_check(int argc, char **argv)
 		case O_JUNIT:
 			o.junit_path = optarg;
 			break;
+		case O_L2:
+			l2 = 1;
+			break;
+		case O_FULL:
+			full = 1;
+			break;
 		case O_REPORTS:
 			reports = optarg;
 			break;
@@ -168,6 +219,15 @@ int eg_cmd_check(int argc, char **argv)
 			argv[optind]);
 		return EG_EXIT_HARD;
 	}
+	const eg_engine_ops_t *ops = eg_engine_find(o.engine);
+	if (!ops) {
+		fprintf(stderr,
+			"epgate check: --engine: unknown engine \"%s\"\n",
+			o.engine);
+		return EG_EXIT_HARD;
+	}
+	if (l2 && !full)
+		return eg__check_l2(&o, reports, 0);
 	if (eg_cli_load_workloads("epgate check", file, &ov, &wl) < 0) {
 		eg_workload_list_free(&wl);
 		return EG_EXIT_HARD;
@@ -206,5 +266,19 @@ int eg_cmd_check(int argc, char **argv)
 	fprintf(stderr, "  TAP:   %s\n  JUnit: %s\n", o.tap_path, o.junit_path);
 	fprintf(stderr, "%u passed, %u failed\n", tot.passed,
 		tot.failed + tot.errors);
+	if (full) {
+		/* L2 reports beside L1's */
+		snprintf(l2tap, sizeof(l2tap), "%s.l2.tap", o.tap_path);
+		snprintf(l2junit, sizeof(l2junit), "%s.l2.xml", o.junit_path);
+		o.tap_path = l2tap;
+		o.junit_path = l2junit;
+		int rc2 = eg__check_l2(&o, reports, 1);
+		if (rc2 == EG_EXIT_HARD || rc == EG_EXIT_HARD)
+			return EG_EXIT_HARD;
+		if (rc2 == EG_EXIT_FAIL || rc == EG_EXIT_FAIL)
+			return EG_EXIT_FAIL;
+		return rc == EG_EXIT_PASS || rc2 == EG_EXIT_PASS ? EG_EXIT_PASS
+								 : rc;
+	}
 	return rc;
 }

@@ -14,17 +14,54 @@ static void eg__run_usage(FILE *f)
 	    "usage: epgate run [options]\n"
 	    "\n"
 	    "Runs the suites of the local profile and writes TAP, JUnit and a\n"
-	    "JSON summary into one run folder. Today: L1, the self engine\n"
-	    "over the L1 workload matrix (every workload, 2 iterations).\n"
+	    "JSON summary into one run folder: L1 (the self engine over the\n"
+	    "L1 workload matrix, 2 iterations each), then L2 (a2a and dense,\n"
+	    "one process per rank over libfabric shm/tcp: 4 ranks in 2\n"
+	    "virtual nodes, and a few other shapes).\n"
 	    "\n"
 	    "  --reports DIR   where run folders go (default: reports/runs)\n"
-	    "  --engine NAME   engine under test (default: self)\n"
+	    "  --engine NAME   L1 engine under test (default: self)\n"
 	    "  -v, --verbose   print each failure's details on stderr\n"
 	    "  -h, --help      this text\n"
 	    "\n"
 	    "Exit status: 0 all passed, 1 a check failed, 77 nothing ran,\n"
 	    "99 bad input or harness error.\n",
 	    f);
+}
+
+static json_t *eg__totals_json(const eg_l1_totals_t *t, const char *tap,
+			       const char *junit)
+{
+	return json_pack("{s:i, s:i, s:i, s:i, s:s, s:s}", "results",
+			 (int)t->run, "passed", (int)t->passed, "failed",
+			 (int)t->failed, "errors", (int)t->errors, "tap", tap,
+			 "junit", junit);
+}
+
+/* summary.json, rewritten after each suite (tmp + rename). */
+static int eg__summary(const char *path, const char *run, const char *engine,
+		       const eg_l1_totals_t *t1, const char *tap1,
+		       const char *junit1, const eg_l1_totals_t *t2,
+		       const char *tap2, const char *junit2, int rc)
+{
+	char tmp[4300];
+	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i}", "schema",
+			      "epgate/run-summary/v1", "profile", "local",
+			      "run_dir", run, "engine_l1", engine, "exit", rc);
+	if (!j)
+		return EG_ENOMEM;
+	json_object_set_new(j, "l1", eg__totals_json(t1, tap1, junit1));
+	if (t2)
+		json_object_set_new(j, "l2", eg__totals_json(t2, tap2, junit2));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	int bad =
+	    json_dump_file(j, tmp, JSON_INDENT(2)) < 0 || rename(tmp, path) < 0;
+	json_decref(j);
+	if (bad) {
+		fprintf(stderr, "epgate run: cannot write %s\n", path);
+		return EG_EIO;
+	}
+	return EG_OK;
 }
 
 int eg_cmd_run(int argc, char **argv)
@@ -87,21 +124,39 @@ int eg_cmd_run(int argc, char **argv)
 	fflush(stdout);
 	rc = eg_l1_run(&o, &wl, &tot);
 	eg_workload_list_free(&wl);
-
-	json_t *j = json_pack(
-	    "{s:s, s:s, s:s, s:{s:s, s:i, s:i, s:i, s:i, s:s, s:s}, s:i}",
-	    "schema", "epgate/run-summary/v1", "profile", "local", "run_dir",
-	    run, "l1", "engine", o.engine, "workloads", (int)tot.run, "passed",
-	    (int)tot.passed, "failed", (int)tot.failed, "errors",
-	    (int)tot.errors, "tap", tap, "junit", junit, "exit", rc);
-	if (!j || json_dump_file(j, summary, JSON_INDENT(2)) < 0) {
-		fprintf(stderr, "epgate run: cannot write %s\n", summary);
-		rc = EG_EXIT_HARD;
-	}
-	json_decref(j);
 	printf("  L1  %u passed, %u failed, %u errors\n", tot.passed,
 	       tot.failed, tot.errors);
-	printf("reports:\n  %s\n  %s\n  %s\n", tap, junit, summary);
-	printf("%u passed, %u failed\n", tot.passed, tot.failed + tot.errors);
+	eg__summary(summary, run, o.engine, &tot, tap, junit, NULL, NULL, NULL,
+		    rc);
+
+	/* L2: 4 ranks in 2 virtual nodes and the rest of the quick set */
+	eg_l1_totals_t t2;
+	char tap2[4200], junit2[4200];
+	snprintf(tap2, sizeof(tap2), "%s/l2.tap", run);
+	snprintf(junit2, sizeof(junit2), "%s/l2.junit.xml", run);
+	eg_l2_opts_t o2 = {.set = EG_L2_QUICK,
+			   .tap_path = tap2,
+			   .junit_path = junit2,
+			   .workdir = run,
+			   .iters = 2,
+			   .timeout_s = 30,
+			   .verbose = o.verbose};
+	printf("  L2  a2a and dense over libfabric, one job per "
+	       "configuration ...\n");
+	fflush(stdout);
+	int rc2 = eg_l2_run(&o2, &t2);
+	printf("  L2  %u passed, %u failed, %u errors\n", t2.passed, t2.failed,
+	       t2.errors);
+	if (rc2 == EG_EXIT_HARD || rc == EG_EXIT_HARD)
+		rc = EG_EXIT_HARD;
+	else if (rc2 == EG_EXIT_FAIL || rc == EG_EXIT_FAIL)
+		rc = EG_EXIT_FAIL;
+	if (eg__summary(summary, run, o.engine, &tot, tap, junit, &t2, tap2,
+			junit2, rc) < 0)
+		rc = EG_EXIT_HARD;
+	printf("reports:\n  %s\n  %s\n  %s\n  %s\n  %s\n", tap, junit, tap2,
+	       junit2, summary);
+	printf("%u passed, %u failed\n", tot.passed + t2.passed,
+	       tot.failed + tot.errors + t2.failed + t2.errors);
 	return rc;
 }

@@ -36,6 +36,8 @@ int main(int argc, char **argv)
 		return eg_cmd_check(argc - 1, argv + 1);
 	if (!strcmp(cmd, "run"))
 		return eg_cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "l2-rank"))
+		return eg_cmd_l2_rank(argc - 1, argv + 1);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 		printf("epgate %s\n", PACKAGE_VERSION);
 		return EG_EXIT_PASS;

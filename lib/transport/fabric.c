@@ -1,0 +1,1056 @@
+/* libfabric transport: RDM endpoints, tagged messages, K comms each driven
+ * by its own progress thread. Design notes: docs/transport.md. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#ifdef HAVE_LIBFABRIC
+
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include "epgate/error.h"
+#include "epgate/transport.h"
+
+/* Largest message we post: keeps one op's footprint bounded whatever the
+ * provider allows. EPGATE_FABRIC_CHUNK (bytes) lowers it, for tests and
+ * for the message-rate benchmark. */
+#define EG_FABRIC_CHUNK_CAP ((size_t)1 << 20)
+#define EG__NAME_MAX	    256 /* endpoint name bytes in the exchange */
+#define EG__CQ_BATCH	    16
+#define EG__DRAIN_S	    1.0 /* after an error: time to reap posted ops */
+#define EG__DEFAULT_TMO	    60.0
+
+/* Tag: seq (20 bits) | source rank (16) | chunk (24); the top 4 bits stay
+ * clear for providers that reserve them. */
+#define EG__SEQ_BITS   20
+#define EG__SRC_BITS   16
+#define EG__CHUNK_BITS 24
+
+enum { EG__INTRA, EG__INTER, EG__SETS };
+
+typedef struct eg__op {
+	struct fi_context2 ctx; /* provider scratch (FI_CONTEXT2 mode) */
+	const void *sbuf;	/* send: source */
+	void *rbuf;		/* recv: destination */
+	size_t len;
+	uint64_t total; /* bytes of the whole peer buffer (cq data) */
+	uint64_t tag;
+	uint32_t peer, chunk;
+	uint8_t is_send, set, done, stuck;
+} eg__op_t;
+
+typedef struct eg__ep {
+	struct fi_info *info; /* NULL: set not opened */
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	uint64_t data_mask; /* remote CQ data bits, 0 if unsupported */
+} eg__ep_t;
+
+struct eg__fab;
+
+typedef struct eg__comm {
+	struct eg__fab *st;
+	unsigned idx;
+	eg__ep_t set[EG__SETS];
+	fi_addr_t *addr; /* per rank, in the AV of its set */
+	pthread_t thread;
+	int started;
+	/* this call's work: nrecv recvs then the sends */
+	eg__op_t *ops;
+	size_t nops, nrecv, cap;
+	uint64_t gen_seen;
+	int rc;
+	char err[256];
+	uint64_t ops_posted;
+	double busy_s;
+} eg__comm_t;
+
+typedef struct eg__fab {
+	const eg_world_t *w;
+	uint32_t rank, size, K;
+	uint8_t *route; /* per rank: EG__INTRA or EG__INTER */
+	size_t chunk;	/* agreed by all ranks */
+	double timeout_s;
+	int loopback;
+	char prov[EG__SETS][32];
+	eg__comm_t comm[EG_COMMS_MAX];
+	pthread_mutex_t mu;
+	pthread_cond_t go, fin;
+	int sync_ok;
+	uint64_t gen; /* bumped per call, wakes the threads */
+	unsigned ndone;
+	int quit;
+	atomic_int abort;
+	uint32_t seq; /* alltoallv calls so far */
+	int broken;
+	uint64_t bytes_sent, bytes_sent_xnode;
+	char err[512];
+} eg__fab_t;
+
+static void eg__seterr(eg__fab_t *st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void eg__seterr(eg__fab_t *st, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->err, sizeof(st->err), fmt, ap);
+	va_end(ap);
+}
+
+static double eg__mono(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* User-facing provider names to libfabric's. */
+static const char *eg__prov_map(const char *p)
+{
+	if (!strcmp(p, "tcp"))
+		return "tcp;ofi_rxm";
+	if (!strcmp(p, "udp"))
+		return "udp;ofi_rxd";
+	if (!strcmp(p, "verbs"))
+		return "verbs;ofi_rxm";
+	return p;
+}
+
+static int eg__is_ip_prov(const char *p)
+{
+	return !strncmp(p, "tcp", 3) || !strncmp(p, "sockets", 7) ||
+	       !strncmp(p, "udp", 3);
+}
+
+static int eg__is_loop4(const void *addr, size_t len)
+{
+	const struct sockaddr_in *s = addr;
+
+	if (!addr || len < sizeof(*s) || s->sin_family != AF_INET)
+		return 0;
+	return (ntohl(s->sin_addr.s_addr) >> 24) == 127;
+}
+
+/* One set's endpoint for one comm: the first fi_info that fits, and, when
+ * the job must stay on this host, one bound to 127.0.0.0/8. */
+static int eg__open_ep(eg__fab_t *st, eg__ep_t *e, const char *prov,
+		       char *err, size_t errlen)
+{
+	struct fi_info *hints, *list = NULL, *fi;
+	struct fi_cq_attr cqa;
+	struct fi_av_attr ava;
+	int rc, ip = eg__is_ip_prov(prov);
+
+	hints = fi_allocinfo();
+	if (!hints)
+		return EG_ENOMEM;
+	hints->caps = FI_TAGGED;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = FI_EP_RDM;
+	/* host buffers, no registration: everything but FI_MR_LOCAL */
+	hints->domain_attr->mr_mode =
+		FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->domain_attr->av_type = FI_AV_TABLE;
+	hints->fabric_attr->prov_name = strdup(prov);
+	if (st->loopback && ip)
+		hints->addr_format = FI_SOCKADDR_IN;
+	rc = fi_getinfo(FI_VERSION(1, 14), NULL, NULL, 0, hints, &list);
+	fi_freeinfo(hints);
+	if (rc) {
+		snprintf(err, errlen, "fi_getinfo(%s, RDM, tagged): %s", prov,
+			 fi_strerror(-rc));
+		return EG_EFABRIC;
+	}
+	for (fi = list; fi; fi = fi->next)
+		if (!(st->loopback && ip) ||
+		    eg__is_loop4(fi->src_addr, fi->src_addrlen))
+			break;
+	if (!fi) {
+		snprintf(err, errlen,
+			 "%s: no interface on 127.0.0.0/8 (all ranks run on "
+			 "this host; traffic must stay on loopback)",
+			 prov);
+		fi_freeinfo(list);
+		return EG_EFABRIC;
+	}
+	e->info = fi_dupinfo(fi);
+	fi_freeinfo(list);
+	if (!e->info)
+		return EG_ENOMEM;
+	fi = e->info;
+	rc = fi_fabric(fi->fabric_attr, &e->fabric, NULL);
+	if (rc)
+		goto fail_fi;
+	rc = fi_domain(e->fabric, fi, &e->domain, NULL);
+	if (rc)
+		goto fail_fi;
+	memset(&cqa, 0, sizeof(cqa));
+	cqa.format = FI_CQ_FORMAT_TAGGED;
+	cqa.wait_obj = FI_WAIT_NONE;
+	cqa.size = fi->tx_attr->size + fi->rx_attr->size;
+	rc = fi_cq_open(e->domain, &cqa, &e->cq, NULL);
+	if (rc)
+		goto fail_fi;
+	memset(&ava, 0, sizeof(ava));
+	ava.type = FI_AV_TABLE;
+	ava.count = st->size;
+	rc = fi_av_open(e->domain, &ava, &e->av, NULL);
+	if (rc)
+		goto fail_fi;
+	rc = fi_endpoint(e->domain, fi, &e->ep, NULL);
+	if (rc)
+		goto fail_fi;
+	rc = fi_ep_bind(e->ep, &e->av->fid, 0);
+	if (!rc)
+		rc = fi_ep_bind(e->ep, &e->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!rc)
+		rc = fi_enable(e->ep);
+	if (rc)
+		goto fail_fi;
+	if (fi->domain_attr->cq_data_size >= 8)
+		e->data_mask = UINT64_MAX;
+	else if (fi->domain_attr->cq_data_size >= 4)
+		e->data_mask = UINT32_MAX;
+	return EG_OK;
+fail_fi:
+	snprintf(err, errlen, "%s: opening fabric/domain/cq/av/endpoint: %s",
+		 prov, fi_strerror(-rc));
+	return EG_EFABRIC;
+}
+
+static void eg__close_ep(eg__ep_t *e)
+{
+	if (e->ep)
+		fi_close(&e->ep->fid);
+	if (e->av)
+		fi_close(&e->av->fid);
+	if (e->cq)
+		fi_close(&e->cq->fid);
+	if (e->domain)
+		fi_close(&e->domain->fid);
+	if (e->fabric)
+		fi_close(&e->fabric->fid);
+	if (e->info)
+		fi_freeinfo(e->info);
+	memset(e, 0, sizeof(*e));
+}
+
+/* ---- progress threads ---- */
+
+static void eg__comm_err(eg__comm_t *c, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void eg__comm_err(eg__comm_t *c, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->rc)
+		return; /* keep the first */
+	c->rc = rc;
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+}
+
+static ssize_t eg__post(eg__comm_t *c, eg__op_t *op)
+{
+	eg__ep_t *e = &c->set[op->set];
+
+	if (!op->is_send)
+		/* the source is in the tag: no FI_DIRECTED_RECV needed */
+		return fi_trecv(e->ep, op->rbuf, op->len, NULL, FI_ADDR_UNSPEC,
+				op->tag, 0, op);
+	if (e->data_mask)
+		return fi_tsenddata(e->ep, op->sbuf, op->len, NULL,
+				    op->total & e->data_mask,
+				    c->addr[op->peer], op->tag, op);
+	return fi_tsend(e->ep, op->sbuf, op->len, NULL, c->addr[op->peer],
+			op->tag, op);
+}
+
+static void eg__complete(eg__comm_t *c, const struct fi_cq_tagged_entry *en,
+			 size_t *ndone)
+{
+	eg__op_t *op = en->op_context;
+	uint64_t mask = c->set[op->set].data_mask;
+
+	op->done = 1;
+	(*ndone)++;
+	if (op->is_send)
+		return;
+	if ((en->flags & FI_REMOTE_CQ_DATA) &&
+	    en->data != (op->total & mask))
+		eg__comm_err(c, EG_EMISMATCH,
+			     "rank %u sends %llu bytes to rank %u but "
+			     "recv_bytes[%u] is %llu",
+			     op->peer, (unsigned long long)en->data,
+			     c->st->rank, op->peer,
+			     (unsigned long long)op->total);
+	else if (en->len != op->len)
+		eg__comm_err(c, EG_EMISMATCH,
+			     "message %u from rank %u is %zu bytes, expected "
+			     "%zu",
+			     op->chunk, op->peer, en->len, op->len);
+}
+
+static void eg__cq_error(eg__comm_t *c, struct fid_cq *cq, size_t *ndone)
+{
+	struct fi_cq_err_entry ee;
+	char pbuf[256];
+	const char *pstr;
+	eg__op_t *op;
+
+	memset(&ee, 0, sizeof(ee));
+	if (fi_cq_readerr(cq, &ee, 0) <= 0)
+		return;
+	op = ee.op_context;
+	if (!op)
+		return;
+	if (!op->done) {
+		op->done = 1;
+		(*ndone)++;
+	}
+	if (ee.err == FI_ECANCELED)
+		return;
+	pstr = fi_cq_strerror(cq, ee.prov_errno, ee.err_data, pbuf,
+			      sizeof(pbuf));
+	if (ee.err == FI_ETRUNC)
+		eg__comm_err(c, EG_EMISMATCH,
+			     "truncation: message %u from rank %u is %zu "
+			     "bytes longer than the %zu-byte receive posted "
+			     "for it (recv_bytes[%u] = %llu is too small; "
+			     "%s; provider: %s)",
+			     op->chunk, op->peer, ee.olen, op->len, op->peer,
+			     (unsigned long long)op->total,
+			     fi_strerror(FI_ETRUNC), pstr ? pstr : "-");
+	else
+		eg__comm_err(c, EG_EFABRIC,
+			     "%s rank %u (message %u, %zu bytes) failed: %s "
+			     "(provider: %s)",
+			     op->is_send ? "send to" : "receive from", op->peer,
+			     op->chunk, op->len, fi_strerror(ee.err),
+			     pstr ? pstr : "-");
+}
+
+/* Reads every opened CQ once; returns completions seen. */
+static size_t eg__poll(eg__comm_t *c, size_t *ndone)
+{
+	struct fi_cq_tagged_entry en[EG__CQ_BATCH];
+	size_t seen = 0;
+
+	for (int s = 0; s < EG__SETS; s++) {
+		struct fid_cq *cq = c->set[s].cq;
+		ssize_t n;
+
+		if (!cq)
+			continue;
+		n = fi_cq_read(cq, en, EG__CQ_BATCH);
+		if (n > 0) {
+			for (ssize_t i = 0; i < n; i++)
+				eg__complete(c, &en[i], ndone);
+			seen += (size_t)n;
+		} else if (n == -FI_EAVAIL) {
+			eg__cq_error(c, cq, ndone);
+			seen++;
+		} else if (n != -FI_EAGAIN) {
+			eg__comm_err(c, EG_EFABRIC, "fi_cq_read: %s",
+				     fi_strerror((int)-n));
+		}
+	}
+	return seen;
+}
+
+/* After an error or the deadline: cancel what is posted and reap it, so
+ * that no op still points into the caller's buffers when we return. */
+static void eg__drain(eg__comm_t *c, size_t nposted_r, size_t nposted_s,
+		      size_t *ndone)
+{
+	size_t posted = 0;
+	double end;
+
+	for (size_t i = 0; i < c->nops; i++) {
+		eg__op_t *op = &c->ops[i];
+		int is_posted = op->is_send ? (i - c->nrecv) < nposted_s
+					    : i < nposted_r;
+
+		if (!is_posted) {
+			op->stuck = 1;
+			continue;
+		}
+		posted++;
+		if (op->done)
+			continue;
+		op->stuck = 1;
+		if (!op->is_send)
+			fi_cancel(&c->set[op->set].ep->fid, op);
+	}
+	end = eg__mono() + EG__DRAIN_S;
+	while (*ndone < posted && eg__mono() < end)
+		if (!eg__poll(c, ndone))
+			sched_yield();
+	if (*ndone < posted)
+		c->st->broken = 1;
+}
+
+static void eg__run(eg__comm_t *c)
+{
+	eg__fab_t *st = c->st;
+	size_t nsend = c->nops - c->nrecv, pr = 0, ps = 0, ndone = 0;
+	double t0 = eg__mono();
+
+	c->rc = 0;
+	c->err[0] = 0;
+	while (ndone < c->nops) {
+		int moved = 0;
+		ssize_t rc = 0;
+
+		if (atomic_load(&st->abort) || c->rc) {
+			eg__drain(c, pr, ps, &ndone);
+			if (!c->rc)
+				c->rc = EG_ETIMEDOUT;
+			break;
+		}
+		/* receives first, as many as the provider takes; sends
+		 * follow even when the receive queue is full, or ranks
+		 * would wait on each other's queue space */
+		while (pr < c->nrecv &&
+		       (rc = eg__post(c, &c->ops[pr])) == 0) {
+			pr++;
+			c->ops_posted++;
+			moved = 1;
+		}
+		if (rc && rc != -FI_EAGAIN) {
+			eg__comm_err(c, EG_EFABRIC,
+				     "posting receive from rank %u: %s",
+				     c->ops[pr].peer, fi_strerror((int)-rc));
+			continue;
+		}
+		rc = 0;
+		while (ps < nsend &&
+		       (rc = eg__post(c, &c->ops[c->nrecv + ps])) == 0) {
+			ps++;
+			c->ops_posted++;
+			moved = 1;
+		}
+		if (rc && rc != -FI_EAGAIN) {
+			eg__comm_err(c, EG_EFABRIC, "posting send to rank %u: %s",
+				     c->ops[c->nrecv + ps].peer,
+				     fi_strerror((int)-rc));
+			continue;
+		}
+		/* -FI_EAGAIN or not: reading the CQ is what progresses */
+		if (!eg__poll(c, &ndone) && !moved)
+			sched_yield();
+	}
+	c->busy_s += eg__mono() - t0;
+}
+
+static void *eg__thread(void *arg)
+{
+	eg__comm_t *c = arg;
+	eg__fab_t *st = c->st;
+
+	pthread_mutex_lock(&st->mu);
+	for (;;) {
+		while (!st->quit && c->gen_seen == st->gen)
+			pthread_cond_wait(&st->go, &st->mu);
+		if (st->quit)
+			break;
+		c->gen_seen = st->gen;
+		pthread_mutex_unlock(&st->mu);
+		eg__run(c);
+		pthread_mutex_lock(&st->mu);
+		st->ndone++;
+		if (c->rc)
+			atomic_store(&st->abort, 1); /* stop the others */
+		pthread_cond_signal(&st->fin);
+	}
+	pthread_mutex_unlock(&st->mu);
+	return NULL;
+}
+
+/* ---- ops table ---- */
+
+static void eg__destroy(void *state)
+{
+	eg__fab_t *st = state;
+
+	if (!st)
+		return;
+	if (st->sync_ok) {
+		pthread_mutex_lock(&st->mu);
+		st->quit = 1;
+		pthread_cond_broadcast(&st->go);
+		pthread_mutex_unlock(&st->mu);
+	}
+	for (unsigned k = 0; k < EG_COMMS_MAX; k++) {
+		eg__comm_t *c = &st->comm[k];
+
+		if (c->started)
+			pthread_join(c->thread, NULL);
+		for (int s = EG__SETS - 1; s >= 0; s--)
+			eg__close_ep(&c->set[s]);
+		free(c->addr);
+		free(c->ops);
+	}
+	if (st->sync_ok) {
+		pthread_cond_destroy(&st->fin);
+		pthread_cond_destroy(&st->go);
+		pthread_mutex_destroy(&st->mu);
+	}
+	free(st->route);
+	free(st);
+}
+
+/* Exchange blob of one rank: its chunk limit, then per comm and set the
+ * endpoint name (length 0: set not opened). */
+typedef struct eg__name {
+	uint32_t len;
+	uint8_t name[EG__NAME_MAX];
+} eg__name_t;
+
+static size_t eg__blob_len(uint32_t K)
+{
+	return sizeof(uint64_t) + (size_t)K * EG__SETS * sizeof(eg__name_t);
+}
+
+static eg__name_t *eg__blob_name(uint8_t *blob, uint32_t K, uint32_t r,
+				 unsigned k, int s)
+{
+	uint8_t *b = blob + (size_t)r * eg__blob_len(K) + sizeof(uint64_t);
+
+	return (eg__name_t *)(b + ((size_t)k * EG__SETS + (size_t)s) *
+					  sizeof(eg__name_t));
+}
+
+static int eg__sync_init(eg__fab_t *st)
+{
+	pthread_condattr_t ca;
+
+	if (pthread_condattr_init(&ca))
+		return EG_ESYS;
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_cond_init(&st->go, NULL);
+	pthread_cond_init(&st->fin, &ca);
+	pthread_condattr_destroy(&ca);
+	st->sync_ok = 1;
+	return EG_OK;
+}
+
+static size_t eg__chunk_limit(const eg__fab_t *st)
+{
+	size_t lim = EG_FABRIC_CHUNK_CAP;
+	const char *env = getenv("EPGATE_FABRIC_CHUNK");
+
+	if (env && *env) {
+		char *end;
+		unsigned long long v = strtoull(env, &end, 10);
+
+		if (!*end && v > 0 && v < lim)
+			lim = (size_t)v;
+	}
+	for (unsigned k = 0; k < st->K; k++)
+		for (int s = 0; s < EG__SETS; s++) {
+			const struct fi_info *fi = st->comm[k].set[s].info;
+
+			if (fi && fi->ep_attr->max_msg_size < lim)
+				lim = fi->ep_attr->max_msg_size;
+		}
+	return lim;
+}
+
+static int eg__create(const eg_world_t *w, eg_boot_t *b,
+		      const eg_xport_opts_t *o, void **state, char *err,
+		      size_t errlen)
+{
+	eg__fab_t *st = NULL;
+	uint8_t *blob = NULL;
+	const char *want[EG__SETS] = {NULL, NULL};
+	int rc, fixed;
+	size_t bl;
+	uint64_t lim, all_lim;
+
+	*state = NULL;
+	if (!w || !b || !o || o->size < sizeof(*o) || o->num_comms < 1 ||
+	    o->num_comms > EG_COMMS_MAX || w->size < 1 ||
+	    w->size > (1u << EG__SRC_BITS) || w->ranks_per_node < 1) {
+		snprintf(err, errlen,
+			 "fabric: bad options (num_comms 1..%d, world of "
+			 "1..%u ranks)",
+			 EG_COMMS_MAX, 1u << EG__SRC_BITS);
+		return EG_EINVAL;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return EG_ENOMEM;
+	st->w = w;
+	st->rank = w->rank;
+	st->size = w->size;
+	st->K = o->num_comms;
+	st->timeout_s = o->timeout_s > 0	? o->timeout_s
+			: w->timeout_s > 0	? w->timeout_s
+						: EG__DEFAULT_TMO;
+	/* the local launcher keeps every rank on this host */
+	st->loopback = !w->from_slurm;
+	if (st->loopback) {
+		setenv("FI_TCP_IFACE", "lo", 0);
+		setenv("FI_SOCKETS_IFACE", "lo", 0);
+	}
+	rc = eg__sync_init(st);
+	if (rc)
+		goto fail;
+	st->route = calloc(w->size, 1);
+	if (!st->route) {
+		rc = EG_ENOMEM;
+		goto fail;
+	}
+	/* Routing: an explicit provider carries every pair (set INTRA);
+	 * auto gives shm within a (virtual) node and an IP/NIC provider
+	 * across nodes. */
+	fixed = o->provider && *o->provider && strcmp(o->provider, "auto");
+	int need[EG__SETS] = {0, 0};
+	for (uint32_t p = 0; p < w->size; p++) {
+		int xn = eg_world_node_of(w, p) != eg_world_node_of(w, w->rank);
+
+		st->route[p] = (!fixed && xn) ? EG__INTER : EG__INTRA;
+		if (p != w->rank)
+			need[st->route[p]] = 1;
+	}
+	if (fixed) {
+		want[EG__INTRA] = eg__prov_map(o->provider);
+		need[EG__INTRA] = 1; /* open it even alone, to check it */
+	} else {
+		want[EG__INTRA] = "shm";
+		want[EG__INTER] = w->from_slurm ? "efa" : "tcp;ofi_rxm";
+	}
+	for (unsigned k = 0; k < st->K; k++) {
+		eg__comm_t *c = &st->comm[k];
+
+		c->st = st;
+		c->idx = k;
+		c->addr = calloc(w->size, sizeof(*c->addr));
+		if (!c->addr) {
+			rc = EG_ENOMEM;
+			goto fail;
+		}
+		for (int s = 0; s < EG__SETS; s++) {
+			char e2[200];
+
+			if (!need[s])
+				continue;
+			rc = eg__open_ep(st, &c->set[s], want[s], e2,
+					 sizeof(e2));
+			/* efa absent on this cluster: fall back to tcp */
+			if (rc == EG_EFABRIC && !fixed && s == EG__INTER &&
+			    !strcmp(want[s], "efa")) {
+				eg__close_ep(&c->set[s]);
+				want[s] = "tcp;ofi_rxm";
+				rc = eg__open_ep(st, &c->set[s], want[s], e2,
+						 sizeof(e2));
+			}
+			if (rc) {
+				snprintf(err, errlen, "fabric: comm %u: %s", k,
+					 e2);
+				goto fail_quiet;
+			}
+		}
+	}
+	for (int s = 0; s < EG__SETS; s++)
+		if (st->comm[0].set[s].info)
+			snprintf(st->prov[s], sizeof(st->prov[s]), "%s",
+				 st->comm[0].set[s].info->fabric_attr->prov_name);
+
+	/* one allgather for every endpoint name and the chunk limits */
+	bl = eg__blob_len(st->K);
+	blob = calloc((size_t)w->size + 1, bl);
+	if (!blob) {
+		rc = EG_ENOMEM;
+		goto fail;
+	}
+	uint8_t *mine = blob + (size_t)w->size * bl;
+	lim = eg__chunk_limit(st);
+	memcpy(mine, &lim, sizeof(lim));
+	for (unsigned k = 0; k < st->K; k++)
+		for (int s = 0; s < EG__SETS; s++) {
+			eg__ep_t *e = &st->comm[k].set[s];
+			eg__name_t *nm = (eg__name_t *)(mine + sizeof(uint64_t) +
+							((size_t)k * EG__SETS +
+							 (size_t)s) *
+								sizeof(*nm));
+			size_t len = EG__NAME_MAX;
+
+			if (!e->ep)
+				continue;
+			rc = fi_getname(&e->ep->fid, nm->name, &len);
+			if (rc) {
+				snprintf(err, errlen,
+					 "fabric: fi_getname (%s): %s",
+					 st->prov[s], fi_strerror(-rc));
+				rc = EG_EFABRIC;
+				goto fail_quiet;
+			}
+			if (st->loopback &&
+			    e->info->addr_format == FI_SOCKADDR_IN &&
+			    !eg__is_loop4(nm->name, len)) {
+				snprintf(err, errlen,
+					 "fabric: %s endpoint is not on "
+					 "127.0.0.0/8",
+					 st->prov[s]);
+				rc = EG_EFABRIC;
+				goto fail_quiet;
+			}
+			nm->len = (uint32_t)len;
+		}
+	rc = eg_boot_allgather(b, mine, bl, blob, st->timeout_s);
+	if (rc) {
+		snprintf(err, errlen, "fabric: exchanging endpoint names: %s",
+			 eg_boot_error(b));
+		goto fail_quiet;
+	}
+	all_lim = UINT64_MAX;
+	for (uint32_t r = 0; r < w->size; r++) {
+		memcpy(&lim, blob + (size_t)r * bl, sizeof(lim));
+		if (lim < all_lim)
+			all_lim = lim;
+	}
+	st->chunk = (size_t)all_lim;
+	for (unsigned k = 0; k < st->K; k++) {
+		eg__comm_t *c = &st->comm[k];
+
+		for (uint32_t p = 0; p < w->size; p++) {
+			int s = st->route[p];
+			eg__name_t *nm = eg__blob_name(blob, st->K, p, k, s);
+
+			if (p == w->rank)
+				continue;
+			if (!nm->len) {
+				snprintf(err, errlen,
+					 "fabric: rank %u published no %s "
+					 "endpoint for comm %u",
+					 p, st->prov[s], k);
+				rc = EG_EFABRIC;
+				goto fail_quiet;
+			}
+			rc = fi_av_insert(c->set[s].av, nm->name, 1,
+					  &c->addr[p], 0, NULL);
+			if (rc != 1) {
+				snprintf(err, errlen,
+					 "fabric: inserting rank %u's %s "
+					 "address: %s",
+					 p, st->prov[s],
+					 fi_strerror(rc < 0 ? -rc : FI_EINVAL));
+				rc = EG_EFABRIC;
+				goto fail_quiet;
+			}
+		}
+	}
+	free(blob);
+	blob = NULL;
+	for (unsigned k = 0; k < st->K; k++) {
+		if (pthread_create(&st->comm[k].thread, NULL, eg__thread,
+				   &st->comm[k])) {
+			rc = EG_ESYS;
+			goto fail;
+		}
+		st->comm[k].started = 1;
+	}
+	*state = st;
+	return EG_OK;
+fail:
+	snprintf(err, errlen, "fabric: %s", eg_strerror(rc));
+fail_quiet:
+	free(blob);
+	eg__destroy(st);
+	return rc;
+}
+
+/* "2, 3, 5" from the ranks flagged in a per-rank array. */
+static void eg__rank_list(const uint8_t *flag, uint32_t n, char *out,
+			  size_t len)
+{
+	size_t at = 0;
+
+	out[0] = 0;
+	for (uint32_t r = 0; r < n && at + 16 < len; r++)
+		if (flag[r])
+			at += (size_t)snprintf(out + at, len - at, "%s%u",
+					       at ? ", " : "", r);
+}
+
+static void eg__outstanding(eg__fab_t *st, const char *why)
+{
+	uint8_t *rf = calloc(st->size, 1), *sf = calloc(st->size, 1);
+	char rl[160] = "", sl[160] = "";
+
+	if (rf && sf) {
+		for (unsigned k = 0; k < st->K; k++)
+			for (size_t i = 0; i < st->comm[k].nops; i++) {
+				const eg__op_t *op = &st->comm[k].ops[i];
+
+				if (op->stuck)
+					(op->is_send ? sf : rf)[op->peer] = 1;
+			}
+		eg__rank_list(rf, st->size, rl, sizeof(rl));
+		eg__rank_list(sf, st->size, sl, sizeof(sl));
+	}
+	eg__seterr(st,
+		   "alltoallv #%u on rank %u: %s; still waiting to receive "
+		   "from ranks [%s]; sends to ranks [%s] not complete",
+		   st->seq, st->rank, why, rl, sl);
+	free(rf);
+	free(sf);
+}
+
+static eg__op_t *eg__add_op(eg__comm_t *c)
+{
+	if (c->nops == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		eg__op_t *n = realloc(c->ops, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		c->ops = n;
+		c->cap = cap;
+	}
+	eg__op_t *op = &c->ops[c->nops++];
+	memset(op, 0, sizeof(*op));
+	return op;
+}
+
+static uint64_t eg__tag(uint32_t seq, uint32_t src, uint32_t chunk)
+{
+	uint64_t s = seq & ((1u << EG__SEQ_BITS) - 1);
+
+	return (s << (EG__SRC_BITS + EG__CHUNK_BITS)) |
+	       ((uint64_t)src << EG__CHUNK_BITS) | chunk;
+}
+
+/* Chunk c between src and dst travels on comm (src + dst + c) mod K: both
+ * sides compute it, and single-chunk peers still spread over the comms. */
+static int eg__plan(eg__fab_t *st, uint32_t p, int is_send, const void *sbuf,
+		    void *rbuf, size_t bytes)
+{
+	size_t n = (bytes + st->chunk - 1) / st->chunk;
+	uint32_t src = is_send ? st->rank : p, dst = is_send ? p : st->rank;
+
+	if (n >= ((size_t)1 << EG__CHUNK_BITS)) {
+		eg__seterr(st,
+			   "alltoallv: %zu bytes %s rank %u need %zu messages "
+			   "of %zu bytes (max %u)",
+			   bytes, is_send ? "to" : "from", p, n, st->chunk,
+			   1u << EG__CHUNK_BITS);
+		return EG_ERANGE;
+	}
+	for (size_t i = 0; i < n; i++) {
+		eg__comm_t *c = &st->comm[(src + dst + i) % st->K];
+		eg__op_t *op = eg__add_op(c);
+		size_t off = i * st->chunk;
+
+		if (!op)
+			return EG_ENOMEM;
+		op->len = bytes - off < st->chunk ? bytes - off : st->chunk;
+		if (is_send)
+			op->sbuf = (const uint8_t *)sbuf + off;
+		else
+			op->rbuf = (uint8_t *)rbuf + off;
+		op->total = bytes;
+		op->tag = eg__tag(st->seq, src, (uint32_t)i);
+		op->peer = p;
+		op->chunk = (uint32_t)i;
+		op->is_send = (uint8_t)is_send;
+		op->set = st->route[p];
+	}
+	return EG_OK;
+}
+
+static int eg__alltoallv(void *state, const void *const *send,
+			 const size_t *send_bytes, void *const *recv,
+			 const size_t *recv_bytes)
+{
+	eg__fab_t *st = state;
+	struct timespec dl;
+	double deadline;
+	int rc = EG_OK, timed_out = 0;
+	uint32_t me;
+
+	if (!st)
+		return EG_EINVAL;
+	if (st->broken) {
+		eg__seterr(st, "transport unusable after an earlier error; "
+			       "destroy it");
+		return EG_EFABRIC;
+	}
+	me = st->rank;
+	st->seq++;
+	if (send_bytes[me] != recv_bytes[me]) {
+		eg__seterr(st,
+			   "alltoallv: rank %u sends itself %zu bytes but "
+			   "expects %zu",
+			   me, send_bytes[me], recv_bytes[me]);
+		return EG_EINVAL;
+	}
+	for (unsigned k = 0; k < st->K; k++)
+		st->comm[k].nops = st->comm[k].nrecv = 0;
+	for (uint32_t p = 0; p < st->size && !rc; p++)
+		if (p != me && recv_bytes[p])
+			rc = eg__plan(st, p, 0, NULL, recv[p], recv_bytes[p]);
+	for (unsigned k = 0; k < st->K; k++)
+		st->comm[k].nrecv = st->comm[k].nops;
+	for (uint32_t p = 0; p < st->size && !rc; p++)
+		if (p != me && send_bytes[p])
+			rc = eg__plan(st, p, 1, send[p], NULL, send_bytes[p]);
+	if (rc) {
+		if (rc == EG_ENOMEM)
+			eg__seterr(st, "alltoallv: out of memory");
+		return rc;
+	}
+
+	deadline = eg__mono() + st->timeout_s;
+	pthread_mutex_lock(&st->mu);
+	atomic_store(&st->abort, 0);
+	st->ndone = 0;
+	st->gen++;
+	pthread_cond_broadcast(&st->go);
+	pthread_mutex_unlock(&st->mu);
+
+	if (send_bytes[me])
+		memcpy(recv[me], send[me], send_bytes[me]);
+
+	pthread_mutex_lock(&st->mu);
+	while (st->ndone < st->K) {
+		double t = timed_out ? deadline + EG__DRAIN_S + 2.0 : deadline;
+
+		dl.tv_sec = (time_t)t;
+		dl.tv_nsec = (long)((t - (double)dl.tv_sec) * 1e9);
+		if (pthread_cond_timedwait(&st->fin, &st->mu, &dl) !=
+		    ETIMEDOUT)
+			continue;
+		if (timed_out)
+			break; /* a thread is stuck inside the provider */
+		if (!atomic_load(&st->abort))
+			timed_out = 1;
+		atomic_store(&st->abort, 1);
+	}
+	int all_back = st->ndone == st->K;
+	pthread_mutex_unlock(&st->mu);
+
+	if (!all_back) {
+		st->broken = 1;
+		eg__seterr(st,
+			   "alltoallv #%u on rank %u: deadline %.1f s expired "
+			   "and a progress thread does not return",
+			   st->seq, me, st->timeout_s);
+		return EG_ETIMEDOUT;
+	}
+	for (unsigned k = 0; k < st->K; k++)
+		if (st->comm[k].rc && st->comm[k].rc != EG_ETIMEDOUT) {
+			st->broken = 1;
+			eg__seterr(st, "alltoallv #%u on rank %u, comm %u: %s",
+				   st->seq, me, k, st->comm[k].err);
+			return st->comm[k].rc;
+		}
+	if (timed_out) {
+		char why[64];
+
+		st->broken = 1;
+		snprintf(why, sizeof(why), "deadline %.1f s expired",
+			 st->timeout_s);
+		eg__outstanding(st, why);
+		return EG_ETIMEDOUT;
+	}
+	for (uint32_t p = 0; p < st->size; p++)
+		if (p != me) {
+			st->bytes_sent += send_bytes[p];
+			if (st->route[p] == EG__INTER ||
+			    eg_world_node_of(st->w, p) !=
+				    eg_world_node_of(st->w, me))
+				st->bytes_sent_xnode += send_bytes[p];
+		}
+	st->err[0] = 0;
+	return EG_OK;
+}
+
+static int eg__stats(void *state, eg_xport_stats_t *s)
+{
+	eg__fab_t *st = state;
+	int intra = 0, inter = 0;
+
+	if (!st || !s)
+		return EG_EINVAL;
+	memset(s, 0, sizeof(*s));
+	s->num_comms = st->K;
+	for (unsigned k = 0; k < st->K; k++) {
+		s->ops_posted[k] = st->comm[k].ops_posted;
+		s->busy_s[k] = st->comm[k].busy_s;
+	}
+	s->bytes_sent = st->bytes_sent;
+	s->bytes_sent_xnode = st->bytes_sent_xnode;
+	for (uint32_t p = 0; p < st->size; p++) {
+		if (p == st->rank)
+			continue;
+		if (eg_world_node_of(st->w, p) ==
+		    eg_world_node_of(st->w, st->rank))
+			intra = 1;
+		else
+			inter = 1;
+	}
+	/* the provider that carried each kind of pair, "" if none did */
+	if (intra)
+		snprintf(s->provider_intra, sizeof(s->provider_intra), "%s",
+			 st->prov[EG__INTRA]);
+	if (inter)
+		snprintf(s->provider_inter, sizeof(s->provider_inter), "%s",
+			 st->prov[st->prov[EG__INTER][0] ? EG__INTER
+							 : EG__INTRA]);
+	return EG_OK;
+}
+
+static const char *eg__error(void *state)
+{
+	eg__fab_t *st = state;
+
+	return st ? st->err : "fabric: no transport";
+}
+
+const eg_xport_ops_t eg_xport_fabric = {
+	.size = sizeof(eg_xport_ops_t),
+	.name = "fabric",
+	.create = eg__create,
+	.alltoallv = eg__alltoallv,
+	.stats = eg__stats,
+	.error = eg__error,
+	.destroy = eg__destroy,
+};
+
+#else
+/* Built without libfabric: nothing here (eg_xport_fabric is absent). */
+typedef int eg__fabric_unused;
+#endif

@@ -1,0 +1,389 @@
+/* The world from the environment: the local launcher's EPGATE_* variables,
+ * else Slurm's, else a world of one. Every error names the variable and
+ * its value, because a wrong world otherwise shows up as a hang. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "epgate/error.h"
+#include "epgate/world.h"
+
+#define EG__DEFAULT_TIMEOUT 60.0
+#define EG__SECRET_MIN	    16 /* hex digits: 64 bits at least */
+
+double eg_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int eg__fail(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	if (err && len) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+/* A decimal integer in [lo, hi], nothing else (no sign, no spaces). */
+static int eg__parse_u(const char *s, unsigned long long lo,
+		       unsigned long long hi, unsigned long long *out)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return EG_EPARSE;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return EG_EPARSE;
+	if (v < lo || v > hi)
+		return EG_ERANGE;
+	*out = v;
+	return EG_OK;
+}
+
+/* var must hold an integer in [lo, hi]; names it otherwise. */
+static int eg__env_u32(const char *var, unsigned long long lo,
+		       unsigned long long hi, uint32_t *out, char *err,
+		       size_t len)
+{
+	const char *s = getenv(var);
+	unsigned long long v;
+	if (!s)
+		return eg__fail(err, len, EG_EINVAL, "%s is not set", var);
+	int rc = eg__parse_u(s, lo, hi, &v);
+	if (rc == EG_EPARSE)
+		return eg__fail(err, len, rc,
+				"%s=\"%s\": not a non-negative integer", var,
+				s);
+	if (rc < 0)
+		return eg__fail(err, len, rc, "%s=%s: out of range [%llu, %llu]",
+				var, s, lo, hi);
+	*out = (uint32_t)v;
+	return EG_OK;
+}
+
+static int eg__env_timeout(eg_world_t *w, char *err, size_t len)
+{
+	const char *s = getenv("EPGATE_TIMEOUT");
+	char *end;
+	w->timeout_s = EG__DEFAULT_TIMEOUT;
+	if (!s)
+		return EG_OK;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(v) || v <= 0 || v > 1e6)
+		return eg__fail(err, len, EG_EINVAL,
+				"EPGATE_TIMEOUT=\"%s\": not a number of seconds "
+				"in (0, 1e6]",
+				s);
+	w->timeout_s = v;
+	return EG_OK;
+}
+
+static int eg__env_secret(eg_world_t *w, char *err, size_t len)
+{
+	const char *s = getenv("EPGATE_SECRET");
+	if (!s) {
+		if (w->size > 1)
+			return eg__fail(err, len, EG_EINVAL,
+					"EPGATE_SECRET is not set (required "
+					"for a job of %u ranks)",
+					w->size);
+		return EG_OK;
+	}
+	size_t n = strlen(s);
+	if (n < EG__SECRET_MIN || n >= EG_SECRET_MAX ||
+	    strspn(s, "0123456789abcdefABCDEF") != n)
+		return eg__fail(err, len, EG_EINVAL,
+				"EPGATE_SECRET=\"%.80s\": want %d to %d hex "
+				"digits",
+				s, EG__SECRET_MIN, EG_SECRET_MAX - 1);
+	memcpy(w->secret, s, n + 1);
+	return EG_OK;
+}
+
+/* A job id travels in the handshake and in error lines: keep it short
+ * and printable. */
+static int eg__set_job_id(eg_world_t *w, const char *var, const char *s,
+			  char *err, size_t len)
+{
+	size_t n = strlen(s);
+	static const char ok[] = "abcdefghijklmnopqrstuvwxyz"
+				 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+	if (n == 0 || n >= sizeof(w->job_id) || strspn(s, ok) != n)
+		return eg__fail(err, len, EG_EINVAL,
+				"%s=\"%.80s\": want 1 to %zu characters of "
+				"[A-Za-z0-9._-]",
+				var, s, sizeof(w->job_id) - 1);
+	memcpy(w->job_id, s, n + 1);
+	return EG_OK;
+}
+
+/* "host:port" or "[v6addr]:port". */
+static int eg__env_boot_addr(eg_world_t *w, char *err, size_t len)
+{
+	const char *s = getenv("EPGATE_BOOT_ADDR");
+	const char *colon, *h = s;
+	size_t hl;
+	unsigned long long port;
+	if (!s)
+		return eg__fail(err, len, EG_EINVAL,
+				"EPGATE_BOOT_ADDR is not set (required for "
+				"rank %u of %u)",
+				w->rank, w->size);
+	colon = strrchr(s, ':');
+	if (!colon)
+		goto bad;
+	hl = (size_t)(colon - s);
+	if (hl >= 2 && s[0] == '[' && s[hl - 1] == ']') {
+		h = s + 1;
+		hl -= 2;
+	} else if (memchr(s, ':', hl)) {
+		goto bad; /* a bare v6 address needs brackets */
+	}
+	if (hl == 0 || hl >= sizeof(w->boot_host) ||
+	    eg__parse_u(colon + 1, 1, 65535, &port) < 0)
+		goto bad;
+	memcpy(w->boot_host, h, hl);
+	w->boot_host[hl] = '\0';
+	w->boot_port = (uint16_t)port;
+	return EG_OK;
+bad:
+	return eg__fail(err, len, EG_EINVAL,
+			"EPGATE_BOOT_ADDR=\"%.200s\": want host:port with a "
+			"port in [1, 65535]",
+			s);
+}
+
+static int eg__env_boot_fd(eg_world_t *w, char *err, size_t len)
+{
+	const char *s = getenv("EPGATE_BOOT_FD");
+	unsigned long long fd;
+	if (!s || w->rank != 0)
+		return EG_OK; /* only rank 0 listens */
+	if (eg__parse_u(s, 0, 65535, &fd) < 0)
+		return eg__fail(err, len, EG_EINVAL,
+				"EPGATE_BOOT_FD=\"%.80s\": not a file "
+				"descriptor number",
+				s);
+	if (fcntl((int)fd, F_GETFD) < 0)
+		return eg__fail(err, len, EG_EINVAL,
+				"EPGATE_BOOT_FD=%s: not an open file "
+				"descriptor",
+				s);
+	w->boot_fd = (int)fd;
+	return EG_OK;
+}
+
+static int eg__from_launcher(eg_world_t *w, char *err, size_t len)
+{
+	const char *job;
+	int rc;
+
+	if (!getenv("EPGATE_SIZE"))
+		return eg__fail(err, len, EG_EINVAL,
+				"EPGATE_SIZE is not set (EPGATE_RANK=%s is)",
+				getenv("EPGATE_RANK"));
+	if ((rc = eg__env_u32("EPGATE_SIZE", 1, 1u << 20, &w->size, err,
+			      len)) < 0 ||
+	    (rc = eg__env_u32("EPGATE_RANK", 0, w->size - 1, &w->rank, err,
+			      len)) < 0)
+		return rc;
+	w->ranks_per_node = w->size;
+	if (getenv("EPGATE_RANKS_PER_NODE") &&
+	    (rc = eg__env_u32("EPGATE_RANKS_PER_NODE", 1, w->size,
+			      &w->ranks_per_node, err, len)) < 0)
+		return rc;
+	if ((rc = eg__env_boot_fd(w, err, len)) < 0)
+		return rc;
+	/* Rank 0 with an inherited socket needs no address; anyone else
+	 * must know where to go. */
+	if ((w->size > 1 && w->boot_fd < 0) || getenv("EPGATE_BOOT_ADDR"))
+		if ((rc = eg__env_boot_addr(w, err, len)) < 0)
+			return rc;
+	job = getenv("EPGATE_JOB_ID");
+	return eg__set_job_id(w, "EPGATE_JOB_ID", job ? job : "local", err,
+			      len);
+}
+
+/* Slurm: ranks are tasks of the step; nodes come from block distribution
+ * (task r on node r / (ntasks / nnodes)), checked against SLURM_NODEID
+ * and SLURM_LOCALID so a cyclic layout is an error, not a silent lie. */
+static int eg__from_slurm(eg_world_t *w, char *err, size_t len)
+{
+	uint32_t nnodes, real_rpn = 0, v;
+	unsigned long long job, port;
+	const char *list, *listvar, *s;
+	int rc;
+
+	if ((rc = eg__env_u32("SLURM_NTASKS", 1, 1u << 20, &w->size, err,
+			      len)) < 0 ||
+	    (rc = eg__env_u32("SLURM_PROCID", 0, w->size - 1, &w->rank, err,
+			      len)) < 0 ||
+	    (rc = eg__env_u32("SLURM_NNODES", 1, w->size, &nnodes, err,
+			      len)) < 0)
+		return rc;
+	if (w->size % nnodes == 0)
+		real_rpn = w->size / nnodes;
+	if (getenv("EPGATE_RANKS_PER_NODE")) {
+		if ((rc = eg__env_u32("EPGATE_RANKS_PER_NODE", 1, w->size,
+				      &w->ranks_per_node, err, len)) < 0)
+			return rc;
+	} else if (!real_rpn) {
+		return eg__fail(err, len, EG_EINVAL,
+				"SLURM_NTASKS=%u is not a multiple of "
+				"SLURM_NNODES=%u (give every node the same "
+				"number of tasks, or set EPGATE_RANKS_PER_NODE)",
+				w->size, nnodes);
+	} else {
+		w->ranks_per_node = real_rpn;
+	}
+	if (real_rpn && getenv("SLURM_NODEID")) {
+		if ((rc = eg__env_u32("SLURM_NODEID", 0, nnodes - 1, &v, err,
+				      len)) < 0)
+			return rc;
+		if (v != w->rank / real_rpn)
+			return eg__fail(err, len, EG_EINVAL,
+					"SLURM_NODEID=%u: task %u of %u on %u "
+					"nodes should be on node %u (use "
+					"block distribution: srun -m block)",
+					v, w->rank, w->size, nnodes,
+					w->rank / real_rpn);
+	}
+	if (real_rpn && getenv("SLURM_LOCALID")) {
+		if ((rc = eg__env_u32("SLURM_LOCALID", 0, real_rpn - 1, &v,
+				      err, len)) < 0)
+			return rc;
+		if (v != w->rank % real_rpn)
+			return eg__fail(err, len, EG_EINVAL,
+					"SLURM_LOCALID=%u: task %u should be "
+					"local task %u (use block "
+					"distribution: srun -m block)",
+					v, w->rank, w->rank % real_rpn);
+	}
+	/* The step's first node runs task 0; the job's may not (a step on
+	 * part of the allocation). */
+	listvar = "SLURM_STEP_NODELIST";
+	if (!(list = getenv(listvar)))
+		list = getenv(listvar = "SLURM_JOB_NODELIST");
+	if (!list)
+		return eg__fail(err, len, EG_EINVAL,
+				"SLURM_JOB_NODELIST is not set");
+	if (eg_hostlist_first(list, w->boot_host, sizeof(w->boot_host)) < 0)
+		return eg__fail(err, len, EG_EINVAL,
+				"%s=\"%.200s\": not a Slurm hostlist", listvar,
+				list);
+	if (!(s = getenv("SLURM_JOB_ID")))
+		return eg__fail(err, len, EG_EINVAL, "SLURM_JOB_ID is not set");
+	if (eg__parse_u(s, 0, ~0ull, &job) < 0)
+		return eg__fail(err, len, EG_EINVAL,
+				"SLURM_JOB_ID=\"%.80s\": not a job number", s);
+	if ((rc = eg__set_job_id(w, "SLURM_JOB_ID", s, err, len)) < 0)
+		return rc;
+	port = 20000 + job % 20000;
+	if ((s = getenv("EPGATE_BOOT_PORT")) &&
+	    eg__parse_u(s, 1, 65535, &port) < 0)
+		return eg__fail(err, len, EG_EINVAL,
+				"EPGATE_BOOT_PORT=\"%.80s\": want a port in "
+				"[1, 65535]",
+				s);
+	w->boot_port = (uint16_t)port;
+	w->from_slurm = 1;
+	return EG_OK;
+}
+
+int eg_world_from_env(eg_world_t *w, char *err, size_t errlen)
+{
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->boot_fd = -1;
+	w->size = 1;
+	w->ranks_per_node = 1;
+	if (err && errlen)
+		err[0] = '\0';
+	if ((rc = eg__env_timeout(w, err, errlen)) < 0)
+		return rc;
+	if (getenv("EPGATE_RANK") || getenv("EPGATE_SIZE")) {
+		if (!getenv("EPGATE_RANK"))
+			return eg__fail(err, errlen, EG_EINVAL,
+					"EPGATE_RANK is not set (EPGATE_SIZE=%s "
+					"is)",
+					getenv("EPGATE_SIZE"));
+		rc = eg__from_launcher(w, err, errlen);
+	} else if (getenv("SLURM_PROCID")) {
+		rc = eg__from_slurm(w, err, errlen);
+	} else {
+		snprintf(w->job_id, sizeof(w->job_id), "local");
+		rc = EG_OK;
+	}
+	if (rc < 0)
+		return rc;
+	if ((rc = eg__env_secret(w, err, errlen)) < 0)
+		return rc;
+	w->node = w->rank / w->ranks_per_node;
+	w->nodes = (w->size + w->ranks_per_node - 1) / w->ranks_per_node;
+	w->local_rank = w->rank % w->ranks_per_node;
+	w->local_size = w->size - w->node * w->ranks_per_node;
+	if (w->local_size > w->ranks_per_node)
+		w->local_size = w->ranks_per_node;
+	return EG_OK;
+}
+
+/* One bracket group "[01-04,07]": copies its first number, keeping the
+ * zero padding. *p points at '['; on success past ']'. */
+static int eg__first_in_brackets(const char **p, char *out, size_t *o,
+				 size_t len)
+{
+	const char *s = *p + 1;
+	size_t n = strspn(s, "0123456789");
+	if (n == 0)
+		return EG_EPARSE;
+	if (*o + n >= len)
+		return EG_ERANGE;
+	memcpy(out + *o, s, n);
+	*o += n;
+	/* The rest must be ranges and lists of numbers up to ']'. */
+	const char *e = s + strspn(s, "0123456789-,");
+	if (*e != ']' || e == s)
+		return EG_EPARSE;
+	*p = e + 1;
+	return EG_OK;
+}
+
+int eg_hostlist_first(const char *list, char *out, size_t len)
+{
+	const char *p = list;
+	size_t o = 0;
+	int rc;
+
+	if (!list || !out || len == 0)
+		return EG_EINVAL;
+	/* The first item ends at a comma outside brackets. */
+	while (*p && *p != ',') {
+		if (*p == '[') {
+			if ((rc = eg__first_in_brackets(&p, out, &o, len)) < 0)
+				return rc;
+			continue;
+		}
+		if (*p == ']' || *p == ' ' || *p == '\t' || *p == '\n')
+			return EG_EPARSE;
+		if (o + 1 >= len)
+			return EG_ERANGE;
+		out[o++] = *p++;
+	}
+	if (o == 0)
+		return EG_EPARSE;
+	out[o] = '\0';
+	return EG_OK;
+}
