@@ -60,9 +60,9 @@ extern const eg_engine_ops_t eg_engine_self;
 extern const eg_engine_ops_t eg_engine_a2a;
 extern const eg_engine_ops_t eg_engine_dense;
 
-/* Fault injection for the fault suites: EPGATE_FAULT="kill:R:WHERE" or
- * "stall:R:WHERE" makes rank R die (SIGKILL) or hang at WHERE
- * ("dispatch", "combine"). No effect when unset. */
+/* Fault injection for the fault suites: EPGATE_FAULT="kill:R:WHERE[:N]"
+ * or "stall:R:WHERE[:N]" makes rank R die (SIGKILL) or hang the N-th time
+ * it reaches WHERE ("dispatch", "combine"). No effect when unset. */
 void eg_fault_point(const char *where, uint32_t rank);
 
 /* The self engine with one planted defect each ("fault:<kind>"): they

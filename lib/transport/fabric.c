@@ -40,6 +40,8 @@
 #define EG__CQ_BATCH	    16
 #define EG__DRAIN_S	    1.0 /* after an error: time to reap posted ops */
 #define EG__DEFAULT_TMO	    60.0
+#define EG__SPIN_POLLS	    256	  /* idle polls before napping */
+#define EG__NAP_NS	    20000 /* one nap, in ns */
 
 /* Tag: seq (20 bits) | source rank (16) | chunk (24); the top 4 bits stay
  * clear for providers that reserve them. */
@@ -68,6 +70,8 @@ typedef struct eg__ep {
 	struct fid_cq *cq;
 	struct fid_ep *ep;
 	uint64_t data_mask; /* remote CQ data bits, 0 if unsupported */
+	size_t depth[2];    /* queue depth: [0] receives, [1] sends */
+	size_t inflight[2]; /* posted, not yet completed */
 } eg__ep_t;
 
 struct eg__fab;
@@ -84,13 +88,14 @@ typedef struct eg__comm {
 	size_t nops, nrecv, cap;
 	uint64_t gen_seen;
 	int rc;
+	int leaked;
 	char err[256];
 	uint64_t ops_posted;
 	double busy_s;
 } eg__comm_t;
 
 typedef struct eg__fab {
-	const eg_world_t *w;
+	eg_world_t w; /* a copy: the caller's may go away */
 	uint32_t rank, size, K;
 	uint8_t *route; /* per rank: EG__INTRA or EG__INTER */
 	size_t chunk;	/* agreed by all ranks */
@@ -112,7 +117,7 @@ typedef struct eg__fab {
 } eg__fab_t;
 
 static void eg__seterr(eg__fab_t *st, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void eg__seterr(eg__fab_t *st, const char *fmt, ...)
 {
@@ -160,8 +165,8 @@ static int eg__is_loop4(const void *addr, size_t len)
 
 /* One set's endpoint for one comm: the first fi_info that fits, and, when
  * the job must stay on this host, one bound to 127.0.0.0/8. */
-static int eg__open_ep(eg__fab_t *st, eg__ep_t *e, const char *prov,
-		       char *err, size_t errlen)
+static int eg__open_ep(eg__fab_t *st, eg__ep_t *e, const char *prov, char *err,
+		       size_t errlen)
 {
 	struct fi_info *hints, *list = NULL, *fi;
 	struct fi_cq_attr cqa;
@@ -176,7 +181,7 @@ static int eg__open_ep(eg__fab_t *st, eg__ep_t *e, const char *prov,
 	hints->ep_attr->type = FI_EP_RDM;
 	/* host buffers, no registration: everything but FI_MR_LOCAL */
 	hints->domain_attr->mr_mode =
-		FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	    FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	hints->domain_attr->av_type = FI_AV_TABLE;
 	hints->fabric_attr->prov_name = strdup(prov);
@@ -235,6 +240,10 @@ static int eg__open_ep(eg__fab_t *st, eg__ep_t *e, const char *prov,
 		rc = fi_enable(e->ep);
 	if (rc)
 		goto fail_fi;
+	/* some providers answer a full queue with -FI_ENOMEM, not
+	 * -FI_EAGAIN: never post past the depth they advertise */
+	e->depth[0] = fi->rx_attr->size ? fi->rx_attr->size : SIZE_MAX;
+	e->depth[1] = fi->tx_attr->size ? fi->tx_attr->size : SIZE_MAX;
 	if (fi->domain_attr->cq_data_size >= 8)
 		e->data_mask = UINT64_MAX;
 	else if (fi->domain_attr->cq_data_size >= 4)
@@ -266,7 +275,7 @@ static void eg__close_ep(eg__ep_t *e)
 /* ---- progress threads ---- */
 
 static void eg__comm_err(eg__comm_t *c, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void eg__comm_err(eg__comm_t *c, int rc, const char *fmt, ...)
 {
 	va_list ap;
@@ -279,7 +288,7 @@ static void eg__comm_err(eg__comm_t *c, int rc, const char *fmt, ...)
 	va_end(ap);
 }
 
-static ssize_t eg__post(eg__comm_t *c, eg__op_t *op)
+static ssize_t eg__post_op(eg__comm_t *c, eg__op_t *op)
 {
 	eg__ep_t *e = &c->set[op->set];
 
@@ -289,10 +298,31 @@ static ssize_t eg__post(eg__comm_t *c, eg__op_t *op)
 				op->tag, 0, op);
 	if (e->data_mask)
 		return fi_tsenddata(e->ep, op->sbuf, op->len, NULL,
-				    op->total & e->data_mask,
-				    c->addr[op->peer], op->tag, op);
+				    op->total & e->data_mask, c->addr[op->peer],
+				    op->tag, op);
 	return fi_tsend(e->ep, op->sbuf, op->len, NULL, c->addr[op->peer],
 			op->tag, op);
+}
+
+/* Posts op if its endpoint's queue has room; -FI_EAGAIN if not. */
+static ssize_t eg__post(eg__comm_t *c, eg__op_t *op)
+{
+	eg__ep_t *e = &c->set[op->set];
+	ssize_t rc;
+
+	if (e->inflight[op->is_send] >= e->depth[op->is_send])
+		return -FI_EAGAIN;
+	rc = eg__post_op(c, op);
+	if (!rc)
+		e->inflight[op->is_send]++;
+	return rc;
+}
+
+static void eg__retire(eg__comm_t *c, eg__op_t *op, size_t *ndone)
+{
+	op->done = 1;
+	c->set[op->set].inflight[op->is_send]--;
+	(*ndone)++;
 }
 
 static void eg__complete(eg__comm_t *c, const struct fi_cq_tagged_entry *en,
@@ -301,12 +331,10 @@ static void eg__complete(eg__comm_t *c, const struct fi_cq_tagged_entry *en,
 	eg__op_t *op = en->op_context;
 	uint64_t mask = c->set[op->set].data_mask;
 
-	op->done = 1;
-	(*ndone)++;
+	eg__retire(c, op, ndone);
 	if (op->is_send)
 		return;
-	if ((en->flags & FI_REMOTE_CQ_DATA) &&
-	    en->data != (op->total & mask))
+	if ((en->flags & FI_REMOTE_CQ_DATA) && en->data != (op->total & mask))
 		eg__comm_err(c, EG_EMISMATCH,
 			     "rank %u sends %llu bytes to rank %u but "
 			     "recv_bytes[%u] is %llu",
@@ -323,9 +351,10 @@ static void eg__complete(eg__comm_t *c, const struct fi_cq_tagged_entry *en,
 static void eg__cq_error(eg__comm_t *c, struct fid_cq *cq, size_t *ndone)
 {
 	struct fi_cq_err_entry ee;
-	char pbuf[256];
-	const char *pstr;
+	char pbuf[256], sent[64] = "", over[48] = "";
+	const char *pstr = NULL;
 	eg__op_t *op;
+	int err;
 
 	memset(&ee, 0, sizeof(ee));
 	if (fi_cq_readerr(cq, &ee, 0) <= 0)
@@ -333,30 +362,37 @@ static void eg__cq_error(eg__comm_t *c, struct fid_cq *cq, size_t *ndone)
 	op = ee.op_context;
 	if (!op)
 		return;
-	if (!op->done) {
-		op->done = 1;
-		(*ndone)++;
-	}
-	if (ee.err == FI_ECANCELED)
+	if (!op->done)
+		eg__retire(c, op, ndone);
+	err = ee.err < 0 ? -ee.err : ee.err; /* providers differ in sign */
+	if (err == FI_ECANCELED)
 		return;
-	pstr = fi_cq_strerror(cq, ee.prov_errno, ee.err_data, pbuf,
-			      sizeof(pbuf));
-	if (ee.err == FI_ETRUNC)
+	if (ee.prov_errno)
+		pstr = fi_cq_strerror(cq, ee.prov_errno, ee.err_data, pbuf,
+				      sizeof(pbuf));
+	if (err == FI_ETRUNC) {
+		/* not every provider fills data in error entries */
+		if ((ee.flags & FI_REMOTE_CQ_DATA) && ee.data > op->total)
+			snprintf(sent, sizeof(sent), "rank %u sends %llu; ",
+				 op->peer, (unsigned long long)ee.data);
+		if (ee.olen)
+			snprintf(over, sizeof(over), " (by %zu bytes)",
+				 ee.olen);
 		eg__comm_err(c, EG_EMISMATCH,
-			     "truncation: message %u from rank %u is %zu "
-			     "bytes longer than the %zu-byte receive posted "
-			     "for it (recv_bytes[%u] = %llu is too small; "
-			     "%s; provider: %s)",
-			     op->chunk, op->peer, ee.olen, op->len, op->peer,
+			     "truncation: message %u from rank %u is longer "
+			     "than the %zu-byte receive posted for it%s: "
+			     "%srecv_bytes[%u] = %llu is too small (%s%s%s)",
+			     op->chunk, op->peer, op->len, over, sent, op->peer,
 			     (unsigned long long)op->total,
-			     fi_strerror(FI_ETRUNC), pstr ? pstr : "-");
-	else
-		eg__comm_err(c, EG_EFABRIC,
-			     "%s rank %u (message %u, %zu bytes) failed: %s "
-			     "(provider: %s)",
-			     op->is_send ? "send to" : "receive from", op->peer,
-			     op->chunk, op->len, fi_strerror(ee.err),
-			     pstr ? pstr : "-");
+			     fi_strerror(FI_ETRUNC), pstr ? "; provider: " : "",
+			     pstr ? pstr : "");
+		return;
+	}
+	eg__comm_err(c, EG_EFABRIC,
+		     "%s rank %u (message %u, %zu bytes) failed: %s%s%s",
+		     op->is_send ? "send to" : "receive from", op->peer,
+		     op->chunk, op->len, fi_strerror(err),
+		     pstr ? "; provider: " : "", pstr ? pstr : "");
 }
 
 /* Reads every opened CQ once; returns completions seen. */
@@ -397,8 +433,8 @@ static void eg__drain(eg__comm_t *c, size_t nposted_r, size_t nposted_s,
 
 	for (size_t i = 0; i < c->nops; i++) {
 		eg__op_t *op = &c->ops[i];
-		int is_posted = op->is_send ? (i - c->nrecv) < nposted_s
-					    : i < nposted_r;
+		int is_posted =
+		    op->is_send ? (i - c->nrecv) < nposted_s : i < nposted_r;
 
 		if (!is_posted) {
 			op->stuck = 1;
@@ -416,13 +452,27 @@ static void eg__drain(eg__comm_t *c, size_t nposted_r, size_t nposted_s,
 		if (!eg__poll(c, ndone))
 			sched_yield();
 	if (*ndone < posted)
-		c->st->broken = 1;
+		c->leaked = 1; /* ops the provider still holds */
+}
+
+/* Nothing moved: yield, and past EG__SPIN_POLLS idle polls in a row nap,
+ * so that K threads per rank do not starve the ranks' other threads when
+ * cores are fewer than threads. */
+static void eg__idle(unsigned idle)
+{
+	struct timespec nap = {0, EG__NAP_NS};
+
+	if (idle < EG__SPIN_POLLS)
+		sched_yield();
+	else
+		nanosleep(&nap, NULL);
 }
 
 static void eg__run(eg__comm_t *c)
 {
 	eg__fab_t *st = c->st;
 	size_t nsend = c->nops - c->nrecv, pr = 0, ps = 0, ndone = 0;
+	unsigned idle = 0;
 	double t0 = eg__mono();
 
 	c->rc = 0;
@@ -440,8 +490,7 @@ static void eg__run(eg__comm_t *c)
 		/* receives first, as many as the provider takes; sends
 		 * follow even when the receive queue is full, or ranks
 		 * would wait on each other's queue space */
-		while (pr < c->nrecv &&
-		       (rc = eg__post(c, &c->ops[pr])) == 0) {
+		while (pr < c->nrecv && (rc = eg__post(c, &c->ops[pr])) == 0) {
 			pr++;
 			c->ops_posted++;
 			moved = 1;
@@ -460,14 +509,16 @@ static void eg__run(eg__comm_t *c)
 			moved = 1;
 		}
 		if (rc && rc != -FI_EAGAIN) {
-			eg__comm_err(c, EG_EFABRIC, "posting send to rank %u: %s",
-				     c->ops[c->nrecv + ps].peer,
-				     fi_strerror((int)-rc));
+			eg__comm_err(
+			    c, EG_EFABRIC, "posting send to rank %u: %s",
+			    c->ops[c->nrecv + ps].peer, fi_strerror((int)-rc));
 			continue;
 		}
 		/* -FI_EAGAIN or not: reading the CQ is what progresses */
-		if (!eg__poll(c, &ndone) && !moved)
-			sched_yield();
+		if (eg__poll(c, &ndone) || moved)
+			idle = 0;
+		else
+			eg__idle(++idle);
 	}
 	c->busy_s += eg__mono() - t0;
 }
@@ -547,7 +598,7 @@ static eg__name_t *eg__blob_name(uint8_t *blob, uint32_t K, uint32_t r,
 	uint8_t *b = blob + (size_t)r * eg__blob_len(K) + sizeof(uint64_t);
 
 	return (eg__name_t *)(b + ((size_t)k * EG__SETS + (size_t)s) *
-					  sizeof(eg__name_t));
+				      sizeof(eg__name_t));
 }
 
 static int eg__sync_init(eg__fab_t *st)
@@ -611,13 +662,13 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return EG_ENOMEM;
-	st->w = w;
+	st->w = *w;
 	st->rank = w->rank;
 	st->size = w->size;
 	st->K = o->num_comms;
-	st->timeout_s = o->timeout_s > 0	? o->timeout_s
-			: w->timeout_s > 0	? w->timeout_s
-						: EG__DEFAULT_TMO;
+	st->timeout_s = o->timeout_s > 0   ? o->timeout_s
+			: w->timeout_s > 0 ? w->timeout_s
+					   : EG__DEFAULT_TMO;
 	/* the local launcher keeps every rank on this host */
 	st->loopback = !w->from_slurm;
 	if (st->loopback) {
@@ -685,8 +736,9 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 	}
 	for (int s = 0; s < EG__SETS; s++)
 		if (st->comm[0].set[s].info)
-			snprintf(st->prov[s], sizeof(st->prov[s]), "%s",
-				 st->comm[0].set[s].info->fabric_attr->prov_name);
+			snprintf(
+			    st->prov[s], sizeof(st->prov[s]), "%s",
+			    st->comm[0].set[s].info->fabric_attr->prov_name);
 
 	/* one allgather for every endpoint name and the chunk limits */
 	bl = eg__blob_len(st->K);
@@ -701,10 +753,10 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 	for (unsigned k = 0; k < st->K; k++)
 		for (int s = 0; s < EG__SETS; s++) {
 			eg__ep_t *e = &st->comm[k].set[s];
-			eg__name_t *nm = (eg__name_t *)(mine + sizeof(uint64_t) +
-							((size_t)k * EG__SETS +
-							 (size_t)s) *
-								sizeof(*nm));
+			eg__name_t *nm =
+			    (eg__name_t *)(mine + sizeof(uint64_t) +
+					   ((size_t)k * EG__SETS + (size_t)s) *
+					       sizeof(*nm));
 			size_t len = EG__NAME_MAX;
 
 			if (!e->ep)
@@ -822,9 +874,10 @@ static void eg__outstanding(eg__fab_t *st, const char *why)
 		eg__rank_list(sf, st->size, sl, sizeof(sl));
 	}
 	eg__seterr(st,
-		   "alltoallv #%u on rank %u: %s; still waiting to receive "
+		   "alltoallv #%u on rank %u: %s; still waiting on messages "
 		   "from ranks [%s]; sends to ranks [%s] not complete",
-		   st->seq, st->rank, why, rl, sl);
+		   st->seq, st->rank, why, rl[0] ? rl : "none",
+		   sl[0] ? sl : "none");
 	free(rf);
 	free(sf);
 }
@@ -853,8 +906,10 @@ static uint64_t eg__tag(uint32_t seq, uint32_t src, uint32_t chunk)
 	       ((uint64_t)src << EG__CHUNK_BITS) | chunk;
 }
 
-/* Chunk c between src and dst travels on comm (src + dst + c) mod K: both
- * sides compute it, and single-chunk peers still spread over the comms. */
+/* Chunk c between src and dst in call seq travels on comm
+ * (src + dst + seq + c) mod K: both sides compute it, consecutive chunks
+ * go round-robin, and single-chunk peers rotate over the comms from call
+ * to call. */
 static int eg__plan(eg__fab_t *st, uint32_t p, int is_send, const void *sbuf,
 		    void *rbuf, size_t bytes)
 {
@@ -870,7 +925,7 @@ static int eg__plan(eg__fab_t *st, uint32_t p, int is_send, const void *sbuf,
 		return EG_ERANGE;
 	}
 	for (size_t i = 0; i < n; i++) {
-		eg__comm_t *c = &st->comm[(src + dst + i) % st->K];
+		eg__comm_t *c = &st->comm[(src + dst + st->seq + i) % st->K];
 		eg__op_t *op = eg__add_op(c);
 		size_t off = i * st->chunk;
 
@@ -898,7 +953,7 @@ static int eg__alltoallv(void *state, const void *const *send,
 	eg__fab_t *st = state;
 	struct timespec dl;
 	double deadline;
-	int rc = EG_OK, timed_out = 0;
+	int rc = EG_OK, expired = 0, timed_out = 0, all_back;
 	uint32_t me;
 
 	if (!st)
@@ -941,25 +996,25 @@ static int eg__alltoallv(void *state, const void *const *send,
 	pthread_cond_broadcast(&st->go);
 	pthread_mutex_unlock(&st->mu);
 
-	if (send_bytes[me])
-		memcpy(recv[me], send[me], send_bytes[me]);
+	if (send_bytes[me] && recv[me] != send[me])
+		memmove(recv[me], send[me], send_bytes[me]);
 
 	pthread_mutex_lock(&st->mu);
 	while (st->ndone < st->K) {
-		double t = timed_out ? deadline + EG__DRAIN_S + 2.0 : deadline;
+		/* past the deadline the threads get the drain time and a
+		 * margin to come back */
+		double t = expired ? deadline + EG__DRAIN_S + 2.0 : deadline;
 
 		dl.tv_sec = (time_t)t;
 		dl.tv_nsec = (long)((t - (double)dl.tv_sec) * 1e9);
-		if (pthread_cond_timedwait(&st->fin, &st->mu, &dl) !=
-		    ETIMEDOUT)
+		if (pthread_cond_timedwait(&st->fin, &st->mu, &dl) != ETIMEDOUT)
 			continue;
-		if (timed_out)
+		if (expired)
 			break; /* a thread is stuck inside the provider */
-		if (!atomic_load(&st->abort))
-			timed_out = 1;
+		expired = 1;
 		atomic_store(&st->abort, 1);
 	}
-	int all_back = st->ndone == st->K;
+	all_back = st->ndone == st->K;
 	pthread_mutex_unlock(&st->mu);
 
 	if (!all_back) {
@@ -969,6 +1024,12 @@ static int eg__alltoallv(void *state, const void *const *send,
 			   "and a progress thread does not return",
 			   st->seq, me, st->timeout_s);
 		return EG_ETIMEDOUT;
+	}
+	for (unsigned k = 0; k < st->K; k++) {
+		if (st->comm[k].leaked)
+			st->broken = 1;
+		if (st->comm[k].rc == EG_ETIMEDOUT)
+			timed_out = 1;
 	}
 	for (unsigned k = 0; k < st->K; k++)
 		if (st->comm[k].rc && st->comm[k].rc != EG_ETIMEDOUT) {
@@ -989,9 +1050,8 @@ static int eg__alltoallv(void *state, const void *const *send,
 	for (uint32_t p = 0; p < st->size; p++)
 		if (p != me) {
 			st->bytes_sent += send_bytes[p];
-			if (st->route[p] == EG__INTER ||
-			    eg_world_node_of(st->w, p) !=
-				    eg_world_node_of(st->w, me))
+			if (eg_world_node_of(&st->w, p) !=
+			    eg_world_node_of(&st->w, me))
 				st->bytes_sent_xnode += send_bytes[p];
 		}
 	st->err[0] = 0;
@@ -1016,8 +1076,8 @@ static int eg__stats(void *state, eg_xport_stats_t *s)
 	for (uint32_t p = 0; p < st->size; p++) {
 		if (p == st->rank)
 			continue;
-		if (eg_world_node_of(st->w, p) ==
-		    eg_world_node_of(st->w, st->rank))
+		if (eg_world_node_of(&st->w, p) ==
+		    eg_world_node_of(&st->w, st->rank))
 			intra = 1;
 		else
 			inter = 1;
@@ -1027,9 +1087,9 @@ static int eg__stats(void *state, eg_xport_stats_t *s)
 		snprintf(s->provider_intra, sizeof(s->provider_intra), "%s",
 			 st->prov[EG__INTRA]);
 	if (inter)
-		snprintf(s->provider_inter, sizeof(s->provider_inter), "%s",
-			 st->prov[st->prov[EG__INTER][0] ? EG__INTER
-							 : EG__INTRA]);
+		snprintf(
+		    s->provider_inter, sizeof(s->provider_inter), "%s",
+		    st->prov[st->prov[EG__INTER][0] ? EG__INTER : EG__INTRA]);
 	return EG_OK;
 }
 
@@ -1041,13 +1101,13 @@ static const char *eg__error(void *state)
 }
 
 const eg_xport_ops_t eg_xport_fabric = {
-	.size = sizeof(eg_xport_ops_t),
-	.name = "fabric",
-	.create = eg__create,
-	.alltoallv = eg__alltoallv,
-	.stats = eg__stats,
-	.error = eg__error,
-	.destroy = eg__destroy,
+    .size = sizeof(eg_xport_ops_t),
+    .name = "fabric",
+    .create = eg__create,
+    .alltoallv = eg__alltoallv,
+    .stats = eg__stats,
+    .error = eg__error,
+    .destroy = eg__destroy,
 };
 
 #else

@@ -66,8 +66,9 @@ static int eg__env_u32(const char *var, unsigned long long lo,
 				"%s=\"%s\": not a non-negative integer", var,
 				s);
 	if (rc < 0)
-		return eg__fail(err, len, rc, "%s=%s: out of range [%llu, %llu]",
-				var, s, lo, hi);
+		return eg__fail(err, len, rc,
+				"%s=%s: out of range [%llu, %llu]", var, s, lo,
+				hi);
 	*out = (uint32_t)v;
 	return EG_OK;
 }
@@ -82,10 +83,11 @@ static int eg__env_timeout(eg_world_t *w, char *err, size_t len)
 	errno = 0;
 	double v = strtod(s, &end);
 	if (!*s || *end || errno || !isfinite(v) || v <= 0 || v > 1e6)
-		return eg__fail(err, len, EG_EINVAL,
-				"EPGATE_TIMEOUT=\"%s\": not a number of seconds "
-				"in (0, 1e6]",
-				s);
+		return eg__fail(
+		    err, len, EG_EINVAL,
+		    "EPGATE_TIMEOUT=\"%s\": not a number of seconds "
+		    "in (0, 1e6]",
+		    s);
 	w->timeout_s = v;
 	return EG_OK;
 }
@@ -194,8 +196,8 @@ static int eg__from_launcher(eg_world_t *w, char *err, size_t len)
 		return eg__fail(err, len, EG_EINVAL,
 				"EPGATE_SIZE is not set (EPGATE_RANK=%s is)",
 				getenv("EPGATE_RANK"));
-	if ((rc = eg__env_u32("EPGATE_SIZE", 1, 1u << 20, &w->size, err,
-			      len)) < 0 ||
+	if ((rc = eg__env_u32("EPGATE_SIZE", 1, 1u << 20, &w->size, err, len)) <
+		0 ||
 	    (rc = eg__env_u32("EPGATE_RANK", 0, w->size - 1, &w->rank, err,
 			      len)) < 0)
 		return rc;
@@ -230,8 +232,8 @@ static int eg__from_slurm(eg_world_t *w, char *err, size_t len)
 			      len)) < 0 ||
 	    (rc = eg__env_u32("SLURM_PROCID", 0, w->size - 1, &w->rank, err,
 			      len)) < 0 ||
-	    (rc = eg__env_u32("SLURM_NNODES", 1, w->size, &nnodes, err,
-			      len)) < 0)
+	    (rc = eg__env_u32("SLURM_NNODES", 1, w->size, &nnodes, err, len)) <
+		0)
 		return rc;
 	if (w->size % nnodes == 0)
 		real_rpn = w->size / nnodes;
@@ -240,11 +242,12 @@ static int eg__from_slurm(eg_world_t *w, char *err, size_t len)
 				      &w->ranks_per_node, err, len)) < 0)
 			return rc;
 	} else if (!real_rpn) {
-		return eg__fail(err, len, EG_EINVAL,
-				"SLURM_NTASKS=%u is not a multiple of "
-				"SLURM_NNODES=%u (give every node the same "
-				"number of tasks, or set EPGATE_RANKS_PER_NODE)",
-				w->size, nnodes);
+		return eg__fail(
+		    err, len, EG_EINVAL,
+		    "SLURM_NTASKS=%u is not a multiple of "
+		    "SLURM_NNODES=%u (give every node the same "
+		    "number of tasks, or set EPGATE_RANKS_PER_NODE)",
+		    w->size, nnodes);
 	} else {
 		w->ranks_per_node = real_rpn;
 	}
@@ -261,8 +264,8 @@ static int eg__from_slurm(eg_world_t *w, char *err, size_t len)
 					w->rank / real_rpn);
 	}
 	if (real_rpn && getenv("SLURM_LOCALID")) {
-		if ((rc = eg__env_u32("SLURM_LOCALID", 0, real_rpn - 1, &v,
-				      err, len)) < 0)
+		if ((rc = eg__env_u32("SLURM_LOCALID", 0, real_rpn - 1, &v, err,
+				      len)) < 0)
 			return rc;
 		if (v != w->rank % real_rpn)
 			return eg__fail(err, len, EG_EINVAL,
@@ -316,10 +319,11 @@ int eg_world_from_env(eg_world_t *w, char *err, size_t errlen)
 		return rc;
 	if (getenv("EPGATE_RANK") || getenv("EPGATE_SIZE")) {
 		if (!getenv("EPGATE_RANK"))
-			return eg__fail(err, errlen, EG_EINVAL,
-					"EPGATE_RANK is not set (EPGATE_SIZE=%s "
-					"is)",
-					getenv("EPGATE_SIZE"));
+			return eg__fail(
+			    err, errlen, EG_EINVAL,
+			    "EPGATE_RANK is not set (EPGATE_SIZE=%s "
+			    "is)",
+			    getenv("EPGATE_SIZE"));
 		rc = eg__from_launcher(w, err, errlen);
 	} else if (getenv("SLURM_PROCID")) {
 		rc = eg__from_slurm(w, err, errlen);

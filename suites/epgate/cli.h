@@ -2,6 +2,10 @@
 #ifndef EPGATE_CLI_H
 #define EPGATE_CLI_H
 
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
 #include <getopt.h>
 #include <stddef.h>
 

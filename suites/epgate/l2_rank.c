@@ -30,6 +30,18 @@ static void eg__stage(eg__l2_msg_t *m, const char *s)
 	snprintf(m->stage, sizeof(m->stage), "%s", s);
 }
 
+/* An engine error, said where it happens (the transport names the peer):
+ * if the job is then stopped, this line is the diagnosis. */
+static void eg__say(const eg__l2_rank_t *R, const eg_workload_t *w,
+		    const eg__l2_msg_t *m)
+{
+	const char *x = R->xops->error ? R->xops->error(R->xstate) : NULL;
+	fprintf(stderr, "epgate l2-rank: rank %u: %s: %s: %s%s%s\n",
+		R->world->rank, w->name, m->stage, eg_strerror(m->engine_err),
+		x && *x ? ": " : "", x && *x ? x : "");
+	fflush(stderr);
+}
+
 /* One workload on this rank; fills m. */
 static void eg__l2_case(const eg__l2_rank_t *R, const eg_workload_t *w,
 			eg__l2_msg_t *m)
@@ -89,6 +101,7 @@ static void eg__l2_case(const eg__l2_rank_t *R, const eg_workload_t *w,
 		if (rc < 0) {
 			m->engine_err = rc;
 			eg__stage(m, "dispatch");
+			eg__say(R, w, m);
 			goto done;
 		}
 		eg_recv_free(&exp);
@@ -114,6 +127,7 @@ static void eg__l2_case(const eg__l2_rank_t *R, const eg_workload_t *w,
 		if (rc < 0) {
 			m->engine_err = rc;
 			eg__stage(m, "combine");
+			eg__say(R, w, m);
 			goto done;
 		}
 		if (eg_verdict_total_wrong(&m->v))
@@ -372,7 +386,7 @@ int eg_cmd_l2_rank(int argc, char **argv)
 	for (size_t i = 0; i < wl.n; i++) {
 		const eg_workload_t *w = &wl.items[i];
 		eg__l2_msg_t mine;
-		char repro[1024];
+		char repro[4600];
 		if (w->world != world.size ||
 		    (filter && !strstr(w->name, filter)))
 			continue;

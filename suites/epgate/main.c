@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_bench.h"
+#include "cmd_launch.h"
 
 static void eg__usage(FILE *f)
 {
@@ -36,6 +38,10 @@ int main(int argc, char **argv)
 		return eg_cmd_check(argc - 1, argv + 1);
 	if (!strcmp(cmd, "run"))
 		return eg_cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "launch"))
+		return eg_cmd_launch(argc - 1, argv + 1);
+	if (!strcmp(cmd, "bench"))
+		return eg_cmd_bench(argc - 1, argv + 1);
 	if (!strcmp(cmd, "l2-rank"))
 		return eg_cmd_l2_rank(argc - 1, argv + 1);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

@@ -1,0 +1,218 @@
+/* Performance gates (docs/gates.md): declarative YAML files, one per
+ * profile, each gate a rule that turns the points of one or more results
+ * files into pass, fail, inconclusive or skip.
+ *
+ * Flow: eg_gate_file_load (syntax, keys, numbers: "file:line: ...") ->
+ * eg_gate_file_check against the loaded results (unknown metric, arm or
+ * axis: "file:line: ...") -> eg_gate_eval per gate. */
+#ifndef EPGATE_GATE_H
+#define EPGATE_GATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "epgate/results.h"
+#include "epgate/stats.h"
+
+#define EG_GATE_ERR_MAX 1024
+
+/* Defaults of the statistical settings (docs/gates.md, "Defaults"); the
+ * calibration test (suites/l0/test_gate_calibration.c) measures the
+ * regression and flat rules at exactly these values. */
+#define EG_GATE_ALPHA	   0.05
+#define EG_GATE_MIN_EFFECT 0.05
+#define EG_GATE_MAX_SLOPE  0.02
+#define EG_GATE_MIN_REPS   10
+#define EG_GATE_REPS	   40
+#define EG_GATE_RESAMPLES  2000
+
+typedef enum eg_rule {
+	EG_RULE_BOUND = 0,
+	EG_RULE_PARITY,
+	EG_RULE_FLAT,
+	EG_RULE_RECOVERY,
+	EG_RULE_TREND,
+	EG_RULE_REGRESSION,
+	EG_RULE_EVIDENCE,
+} eg_rule_t;
+
+typedef enum eg_verdict {
+	EG_VERDICT_PASS = 0,
+	EG_VERDICT_FAIL,
+	EG_VERDICT_INCONCLUSIVE,
+	EG_VERDICT_SKIP, /* no data */
+} eg_verdict_t;
+
+typedef enum eg_trend_dir {
+	EG_TREND_UP = 0,   /* last/first >= factor (factor >= 1) */
+	EG_TREND_DOWN,	   /* last/first <= factor (factor <= 1) */
+	EG_TREND_NOT_DOWN, /* last/first >= factor (factor <= 1) */
+	EG_TREND_NOT_UP,   /* last/first <= factor (factor >= 1) */
+} eg_trend_dir_t;
+
+typedef enum eg_regress_stat {
+	EG_REGRESS_BOOTSTRAP = 0,
+	EG_REGRESS_MWU,
+} eg_regress_stat_t;
+
+typedef enum eg_scale {
+	EG_SCALE_AUTO = 0, /* log2 when every axis value is > 0 */
+	EG_SCALE_LINEAR,
+	EG_SCALE_LOG2,
+} eg_scale_t;
+
+/* The statistical settings: file defaults, overridable per gate. */
+typedef struct eg_gate_stats {
+	double alpha;
+	double min_effect;
+	double max_slope;
+	unsigned min_reps;
+	unsigned reps; /* repetitions a profile should measure per point */
+	unsigned resamples;
+} eg_gate_stats_t;
+
+/* filter: key (an axis, or "suite") -> accepted values (a JSON array of
+ * numbers and strings). */
+typedef struct eg_gate_filter {
+	char *key;
+	json_t *values;
+	int line;
+} eg_gate_filter_t;
+
+typedef struct eg_gate {
+	char *name;
+	char *sentence;
+	eg_rule_t rule;
+	int line; /* of the gate's first key */
+
+	char *metric; /* NULL for evidence */
+	int metric_line;
+	char *ratio[2]; /* arms of a ratio metric, or NULL */
+	int ratio_line;
+	char **arms; /* selected arms (NULL = all) */
+	size_t n_arms;
+	int arms_line;
+	char *axis;
+	int axis_line;
+	char **covary; /* axes that move with axis (nodes with world) */
+	size_t n_covary;
+	int covary_line;
+	eg_gate_filter_t *filter;
+	size_t n_filter;
+
+	eg_gate_stats_t st;
+	double min, max;	  /* bound; NAN = open */
+	double band[2];		  /* parity, flat */
+	eg_scale_t scale;	  /* flat */
+	double low, high;	  /* recovery: knob values */
+	double min_factor;	  /* recovery */
+	eg_trend_dir_t direction; /* trend */
+	double factor;		  /* trend */
+	eg_regress_stat_t statistic;
+	eg_better_t better; /* regression; NONE = from the metric */
+	char *field;	    /* evidence */
+	int field_line;
+	char **expect;
+	size_t n_expect;
+} eg_gate_t;
+
+typedef struct eg_gate_file {
+	char *path;
+	char *profile;
+	eg_gate_stats_t defaults;
+	eg_gate_t *gates;
+	size_t n_gates;
+} eg_gate_file_t;
+
+/* Parses a gate file (libyaml).  Errors: "path:line: message", <0. */
+int eg_gate_file_load(eg_gate_file_t *gf, const char *path, char *err,
+		      size_t errlen);
+int eg_gate_file_parse(eg_gate_file_t *gf, const char *text, size_t len,
+		       const char *name, char *err, size_t errlen);
+void eg_gate_file_free(eg_gate_file_t *gf);
+
+/* The results a gate file is judged on. */
+typedef struct eg_gate_data {
+	const eg_results_t *cur;
+	size_t n_cur;
+	const eg_results_t *base; /* regression baseline; NULL = none */
+	size_t n_base;
+} eg_gate_data_t;
+
+/* Names each gate uses that neither the schema knows nor any results
+ * file holds: "path:line: unknown metric ...", EG_EPARSE. */
+int eg_gate_file_check(const eg_gate_file_t *gf, const eg_gate_data_t *d,
+		       char *err, size_t errlen);
+
+typedef struct eg_gate_result {
+	eg_verdict_t verdict;
+	char summary[320]; /* one line: the deciding value vs threshold */
+	json_t *diag;	   /* values, thresholds, intervals (TAP YAML) */
+	json_t *remeasure; /* ids of points to measure again (array) */
+} eg_gate_result_t;
+
+/* Evaluates one gate.  <0 (with "path:line: message") on a hard error:
+ * an ambiguous ratio pairing, a trend along a non-numeric axis, ... */
+int eg_gate_eval(const eg_gate_file_t *gf, const eg_gate_t *g,
+		 const eg_gate_data_t *d, eg_gate_result_t *res, char *err,
+		 size_t errlen);
+void eg_gate_result_fini(eg_gate_result_t *r);
+
+const char *eg_verdict_name(eg_verdict_t v); /* "pass" ... */
+const char *eg_rule_name(eg_rule_t r);	     /* "bound" ... */
+
+/* One regression comparison of a metric at one point (exposed for the
+ * calibration test).  change = median(cur)/median(base) - 1.  With
+ * samples on both sides: bootstrap interval [lo, hi] of the change at
+ * quantiles alpha and 1-alpha, or Mann-Whitney against the baseline
+ * scaled by the threshold; without samples, a normal interval from the
+ * stored 95% intervals.  Worse beyond min_effect: fail; better than
+ * that: pass; otherwise (or n < min_reps): inconclusive. */
+typedef struct eg_regress_opts {
+	eg_regress_stat_t statistic;
+	eg_better_t better;
+	double alpha;
+	double min_effect;
+	unsigned min_reps;
+	unsigned resamples;
+	uint64_t seed;
+} eg_regress_opts_t;
+
+typedef struct eg_regress_out {
+	eg_verdict_t verdict;
+	const char *method; /* "bootstrap", "mann-whitney", "summary" */
+	double change;
+	double lo, hi;		  /* interval of change; NAN if none */
+	double p_worse, p_better; /* Mann-Whitney; NAN otherwise */
+	size_t n_base, n_cur;
+	char why[160];
+} eg_regress_out_t;
+
+int eg_regress_compare(const eg_metric_t *base, const eg_metric_t *cur,
+		       const eg_regress_opts_t *o, eg_regress_out_t *out);
+
+/* The flat rule on one series: every v within band, and no trend whose
+ * slope (per unit of x, x already transformed) is both significant at
+ * alpha and steeper than max_slope.  se may be NULL; x NULL (a
+ * categorical axis) leaves the trend untested. */
+typedef struct eg_flat_opts {
+	double band[2];
+	double alpha;
+	double max_slope;
+} eg_flat_opts_t;
+
+typedef struct eg_flat_out {
+	eg_verdict_t verdict;
+	size_t n_out_of_band;
+	size_t first_out; /* index of the first value outside the band */
+	int trend_tested; /* 0: fewer than 2 points or no error estimate */
+	int trend;	  /* a significant, steep trend */
+	eg_slope_t slope;
+} eg_flat_out_t;
+
+int eg_flat_check(const double *x, const double *v, const double *se,
+		  size_t n, const eg_flat_opts_t *o, eg_flat_out_t *out);
+
+#endif

@@ -1,0 +1,35 @@
+/* The local launcher: N ranks of one command on this host, with the
+ * environment eg_world_from_env reads, their output prefixed by rank, and
+ * a job that ends as a whole (first failure or deadline: stop them all). */
+#ifndef EPGATE_LAUNCH_H
+#define EPGATE_LAUNCH_H
+
+typedef struct eg_launch_opts {
+	unsigned n;		 /* ranks, >= 1 */
+	unsigned ranks_per_node; /* virtual nodes; 0 = n (one node) */
+	double timeout_s;	 /* the whole job; <= 0 = none */
+	double grace_s;		 /* SIGTERM to SIGKILL; <= 0 = 2 s */
+	const char *job_id;	 /* NULL = "launch-<pid>" */
+} eg_launch_opts_t;
+
+/* Runs argv (argv[0] found on PATH) as ranks 0..n-1 and waits for all.
+ * Each rank gets EPGATE_RANK, EPGATE_SIZE, EPGATE_RANKS_PER_NODE,
+ * EPGATE_BOOT_ADDR (127.0.0.1:port of a socket the launcher listens on,
+ * handed to rank 0 as EPGATE_BOOT_FD), a fresh EPGATE_SECRET,
+ * EPGATE_JOB_ID and EPGATE_TIMEOUT (kept from the environment; else 60 s,
+ * or 3/4 of timeout_s when that is shorter). Every line a rank prints goes
+ * to the same stream of the launcher prefixed "[rank] "; the launcher's
+ * own lines start with "[launch] " (stderr).
+ *
+ * The first rank to fail (exit status other than 0 and 77, or a signal),
+ * the deadline, or SIGINT/SIGTERM/SIGHUP to the launcher stops the job:
+ * SIGTERM to every remaining rank, SIGKILL after grace_s; every process
+ * in the ranks' process group is gone when this returns.
+ *
+ * Returns the worst exit status in automake's order (99 > 1 > 77 > 0;
+ * other failing codes rank with 1). A rank killed by a signal before the
+ * stop counts as 99; the deadline and a signal to the launcher give 99;
+ * bad options or a failure to start give 99 with a message on stderr. */
+int eg_launch(const eg_launch_opts_t *o, char **argv);
+
+#endif

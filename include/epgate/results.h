@@ -1,0 +1,103 @@
+/* Results files, schema "epgate/results/v1" (docs/results-v1.md): one
+ * JSON document with the run's context and one record per measured point
+ * (suite, arm, axis values, metrics, transport evidence).  The writer is
+ * incremental and atomic: after every appended point the whole document
+ * is rewritten to PATH.tmp and renamed over PATH, so a crash leaves a
+ * valid file holding every point finished so far.  The reader rejects
+ * anything that is not a valid v1 document with one line naming the file
+ * and either line:column (syntax) or the JSON path (content). */
+#ifndef EPGATE_RESULTS_H
+#define EPGATE_RESULTS_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "epgate/stats.h"
+
+#define EG_RESULTS_SCHEMA "epgate/results/v1"
+/* Room for "FILE: points[12].metrics.step_us.ci_lo: message". */
+#define EG_RESULTS_ERR_MAX 1024
+
+/* One metric at one point: raw samples (measured) or a summary only
+ * (recorded).  With samples, s is computed from them. */
+typedef struct eg_metric {
+	char *name;
+	double *samples; /* NULL when the file carries a summary only */
+	size_t n_samples;
+	eg_summary_t s;
+} eg_metric_t;
+
+typedef struct eg_point {
+	char *id;    /* unique in the file */
+	char *suite; /* e.g. "ep16-vllm" */
+	char *arm;   /* e.g. "a2a", "dense" */
+	json_t *axes;	  /* object: axis -> integer, real or string */
+	json_t *evidence; /* object: "transport", "provider", ...; or NULL */
+	eg_metric_t *metrics;
+	size_t n_metrics;
+} eg_point_t;
+
+typedef struct eg_results {
+	char *path;
+	int recorded;	 /* transcribed from a report, not measured */
+	json_t *context; /* object, see the schema */
+	eg_point_t *points;
+	size_t n_points;
+} eg_results_t;
+
+/* Reads and validates path.  On error returns <0 (EG_ENOENT, EG_EIO,
+ * EG_EPARSE, EG_ENOMEM) with one line in err: "path:line:col: message"
+ * for malformed JSON, "path: json.path: message" otherwise. */
+int eg_results_read(eg_results_t *r, const char *path, char *err,
+		    size_t errlen);
+/* Same, from a JSON text (name stands for the path in messages). */
+int eg_results_parse(eg_results_t *r, const char *text, const char *name,
+		     char *err, size_t errlen);
+void eg_results_free(eg_results_t *r);
+/* The metric called name at p, or NULL. */
+const eg_metric_t *eg_point_metric(const eg_point_t *p, const char *name);
+
+/* Incremental writer.  create writes a valid document with the context
+ * and no points (context: an object or NULL; it is copied, and "created"
+ * is set to the current UTC time when absent).  append validates the
+ * point, computes the summaries of metrics given as samples (their s is
+ * ignored), and rewrites the file atomically.  A metric with
+ * n_samples = 0 is written as its summary s (median and n required). */
+typedef struct eg_results_writer eg_results_writer_t;
+int eg_results_create(eg_results_writer_t **w, const char *path,
+		      int recorded, json_t *context, char *err,
+		      size_t errlen);
+int eg_results_append(eg_results_writer_t *w, const eg_point_t *p,
+		      char *err, size_t errlen);
+/* Points appended so far. */
+size_t eg_results_count(const eg_results_writer_t *w);
+void eg_results_close(eg_results_writer_t *w);
+
+/* Metrics and axes the schema knows (docs/results-v1.md).  A gate may
+ * name any metric present in a results file; a name that is neither
+ * known nor present is an error, a known one without data a skip. */
+typedef enum eg_better {
+	EG_BETTER_NONE = 0, /* a count: neither direction is better */
+	EG_BETTER_LOWER = 1,
+	EG_BETTER_HIGHER = 2,
+} eg_better_t;
+
+typedef struct eg_metric_info {
+	const char *name;
+	const char *unit;
+	eg_better_t better;
+	const char *what;
+} eg_metric_info_t;
+
+/* NULL when name is not a known metric. */
+const eg_metric_info_t *eg_metric_info(const char *name);
+/* Table of known metrics, NULL-name terminated. */
+extern const eg_metric_info_t eg_known_metrics[];
+/* Known axis names and arm names, NULL-terminated. */
+extern const char *const eg_known_axes[];
+extern const char *const eg_known_arms[];
+int eg_axis_known(const char *name);
+int eg_arm_known(const char *name);
+
+#endif

@@ -1,0 +1,211 @@
+/* Gate evaluation: the names a gate file uses checked against the data,
+ * then one gate at a time to its rule. */
+#include <stdio.h>
+#include <string.h>
+
+#include "epgate/error.h"
+#include "gate_int.h"
+
+const char *eg_verdict_name(eg_verdict_t v)
+{
+	static const char *const n[] = {"pass", "fail", "inconclusive",
+					"skip"};
+
+	return (unsigned)v < 4 ? n[v] : "?";
+}
+
+const char *eg_rule_name(eg_rule_t r)
+{
+	static const char *const n[] = {"bound", "parity",     "flat",
+					"recovery", "trend", "regression",
+					"evidence"};
+
+	return (unsigned)r < 7 ? n[r] : "?";
+}
+
+void eg_gate_result_fini(eg_gate_result_t *r)
+{
+	if (!r)
+		return;
+	json_decref(r->diag);
+	json_decref(r->remeasure);
+	r->diag = r->remeasure = NULL;
+}
+
+enum { EG__METRIC, EG__ARM, EG__AXIS, EG__FIELD };
+
+static int eg__present_in(const eg_results_t *r, size_t n, int what,
+			  const char *name)
+{
+	for (size_t f = 0; f < n; f++) {
+		if (what == EG__FIELD &&
+		    json_object_get(r[f].context, name))
+			return 1;
+		for (size_t i = 0; i < r[f].n_points; i++) {
+			const eg_point_t *p = &r[f].points[i];
+
+			if ((what == EG__METRIC && eg_point_metric(p, name)) ||
+			    (what == EG__ARM && !strcmp(p->arm, name)) ||
+			    (what == EG__AXIS &&
+			     json_object_get(p->axes, name)) ||
+			    (what == EG__FIELD && p->evidence &&
+			     json_object_get(p->evidence, name)))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static int eg__present(const eg_gate_data_t *d, int what, const char *name)
+{
+	return eg__present_in(d->cur, d->n_cur, what, name) ||
+	       (d->base && eg__present_in(d->base, d->n_base, what, name));
+}
+
+static int eg__check_arm(const eg_gate_file_t *gf, const eg_gate_t *g,
+			 const eg_gate_data_t *d, const char *arm, int line,
+			 char *err, size_t len)
+{
+	if (eg_arm_known(arm) || eg__present(d, EG__ARM, arm))
+		return 0;
+	return eg__gerr(gf, line, err, len,
+			"gate \"%s\": unknown arm \"%s\" (in no results file "
+			"and not a standard arm: a2a, dense)",
+			g->name, arm);
+}
+
+static int eg__check_axis(const eg_gate_file_t *gf, const eg_gate_t *g,
+			  const eg_gate_data_t *d, const char *axis, int line,
+			  char *err, size_t len)
+{
+	if (eg_axis_known(axis) || eg__present(d, EG__AXIS, axis))
+		return 0;
+	return eg__gerr(gf, line, err, len,
+			"gate \"%s\": unknown axis \"%s\" (in no results file "
+			"and not a schema axis)",
+			g->name, axis);
+}
+
+int eg_gate_file_check(const eg_gate_file_t *gf, const eg_gate_data_t *d,
+		       char *err, size_t errlen)
+{
+	int rc;
+
+	for (size_t i = 0; i < gf->n_gates; i++) {
+		const eg_gate_t *g = &gf->gates[i];
+
+		if (g->metric && !eg_metric_info(g->metric) &&
+		    !eg__present(d, EG__METRIC, g->metric))
+			return eg__gerr(gf, g->metric_line, err, errlen,
+					"gate \"%s\": unknown metric \"%s\" "
+					"(in no results file and not in the "
+					"schema, docs/results-v1.md)",
+					g->name, g->metric);
+		for (int k = 0; k < 2 && g->ratio[k]; k++)
+			if ((rc = eg__check_arm(gf, g, d, g->ratio[k],
+						g->ratio_line, err, errlen)))
+				return rc;
+		for (size_t k = 0; k < g->n_arms; k++)
+			if ((rc = eg__check_arm(gf, g, d, g->arms[k],
+						g->arms_line, err, errlen)))
+				return rc;
+		if (g->axis && (rc = eg__check_axis(gf, g, d, g->axis,
+						    g->axis_line, err, errlen)))
+			return rc;
+		for (size_t k = 0; k < g->n_covary; k++)
+			if ((rc = eg__check_axis(gf, g, d, g->covary[k],
+						 g->covary_line, err, errlen)))
+				return rc;
+		for (size_t k = 0; k < g->n_filter; k++)
+			if (strcmp(g->filter[k].key, "suite") &&
+			    (rc = eg__check_axis(gf, g, d, g->filter[k].key,
+						 g->filter[k].line, err,
+						 errlen)))
+				return rc;
+		if (g->field && strcmp(g->field, "transport") &&
+		    strcmp(g->field, "provider") &&
+		    !eg__present(d, EG__FIELD, g->field))
+			return eg__gerr(gf, g->field_line, err, errlen,
+					"gate \"%s\": unknown evidence field "
+					"\"%s\" (in no results file; "
+					"transport or provider?)",
+					g->name, g->field);
+	}
+	return 0;
+}
+
+int eg_gate_eval(const eg_gate_file_t *gf, const eg_gate_t *g,
+		 const eg_gate_data_t *d, eg_gate_result_t *res, char *err,
+		 size_t errlen)
+{
+	eg__cells_t c = {0};
+	size_t unpaired = 0;
+	char label[192];
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->diag = json_object();
+	res->remeasure = json_array();
+	if (!res->diag || !res->remeasure) {
+		eg_gate_result_fini(res);
+		return EG_ENOMEM;
+	}
+	json_object_set_new(res->diag, "sentence", json_string(g->sentence));
+	json_object_set_new(res->diag, "rule",
+			    json_string(eg_rule_name(g->rule)));
+	json_object_set_new(res->diag, "metric",
+			    json_string(eg__metric_label(g, label,
+							 sizeof(label))));
+	if (g->rule == EG_RULE_REGRESSION) {
+		rc = eg__rule_regression(gf, g, d, res, err, errlen);
+		goto done;
+	}
+	rc = eg__select(gf, g, d->cur, d->n_cur, g->rule != EG_RULE_EVIDENCE,
+			&c, &unpaired, err, errlen);
+	if (rc)
+		goto done;
+	if (unpaired)
+		json_object_set_new(res->diag, "unpaired",
+				    json_integer((json_int_t)unpaired));
+	if (!c.n) {
+		res->verdict = EG_VERDICT_SKIP;
+		if (unpaired)
+			snprintf(res->summary, sizeof(res->summary),
+				 "no data: %zu %s point(s) without a %s twin",
+				 unpaired, g->ratio[0], g->ratio[1]);
+		else
+			snprintf(res->summary, sizeof(res->summary),
+				 "no data: no point with %s passes the filter",
+				 label);
+		goto done;
+	}
+	switch (g->rule) {
+	case EG_RULE_BOUND:
+	case EG_RULE_PARITY:
+		rc = eg__rule_bound(gf, g, &c, res, err, errlen);
+		break;
+	case EG_RULE_FLAT:
+		rc = eg__rule_flat(gf, g, &c, res, err, errlen);
+		break;
+	case EG_RULE_RECOVERY:
+		rc = eg__rule_recovery(gf, g, &c, res, err, errlen);
+		break;
+	case EG_RULE_TREND:
+		rc = eg__rule_trend(gf, g, &c, res, err, errlen);
+		break;
+	case EG_RULE_EVIDENCE:
+		rc = eg__rule_evidence(gf, g, &c, res, err, errlen);
+		break;
+	default:
+		rc = EG_EINVAL;
+	}
+done:
+	eg__cells_free(&c);
+	if (rc) {
+		eg_gate_result_fini(res);
+		return rc;
+	}
+	json_object_set_new(res->diag, "verdict",
+			    json_string(eg_verdict_name(res->verdict)));
+	return 0;
+}

@@ -1,0 +1,79 @@
+/* Internals of the gate engine: the cells a rule judges and the helpers
+ * the rule files share. */
+#ifndef EG_GATE_INT_H
+#define EG_GATE_INT_H
+
+#include "epgate/gate.h"
+
+/* One value a rule judges: a metric at one point, or the ratio of the
+ * metric at a numerator point and its paired denominator point. */
+typedef struct eg__cell {
+	const eg_point_t *p;	  /* the point (numerator of a ratio) */
+	const eg_point_t *q;	  /* denominator, or NULL */
+	const eg_results_t *file; /* p's file (context for evidence) */
+	double v;		  /* median, or ratio of medians */
+	double se;		  /* standard error of v; NAN if unknown */
+	double lo, hi;		  /* 95% interval of v; NAN if unknown */
+	const json_t *x;	  /* p's value on the gate's axis, or NULL */
+	char *group; /* suite, arm and the other axes (series key) */
+	char *at;    /* "suite axis=value ..." for messages */
+} eg__cell_t;
+
+typedef struct eg__cells {
+	eg__cell_t *c;
+	size_t n;
+} eg__cells_t;
+
+/* "path:line: message" into err; returns EG_EPARSE. */
+int eg__gerr(const eg_gate_file_t *gf, int line, char *err, size_t len,
+	     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Does p pass the gate's filter?  strict = 0 lets an axis the point does
+ * not have match (a denominator arm that does not vary along it). */
+int eg__filter_match(const eg_gate_t *g, const eg_point_t *p, int strict);
+int eg__arm_selected(const eg_gate_t *g, const char *arm);
+
+/* Cells of the gate over files: its arms (or ratio numerators) passing
+ * the filter and having the metric (with metric = 0: every such point,
+ * v = NAN).  A ratio numerator without a partner is left out and counted
+ * in *unpaired; one with two partners is a hard error. */
+int eg__select(const eg_gate_file_t *gf, const eg_gate_t *g,
+	       const eg_results_t *files, size_t nf, int metric,
+	       eg__cells_t *out, size_t *unpaired, char *err, size_t len);
+void eg__cells_free(eg__cells_t *c);
+
+/* Groups: cells sharing group keys, in first-seen order.  Fills idx with
+ * cell indices group by group and start[g] .. start[g+1] bounds group g;
+ * returns the number of groups (<0 on allocation failure). */
+int eg__groups(const eg__cells_t *c, size_t *idx, size_t *start);
+
+/* Numeric view of a cell's axis value; 0 if it is not a number. */
+int eg__axis_num(const eg__cell_t *c, double *out);
+
+/* Diagnostics helpers. */
+double eg__r4(double v); /* 4 significant digits, for reading */
+json_t *eg__cell_json(const eg__cell_t *c);
+json_t *eg__pair(double a, double b);
+const char *eg__metric_label(const eg_gate_t *g, char *buf, size_t len);
+
+/* Rules; each fills res (verdict, summary, diag). */
+int eg__rule_bound(const eg_gate_file_t *gf, const eg_gate_t *g,
+		   const eg__cells_t *c, eg_gate_result_t *res, char *err,
+		   size_t len);
+int eg__rule_flat(const eg_gate_file_t *gf, const eg_gate_t *g,
+		  const eg__cells_t *c, eg_gate_result_t *res, char *err,
+		  size_t len);
+int eg__rule_recovery(const eg_gate_file_t *gf, const eg_gate_t *g,
+		      const eg__cells_t *c, eg_gate_result_t *res, char *err,
+		      size_t len);
+int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
+		   const eg__cells_t *c, eg_gate_result_t *res, char *err,
+		   size_t len);
+int eg__rule_evidence(const eg_gate_file_t *gf, const eg_gate_t *g,
+		      const eg__cells_t *c, eg_gate_result_t *res, char *err,
+		      size_t len);
+int eg__rule_regression(const eg_gate_file_t *gf, const eg_gate_t *g,
+			const eg_gate_data_t *d, eg_gate_result_t *res,
+			char *err, size_t len);
+
+#endif

@@ -1,0 +1,565 @@
+/* The rules that judge a campaign on its own: bound, parity, flat,
+ * recovery, trend and evidence.  Each fills the verdict, a one-line
+ * summary (the deciding value against its threshold) and the YAML
+ * diagnostics.  Bound, parity, recovery and trend judge medians (their
+ * intervals are shown); flat also tests for a trend with the per-point
+ * errors (docs/gates.md). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/error.h"
+#include "gate_int.h"
+
+static void eg__say(eg_gate_result_t *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void eg__say(eg_gate_result_t *res, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(res->summary, sizeof(res->summary), fmt, ap);
+	va_end(ap);
+}
+
+/* Bound and parity: every value within [lo, hi]. */
+int eg__rule_bound(const eg_gate_file_t *gf, const eg_gate_t *g,
+		   const eg__cells_t *c, eg_gate_result_t *res, char *err,
+		   size_t len)
+{
+	int parity = g->rule == EG_RULE_PARITY;
+	double lo = parity ? g->band[0] : g->min;
+	double hi = parity ? g->band[1] : g->max;
+	json_t *vals = json_array(), *out = json_array();
+	const eg__cell_t *worst = NULL, *vmin = NULL, *vmax = NULL;
+	char thr[96];
+
+	(void)gf;
+	(void)err;
+	(void)len;
+	if (!vals || !out) {
+		json_decref(vals);
+		json_decref(out);
+		return EG_ENOMEM;
+	}
+	if (parity)
+		json_object_set_new(res->diag, "band", eg__pair(lo, hi));
+	if (!isnan(g->min) && !parity)
+		json_object_set_new(res->diag, "min", json_real(g->min));
+	if (!isnan(g->max) && !parity)
+		json_object_set_new(res->diag, "max", json_real(g->max));
+	if (isnan(lo))
+		snprintf(thr, sizeof(thr), "<= %g", hi);
+	else if (isnan(hi))
+		snprintf(thr, sizeof(thr), ">= %g", lo);
+	else
+		snprintf(thr, sizeof(thr), "in [%g, %g]", lo, hi);
+	for (size_t i = 0; i < c->n; i++) {
+		const eg__cell_t *e = &c->c[i];
+
+		json_array_append_new(vals, eg__cell_json(e));
+		if (!vmin || e->v < vmin->v)
+			vmin = e;
+		if (!vmax || e->v > vmax->v)
+			vmax = e;
+		if (e->v < lo || e->v > hi) {
+			json_array_append_new(out, json_string(e->at));
+			if (!worst)
+				worst = e;
+		}
+	}
+	json_object_set_new(res->diag, "values", vals);
+	if (json_array_size(out))
+		json_object_set_new(res->diag, "outside", out);
+	else
+		json_decref(out);
+	if (worst) {
+		res->verdict = EG_VERDICT_FAIL;
+		eg__say(res, "%.4g at %s, want %s", worst->v, worst->at, thr);
+	} else if (c->n == 1) {
+		res->verdict = EG_VERDICT_PASS;
+		eg__say(res, "%.4g %s", vmin->v, thr);
+	} else {
+		res->verdict = EG_VERDICT_PASS;
+		eg__say(res, "%.4g .. %.4g over %zu points, all %s", vmin->v,
+			vmax->v, c->n, thr);
+	}
+	return 0;
+}
+
+/* Sorts group members idx[0..n) by their numeric axis value; a repeated
+ * value is a hard error. */
+static int eg__sort_axis(const eg_gate_file_t *gf, const eg_gate_t *g,
+			 const eg__cells_t *c, size_t *idx, size_t n,
+			 char *err, size_t len)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0; j--) {
+			double a, b;
+			size_t t;
+
+			eg__axis_num(&c->c[idx[j - 1]], &a);
+			eg__axis_num(&c->c[idx[j]], &b);
+			if (a == b)
+				return eg__gerr(
+				    gf, g->axis_line, err, len,
+				    "gate \"%s\": points \"%s\" and \"%s\" are "
+				    "the same series at %s=%g; filter them "
+				    "apart",
+				    g->name, c->c[idx[j - 1]].p->id,
+				    c->c[idx[j]].p->id, g->axis, a);
+			if (a < b)
+				break;
+			t = idx[j];
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	return 0;
+}
+
+/* Group bookkeeping shared by the axis rules. */
+struct eg__grp {
+	size_t *idx, *start;
+	int ng;
+};
+
+static int eg__grp_make(const eg__cells_t *c, struct eg__grp *gr)
+{
+	gr->idx = calloc(c->n + 1, sizeof(*gr->idx));
+	gr->start = calloc(c->n + 2, sizeof(*gr->start));
+	gr->ng = 0;
+	if (!gr->idx || !gr->start)
+		return EG_ENOMEM;
+	gr->ng = eg__groups(c, gr->idx, gr->start);
+	return gr->ng < 0 ? gr->ng : 0;
+}
+
+static void eg__grp_free(struct eg__grp *gr)
+{
+	free(gr->idx);
+	free(gr->start);
+}
+
+static int eg__all_numeric(const eg__cells_t *c, const size_t *idx, size_t n)
+{
+	double d;
+
+	for (size_t i = 0; i < n; i++)
+		if (!eg__axis_num(&c->c[idx[i]], &d))
+			return 0;
+	return 1;
+}
+
+struct eg__flat_series {
+	double *x, *v, *se;
+	int have_se;
+};
+
+/* One flat series: idx sorted when numeric. */
+static int eg__flat_one(const eg_gate_file_t *gf, const eg_gate_t *g,
+			const eg__cells_t *c, size_t *idx, size_t n,
+			json_t *series, eg_flat_out_t *fo, int *log2x,
+			char *err, size_t len)
+{
+	struct eg__flat_series s = {0};
+	eg_flat_opts_t o = {{g->band[0], g->band[1]}, g->st.alpha,
+			    g->st.max_slope};
+	int numeric = eg__all_numeric(c, idx, n), rc = EG_ENOMEM;
+
+	*log2x = 0;
+	s.x = calloc(n, sizeof(double));
+	s.v = calloc(n, sizeof(double));
+	s.se = calloc(n, sizeof(double));
+	if (!s.x || !s.v || !s.se)
+		goto out;
+	if (numeric && (rc = eg__sort_axis(gf, g, c, idx, n, err, len)))
+		goto out;
+	s.have_se = 1;
+	for (size_t i = 0; i < n; i++) {
+		const eg__cell_t *e = &c->c[idx[i]];
+
+		s.v[i] = e->v;
+		s.se[i] = e->se;
+		if (!(e->se > 0))
+			s.have_se = 0;
+		if (numeric)
+			eg__axis_num(e, &s.x[i]);
+	}
+	if (numeric) {
+		int pos = 1;
+
+		for (size_t i = 0; i < n; i++)
+			pos &= s.x[i] > 0;
+		if (g->scale == EG_SCALE_LOG2 && !pos) {
+			rc = eg__gerr(gf, g->axis_line, err, len,
+				      "gate \"%s\": scale log2 needs axis "
+				      "values > 0",
+				      g->name);
+			goto out;
+		}
+		*log2x = g->scale == EG_SCALE_LOG2 ||
+			 (g->scale == EG_SCALE_AUTO && pos);
+		for (size_t i = 0; *log2x && i < n; i++)
+			s.x[i] = log2(s.x[i]);
+	}
+	rc = eg_flat_check(numeric ? s.x : NULL, s.v, s.have_se ? s.se : NULL,
+			   n, &o, fo);
+	if (rc)
+		goto out;
+	{
+		json_t *vals = json_array(), *d = json_object();
+
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(vals,
+					      eg__cell_json(&c->c[idx[i]]));
+		json_object_set_new(d, "series", json_string(c->c[idx[0]].group));
+		json_object_set_new(d, "values", vals);
+		if (fo->trend_tested) {
+			double b = fo->slope.slope,
+			       h = fo->slope.crit * fo->slope.se_slope;
+
+			json_object_set_new(
+			    d, *log2x ? "slope_per_doubling" : "slope",
+			    json_real(eg__r4(b)));
+			json_object_set_new(d, "slope_ci", eg__pair(b - h, b + h));
+			json_object_set_new(d, "slope_error",
+					    json_string(fo->slope.from_scatter
+							    ? "scatter"
+							    : "intervals"));
+			json_object_set_new(d, "trend",
+					    json_boolean(fo->trend));
+		} else {
+			json_object_set_new(
+			    d, "trend",
+			    json_string(numeric ? "not tested (no error "
+						  "estimate)"
+						: "not tested (categorical "
+						  "axis)"));
+		}
+		json_array_append_new(series, d);
+	}
+	rc = 0;
+out:
+	free(s.x);
+	free(s.v);
+	free(s.se);
+	return rc;
+}
+
+int eg__rule_flat(const eg_gate_file_t *gf, const eg_gate_t *g,
+		  const eg__cells_t *c, eg_gate_result_t *res, char *err,
+		  size_t len)
+{
+	struct eg__grp gr;
+	json_t *series = json_array();
+	int rc, judged = 0, failed = 0;
+
+	if (!series)
+		return EG_ENOMEM;
+	if ((rc = eg__grp_make(c, &gr)))
+		goto out;
+	json_object_set_new(res->diag, "band",
+			    eg__pair(g->band[0], g->band[1]));
+	json_object_set_new(res->diag, "max_slope",
+			    json_real(g->st.max_slope));
+	json_object_set_new(res->diag, "alpha", json_real(g->st.alpha));
+	res->verdict = EG_VERDICT_PASS;
+	for (int k = 0; k < gr.ng; k++) {
+		size_t *idx = gr.idx + gr.start[k];
+		size_t n = gr.start[k + 1] - gr.start[k];
+		eg_flat_out_t fo;
+		int log2x;
+		const char *unit;
+
+		if (n < 2)
+			continue;
+		rc = eg__flat_one(gf, g, c, idx, n, series, &fo, &log2x, err,
+				  len);
+		if (rc)
+			goto out;
+		judged++;
+		unit = log2x ? "doubling" : "unit";
+		if (fo.verdict == EG_VERDICT_FAIL && !failed++) {
+			res->verdict = EG_VERDICT_FAIL;
+			if (fo.n_out_of_band) {
+				const eg__cell_t *e = &c->c[idx[fo.first_out]];
+
+				eg__say(res, "%.4g at %s is outside [%g, %g]",
+					e->v, e->at, g->band[0], g->band[1]);
+			} else {
+				eg__say(res,
+					"trend %+.3g per %s of %s (+-%.2g at "
+					"alpha %g, max_slope %g) in %s",
+					fo.slope.slope, unit, g->axis,
+					fo.slope.crit * fo.slope.se_slope,
+					g->st.alpha, g->st.max_slope,
+					c->c[idx[0]].group);
+			}
+		} else if (!failed && judged == 1) {
+			if (fo.trend_tested)
+				eg__say(res,
+					"within [%g, %g], slope %+.3g per %s "
+					"of %s: no significant trend",
+					g->band[0], g->band[1],
+					fo.slope.slope, unit, g->axis);
+			else
+				eg__say(res, "within [%g, %g] (trend not "
+					     "tested)",
+					g->band[0], g->band[1]);
+		}
+	}
+	json_object_set_new(res->diag, "series", series);
+	series = NULL;
+	if (!judged) {
+		res->verdict = EG_VERDICT_SKIP;
+		eg__say(res, "no data: no series with 2 or more points along "
+			     "%s",
+			g->axis);
+	} else if (!failed && judged > 1) {
+		char first[sizeof(res->summary)];
+
+		snprintf(first, sizeof(first), "%s", res->summary);
+		eg__say(res, "%d series; first: %s", judged, first);
+	}
+	rc = 0;
+out:
+	json_decref(series);
+	eg__grp_free(&gr);
+	return rc;
+}
+
+int eg__rule_recovery(const eg_gate_file_t *gf, const eg_gate_t *g,
+		      const eg__cells_t *c, eg_gate_result_t *res, char *err,
+		      size_t len)
+{
+	struct eg__grp gr;
+	json_t *series = json_array();
+	int rc, judged = 0;
+	double worst = INFINITY;
+
+	if (!series)
+		return EG_ENOMEM;
+	if ((rc = eg__grp_make(c, &gr)))
+		goto out;
+	json_object_set_new(res->diag, "axis", json_string(g->axis));
+	json_object_set_new(res->diag, "low", json_real(g->low));
+	json_object_set_new(res->diag, "high", json_real(g->high));
+	json_object_set_new(res->diag, "min_factor", json_real(g->min_factor));
+	res->verdict = EG_VERDICT_PASS;
+	for (int k = 0; k < gr.ng; k++) {
+		size_t *idx = gr.idx + gr.start[k];
+		size_t n = gr.start[k + 1] - gr.start[k];
+		const eg__cell_t *lo = NULL, *hi = NULL;
+		double f;
+		json_t *d;
+
+		for (size_t i = 0; i < n; i++) {
+			const eg__cell_t *e = &c->c[idx[i]];
+			const eg__cell_t **slot = NULL;
+			double x;
+
+			if (!eg__axis_num(e, &x))
+				continue;
+			if (x == g->low)
+				slot = &lo;
+			else if (x == g->high)
+				slot = &hi;
+			if (!slot)
+				continue;
+			if (*slot) {
+				rc = eg__gerr(gf, g->axis_line, err, len,
+					      "gate \"%s\": points \"%s\" and "
+					      "\"%s\" are the same series at "
+					      "%s=%g; filter them apart",
+					      g->name, (*slot)->p->id, e->p->id,
+					      g->axis, x);
+				goto out;
+			}
+			*slot = e;
+		}
+		if (!lo || !hi)
+			continue;
+		judged++;
+		f = hi->v / lo->v;
+		d = json_object();
+		json_object_set_new(d, "series", json_string(lo->group));
+		json_object_set_new(d, "at_low", eg__cell_json(lo));
+		json_object_set_new(d, "at_high", eg__cell_json(hi));
+		json_object_set_new(d, "factor", json_real(eg__r4(f)));
+		json_array_append_new(series, d);
+		if (f < worst) {
+			worst = f;
+			eg__say(res, "%.3gx from %s=%g to %g in %s, want >= %g",
+				f, g->axis, g->low, g->high, lo->group,
+				g->min_factor);
+		}
+		if (f < g->min_factor)
+			res->verdict = EG_VERDICT_FAIL;
+	}
+	json_object_set_new(res->diag, "series", series);
+	series = NULL;
+	if (!judged) {
+		res->verdict = EG_VERDICT_SKIP;
+		eg__say(res, "no data: no series has both %s=%g and %s=%g",
+			g->axis, g->low, g->axis, g->high);
+	}
+	rc = 0;
+out:
+	json_decref(series);
+	eg__grp_free(&gr);
+	return rc;
+}
+
+static const char *const eg__dir_names[] = {"up", "down", "not-down",
+					    "not-up"};
+
+int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
+		   const eg__cells_t *c, eg_gate_result_t *res, char *err,
+		   size_t len)
+{
+	struct eg__grp gr;
+	json_t *series = json_array();
+	int rc, judged = 0, ge = g->direction == EG_TREND_UP ||
+				 g->direction == EG_TREND_NOT_DOWN;
+	const char *dn = eg__dir_names[g->direction];
+	int failed = 0;
+
+	if (!series)
+		return EG_ENOMEM;
+	if ((rc = eg__grp_make(c, &gr)))
+		goto out;
+	json_object_set_new(res->diag, "axis", json_string(g->axis));
+	json_object_set_new(res->diag, "direction", json_string(dn));
+	json_object_set_new(res->diag, "factor", json_real(g->factor));
+	res->verdict = EG_VERDICT_PASS;
+	for (int k = 0; k < gr.ng; k++) {
+		size_t *idx = gr.idx + gr.start[k];
+		size_t n = gr.start[k + 1] - gr.start[k];
+		const eg__cell_t *a, *b;
+		double f, xa, xb;
+		json_t *d, *vals;
+		int ok;
+
+		if (n < 2)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (!eg__axis_num(&c->c[idx[i]], &xa)) {
+				rc = eg__gerr(gf, g->axis_line, err, len,
+					      "gate \"%s\": trend needs "
+					      "numbers on axis %s; point "
+					      "\"%s\" has \"%s\"",
+					      g->name, g->axis,
+					      c->c[idx[i]].p->id,
+					      json_string_value(c->c[idx[i]].x));
+				goto out;
+			}
+		if ((rc = eg__sort_axis(gf, g, c, idx, n, err, len)))
+			goto out;
+		judged++;
+		a = &c->c[idx[0]];
+		b = &c->c[idx[n - 1]];
+		eg__axis_num(a, &xa);
+		eg__axis_num(b, &xb);
+		f = b->v / a->v;
+		ok = ge ? f >= g->factor : f <= g->factor;
+		d = json_object();
+		vals = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(vals,
+					      eg__cell_json(&c->c[idx[i]]));
+		json_object_set_new(d, "series", json_string(a->group));
+		json_object_set_new(d, "values", vals);
+		json_object_set_new(d, "change", json_real(eg__r4(f)));
+		json_array_append_new(series, d);
+		if (!ok && !failed++) {
+			res->verdict = EG_VERDICT_FAIL;
+			eg__say(res, "%.3gx from %s=%g to %g in %s, %s wants "
+				     "%s %g",
+				f, g->axis, xa, xb, a->group, dn,
+				ge ? ">=" : "<=", g->factor);
+		} else if (!failed && judged == 1) {
+			eg__say(res, "%.3gx from %s=%g to %g (%s: %s %g)", f,
+				g->axis, xa, xb, dn, ge ? ">=" : "<=",
+				g->factor);
+		}
+	}
+	json_object_set_new(res->diag, "series", series);
+	series = NULL;
+	if (!judged) {
+		res->verdict = EG_VERDICT_SKIP;
+		eg__say(res, "no data: no series with 2 or more points along "
+			     "%s",
+			g->axis);
+	}
+	rc = 0;
+out:
+	json_decref(series);
+	eg__grp_free(&gr);
+	return rc;
+}
+
+int eg__rule_evidence(const eg_gate_file_t *gf, const eg_gate_t *g,
+		      const eg__cells_t *c, eg_gate_result_t *res, char *err,
+		      size_t len)
+{
+	json_t *exp = json_array(), *bad = json_array();
+	const char *first_bad = NULL, *first_at = NULL, *seen = NULL;
+
+	(void)gf;
+	(void)err;
+	(void)len;
+	if (!exp || !bad) {
+		json_decref(exp);
+		json_decref(bad);
+		return EG_ENOMEM;
+	}
+	for (size_t i = 0; i < g->n_expect; i++)
+		json_array_append_new(exp, json_string(g->expect[i]));
+	json_object_set_new(res->diag, "field", json_string(g->field));
+	json_object_set_new(res->diag, "expect", exp);
+	json_object_set_new(res->diag, "points", json_integer((json_int_t)c->n));
+	for (size_t i = 0; i < c->n; i++) {
+		const eg__cell_t *e = &c->c[i];
+		json_t *v = e->p->evidence
+				? json_object_get(e->p->evidence, g->field)
+				: NULL;
+		const char *s;
+		int ok = 0;
+
+		if (!v)
+			v = json_object_get(e->file->context, g->field);
+		s = json_is_string(v) ? json_string_value(v) : NULL;
+		for (size_t k = 0; s && k < g->n_expect; k++)
+			ok |= !strcmp(s, g->expect[k]);
+		if (ok) {
+			seen = s;
+			continue;
+		}
+		json_array_append_new(
+		    bad, json_pack("{s:s, s:s}", "at", e->at, "got",
+				   s ? s : "(no evidence recorded)"));
+		if (!first_at) {
+			first_at = e->at;
+			first_bad = s ? s : "(no evidence recorded)";
+		}
+	}
+	if (json_array_size(bad))
+		json_object_set_new(res->diag, "mismatch", bad);
+	else
+		json_decref(bad);
+	if (!c->n) {
+		res->verdict = EG_VERDICT_SKIP;
+		eg__say(res, "no data: no point passes the filter");
+	} else if (first_at) {
+		res->verdict = EG_VERDICT_FAIL;
+		eg__say(res, "%s %s at %s, want %s%s", g->field, first_bad,
+			first_at, g->expect[0], g->n_expect > 1 ? " ..." : "");
+	} else {
+		res->verdict = EG_VERDICT_PASS;
+		eg__say(res, "%s %s on all %zu points", g->field, seen, c->n);
+	}
+	return 0;
+}

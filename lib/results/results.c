@@ -1,0 +1,655 @@
+/* Results files, schema epgate/results/v1: the reader, the validation
+ * shared with the writer, and the tables of known metrics and axes.
+ * Validation is strict (unknown keys are errors) so that a typo in a
+ * hand-written recorded campaign cannot silently drop a figure. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/error.h"
+#include "results_int.h"
+
+const eg_metric_info_t eg_known_metrics[] = {
+    {"dispatch_us", "us", EG_BETTER_LOWER, "dispatch time, slowest rank"},
+    {"combine_us", "us", EG_BETTER_LOWER, "combine time, slowest rank"},
+    {"step_us", "us", EG_BETTER_LOWER,
+     "dispatch + expert stage + combine, slowest rank"},
+    {"so_bytes", "B", EG_BETTER_NONE, "dispatch bytes to other nodes, per GPU"},
+    {"su_bytes", "B", EG_BETTER_NONE,
+     "dispatch bytes to other ranks of the same node, per GPU"},
+    {"so_gbps", "GB/s", EG_BETTER_HIGHER, "so_bytes / dispatch time, per GPU"},
+    {"su_gbps", "GB/s", EG_BETTER_HIGHER, "su_bytes / dispatch time, per GPU"},
+    {"transport_so_gbps", "GB/s", EG_BETTER_HIGHER,
+     "cross-node bytes / time through the transport alone, per GPU"},
+    {"ops_posted", "ops", EG_BETTER_NONE, "transport operations posted"},
+    {"post_rate", "ops/s", EG_BETTER_HIGHER,
+     "operations posted per second per progress thread"},
+    {"tok_s", "tokens/s", EG_BETTER_HIGHER, "aggregate tokens per second"},
+    {"model_bw_us", "us", EG_BETTER_NONE,
+     "model: step time if bandwidth-bound"},
+    {"model_issue_us", "us", EG_BETTER_NONE, "model: step time if issue-bound"},
+    {NULL, NULL, EG_BETTER_NONE, NULL},
+};
+
+const char *const eg_known_axes[] = {
+    "concurrency", "tokens", "world", "experts", "num_comms", "nodes",
+    "hidden",	   "topk",   "dtype", "routing", "phase",     "shape",
+    "isl",	   "osl",    NULL,
+};
+
+const char *const eg_known_arms[] = {"a2a", "dense", NULL};
+
+const eg_metric_info_t *eg_metric_info(const char *name)
+{
+	for (const eg_metric_info_t *m = eg_known_metrics; m->name; m++)
+		if (!strcmp(m->name, name))
+			return m;
+	return NULL;
+}
+
+static int eg__in_list(const char *const *l, const char *name)
+{
+	for (; *l; l++)
+		if (!strcmp(*l, name))
+			return 1;
+	return 0;
+}
+
+int eg_axis_known(const char *name)
+{
+	return eg__in_list(eg_known_axes, name);
+}
+
+int eg_arm_known(const char *name)
+{
+	return eg__in_list(eg_known_arms, name);
+}
+
+/* snprintf for JSON paths: truncating a long path is fine. */
+static void eg__fmt(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void eg__fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+int eg__rbad(eg__rerr_t *e, const char *jpath, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (e->err && e->len)
+		snprintf(e->err, e->len, "%s: %s: %s", e->name, jpath, msg);
+	return EG_EPARSE;
+}
+
+uint64_t eg__results_seed(const char *id, const char *metric)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (const char *s = id; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	h = (h ^ '/') * 0x100000001b3ull;
+	for (const char *s = metric; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/* [a-z][a-z0-9_]* */
+static int eg__ident(const char *s)
+{
+	if (!islower((unsigned char)*s))
+		return 0;
+	for (; *s; s++)
+		if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s) &&
+		    *s != '_')
+			return 0;
+	return 1;
+}
+
+static int eg__keys_allowed(json_t *o, const char *const *allowed,
+			    const char *jpath, eg__rerr_t *e)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(o, k, v)
+	{
+		if (!eg__in_list(allowed, k)) {
+			char p[256];
+
+			eg__fmt(p, sizeof(p), "%s%s%s", jpath,
+				 *jpath ? "." : "", k);
+			return eg__rbad(e, p, "unknown key");
+		}
+	}
+	return 0;
+}
+
+/* Non-empty string member; sets *out (borrowed). */
+static int eg__str(json_t *o, const char *key, int required,
+		   const char *jpath, const char **out, eg__rerr_t *e)
+{
+	json_t *v = json_object_get(o, key);
+	char p[256];
+
+	eg__fmt(p, sizeof(p), "%s%s%s", jpath, *jpath ? "." : "", key);
+	*out = NULL;
+	if (!v) {
+		if (required)
+			return eg__rbad(e, p, "missing (a string is required)");
+		return 0;
+	}
+	if (!json_is_string(v))
+		return eg__rbad(e, p, "expected a string");
+	if (!*json_string_value(v))
+		return eg__rbad(e, p, "empty string");
+	*out = json_string_value(v);
+	return 0;
+}
+
+static int eg__str_array(json_t *a, const char *p, eg__rerr_t *e)
+{
+	size_t i;
+	json_t *v;
+
+	if (!json_is_array(a))
+		return eg__rbad(e, p, "expected an array of strings");
+	json_array_foreach(a, i, v)
+	{
+		if (!json_is_string(v)) {
+			char q[256];
+
+			eg__fmt(q, sizeof(q), "%s[%zu]", p, i);
+			return eg__rbad(e, q, "expected a string");
+		}
+	}
+	return 0;
+}
+
+/* Object whose members are all strings. */
+static int eg__str_object(json_t *o, const char *p, eg__rerr_t *e)
+{
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(o))
+		return eg__rbad(e, p, "expected an object of strings");
+	json_object_foreach(o, k, v)
+	{
+		if (!json_is_string(v)) {
+			char q[256];
+
+			eg__fmt(q, sizeof(q), "%s.%s", p, k);
+			return eg__rbad(e, q, "expected a string");
+		}
+	}
+	return 0;
+}
+
+int eg__context_check(json_t *o, eg__rerr_t *e)
+{
+	static const char *const strs[] = {
+	    "node_list", "driver", "cuda",	   "nccl",    "libfabric",
+	    "provider",	 "transport", "build", "slurm_job_id", "profile",
+	    "created",	 "source",    "notes", NULL};
+	static const char *const allowed[] = {
+	    "hosts",	 "gpus",     "env",	  "node_list", "driver",
+	    "cuda",	 "nccl",     "libfabric", "provider",  "transport",
+	    "build",	 "slurm_job_id", "profile", "created", "source",
+	    "notes",	 NULL};
+	const char *s;
+	json_t *v;
+	int rc;
+
+	if (!json_is_object(o))
+		return eg__rbad(e, "context", "expected an object");
+	rc = eg__keys_allowed(o, allowed, "context", e);
+	if (rc)
+		return rc;
+	for (const char *const *k = strs; *k; k++) {
+		rc = eg__str(o, *k, 0, "context", &s, e);
+		if (rc)
+			return rc;
+	}
+	if ((v = json_object_get(o, "hosts")) &&
+	    (rc = eg__str_array(v, "context.hosts", e)))
+		return rc;
+	if ((v = json_object_get(o, "gpus")) &&
+	    (rc = eg__str_array(v, "context.gpus", e)))
+		return rc;
+	if ((v = json_object_get(o, "env")) &&
+	    (rc = eg__str_object(v, "context.env", e)))
+		return rc;
+	return 0;
+}
+
+static void eg__metric_fini(eg_metric_t *m)
+{
+	free(m->name);
+	free(m->samples);
+	memset(m, 0, sizeof(*m));
+}
+
+void eg__point_fini(eg_point_t *p)
+{
+	free(p->id);
+	free(p->suite);
+	free(p->arm);
+	json_decref(p->axes);
+	json_decref(p->evidence);
+	for (size_t i = 0; i < p->n_metrics; i++)
+		eg__metric_fini(&p->metrics[i]);
+	free(p->metrics);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Optional finite number member (NAN when absent). */
+static int eg__num(json_t *o, const char *key, const char *p, double *out,
+		   eg__rerr_t *e)
+{
+	json_t *v = json_object_get(o, key);
+	char q[320];
+
+	*out = NAN;
+	if (!v)
+		return 0;
+	eg__fmt(q, sizeof(q), "%s.%s", p, key);
+	if (!json_is_number(v))
+		return eg__rbad(e, q, "expected a number");
+	*out = json_number_value(v);
+	return 0;
+}
+
+static int eg__samples(json_t *a, const char *p, eg_metric_t *m,
+		       eg__rerr_t *e)
+{
+	char q[320];
+	size_t i;
+	json_t *v;
+
+	eg__fmt(q, sizeof(q), "%s.samples", p);
+	if (!json_is_array(a) || !json_array_size(a))
+		return eg__rbad(e, q, "expected a non-empty array of numbers");
+	m->n_samples = json_array_size(a);
+	m->samples = malloc(m->n_samples * sizeof(*m->samples));
+	if (!m->samples)
+		return EG_ENOMEM;
+	json_array_foreach(a, i, v)
+	{
+		if (!json_is_number(v)) {
+			eg__fmt(q, sizeof(q), "%s.samples[%zu]", p, i);
+			return eg__rbad(e, q, "expected a number");
+		}
+		m->samples[i] = json_number_value(v);
+	}
+	return 0;
+}
+
+static int eg__metric(json_t *o, const char *p, const char *id,
+		      eg_metric_t *m, eg__rerr_t *e)
+{
+	static const char *const allowed[] = {"samples", "median", "p10",
+					      "p90",	 "cv",	   "ci_lo",
+					      "ci_hi",	 "n",	   NULL};
+	eg_summary_t *s = &m->s;
+	json_t *n, *a;
+	char q[320];
+	int rc;
+
+	if (!json_is_object(o))
+		return eg__rbad(e, p, "expected an object");
+	if ((rc = eg__keys_allowed(o, allowed, p, e)))
+		return rc;
+	if ((rc = eg__num(o, "median", p, &s->median, e)) ||
+	    (rc = eg__num(o, "p10", p, &s->p10, e)) ||
+	    (rc = eg__num(o, "p90", p, &s->p90, e)) ||
+	    (rc = eg__num(o, "cv", p, &s->cv, e)) ||
+	    (rc = eg__num(o, "ci_lo", p, &s->ci_lo, e)) ||
+	    (rc = eg__num(o, "ci_hi", p, &s->ci_hi, e)))
+		return rc;
+	eg__fmt(q, sizeof(q), "%s.median", p);
+	if (isnan(s->median))
+		return eg__rbad(e, q, "missing (a number is required)");
+	eg__fmt(q, sizeof(q), "%s.n", p);
+	n = json_object_get(o, "n");
+	if (!n)
+		return eg__rbad(e, q, "missing (an integer >= 1 is required)");
+	if (!json_is_integer(n) || json_integer_value(n) < 1)
+		return eg__rbad(e, q, "expected an integer >= 1");
+	s->n = (size_t)json_integer_value(n);
+	if (isnan(s->ci_lo) != isnan(s->ci_hi))
+		return eg__rbad(e, p, "ci_lo and ci_hi come together");
+	eg__fmt(q, sizeof(q), "%s.ci_hi", p);
+	if (s->ci_lo > s->ci_hi)
+		return eg__rbad(e, q, "below ci_lo");
+	eg__fmt(q, sizeof(q), "%s.p90", p);
+	if (s->p10 > s->p90)
+		return eg__rbad(e, q, "below p10");
+	eg__fmt(q, sizeof(q), "%s.cv", p);
+	if (s->cv < 0)
+		return eg__rbad(e, q, "negative");
+	if (!(a = json_object_get(o, "samples")))
+		return 0;
+	if ((rc = eg__samples(a, p, m, e)))
+		return rc;
+	eg__fmt(q, sizeof(q), "%s.n", p);
+	if (s->n != m->n_samples)
+		return eg__rbad(e, q, "%zu, but there are %zu samples", s->n,
+				m->n_samples);
+	{
+		/* a summary must describe its samples; fill what is absent */
+		eg_summary_t c;
+		double tol;
+
+		rc = eg_stats_summarize(m->samples, m->n_samples,
+					eg__results_seed(id, m->name), &c);
+		if (rc)
+			return rc;
+		tol = 1e-9 * fabs(c.median) + 1e-12;
+		eg__fmt(q, sizeof(q), "%s.median", p);
+		if (fabs(c.median - s->median) > tol)
+			return eg__rbad(e, q,
+					"%.17g, but the median of the samples "
+					"is %.17g",
+					s->median, c.median);
+		if (isnan(s->p10))
+			s->p10 = c.p10;
+		if (isnan(s->p90))
+			s->p90 = c.p90;
+		if (isnan(s->cv))
+			s->cv = c.cv;
+		if (isnan(s->ci_lo)) {
+			s->ci_lo = c.ci_lo;
+			s->ci_hi = c.ci_hi;
+		}
+	}
+	return 0;
+}
+
+static int eg__axes(json_t *o, const char *p, eg__rerr_t *e)
+{
+	const char *k;
+	json_t *v;
+	char q[320];
+
+	if (!json_is_object(o))
+		return eg__rbad(e, p, "expected an object");
+	json_object_foreach(o, k, v)
+	{
+		eg__fmt(q, sizeof(q), "%s.%s", p, k);
+		if (!eg__ident(k))
+			return eg__rbad(e, q,
+					"axis names are [a-z][a-z0-9_]*");
+		if (!json_is_number(v) && !json_is_string(v))
+			return eg__rbad(e, q, "expected a number or a string");
+	}
+	return 0;
+}
+
+static char *eg__dup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
+			eg__rerr_t *e)
+{
+	static const char *const allowed[] = {"id",	 "suite",    "arm",
+					      "axes",	 "metrics",  "evidence",
+					      NULL};
+	const char *id, *suite, *arm, *k;
+	json_t *axes, *ms, *ev, *v;
+	char q[320];
+	size_t i = 0;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	if (!json_is_object(o))
+		return eg__rbad(e, jpath, "expected an object");
+	if ((rc = eg__keys_allowed(o, allowed, jpath, e)) ||
+	    (rc = eg__str(o, "id", 1, jpath, &id, e)) ||
+	    (rc = eg__str(o, "suite", 1, jpath, &suite, e)) ||
+	    (rc = eg__str(o, "arm", 1, jpath, &arm, e)))
+		return rc;
+	eg__fmt(q, sizeof(q), "%s.axes", jpath);
+	axes = json_object_get(o, "axes");
+	if (!axes)
+		return eg__rbad(e, q, "missing (an object is required)");
+	if ((rc = eg__axes(axes, q, e)))
+		return rc;
+	eg__fmt(q, sizeof(q), "%s.evidence", jpath);
+	ev = json_object_get(o, "evidence");
+	if (ev && (rc = eg__str_object(ev, q, e)))
+		return rc;
+	eg__fmt(q, sizeof(q), "%s.metrics", jpath);
+	ms = json_object_get(o, "metrics");
+	if (!ms)
+		return eg__rbad(e, q, "missing (an object is required)");
+	if (!json_is_object(ms) || !json_object_size(ms))
+		return eg__rbad(e, q, "expected a non-empty object");
+	p->id = eg__dup(id);
+	p->suite = eg__dup(suite);
+	p->arm = eg__dup(arm);
+	p->axes = json_deep_copy(axes);
+	p->evidence = ev ? json_deep_copy(ev) : NULL;
+	p->metrics = calloc(json_object_size(ms), sizeof(*p->metrics));
+	rc = EG_ENOMEM;
+	if (!p->id || !p->suite || !p->arm || !p->axes || (ev && !p->evidence) ||
+	    !p->metrics)
+		goto fail;
+	json_object_foreach(ms, k, v)
+	{
+		eg_metric_t *m = &p->metrics[i++];
+
+		p->n_metrics = i;
+		eg__fmt(q, sizeof(q), "%s.metrics.%s", jpath, k);
+		if (!eg__ident(k)) {
+			rc = eg__rbad(e, q, "metric names are [a-z][a-z0-9_]*");
+			goto fail;
+		}
+		if (!(m->name = strdup(k))) {
+			rc = EG_ENOMEM;
+			goto fail;
+		}
+		if ((rc = eg__metric(v, q, id, m, e)))
+			goto fail;
+	}
+	return 0;
+fail:
+	eg__point_fini(p);
+	return rc;
+}
+
+const eg_metric_t *eg_point_metric(const eg_point_t *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_metrics; i++)
+		if (!strcmp(p->metrics[i].name, name))
+			return &p->metrics[i];
+	return NULL;
+}
+
+void eg_results_free(eg_results_t *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n_points; i++)
+		eg__point_fini(&r->points[i]);
+	free(r->points);
+	free(r->path);
+	json_decref(r->context);
+	memset(r, 0, sizeof(*r));
+}
+
+static int eg__schema(json_t *root, eg__rerr_t *e)
+{
+	json_t *v = json_object_get(root, "schema");
+	const char *s;
+
+	if (!v)
+		return eg__rbad(e, "schema",
+				"missing: not an epgate results file");
+	if (!json_is_string(v))
+		return eg__rbad(e, "schema", "expected a string");
+	s = json_string_value(v);
+	if (!strcmp(s, EG_RESULTS_SCHEMA))
+		return 0;
+	if (!strncmp(s, "epgate/results/", 15))
+		return eg__rbad(e, "schema",
+				"unsupported version \"%s\" (this epgate "
+				"reads %s)",
+				s, EG_RESULTS_SCHEMA);
+	return eg__rbad(e, "schema", "\"%s\" is not %s", s, EG_RESULTS_SCHEMA);
+}
+
+/* Validates a parsed document into r (zeroed first). */
+static int eg__results_from_json(eg_results_t *r, json_t *root,
+				 eg__rerr_t *e)
+{
+	static const char *const allowed[] = {"schema", "recorded", "context",
+					      "points", NULL};
+	json_t *v, *pts, *ids = NULL;
+	size_t i;
+	int rc;
+
+	if (!json_is_object(root))
+		return eg__rbad(e, "(top level)", "expected an object");
+	if ((rc = eg__schema(root, e)) ||
+	    (rc = eg__keys_allowed(root, allowed, "", e)))
+		return rc;
+	v = json_object_get(root, "recorded");
+	if (!v)
+		return eg__rbad(e, "recorded", "missing (true or false)");
+	if (!json_is_boolean(v))
+		return eg__rbad(e, "recorded", "expected true or false");
+	r->recorded = json_is_true(v);
+	v = json_object_get(root, "context");
+	if (!v)
+		return eg__rbad(e, "context", "missing (an object)");
+	if ((rc = eg__context_check(v, e)))
+		return rc;
+	r->context = json_incref(v);
+	pts = json_object_get(root, "points");
+	if (!pts)
+		return eg__rbad(e, "points", "missing (an array)");
+	if (!json_is_array(pts))
+		return eg__rbad(e, "points", "expected an array");
+	r->points = calloc(json_array_size(pts) + 1, sizeof(*r->points));
+	ids = json_object();
+	if (!r->points || !ids) {
+		rc = EG_ENOMEM;
+		goto out;
+	}
+	json_array_foreach(pts, i, v)
+	{
+		char q[64];
+		eg_point_t *p = &r->points[i];
+
+		eg__fmt(q, sizeof(q), "points[%zu]", i);
+		if ((rc = eg__point_from_json(v, q, p, e)))
+			goto out;
+		r->n_points = i + 1;
+		if (json_object_get(ids, p->id)) {
+			eg__fmt(q, sizeof(q), "points[%zu].id", i);
+			rc = eg__rbad(e, q, "\"%s\" repeats points[%" JSON_INTEGER_FORMAT "]",
+				      p->id,
+				      json_integer_value(
+					  json_object_get(ids, p->id)));
+			goto out;
+		}
+		json_object_set_new(ids, p->id, json_integer((json_int_t)i));
+	}
+	rc = 0;
+out:
+	json_decref(ids);
+	return rc;
+}
+
+int eg_results_parse(eg_results_t *r, const char *text, const char *name,
+		     char *err, size_t errlen)
+{
+	eg__rerr_t e = {name, err, errlen};
+	json_error_t je;
+	json_t *root;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	if (!root) {
+		snprintf(err, errlen, "%s:%d:%d: malformed JSON: %s", name,
+			 je.line, je.column, je.text);
+		return EG_EPARSE;
+	}
+	rc = eg__results_from_json(r, root, &e);
+	json_decref(root);
+	if (!rc && !(r->path = strdup(name)))
+		rc = EG_ENOMEM;
+	if (rc)
+		eg_results_free(r);
+	return rc;
+}
+
+int eg_results_read(eg_results_t *r, const char *path, char *err,
+		    size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	FILE *f;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	f = fopen(path, "r");
+	if (!f) {
+		int en = errno;
+
+		snprintf(err, errlen, "%s: cannot open: %s", path,
+			 strerror(en));
+		return en == ENOENT ? EG_ENOENT : EG_EIO;
+	}
+	for (;;) {
+		size_t got;
+
+		if (cap - len < 4096) {
+			char *t = realloc(text, cap ? 2 * cap : 65536);
+
+			if (!t) {
+				fclose(f);
+				free(text);
+				return EG_ENOMEM;
+			}
+			text = t;
+			cap = cap ? 2 * cap : 65536;
+		}
+		got = fread(text + len, 1, cap - len - 1, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	rc = ferror(f) ? EG_EIO : 0;
+	fclose(f);
+	if (rc) {
+		snprintf(err, errlen, "%s: read error", path);
+		free(text);
+		return rc;
+	}
+	text[len] = '\0';
+	if (strlen(text) != len) {
+		snprintf(err, errlen, "%s: malformed JSON: a NUL byte", path);
+		free(text);
+		return EG_EPARSE;
+	}
+	rc = eg_results_parse(r, text, path, err, errlen);
+	free(text);
+	return rc;
+}

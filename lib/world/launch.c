@@ -1,0 +1,635 @@
+/* The local launcher. One process group holds every rank (and whatever
+ * they start), so one killpg() reaches them all; exited ranks are noted
+ * with WNOWAIT and only reaped at the very end, so the group's id cannot
+ * be reused by a stranger while we may still signal it. Children die with
+ * the launcher (PR_SET_PDEATHSIG) even if it is killed outright. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* execvpe, pipe2 */
+#endif
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "epgate/error.h"
+#include "epgate/launch.h"
+#include "epgate/world.h"
+
+extern char **environ;
+
+#define EG__LINE_MAX 65536 /* longer lines are cut into pieces */
+
+typedef struct {
+	pid_t pid;
+	int fd[2]; /* read ends of its stdout, stderr; -1 when closed */
+	char *buf[2];
+	size_t have[2];
+	int exited, code;
+} eg__rank_t;
+
+static int eg__sigpipe[2] = {-1, -1};
+static volatile sig_atomic_t eg__got_sig;
+
+static void eg__on_signal(int sig)
+{
+	int saved = errno;
+	if (sig != SIGCHLD)
+		eg__got_sig = sig;
+	if (write(eg__sigpipe[1], "x", 1) < 0) {
+		/* pipe full: a wakeup is already pending */
+	}
+	errno = saved;
+}
+
+static const int eg__sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+#define EG__NSIGS (sizeof(eg__sigs) / sizeof(eg__sigs[0]))
+
+/* The launcher's own lines: one write each, on stderr. */
+static void eg__say(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n = snprintf(line, sizeof(line), "[launch] ");
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+		/* nowhere left to report to */
+	}
+}
+
+static void eg__write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			if (errno == EAGAIN) {
+				struct pollfd pf = {.fd = fd,
+						    .events = POLLOUT};
+				poll(&pf, 1, 100);
+				continue;
+			}
+			return; /* EPIPE: the reader left; keep running */
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* "[r] " + line + "\n" in one write, so lines never interleave. */
+static void eg__emit(unsigned r, int stream, const char *s, size_t n)
+{
+	char stackbuf[4096], *m = stackbuf;
+	size_t cap = n + 24;
+	if (cap > sizeof(stackbuf) && !(m = malloc(cap)))
+		return;
+	int k = snprintf(m, cap, "[%u] ", r);
+	memcpy(m + k, s, n);
+	m[k + n] = '\n';
+	eg__write_all(stream ? STDERR_FILENO : STDOUT_FILENO, m,
+		      (size_t)k + n + 1);
+	if (m != stackbuf)
+		free(m);
+}
+
+/* Reads what a rank wrote; prints each complete line. At EOF a last line
+ * without a newline is printed too. */
+static void eg__drain(eg__rank_t *rk, unsigned r, int s)
+{
+	for (;;) {
+		if (rk->have[s] == EG__LINE_MAX) {
+			eg__emit(r, s, rk->buf[s], rk->have[s]);
+			rk->have[s] = 0;
+		}
+		ssize_t n = read(rk->fd[s], rk->buf[s] + rk->have[s],
+				 EG__LINE_MAX - rk->have[s]);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			if (rk->have[s])
+				eg__emit(r, s, rk->buf[s], rk->have[s]);
+			rk->have[s] = 0;
+			close(rk->fd[s]);
+			rk->fd[s] = -1;
+			return;
+		}
+		char *p = rk->buf[s], *end = p + rk->have[s] + n, *nl;
+		while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+			eg__emit(r, s, p, (size_t)(nl - p));
+			p = nl + 1;
+		}
+		rk->have[s] = (size_t)(end - p);
+		memmove(rk->buf[s], p, rk->have[s]);
+	}
+}
+
+/* automake's order: 99 > failures > 77 > 0. */
+static int eg__severity(int code)
+{
+	if (code == EG_EXIT_HARD)
+		return 3;
+	if (code == EG_EXIT_PASS)
+		return 0;
+	if (code == EG_EXIT_SKIP)
+		return 1;
+	return 2;
+}
+
+static int eg__worse(int a, int b)
+{
+	return eg__severity(b) > eg__severity(a) ? b : a;
+}
+
+static void eg__running(const eg__rank_t *rk, unsigned n, char *out, size_t len)
+{
+	size_t o = 0;
+	out[0] = '\0';
+	for (unsigned r = 0; r < n && o + 16 < len; r++)
+		if (!rk[r].exited)
+			o += (size_t)snprintf(out + o, len - o, "%s%u",
+					      o ? ", " : "", r);
+	if (o == 0)
+		snprintf(out, len, "none");
+}
+
+static void eg__signal_all(eg__rank_t *rk, unsigned n, pid_t pgid, int sig)
+{
+	if (pgid > 0)
+		killpg(pgid, sig);
+	/* Unreaped, so these pids are still ours (a rank that left the
+	 * group is reached too). */
+	for (unsigned r = 0; r < n; r++)
+		if (rk[r].pid > 0 && !rk[r].exited)
+			kill(rk[r].pid, sig);
+}
+
+/* The environment of rank r: ours minus the EPGATE_ world variables,
+ * plus the rank's own. */
+static char **eg__child_env(char *const *vars, size_t nvars)
+{
+	static const char *const drop[] = {
+	    "EPGATE_RANK=",	 "EPGATE_SIZE=",    "EPGATE_RANKS_PER_NODE=",
+	    "EPGATE_BOOT_ADDR=", "EPGATE_BOOT_FD=", "EPGATE_SECRET=",
+	    "EPGATE_JOB_ID=",	 "EPGATE_TIMEOUT=",
+	};
+	size_t n = 0, k = 0;
+	while (environ[n])
+		n++;
+	char **env = malloc((n + nvars + 1) * sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = 0;
+		for (; d < sizeof(drop) / sizeof(drop[0]); d++)
+			if (!strncmp(environ[i], drop[d], strlen(drop[d])))
+				break;
+		if (d == sizeof(drop) / sizeof(drop[0]))
+			env[k++] = environ[i];
+	}
+	for (size_t i = 0; i < nvars; i++)
+		env[k++] = vars[i];
+	env[k] = NULL;
+	return env;
+}
+
+/* In the child, after fork: nothing here may return. */
+static void eg__child(char **argv, char **env, int out, int err, int in,
+		      int lfd, pid_t pgid, pid_t parent, unsigned r)
+{
+	sigset_t none;
+	setpgid(0, pgid);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(EG_EXIT_HARD); /* the launcher died before prctl */
+	for (size_t i = 0; i < EG__NSIGS; i++)
+		signal(eg__sigs[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
+	    dup2(err, STDERR_FILENO) < 0)
+		_exit(EG_EXIT_HARD);
+	if (r == 0 && lfd >= 0)
+		fcntl(lfd, F_SETFD, 0); /* rank 0 keeps the listener */
+	execvpe(argv[0], argv, env);
+	dprintf(STDERR_FILENO, "epgate launch: cannot run \"%s\": %s\n",
+		argv[0], strerror(errno));
+	_exit(EG_EXIT_HARD);
+}
+
+static int eg__listener(uint16_t *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    listen(fd, 128) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &al) < 0) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+typedef struct {
+	const eg_launch_opts_t *o;
+	eg__rank_t *rk;
+	unsigned n;
+	pid_t pgid;
+	double grace, deadline, kill_at;
+	int stopping, stop_sig, sent_kill, worst;
+} eg__job_t;
+
+static const char *eg__sig_name(int sig)
+{
+	switch (sig) {
+	case SIGINT:
+		return "SIGINT";
+	case SIGHUP:
+		return "SIGHUP";
+	case SIGKILL:
+		return "SIGKILL";
+	default:
+		return "SIGTERM";
+	}
+}
+
+/* Begins the stop: sig now, SIGKILL at kill_at. */
+static void eg__stop(eg__job_t *j, int sig, const char *why)
+{
+	char list[512];
+	if (j->stopping)
+		return;
+	eg__running(j->rk, j->n, list, sizeof(list));
+	if (!strcmp(list, "none"))
+		eg__say("%s; no rank left to stop", why);
+	else
+		eg__say("%s; stopping ranks %s (%s, SIGKILL after %.1f s)", why,
+			list, eg__sig_name(sig), j->grace);
+	j->stopping = 1;
+	j->stop_sig = sig;
+	j->sent_kill |= sig == SIGKILL;
+	eg__signal_all(j->rk, j->n, j->pgid, sig);
+	j->kill_at = eg_now() + j->grace;
+}
+
+/* Notes ranks that exited since the last look (they stay zombies). All
+ * exits seen in one look happened before any stop they cause, so they
+ * count as the ranks' own; a signal we did not send counts too. */
+static unsigned eg__notice_exits(eg__job_t *j)
+{
+	unsigned running = 0;
+	char why[128] = "";
+	int why_is_signal = 0;
+	for (unsigned r = 0; r < j->n; r++) {
+		eg__rank_t *rk = &j->rk[r];
+		siginfo_t si;
+		if (rk->exited)
+			continue;
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)rk->pid, &si,
+			   WEXITED | WNOHANG | WNOWAIT) < 0 ||
+		    si.si_pid != rk->pid) {
+			running++;
+			continue;
+		}
+		rk->exited = 1;
+		if (si.si_code == CLD_EXITED) {
+			rk->code = si.si_status;
+			if (rk->code != 0 && rk->code != EG_EXIT_SKIP &&
+			    !why[0])
+				snprintf(why, sizeof(why),
+					 "rank %u exited with status %d", r,
+					 rk->code);
+		} else if (j->stopping &&
+			   (si.si_status == j->stop_sig ||
+			    (si.si_status == SIGKILL && j->sent_kill))) {
+			eg__say("rank %u stopped by signal %d", r,
+				si.si_status);
+			continue; /* our own signal: not a failure of its own */
+		} else {
+			rk->code = EG_EXIT_HARD;
+			eg__say("rank %u killed by signal %d", r, si.si_status);
+			/* a death by signal is a cause, seldom a consequence */
+			if (!why_is_signal)
+				snprintf(why, sizeof(why),
+					 "rank %u killed by signal %d", r,
+					 si.si_status);
+			why_is_signal = 1;
+		}
+		j->worst = eg__worse(j->worst, rk->code);
+	}
+	if (why[0])
+		eg__stop(j, SIGTERM, why);
+	return running;
+}
+
+static int eg__spawn(eg__job_t *j, char **argv, int lfd, uint16_t port,
+		     const char *secret, const char *job_id)
+{
+	char v[8][128];
+	char *vars[8];
+	size_t nv = 0;
+	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	pid_t parent = getpid();
+	const char *tenv = getenv("EPGATE_TIMEOUT");
+	double step = 60;
+	unsigned r = 0;
+
+	if (in < 0)
+		return EG_ESYS;
+	if (j->o->timeout_s > 0 && j->o->timeout_s * 0.75 < step)
+		step = j->o->timeout_s * 0.75;
+	for (; r < j->n; r++) {
+		int po[2], pe[2];
+		nv = 0;
+		snprintf(v[nv++], sizeof(v[0]), "EPGATE_RANK=%u", r);
+		snprintf(v[nv++], sizeof(v[0]), "EPGATE_SIZE=%u", j->n);
+		snprintf(v[nv++], sizeof(v[0]), "EPGATE_RANKS_PER_NODE=%u",
+			 j->o->ranks_per_node ? j->o->ranks_per_node : j->n);
+		snprintf(v[nv++], sizeof(v[0]), "EPGATE_BOOT_ADDR=127.0.0.1:%u",
+			 port);
+		snprintf(v[nv++], sizeof(v[0]), "EPGATE_SECRET=%s", secret);
+		snprintf(v[nv++], sizeof(v[0]), "EPGATE_JOB_ID=%s", job_id);
+		if (tenv)
+			snprintf(v[nv++], sizeof(v[0]), "EPGATE_TIMEOUT=%.100s",
+				 tenv);
+		else
+			snprintf(v[nv++], sizeof(v[0]), "EPGATE_TIMEOUT=%g",
+				 step);
+		if (r == 0)
+			snprintf(v[nv++], sizeof(v[0]), "EPGATE_BOOT_FD=%d",
+				 lfd);
+		for (size_t i = 0; i < nv; i++)
+			vars[i] = v[i];
+		char **env = eg__child_env(vars, nv);
+		if (!env)
+			goto fail;
+		if (pipe2(po, O_CLOEXEC) < 0) {
+			free(env);
+			goto fail;
+		}
+		if (pipe2(pe, O_CLOEXEC) < 0) {
+			close(po[0]);
+			close(po[1]);
+			free(env);
+			goto fail;
+		}
+		pid_t pid = fork();
+		if (pid == 0)
+			eg__child(argv, env, po[1], pe[1], in, lfd, j->pgid,
+				  parent, r);
+		free(env);
+		close(po[1]);
+		close(pe[1]);
+		if (pid < 0) {
+			close(po[0]);
+			close(pe[0]);
+			goto fail;
+		}
+		if (j->pgid == 0)
+			j->pgid = pid;
+		setpgid(pid, j->pgid); /* also here: no race with killpg */
+		j->rk[r].pid = pid;
+		j->rk[r].fd[0] = po[0];
+		j->rk[r].fd[1] = pe[0];
+		fcntl(po[0], F_SETFL, O_NONBLOCK);
+		fcntl(pe[0], F_SETFL, O_NONBLOCK);
+	}
+	close(in);
+	return EG_OK;
+fail:
+	eg__say("cannot start rank %u of %u: %s", r, j->n, strerror(errno));
+	for (; r < j->n; r++) {
+		j->rk[r].exited = 1; /* never started */
+		j->rk[r].code = EG_EXIT_HARD;
+	}
+	close(in);
+	return EG_ESYS;
+}
+
+/* Polls output, exits, signals and timers until every rank has exited and
+ * its output is drained. */
+static void eg__supervise(eg__job_t *j)
+{
+	size_t cap = 2 * (size_t)j->n + 1;
+	struct pollfd *pfd = calloc(cap, sizeof(*pfd));
+	unsigned *who = calloc(cap, sizeof(*who));
+	double drain_until = INFINITY;
+	int handled_sig = 0, swept = 0;
+
+	if (!pfd || !who) {
+		eg__stop(j, SIGKILL, "out of memory");
+		j->worst = EG_EXIT_HARD;
+	}
+	for (;;) {
+		unsigned running = eg__notice_exits(j);
+		double now = eg_now();
+		if (eg__got_sig && eg__got_sig != handled_sig) {
+			char why[64];
+			handled_sig = eg__got_sig;
+			j->worst = EG_EXIT_HARD;
+			snprintf(why, sizeof(why), "got %s",
+				 eg__sig_name(handled_sig));
+			if (j->stopping) {
+				eg__say("%s again: SIGKILL now", why);
+				j->sent_kill = 1;
+				eg__signal_all(j->rk, j->n, j->pgid, SIGKILL);
+			} else {
+				eg__stop(j,
+					 handled_sig == SIGINT ||
+						 handled_sig == SIGHUP
+					     ? handled_sig
+					     : SIGTERM,
+					 why);
+			}
+		}
+		if (running && !j->stopping && now >= j->deadline) {
+			char why[96];
+			snprintf(why, sizeof(why), "deadline %.1f s expired",
+				 j->o->timeout_s);
+			j->worst = EG_EXIT_HARD;
+			eg__stop(j, SIGTERM, why);
+		}
+		if (running && j->stopping && now >= j->kill_at) {
+			char list[512];
+			eg__running(j->rk, j->n, list, sizeof(list));
+			eg__say("ranks %s still running %.1f s after the stop; "
+				"sending SIGKILL",
+				list, j->grace);
+			j->sent_kill = 1;
+			eg__signal_all(j->rk, j->n, j->pgid, SIGKILL);
+			j->kill_at = INFINITY;
+		}
+		if (!running && !swept) {
+			/* Whatever the ranks left behind in their group
+			 * goes too; then their pipes reach EOF. */
+			if (j->pgid > 0)
+				killpg(j->pgid, SIGKILL);
+			swept = 1;
+			drain_until = now + 2.0;
+		}
+		size_t np = 0;
+		if (pfd) {
+			pfd[np++] = (struct pollfd){.fd = eg__sigpipe[0],
+						    .events = POLLIN};
+			for (unsigned r = 0; r < j->n; r++)
+				for (int s = 0; s < 2; s++)
+					if (j->rk[r].fd[s] >= 0) {
+						who[np] = r * 2 + (unsigned)s;
+						pfd[np++] = (struct pollfd){
+						    .fd = j->rk[r].fd[s],
+						    .events = POLLIN};
+					}
+		}
+		if (!running && (np <= 1 || now >= drain_until))
+			break;
+		double until = fmin(fmin(j->deadline, j->kill_at), drain_until);
+		double ms = (until - now) * 1000.0 + 1;
+		if (ms > 500)
+			ms = 500; /* a safety net: exits are checked anyway */
+		if (ms < 0)
+			ms = 0;
+		if (!pfd) {
+			poll(NULL, 0, (int)ms);
+			continue;
+		}
+		if (poll(pfd, np, (int)ms) < 0 && errno != EINTR)
+			poll(NULL, 0, 10);
+		if (pfd[0].revents) {
+			char junk[64];
+			while (read(eg__sigpipe[0], junk, sizeof(junk)) > 0)
+				;
+		}
+		for (size_t i = 1; i < np; i++)
+			if (pfd[i].revents)
+				eg__drain(&j->rk[who[i] / 2], who[i] / 2,
+					  (int)(who[i] % 2));
+	}
+	for (unsigned r = 0; r < j->n; r++)
+		for (int s = 0; s < 2; s++)
+			if (j->rk[r].fd[s] >= 0) {
+				eg__say("output of rank %u still open after "
+					"every rank exited (held by a process "
+					"outside the job); closing it",
+					r);
+				eg__drain(&j->rk[r], r, s);
+				close(j->rk[r].fd[s]);
+				j->rk[r].fd[s] = -1;
+			}
+	free(pfd);
+	free(who);
+}
+
+int eg_launch(const eg_launch_opts_t *o, char **argv)
+{
+	struct sigaction old[EG__NSIGS], sa;
+	unsigned char rnd[16];
+	char secret[33], job_id[64];
+	eg__job_t j = {.o = o, .deadline = INFINITY, .kill_at = INFINITY};
+	uint16_t port = 0;
+	int lfd = -1, rc = EG_EXIT_HARD, sigs_set = 0;
+
+	if (!o || !argv || !argv[0] || o->n == 0 || o->ranks_per_node > o->n) {
+		eg__say("bad options: need at least one rank, a command, and "
+			"at most as many ranks per node as ranks");
+		return EG_EXIT_HARD;
+	}
+	j.n = o->n;
+	j.grace = o->grace_s > 0 ? o->grace_s : 2.0;
+	if (!(j.rk = calloc(o->n, sizeof(*j.rk))))
+		return EG_EXIT_HARD;
+	for (unsigned r = 0; r < o->n; r++) {
+		j.rk[r].fd[0] = j.rk[r].fd[1] = -1;
+		if (!(j.rk[r].buf[0] = malloc(EG__LINE_MAX)) ||
+		    !(j.rk[r].buf[1] = malloc(EG__LINE_MAX))) {
+			eg__say("out of memory");
+			goto out;
+		}
+	}
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		eg__say("getrandom: %s", strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(secret + 2 * i, 3, "%02x", rnd[i]);
+	if (o->job_id)
+		snprintf(job_id, sizeof(job_id), "%s", o->job_id);
+	else
+		snprintf(job_id, sizeof(job_id), "launch-%ld", (long)getpid());
+	if ((lfd = eg__listener(&port)) < 0) {
+		eg__say("cannot listen on 127.0.0.1: %s", strerror(errno));
+		goto out;
+	}
+	if (pipe2(eg__sigpipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		eg__say("pipe: %s", strerror(errno));
+		goto out;
+	}
+	eg__got_sig = 0;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < EG__NSIGS; i++) {
+		sa.sa_handler =
+		    eg__sigs[i] == SIGPIPE ? SIG_IGN : eg__on_signal;
+		sa.sa_flags = eg__sigs[i] == SIGCHLD ? SA_NOCLDSTOP : 0;
+		sigaction(eg__sigs[i], &sa, &old[i]);
+	}
+	sigs_set = 1;
+	fflush(NULL); /* no stdio buffer is copied into the children */
+	if (o->timeout_s > 0)
+		j.deadline = eg_now() + o->timeout_s;
+	if (eg__spawn(&j, argv, lfd, port, secret, job_id) < 0) {
+		j.worst = EG_EXIT_HARD;
+		eg__stop(&j, SIGTERM, "start failed");
+	}
+	close(lfd); /* rank 0 has it now */
+	lfd = -1;
+	eg__supervise(&j);
+	rc = j.worst;
+out:
+	for (unsigned r = 0; r < o->n; r++) {
+		if (j.rk[r].pid > 0)
+			while (waitpid(j.rk[r].pid, NULL, 0) < 0 &&
+			       errno == EINTR)
+				;
+		for (int s = 0; s < 2; s++) {
+			if (j.rk[r].fd[s] >= 0)
+				close(j.rk[r].fd[s]);
+			free(j.rk[r].buf[s]);
+		}
+	}
+	if (sigs_set)
+		for (size_t i = 0; i < EG__NSIGS; i++)
+			sigaction(eg__sigs[i], &old[i], NULL);
+	for (int i = 0; i < 2; i++) {
+		if (eg__sigpipe[i] >= 0)
+			close(eg__sigpipe[i]);
+		eg__sigpipe[i] = -1;
+	}
+	if (lfd >= 0)
+		close(lfd);
+	free(j.rk);
+	return rc;
+}

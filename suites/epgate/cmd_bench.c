@@ -1,0 +1,549 @@
+/* epgate bench --raw: the fabric transport alone, one process per rank
+ * under `epgate launch`. Two phases, each on a fresh transport:
+ *  - message rate: every rank sends M messages of B bytes to every other
+ *    rank per alltoallv call (the transport is told to chunk at B bytes,
+ *    so each message is one tagged send, all of a call in flight at once);
+ *  - bandwidth: --size bytes to every other rank per call, chunked as the
+ *    transport does by default.
+ * Each timed call starts after a bootstrap barrier; its time is the
+ * slowest rank's. Rates are per rank: messages (bytes) sent to other
+ * ranks per second of call time. Median and p10/p90 over the calls. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "epgate/boot.h"
+#include "epgate/error.h"
+#include "epgate/transport.h"
+#include "epgate/world.h"
+#include "cmd_bench.h"
+
+#define EG__PROG "epgate bench"
+
+typedef struct eg__bopts {
+	const char *provider, *json;
+	unsigned K, iters, warmup, msgs;
+	size_t size, msg_size;
+	double timeout_s;
+} eg__bopts_t;
+
+static void eg__bench_usage(FILE *f)
+{
+	fputs("usage: epgate launch -n N [--ranks-per-node M] -- \\\n"
+	      "         epgate bench --raw [options]\n"
+	      "\n"
+	      "Measures the libfabric transport alone: message rate (many\n"
+	      "small tagged messages in flight) and bandwidth through its\n"
+	      "alltoallv, per rank and per endpoint. Rank 0 prints a table.\n"
+	      "\n"
+	      "  --raw              transport only (the one mode so far)\n"
+	      "  --provider P       shm, tcp, efa, ... (default: auto, shm\n"
+	      "                     within a node, tcp/efa across nodes)\n"
+	      "  --num-comms K      endpoints with a progress thread each "
+	      "(1)\n"
+	      "  --size BYTES       bandwidth: bytes per peer per call, K/M/G\n"
+	      "                     suffixes are binary (default 1M)\n"
+	      "  --msg-size BYTES   message rate: bytes per message (8)\n"
+	      "  --msgs N           message rate: messages per peer per call\n"
+	      "                     (512)\n"
+	      "  --iters N          timed calls per phase (20)\n"
+	      "  --warmup N         untimed calls first (3)\n"
+	      "  --timeout S        deadline per call in seconds (60)\n"
+	      "  --json FILE        rank 0 also writes the results as JSON\n"
+	      "  -h, --help         this text\n"
+	      "\n"
+	      "Exit status: 0 measured, 1 transport error, 77 built without\n"
+	      "libfabric, 99 bad arguments.\n",
+	      f);
+}
+
+static int eg__bad_arg(const char *opt, const char *val, const char *why)
+{
+	fprintf(stderr, EG__PROG ": %s=%s: %s\n", opt, val, why);
+	return EG_EXIT_HARD;
+}
+
+static int eg__uint(const char *s, unsigned long long lo, unsigned long long hi,
+		    unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	v = strtoull(s, &end, 10);
+	if (*end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "4096", "64K", "1M", "2G" (binary multiples). */
+static int eg__bytes(const char *s, size_t *out)
+{
+	char num[32];
+	size_t n = s ? strlen(s) : 0, mult = 1;
+	unsigned long long v;
+
+	if (!n || n >= sizeof(num))
+		return -1;
+	memcpy(num, s, n + 1);
+	switch (num[n - 1]) {
+	case 'k':
+	case 'K':
+		mult = (size_t)1 << 10;
+		break;
+	case 'm':
+	case 'M':
+		mult = (size_t)1 << 20;
+		break;
+	case 'g':
+	case 'G':
+		mult = (size_t)1 << 30;
+		break;
+	default:
+		break;
+	}
+	if (mult > 1)
+		num[n - 1] = 0;
+	if (eg__uint(num, 1, ((unsigned long long)1 << 34) / mult, &v))
+		return -1;
+	*out = (size_t)v * mult;
+	return 0;
+}
+
+#ifdef HAVE_LIBFABRIC
+static int eg__cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+typedef struct eg__dist {
+	double med, p10, p90;
+} eg__dist_t;
+
+/* Percentiles of v (sorted in place), linear between ranks. */
+static eg__dist_t eg__dist(double *v, unsigned n)
+{
+	eg__dist_t d;
+	double q[3] = {0.5, 0.1, 0.9}, r[3];
+
+	qsort(v, n, sizeof(*v), eg__cmp_d);
+	for (int i = 0; i < 3; i++) {
+		double pos = q[i] * (n - 1);
+		unsigned lo = (unsigned)pos;
+		unsigned hi = lo + 1 < n ? lo + 1 : lo;
+
+		r[i] = v[lo] + (v[hi] - v[lo]) * (pos - lo);
+	}
+	d.med = r[0];
+	d.p10 = r[1];
+	d.p90 = r[2];
+	return d;
+}
+
+typedef struct eg__phase {
+	double *t;		    /* slowest rank's time per timed call */
+	uint64_t ops[EG_COMMS_MAX]; /* rank 0's posts during timed calls */
+	double busy[EG_COMMS_MAX];  /* rank 0's thread time, timed calls */
+	eg_xport_stats_t stats;	    /* after the phase */
+} eg__phase_t;
+
+/* One phase on a fresh transport: bytes to every other rank per call,
+ * messages of at most chunk bytes (0: the transport's default). */
+static int eg__phase(const eg_world_t *w, eg_boot_t *b, const eg__bopts_t *o,
+		     size_t bytes, size_t chunk, eg__phase_t *ph)
+{
+	const eg_xport_ops_t *x = &eg_xport_fabric;
+	eg_xport_opts_t xo = {.size = sizeof(xo),
+			      .provider = o->provider,
+			      .num_comms = o->K,
+			      .timeout_s = o->timeout_s};
+	eg_xport_stats_t s0;
+	unsigned n = o->warmup + o->iters, W = w->size;
+	char err[512], *old = NULL, cbuf[32];
+	const char *oldv = getenv("EPGATE_FABRIC_CHUNK");
+	void *xs = NULL, *sbuf = NULL;
+	const void **send = NULL;
+	void **recv = NULL;
+	size_t *sb = NULL, *rb = NULL;
+	double *mine = NULL, *all = NULL;
+	int rc;
+
+	if (oldv && !(old = strdup(oldv)))
+		return EG_ENOMEM;
+	if (chunk) {
+		snprintf(cbuf, sizeof(cbuf), "%zu", chunk);
+		setenv("EPGATE_FABRIC_CHUNK", cbuf, 1);
+	}
+	rc = x->create(w, b, &xo, &xs, err, sizeof(err));
+	if (old)
+		setenv("EPGATE_FABRIC_CHUNK", old, 1);
+	else
+		unsetenv("EPGATE_FABRIC_CHUNK");
+	free(old);
+	if (rc) {
+		fprintf(stderr, EG__PROG ": rank %u: %s\n", w->rank, err);
+		return rc;
+	}
+	send = calloc(W, sizeof(*send));
+	recv = calloc(W, sizeof(*recv));
+	sb = calloc(W, sizeof(*sb));
+	rb = calloc(W, sizeof(*rb));
+	mine = calloc(o->iters, sizeof(*mine));
+	all = calloc((size_t)o->iters * W, sizeof(*all));
+	sbuf = malloc(bytes);
+	rc = EG_ENOMEM;
+	if (!send || !recv || !sb || !rb || !mine || !all || !sbuf)
+		goto out;
+	memset(sbuf, 0x5a, bytes);
+	for (uint32_t p = 0; p < W; p++) {
+		if (p == w->rank)
+			continue; /* no self copy: the fabric alone */
+		send[p] = sbuf;
+		sb[p] = rb[p] = bytes;
+		if (!(recv[p] = malloc(bytes)))
+			goto out;
+		memset(recv[p], 0, bytes); /* touch the pages before timing */
+	}
+	for (unsigned i = 0; i < n; i++) {
+		double t0;
+
+		if (i == o->warmup)
+			x->stats(xs, &s0);
+		rc = eg_boot_barrier(b, o->timeout_s);
+		if (rc) {
+			fprintf(stderr, EG__PROG ": rank %u: barrier: %s\n",
+				w->rank, eg_boot_error(b));
+			goto out;
+		}
+		t0 = eg_now();
+		rc = x->alltoallv(xs, (const void *const *)send, sb,
+				  (void *const *)recv, rb);
+		if (rc) {
+			fprintf(stderr, EG__PROG ": rank %u: %s\n", w->rank,
+				x->error(xs));
+			goto out;
+		}
+		if (i >= o->warmup)
+			mine[i - o->warmup] = eg_now() - t0;
+	}
+	x->stats(xs, &ph->stats);
+	for (unsigned k = 0; k < o->K; k++) {
+		ph->ops[k] = ph->stats.ops_posted[k] - s0.ops_posted[k];
+		ph->busy[k] = ph->stats.busy_s[k] - s0.busy_s[k];
+	}
+	rc = eg_boot_allgather(b, mine, o->iters * sizeof(*mine), all,
+			       o->timeout_s);
+	if (rc) {
+		fprintf(stderr, EG__PROG ": rank %u: gathering times: %s\n",
+			w->rank, eg_boot_error(b));
+		goto out;
+	}
+	for (unsigned i = 0; i < o->iters; i++) {
+		ph->t[i] = 0;
+		for (uint32_t r = 0; r < W; r++)
+			if (all[(size_t)r * o->iters + i] > ph->t[i])
+				ph->t[i] = all[(size_t)r * o->iters + i];
+	}
+	rc = EG_OK;
+out:
+	if (rc == EG_ENOMEM)
+		fprintf(stderr, EG__PROG ": rank %u: out of memory\n", w->rank);
+	for (uint32_t p = 0; recv && p < W; p++)
+		free(recv[p]);
+	free(send);
+	free(recv);
+	free(sb);
+	free(rb);
+	free(mine);
+	free(all);
+	free(sbuf);
+	x->destroy(xs);
+	return rc;
+}
+
+static json_t *eg__jdist(eg__dist_t d)
+{
+	return json_pack("{s:f, s:f, s:f}", "median", d.med, "p10", d.p10,
+			 "p90", d.p90);
+}
+
+/* Rates of each call: amount / time, then their percentiles. */
+static eg__dist_t eg__rate(const double *t, unsigned n, double amount,
+			   double *tmp)
+{
+	for (unsigned i = 0; i < n; i++)
+		tmp[i] = amount / t[i];
+	return eg__dist(tmp, n);
+}
+
+static eg__dist_t eg__us(const double *t, unsigned n, double *tmp)
+{
+	for (unsigned i = 0; i < n; i++)
+		tmp[i] = t[i] * 1e6;
+	return eg__dist(tmp, n);
+}
+
+static void eg__row(const char *name, eg__dist_t d, double scale)
+{
+	printf("  %-22s %14.1f %14.1f %14.1f\n", name, d.med * scale,
+	       d.p10 * scale, d.p90 * scale);
+}
+
+static int eg__report(const eg_world_t *w, const eg__bopts_t *o,
+		      eg__phase_t *mr, eg__phase_t *bw)
+{
+	unsigned n = o->iters, W = w->size;
+	double *tmp = calloc(n, sizeof(*tmp));
+	double msgs = (double)(W - 1) * o->msgs;
+	double bytes = (double)(W - 1) * (double)o->size;
+	const eg_xport_stats_t *s = &bw->stats;
+	eg__dist_t rate, rate_ep, mr_us, gbs, bw_us;
+	json_t *j = NULL, *jops = NULL;
+	int rc = EG_EXIT_PASS;
+
+	if (!tmp)
+		return EG_EXIT_HARD;
+	rate = eg__rate(mr->t, n, msgs, tmp);
+	rate_ep = eg__rate(mr->t, n, msgs / o->K, tmp);
+	mr_us = eg__us(mr->t, n, tmp);
+	gbs = eg__rate(bw->t, n, bytes / 1e9, tmp);
+	bw_us = eg__us(bw->t, n, tmp);
+
+	printf("epgate bench --raw: %u ranks, %u node(s) of %u, provider "
+	       "intra=%s inter=%s, %u comm(s), %u calls after %u warm-up\n",
+	       W, w->nodes, w->ranks_per_node,
+	       s->provider_intra[0] ? s->provider_intra : "-",
+	       s->provider_inter[0] ? s->provider_inter : "-", o->K, n,
+	       o->warmup);
+	printf("message rate: %zu-byte messages, %u per peer per call\n",
+	       o->msg_size, o->msgs);
+	printf("  %-22s %14s %14s %14s\n", "", "median", "p10", "p90");
+	eg__row("msgs/s per rank", rate, 1);
+	eg__row("msgs/s per endpoint", rate_ep, 1);
+	eg__row("call time (us)", mr_us, 1);
+	jops = json_array();
+	double tsum = 0;
+	for (unsigned i = 0; i < n; i++)
+		tsum += mr->t[i];
+	for (unsigned k = 0; k < o->K; k++) {
+		char name[40];
+		double r = (double)mr->ops[k] / tsum;
+
+		snprintf(name, sizeof(name), "ops/s comm %u (rank 0)", k);
+		printf("  %-22s %14.1f   (sends + receives posted, mean; "
+		       "thread busy %.0f%%)\n",
+		       name, r, 100.0 * mr->busy[k] / tsum);
+		json_array_append_new(jops, json_real(r));
+	}
+	printf("bandwidth: %zu bytes per peer per call (chunked by the "
+	       "transport)\n",
+	       o->size);
+	printf("  %-22s %14s %14s %14s\n", "", "median", "p10", "p90");
+	eg__row("GB/s per rank", gbs, 1);
+	eg__row("call time (us)", bw_us, 1);
+	printf("  GB/s: bytes sent to other ranks / slowest rank's call "
+	       "time; 1 GB = 1e9 bytes\n");
+
+	if (!o->json)
+		goto out;
+	j = json_pack(
+	    "{s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i, "
+	    "s:{s:I, s:i, s:o, s:o, s:o, s:o}, "
+	    "s:{s:I, s:o, s:o, s:I, s:I}}",
+	    "schema", "epgate/bench-raw/v1", "world", (int)W, "nodes",
+	    (int)w->nodes, "ranks_per_node", (int)w->ranks_per_node,
+	    "num_comms", (int)o->K, "provider_intra", s->provider_intra,
+	    "provider_inter", s->provider_inter, "iters", (int)n, "warmup",
+	    (int)o->warmup, "msg_rate", "msg_size", (json_int_t)o->msg_size,
+	    "msgs_per_peer", (int)o->msgs, "msgs_per_s_per_rank",
+	    eg__jdist(rate), "msgs_per_s_per_endpoint", eg__jdist(rate_ep),
+	    "call_us", eg__jdist(mr_us), "ops_per_s_per_comm_rank0", jops,
+	    "bandwidth", "bytes_per_peer", (json_int_t)o->size,
+	    "gb_per_s_per_rank", eg__jdist(gbs), "call_us", eg__jdist(bw_us),
+	    "bytes_sent_rank0", (json_int_t)s->bytes_sent,
+	    "bytes_sent_xnode_rank0", (json_int_t)s->bytes_sent_xnode);
+	jops = NULL; /* owned by j now (or freed by json_pack on failure) */
+	if (!j || json_dump_file(j, o->json, JSON_INDENT(2)) < 0) {
+		fprintf(stderr, EG__PROG ": cannot write %s\n", o->json);
+		rc = EG_EXIT_HARD;
+	}
+out:
+	json_decref(jops);
+	json_decref(j);
+	free(tmp);
+	return rc;
+}
+
+static int eg__bench_raw(const eg__bopts_t *o)
+{
+	eg_world_t w;
+	eg_boot_t *b = NULL;
+	eg__phase_t mr = {0}, bw = {0};
+	char err[512];
+	int rc, ex = EG_EXIT_FAIL;
+
+	rc = eg_world_from_env(&w, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, EG__PROG ": %s\n", err);
+		return EG_EXIT_HARD;
+	}
+	if (w.size < 2) {
+		fprintf(stderr,
+			EG__PROG ": needs 2 ranks or more: run it "
+				 "under `epgate launch -n 2 -- epgate bench "
+				 "--raw`\n");
+		return EG_EXIT_HARD;
+	}
+	rc = eg_boot_open(&b, &w, o->timeout_s);
+	if (rc) {
+		fprintf(stderr, EG__PROG ": rank %u: bootstrap: %s\n", w.rank,
+			b ? eg_boot_error(b) : eg_strerror(rc));
+		if (b)
+			eg_boot_close(b);
+		return EG_EXIT_HARD;
+	}
+	mr.t = calloc(o->iters, sizeof(double));
+	bw.t = calloc(o->iters, sizeof(double));
+	if (!mr.t || !bw.t)
+		goto out;
+	if (eg__phase(&w, b, o, o->msgs * o->msg_size, o->msg_size, &mr) ||
+	    eg__phase(&w, b, o, o->size, 0, &bw))
+		goto out;
+	ex = w.rank == 0 ? eg__report(&w, o, &mr, &bw) : EG_EXIT_PASS;
+out:
+	free(mr.t);
+	free(bw.t);
+	eg_boot_close(b);
+	return ex;
+}
+#endif
+
+int eg_cmd_bench(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"raw", no_argument, NULL, 'R'},
+	    {"provider", required_argument, NULL, 'p'},
+	    {"num-comms", required_argument, NULL, 'k'},
+	    {"size", required_argument, NULL, 's'},
+	    {"msg-size", required_argument, NULL, 'm'},
+	    {"msgs", required_argument, NULL, 'M'},
+	    {"iters", required_argument, NULL, 'i'},
+	    {"warmup", required_argument, NULL, 'w'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"json", required_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	eg__bopts_t o = {.K = 1,
+			 .iters = 20,
+			 .warmup = 3,
+			 .msgs = 512,
+			 .size = (size_t)1 << 20,
+			 .msg_size = 8,
+			 .timeout_s = 60};
+	unsigned long long v;
+	int c, raw = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'R':
+			raw = 1;
+			break;
+		case 'p':
+			if (!*optarg)
+				return eg__bad_arg("--provider", optarg,
+						   "empty");
+			o.provider = optarg;
+			break;
+		case 'k':
+			if (eg__uint(optarg, 1, EG_COMMS_MAX, &v))
+				return eg__bad_arg("--num-comms", optarg,
+						   "want 1..16");
+			o.K = (unsigned)v;
+			break;
+		case 's':
+			if (eg__bytes(optarg, &o.size))
+				return eg__bad_arg("--size", optarg,
+						   "want bytes >= 1 (K/M/G)");
+			break;
+		case 'm':
+			if (eg__bytes(optarg, &o.msg_size) ||
+			    o.msg_size > ((size_t)1 << 20))
+				return eg__bad_arg("--msg-size", optarg,
+						   "want 1..1M bytes");
+			break;
+		case 'M':
+			if (eg__uint(optarg, 1, 1u << 20, &v))
+				return eg__bad_arg("--msgs", optarg,
+						   "want 1..1048576");
+			o.msgs = (unsigned)v;
+			break;
+		case 'i':
+			if (eg__uint(optarg, 1, 1000000, &v))
+				return eg__bad_arg("--iters", optarg,
+						   "want 1..1000000");
+			o.iters = (unsigned)v;
+			break;
+		case 'w':
+			if (eg__uint(optarg, 0, 1000000, &v))
+				return eg__bad_arg("--warmup", optarg,
+						   "want 0..1000000");
+			o.warmup = (unsigned)v;
+			break;
+		case 't':
+			if (eg__uint(optarg, 1, 86400, &v))
+				return eg__bad_arg("--timeout", optarg,
+						   "want 1..86400 seconds");
+			o.timeout_s = (double)v;
+			break;
+		case 'j':
+			o.json = optarg;
+			break;
+		case 'h':
+			eg__bench_usage(stdout);
+			return EG_EXIT_PASS;
+		case ':':
+			fprintf(stderr, EG__PROG ": %s needs a value\n",
+				argv[optind - 1]);
+			return EG_EXIT_HARD;
+		default:
+			fprintf(stderr, EG__PROG ": unknown option \"%s\"\n",
+				argv[optind - 1]);
+			eg__bench_usage(stderr);
+			return EG_EXIT_HARD;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, EG__PROG ": unexpected argument \"%s\"\n",
+			argv[optind]);
+		return EG_EXIT_HARD;
+	}
+	if (!raw) {
+		fprintf(stderr, EG__PROG ": --raw is the only mode so far; "
+					 "try `epgate bench --help`\n");
+		return EG_EXIT_HARD;
+	}
+	if ((unsigned long long)o.msgs * o.msg_size > ((size_t)1 << 30)) {
+		fprintf(stderr, EG__PROG ": --msgs x --msg-size over 1 GiB\n");
+		return EG_EXIT_HARD;
+	}
+#ifdef HAVE_LIBFABRIC
+	return eg__bench_raw(&o);
+#else
+	fputs(EG__PROG ": built without libfabric\n", stderr);
+	return EG_EXIT_SKIP;
+#endif
+}

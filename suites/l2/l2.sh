@@ -1,0 +1,96 @@
+#!/bin/sh
+# L2: the multi-process engines over libfabric (the quick configuration
+# set), then the fault tests: a rank killed in the middle of a dispatch, a
+# rank that stalls, each ending in a reported error within the deadline
+# plus a few seconds, with every process gone and earlier results intact.
+. "${EG_SRCDIR:-.}/suites/lib.sh"
+
+if ! "$EG_EPGATE" l2-rank --help >/dev/null 2>&1; then
+	echo "1..0 # SKIP epgate built without l2-rank"
+	exit 77
+fi
+leftovers() { pgrep -f "$EG_TMP" >/dev/null 2>&1; }
+
+# --- the quick L2 set, as `epgate run` and make check use it
+tap=$EG_TMP/l2.tap
+xml=$EG_TMP/l2.xml
+t0=$(date +%s)
+EPGATE_TIMEOUT=20 "$EG_EPGATE" check --l2 --reports="$EG_TMP/runs" \
+	--tap="$tap" --junit="$xml" >"$EG_TMP/out" 2>&1
+rc=$?
+t1=$(date +%s)
+if [ "$rc" -eq 0 ]; then
+	eg_ok "epgate check --l2: $(tail -n 1 "$EG_TMP/out") in $((t1 - t0)) s"
+else
+	eg_not_ok "epgate check --l2 exit $rc"
+	sed 's/^/# /' "$EG_TMP/out" | tail -n 30
+	grep -A 14 '^not ok' "$tap" | head -n 60 | sed 's/^/# /'
+fi
+n=$(grep -c '^ok' "$tap")
+cfgs=$(grep '^ok' "$tap" | sed 's/^ok [0-9]* - l2 \([^:]*\):.*/\1/' | sort -u | wc -l)
+if [ "$n" -ge 100 ] && [ "$cfgs" -ge 10 ]; then
+	eg_ok "$n L2 results over $cfgs configurations"
+else
+	eg_not_ok "only $n L2 results over $cfgs configurations"
+fi
+if "$XMLLINT" --noout --schema "$EG_SRCDIR/reports/schema/junit.xsd" "$xml" 2>"$EG_TMP/xl"; then
+	eg_ok "L2 JUnit valid against the XSD"
+else
+	eg_not_ok "L2 JUnit invalid"
+	sed 's/^/# /' "$EG_TMP/xl"
+fi
+if grep -q 'transport: \|providers intra=' "$EG_TMP"/runs/*/l2-a2a.w4.n2.auto.k4.log; then
+	eg_ok "job log records the providers used: $(grep -h 'providers' "$EG_TMP"/runs/*/l2-a2a.w4.n2.auto.k4.log | sed 's/^\[0\] //')"
+else
+	eg_not_ok "no provider evidence in the job log"
+fi
+
+# --- a rank killed in the middle of its 3rd dispatch (2nd workload)
+job() {
+	"$EG_EPGATE" launch -n 4 --ranks-per-node 2 --timeout 60 -- \
+		"$EG_EPGATE" l2-rank --engine a2a --provider shm --iters 2 \
+		--filter w4- --results "$EG_TMP/$1.jsonl" >"$EG_TMP/$1.out" 2>&1
+}
+t0=$(date +%s)
+EPGATE_FAULT=kill:2:dispatch:3 EPGATE_TIMEOUT=5 job kill
+rc=$?
+dt=$(($(date +%s) - t0))
+lines=$(wc -l <"$EG_TMP/kill.jsonl" 2>/dev/null || echo 0)
+if [ "$rc" -ne 0 ] && [ "$dt" -le 15 ] && [ "$lines" -eq 1 ] &&
+	grep -q 'rank 2 killed by signal 9' "$EG_TMP/kill.out" && ! leftovers; then
+	eg_ok "kill mid-dispatch: exit $rc after ${dt} s, 1 result kept: $(grep -m1 'killed by signal' "$EG_TMP/kill.out")"
+else
+	eg_not_ok "kill mid-dispatch: exit $rc, ${dt} s, $lines results"
+	sed 's/^/# /' "$EG_TMP/kill.out" | tail -n 20
+fi
+
+# --- a rank that stalls in its 3rd combine: peers' deadline (5 s) fires
+t0=$(date +%s)
+EPGATE_FAULT=stall:1:combine:3 EPGATE_TIMEOUT=5 job stall
+rc=$?
+dt=$(($(date +%s) - t0))
+lines=$(wc -l <"$EG_TMP/stall.jsonl" 2>/dev/null || echo 0)
+if [ "$rc" -ne 0 ] && [ "$dt" -le 20 ] && [ "$lines" -eq 1 ] &&
+	grep -q 'deadline.*rank.* 1\b\|waits on.* 1\b' "$EG_TMP/stall.out" && ! leftovers; then
+	eg_ok "stall in combine: exit $rc after ${dt} s, 1 result kept: $(grep -m1 'deadline' "$EG_TMP/stall.out")"
+else
+	eg_not_ok "stall in combine: exit $rc, ${dt} s, $lines results"
+	sed 's/^/# /' "$EG_TMP/stall.out" | tail -n 20
+fi
+
+# --- the same kill seen through the reports: earlier results, then the
+# job's error with its log
+EPGATE_FAULT=kill:1:dispatch:5 EPGATE_TIMEOUT=5 "$EG_EPGATE" check --l2 \
+	--reports="$EG_TMP/runs2" --tap="$EG_TMP/f.tap" --junit="$EG_TMP/f.xml" \
+	>"$EG_TMP/f.out" 2>&1
+rc=$?
+if [ "$rc" -eq 99 ] && grep -q '^ok 1 - l2 ' "$EG_TMP/f.tap" &&
+	grep -q '^not ok .* job$' "$EG_TMP/f.tap" &&
+	grep -q 'log_tail' "$EG_TMP/f.tap" &&
+	"$XMLLINT" --noout --schema "$EG_SRCDIR/reports/schema/junit.xsd" "$EG_TMP/f.xml" 2>/dev/null; then
+	eg_ok "reports keep what ran before the kill, then the job error ($(grep -c '^not ok' "$EG_TMP/f.tap") failing jobs)"
+else
+	eg_not_ok "fault through the reports: exit $rc"
+	head -n 30 "$EG_TMP/f.tap" | sed 's/^/# /'
+fi
+eg_done
