@@ -47,7 +47,7 @@ double eg_stats_cv(const double *x, size_t n)
 
 static gsl_rng *eg__rng(uint64_t seed)
 {
-	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
 
 	/* mt19937 keeps 32 bits of the seed: fold the high half in */
 	if (r)

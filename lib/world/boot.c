@@ -69,7 +69,7 @@ struct eg_boot {
 	int *fd;		    /* rank 0: fd[r] per peer; else fd[0] */
 	uint32_t seq;		    /* collective calls so far */
 	int failed;		    /* sticky: the first error */
-	char err[512];
+	char err[512], first[512];
 };
 
 /* ---- SHA-256 and HMAC (FIPS 180-4, RFC 2104) ---- */
@@ -388,6 +388,7 @@ static int eg__fail(eg_boot_t *b, int rc)
 	if (b->failed)
 		return rc;
 	b->failed = rc;
+	memcpy(b->first, b->err, sizeof(b->first));
 	int n = b->rank == 0 ? (int)b->size : 1;
 	for (int i = 0; i < n; i++) {
 		if (b->fd[i] < 0)
@@ -1198,7 +1199,9 @@ static int eg__coll(eg_boot_t *b, const eg__coll_t *c, double timeout_s)
 
 	if (b->failed)
 		return eg__set_err(b, b->failed,
-				   "%s: the bootstrap failed earlier", step);
+				   "%s: not run: the bootstrap failed "
+				   "earlier (%.400s)",
+				   step, b->first);
 	if (!(x = calloc(b->size < 2 ? 2 : b->size, sizeof(*x))))
 		return EG_ENOMEM;
 	eg__frame_t f = {.op = c->op,

@@ -235,6 +235,18 @@ static void eg__child(char **argv, char **env, int out, int err, int in,
 	_exit(EG_EXIT_HARD);
 }
 
+/* Moves fd above stdio: a launcher started with fd 0, 1 or 2 closed
+ * would otherwise hand out a pipe that the child's dup2 onto 0-2 clobbers
+ * or leaves close-on-exec. */
+static int eg__high(int fd)
+{
+	if (fd < 0 || fd > 2)
+		return fd;
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return hi;
+}
+
 static int eg__listener(uint16_t *port)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET,
@@ -250,7 +262,7 @@ static int eg__listener(uint16_t *port)
 		return -1;
 	}
 	*port = ntohs(a.sin_port);
-	return fd;
+	return eg__high(fd);
 }
 
 typedef struct {
@@ -352,7 +364,7 @@ static int eg__spawn(eg__job_t *j, char **argv, int lfd, uint16_t port,
 	char v[8][128];
 	char *vars[8];
 	size_t nv = 0;
-	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int in = eg__high(open("/dev/null", O_RDONLY | O_CLOEXEC));
 	pid_t parent = getpid();
 	const char *tenv = getenv("EPGATE_TIMEOUT");
 	double step = 60;
@@ -397,6 +409,8 @@ static int eg__spawn(eg__job_t *j, char **argv, int lfd, uint16_t port,
 			free(env);
 			goto fail;
 		}
+		po[1] = eg__high(po[1]);
+		pe[1] = eg__high(pe[1]);
 		pid_t pid = fork();
 		if (pid == 0)
 			eg__child(argv, env, po[1], pe[1], in, lfd, j->pgid,

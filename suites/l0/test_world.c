@@ -514,33 +514,49 @@ START_TEST(test_boot_fake_root)
 }
 END_TEST
 
-/* Ranks that call different collectives are told so, not hung. */
+/* Ranks that call different collectives are told so, not hung. Case 0:
+ * only the op differs (allgather of 0 bytes vs barrier); case 1: only
+ * the bcast root. */
 START_TEST(test_boot_disagree)
 {
 	uint16_t port;
 	int lfd = listener(&port);
+	char x[8] = "abcdefg";
 	pid_t a = fork_rank(lfd);
 	if (a == 0) {
 		eg_world_t w = mkworld(1, 2, port, -1);
 		eg_boot_t *b;
 		CHILD_CHECK(eg_boot_open(&b, &w, 0) == EG_OK, 40);
-		CHILD_CHECK(eg_boot_barrier(b, 0) == EG_EPEER, 41);
+		int rc = _i == 0 ? eg_boot_barrier(b, 0)
+				 : eg_boot_bcast(b, x, 8, 0, 0);
+		CHILD_CHECK(rc == EG_EPEER, 41);
 		CHILD_CHECK(strstr(eg_boot_error(b), "ranks disagree"), 42);
 		eg_boot_close(b);
 		_exit(0);
 	}
 	eg_world_t w = mkworld(0, 2, port, lfd);
 	eg_boot_t *b;
-	char x[8] = "abcdefg";
 	ck_assert_int_eq(eg_boot_open(&b, &w, 0), EG_OK);
-	ck_assert_int_eq(eg_boot_bcast(b, x, 8, 1, 0), EG_EPEER);
-	ck_assert_ptr_nonnull(
-	    strstr(eg_boot_error(b), "rank 1 called barrier"));
-	ck_assert_ptr_nonnull(strstr(eg_boot_error(b),
-				     "rank 0 called bcast of 8 bytes from "
-				     "root 1"));
-	/* sticky: the next call fails at once */
+	if (_i == 0) {
+		ck_assert_int_eq(eg_boot_allgather(b, NULL, 0, NULL, 0),
+				 EG_EPEER);
+		ck_assert_str_eq(eg_boot_error(b),
+				 "allgather: ranks disagree: rank 1 called "
+				 "barrier of 0 bytes (call 1), rank 0 called "
+				 "allgather of 0 bytes (call 1)");
+	} else {
+		ck_assert_int_eq(eg_boot_bcast(b, x, 8, 1, 0), EG_EPEER);
+		ck_assert_str_eq(eg_boot_error(b),
+				 "bcast: ranks disagree: rank 1 called bcast "
+				 "of 8 bytes from root 0 (call 1), rank 0 "
+				 "called bcast of 8 bytes from root 1 (call "
+				 "1)");
+	}
+	/* sticky: the next call fails at once, saying why */
 	ck_assert_int_eq(eg_boot_barrier(b, 0), EG_EPEER);
+	ck_assert_ptr_nonnull(strstr(eg_boot_error(b),
+				     "barrier: not run: the bootstrap failed "
+				     "earlier ("));
 	eg_boot_close(b);
 	ck_assert_int_eq(wait_exit(a), 0);
 }
@@ -626,7 +642,7 @@ int main(void)
 	tcase_add_test(tc, test_boot_world_of_one);
 	tcase_add_test(tc, test_boot_refusals);
 	tcase_add_test(tc, test_boot_fake_root);
-	tcase_add_test(tc, test_boot_disagree);
+	tcase_add_loop_test(tc, test_boot_disagree, 0, 2);
 	tcase_add_test(tc, test_boot_dead_and_stalled);
 	suite_add_tcase(s, tc);
 	return eg_test_main(s);

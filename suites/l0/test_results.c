@@ -1,0 +1,424 @@
+/* Results schema v1: writer/reader round trip, the atomic incremental
+ * write (a crash or a failed write leaves a valid file with every point
+ * so far), and each rejection of the reader with the place it names. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "epgate/error.h"
+#include "epgate/results.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/eg-results.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static const double step[] = {101.5, 99.0, 100.25, 103.0, 98.5, 100.0};
+
+/* A measured point: step_us as samples, so_gbps as a summary only. */
+static void make_point(eg_point_t *p, eg_metric_t *m, const char *id,
+		       int conc)
+{
+	memset(p, 0, sizeof(*p));
+	memset(m, 0, 2 * sizeof(*m));
+	p->id = (char *)id;
+	p->suite = "ep-local";
+	p->arm = "a2a";
+	p->axes = json_pack("{s:i, s:i, s:s}", "concurrency", conc, "world",
+			    4, "dtype", "bf16");
+	p->evidence = json_pack("{s:s, s:s}", "transport", "shm",
+				"provider", "shm");
+	m[0].name = "step_us";
+	m[0].samples = (double *)step;
+	m[0].n_samples = 6;
+	m[1].name = "so_gbps";
+	m[1].s = (eg_summary_t){3, 33.5, NAN, NAN, NAN, 32.0, 35.0};
+	p->metrics = m;
+	p->n_metrics = 2;
+}
+
+static void free_point(eg_point_t *p)
+{
+	json_decref(p->axes);
+	json_decref(p->evidence);
+}
+
+START_TEST(round_trip)
+{
+	char path[128], err[EG_RESULTS_ERR_MAX];
+	eg_results_writer_t *w;
+	eg_results_t r;
+	eg_point_t p;
+	eg_metric_t m[2];
+	eg_summary_t s;
+	json_t *ctx = json_pack("{s:[s,s], s:s, s:s, s:{s:s}}", "hosts", "a",
+				"b", "provider", "shm", "profile", "local",
+				"env", "FI_PROVIDER", "shm");
+
+	snprintf(path, sizeof(path), "%s/r.json", dir);
+	ck_assert_int_eq(eg_results_create(&w, path, 0, ctx, err, sizeof(err)),
+			 0);
+	make_point(&p, m, "p1", 32);
+	ck_assert_msg(eg_results_append(w, &p, err, sizeof(err)) == 0, "%s",
+		      err);
+	free_point(&p);
+	make_point(&p, m, "p2", 64);
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)), 0);
+	free_point(&p);
+	ck_assert_uint_eq(eg_results_count(w), 2);
+	eg_results_close(w);
+	json_decref(ctx);
+
+	ck_assert_msg(eg_results_read(&r, path, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert(!r.recorded);
+	ck_assert_uint_eq(r.n_points, 2);
+	ck_assert_str_eq(json_string_value(json_object_get(r.context,
+							   "provider")),
+			 "shm");
+	/* "created" is stamped when the writer is not given one */
+	ck_assert_ptr_nonnull(json_object_get(r.context, "created"));
+	ck_assert_str_eq(r.points[1].id, "p2");
+	ck_assert_str_eq(r.points[1].arm, "a2a");
+	ck_assert_int_eq(json_integer_value(json_object_get(r.points[1].axes,
+							    "concurrency")),
+			 64);
+	ck_assert_str_eq(json_string_value(json_object_get(r.points[0].axes,
+							   "dtype")),
+			 "bf16");
+	ck_assert_str_eq(json_string_value(json_object_get(
+			     r.points[0].evidence, "transport")),
+			 "shm");
+	{
+		const eg_metric_t *st = eg_point_metric(&r.points[0], "step_us");
+		const eg_metric_t *so = eg_point_metric(&r.points[0], "so_gbps");
+
+		ck_assert_ptr_nonnull(st);
+		ck_assert_ptr_nonnull(so);
+		ck_assert_ptr_null(eg_point_metric(&r.points[0], "tok_s"));
+		/* samples come back bit for bit; the stats are the writer's */
+		ck_assert_uint_eq(st->n_samples, 6);
+		ck_assert(!memcmp(st->samples, step, sizeof(step)));
+		eg_stats_summarize(step, 6, 0, &s);
+		ck_assert_double_eq(st->s.median, s.median);
+		ck_assert_double_eq(st->s.median, 100.125);
+		ck_assert_double_eq(st->s.p10, s.p10);
+		ck_assert_double_eq(st->s.p90, s.p90);
+		ck_assert_double_eq(st->s.cv, s.cv);
+		ck_assert(st->s.ci_lo <= st->s.median &&
+			  st->s.median <= st->s.ci_hi);
+		ck_assert_uint_eq(st->s.n, 6);
+		/* a summary stays a summary */
+		ck_assert_ptr_null(so->samples);
+		ck_assert_double_eq(so->s.median, 33.5);
+		ck_assert_double_eq(so->s.ci_lo, 32.0);
+		ck_assert(isnan(so->s.p10));
+		ck_assert_uint_eq(so->s.n, 3);
+	}
+	eg_results_free(&r);
+}
+END_TEST
+
+/* Counts the points in a file; -1 if the reader rejects it. */
+static long points_in(const char *path)
+{
+	char err[EG_RESULTS_ERR_MAX];
+	eg_results_t r;
+	long n;
+
+	if (eg_results_read(&r, path, err, sizeof(err)))
+		return -1;
+	n = (long)r.n_points;
+	eg_results_free(&r);
+	return n;
+}
+
+START_TEST(incremental_and_atomic)
+{
+	char path[256], tmp[300], moved[128], err[EG_RESULTS_ERR_MAX];
+	eg_results_writer_t *w;
+	eg_point_t p;
+	eg_metric_t m[2];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/sub/r.json", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	ck_assert_int_eq(eg_results_create(&w, path, 1, NULL, err, sizeof(err)),
+			 0);
+	/* valid with zero points from the start */
+	ck_assert_int_eq(points_in(path), 0);
+	for (int k = 1; k <= 3; k++) {
+		char id[8];
+
+		snprintf(id, sizeof(id), "p%d", k);
+		make_point(&p, m, id, 16 * k);
+		ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)), 0);
+		free_point(&p);
+		/* what a crash right now would leave: k points, no tmp */
+		ck_assert_int_eq(points_in(path), k);
+		ck_assert_int_ne(access(tmp, F_OK), 0);
+	}
+	/* a crash in the middle of a rewrite leaves a stale tmp file;
+	 * the file itself is untouched by it */
+	f = fopen(tmp, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("{\"schema\": \"epgate/results/v1\", \"points\": [", f);
+	fclose(f);
+	ck_assert_int_eq(points_in(path), 3);
+	/* a write that fails (the folder is gone) reports an error, keeps
+	 * the count, and the file written last is still whole */
+	snprintf(moved, sizeof(moved), "%s/gone", dir);
+	ck_assert_int_eq(rename(tmp, path), 0); /* planted: the torn file */
+	ck_assert_int_eq(points_in(path), -1);	/* ...the reader sees it */
+	eg_results_close(w);
+
+	ck_assert_int_eq(eg_results_create(&w, path, 1, NULL, err, sizeof(err)),
+			 0);
+	make_point(&p, m, "q1", 8);
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)), 0);
+	free_point(&p);
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	ck_assert_int_eq(rename(path, moved), 0);
+	make_point(&p, m, "q2", 8);
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)), EG_EIO);
+	free_point(&p);
+	ck_assert_uint_eq(eg_results_count(w), 1);
+	eg_results_close(w);
+	snprintf(path, sizeof(path), "%s/r.json", moved);
+	ck_assert_int_eq(points_in(path), 1);
+}
+END_TEST
+
+START_TEST(writer_refuses_bad_points)
+{
+	char path[128], err[EG_RESULTS_ERR_MAX];
+	eg_results_writer_t *w;
+	eg_point_t p;
+	eg_metric_t m[2];
+	double bad[] = {1, NAN};
+
+	snprintf(path, sizeof(path), "%s/w.json", dir);
+	ck_assert_int_eq(eg_results_create(&w, path, 0, NULL, err, sizeof(err)),
+			 0);
+	make_point(&p, m, "a", 1);
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)), 0);
+	/* the same id twice */
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)),
+			 EG_EPARSE);
+	ck_assert_ptr_nonnull(strstr(err, "id \"a\" already written"));
+	/* a sample that is not a number */
+	p.id = "b";
+	m[0].samples = bad;
+	m[0].n_samples = 2;
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)),
+			 EG_ERANGE);
+	/* a summary without a median */
+	m[0].n_samples = 0;
+	m[0].s = (eg_summary_t){3, NAN, NAN, NAN, NAN, NAN, NAN};
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)),
+			 EG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "points[1]: incomplete point"));
+	/* an axis value the schema does not allow */
+	m[0].s.median = 5;
+	json_object_set_new(p.axes, "bad", json_true());
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)),
+			 EG_EPARSE);
+	ck_assert_ptr_nonnull(strstr(err, "points[1].axes.bad:"));
+	free_point(&p);
+	ck_assert_uint_eq(eg_results_count(w), 1);
+	eg_results_close(w);
+	ck_assert_int_eq(points_in(path), 1);
+}
+END_TEST
+
+/* A valid document; each rejection below is one edit of it. */
+static const char *good =
+    "{\"schema\": \"epgate/results/v1\", \"recorded\": true,\n"
+    "\"context\": {\"provider\": \"efa\", \"hosts\": [\"a\"], "
+    "\"env\": {\"K\": \"v\"}},\n"
+    "\"points\": [\n"
+    "  {\"id\": \"x\", \"suite\": \"s\", \"arm\": \"a2a\", "
+    "\"axes\": {\"world\": 16, \"phase\": \"decode\"}, "
+    "\"metrics\": {\"tok_s\": {\"median\": 10, \"ci_lo\": 9, "
+    "\"ci_hi\": 11, \"n\": 5}, \"step_us\": {\"median\": 2, \"n\": 3, "
+    "\"samples\": [1, 2, 3]}}, \"evidence\": {\"provider\": \"efa\"}}\n"
+    "]}\n";
+
+/* good with the first occurrence of from replaced by to. */
+static char *edit(const char *from, const char *to)
+{
+	const char *at = strstr(good, from);
+	size_t n = strlen(good) - strlen(from) + strlen(to) + 1;
+	char *s = malloc(n);
+
+	ck_assert_msg(at != NULL, "\"%s\" not in the document", from);
+	snprintf(s, n, "%.*s%s%s", (int)(at - good), good, to,
+		 at + strlen(from));
+	return s;
+}
+
+static const struct bad_case {
+	const char *from, *to, *msg;
+} bad_cases[] = {
+    {"\"recorded\": true,\n", "\"recorded\": true\n",
+     "doc.json:2:9: malformed JSON: '}' expected"},
+    {"\"epgate/results/v1\"", "\"epgate/results/v2\"",
+     "doc.json: schema: unsupported version \"epgate/results/v2\""},
+    {"\"epgate/results/v1\"", "\"nccl-tests\"",
+     "doc.json: schema: \"nccl-tests\" is not epgate/results/v1"},
+    {"\"schema\": \"epgate/results/v1\", ", "",
+     "doc.json: schema: missing"},
+    {"\"recorded\": true", "\"recorded\": 1",
+     "doc.json: recorded: expected true or false"},
+    {"\"recorded\": true,", "\"recorded\": true, \"extra\": 1,",
+     "doc.json: extra: unknown key"},
+    {"\"context\": {", "\"context\": {\"gpu\": \"h200\", ",
+     "doc.json: context.gpu: unknown key"},
+    {"\"hosts\": [\"a\"]", "\"hosts\": \"a\"",
+     "doc.json: context.hosts: expected an array of strings"},
+    {"{\"K\": \"v\"}", "{\"K\": 1}",
+     "doc.json: context.env.K: expected a string"},
+    {"\"id\": \"x\", ", "", "doc.json: points[0].id: missing"},
+    {"\"arm\": \"a2a\"", "\"arm\": 3",
+     "doc.json: points[0].arm: expected a string"},
+    {"\"suite\": \"s\"", "\"suite\": \"\"",
+     "doc.json: points[0].suite: empty string"},
+    {"\"world\": 16", "\"world\": true",
+     "doc.json: points[0].axes.world: expected a number or a string"},
+    {"\"evidence\": {\"provider\": \"efa\"}",
+     "\"evidence\": {\"provider\": null}",
+     "doc.json: points[0].evidence.provider: expected a string"},
+    {"\"median\": 10, ", "",
+     "doc.json: points[0].metrics.tok_s.median: missing"},
+    {"\"median\": 10", "\"median\": \"10\"",
+     "doc.json: points[0].metrics.tok_s.median: expected a number"},
+    {"\"n\": 5", "\"n\": 2.5",
+     "doc.json: points[0].metrics.tok_s.n: expected an integer >= 1"},
+    {"\"n\": 5", "\"n\": 0",
+     "doc.json: points[0].metrics.tok_s.n: expected an integer >= 1"},
+    {"\"ci_hi\": 11, ", "",
+     "doc.json: points[0].metrics.tok_s: ci_lo and ci_hi come together"},
+    {"\"ci_hi\": 11", "\"ci_hi\": 8",
+     "doc.json: points[0].metrics.tok_s.ci_hi: below ci_lo"},
+    {"\"n\": 5}", "\"n\": 5, \"mean\": 10}",
+     "doc.json: points[0].metrics.tok_s.mean: unknown key"},
+    {"\"n\": 3", "\"n\": 4",
+     "doc.json: points[0].metrics.step_us.n: 4, but there are 3 samples"},
+    {"\"median\": 2", "\"median\": 2.5",
+     "doc.json: points[0].metrics.step_us.median: 2.5, but the median"},
+    {"[1, 2, 3]", "[1, \"2\", 3]",
+     "doc.json: points[0].metrics.step_us.samples[1]: expected a number"},
+    {"[1, 2, 3]", "[]",
+     "doc.json: points[0].metrics.step_us.samples: expected a non-empty"},
+    {"\"tok_s\":", "\"Tok-s\":",
+     "doc.json: points[0].metrics.Tok-s: metric names are"},
+    {"\"metrics\": {\"tok_s\": {\"median\": 10, \"ci_lo\": 9, \"ci_hi\": 11, "
+     "\"n\": 5}, \"step_us\": {\"median\": 2, \"n\": 3, \"samples\": [1, 2, "
+     "3]}}",
+     "\"metrics\": {}", "doc.json: points[0].metrics: expected a non-empty object"},
+    {"\"points\": [\n", "\"points\": {\n",
+     "doc.json:4:3: malformed JSON"},
+    {"\n]}", ",\n  {\"id\": \"x\", \"suite\": \"s\", \"arm\": \"d\", "
+	     "\"axes\": {}, \"metrics\": {\"tok_s\": {\"median\": 1, "
+	     "\"n\": 1}}}\n]}",
+     "doc.json: points[1].id: \"x\" repeats points[0]"},
+    {"\"tok_s\": {\"median\": 10", "\"tok_s\": {\"median\": 10, "
+				   "\"median\": 11",
+     "doc.json:4:"}, /* duplicate key */
+};
+
+START_TEST(reader_rejects)
+{
+	const struct bad_case *c = &bad_cases[_i];
+	char err[EG_RESULTS_ERR_MAX];
+	eg_results_t r;
+	char *doc = edit(c->from, c->to);
+	int rc = eg_results_parse(&r, doc, "doc.json", err, sizeof(err));
+
+	ck_assert_msg(rc == EG_EPARSE, "case %d accepted: %s", _i, doc);
+	ck_assert_msg(strstr(err, c->msg) != NULL, "case %d: \"%s\", want \"%s\"",
+		      _i, err, c->msg);
+	/* one line */
+	ck_assert_ptr_null(strchr(err, '\n'));
+	free(doc);
+}
+END_TEST
+
+START_TEST(reader_accepts_the_base)
+{
+	/* the rejections above are due to their edit alone */
+	char err[EG_RESULTS_ERR_MAX];
+	eg_results_t r;
+
+	ck_assert_msg(eg_results_parse(&r, good, "doc.json", err,
+				       sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert(r.recorded);
+	ck_assert_uint_eq(r.n_points, 1);
+	/* stats absent next to samples are computed */
+	ck_assert_double_eq_tol(
+	    eg_point_metric(&r.points[0], "step_us")->s.p10, 1.2, 1e-12);
+	eg_results_free(&r);
+	ck_assert_int_eq(eg_results_read(&r, "/nonexistent/x.json", err,
+					 sizeof(err)),
+			 EG_ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/x.json: cannot open"));
+}
+END_TEST
+
+START_TEST(known_names)
+{
+	const eg_metric_info_t *m = eg_metric_info("step_us");
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(m->better, EG_BETTER_LOWER);
+	ck_assert_int_eq(eg_metric_info("tok_s")->better, EG_BETTER_HIGHER);
+	ck_assert_int_eq(eg_metric_info("so_bytes")->better, EG_BETTER_NONE);
+	ck_assert_ptr_null(eg_metric_info("tok_ss"));
+	ck_assert(eg_axis_known("num_comms"));
+	ck_assert(!eg_axis_known("comms"));
+	ck_assert(eg_arm_known("dense"));
+	ck_assert(!eg_arm_known("dens"));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("results");
+	TCase *t = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_test(t, round_trip);
+	tcase_add_test(t, incremental_and_atomic);
+	tcase_add_test(t, writer_refuses_bad_points);
+	tcase_add_test(t, reader_accepts_the_base);
+	tcase_add_test(t, known_names);
+	tcase_add_loop_test(t, reader_rejects, 0,
+			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
+	suite_add_tcase(s, t);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
