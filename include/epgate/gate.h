@@ -212,7 +212,7 @@ typedef struct eg_flat_out {
 	eg_slope_t slope;
 } eg_flat_out_t;
 
-int eg_flat_check(const double *x, const double *v, const double *se,
-		  size_t n, const eg_flat_opts_t *o, eg_flat_out_t *out);
+int eg_flat_check(const double *x, const double *v, const double *se, size_t n,
+		  const eg_flat_opts_t *o, eg_flat_out_t *out);
 
 #endif

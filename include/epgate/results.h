@@ -29,9 +29,9 @@ typedef struct eg_metric {
 } eg_metric_t;
 
 typedef struct eg_point {
-	char *id;    /* unique in the file */
-	char *suite; /* e.g. "ep16-vllm" */
-	char *arm;   /* e.g. "a2a", "dense" */
+	char *id;	  /* unique in the file */
+	char *suite;	  /* e.g. "ep16-vllm" */
+	char *arm;	  /* e.g. "a2a", "dense" */
 	json_t *axes;	  /* object: axis -> integer, real or string */
 	json_t *evidence; /* object: "transport", "provider", ...; or NULL */
 	eg_metric_t *metrics;
@@ -65,11 +65,10 @@ const eg_metric_t *eg_point_metric(const eg_point_t *p, const char *name);
  * ignored), and rewrites the file atomically.  A metric with
  * n_samples = 0 is written as its summary s (median and n required). */
 typedef struct eg_results_writer eg_results_writer_t;
-int eg_results_create(eg_results_writer_t **w, const char *path,
-		      int recorded, json_t *context, char *err,
+int eg_results_create(eg_results_writer_t **w, const char *path, int recorded,
+		      json_t *context, char *err, size_t errlen);
+int eg_results_append(eg_results_writer_t *w, const eg_point_t *p, char *err,
 		      size_t errlen);
-int eg_results_append(eg_results_writer_t *w, const eg_point_t *p,
-		      char *err, size_t errlen);
 /* Points appended so far. */
 size_t eg_results_count(const eg_results_writer_t *w);
 void eg_results_close(eg_results_writer_t *w);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* Level of every interval stored in a results file. */
-#define EG_STATS_CI_LEVEL  0.95
+#define EG_STATS_CI_LEVEL 0.95
 /* Bootstrap resamples behind a stored interval. */
 #define EG_STATS_RESAMPLES 2000
 
@@ -43,9 +43,9 @@ int eg_stats_boot_median_ci(const double *x, size_t n, unsigned resamples,
 /* Percentile-bootstrap distribution of median(y)/median(x) - 1 (the
  * relative change from x to y), both resampled independently; returns
  * the quantiles q_lo and q_hi of that distribution. */
-int eg_stats_boot_change(const double *x, size_t nx, const double *y,
-			 size_t ny, unsigned resamples, double q_lo,
-			 double q_hi, uint64_t seed, double *lo, double *hi);
+int eg_stats_boot_change(const double *x, size_t nx, const double *y, size_t ny,
+			 unsigned resamples, double q_lo, double q_hi,
+			 uint64_t seed, double *lo, double *hi);
 /* Every field of s from samples x (n >= 1): median, p10, p90, CV and the
  * bootstrap interval (EG_STATS_CI_LEVEL, EG_STATS_RESAMPLES). */
 int eg_stats_summarize(const double *x, size_t n, uint64_t seed,
@@ -81,8 +81,8 @@ typedef struct eg_slope {
 	double crit;
 	int from_scatter;
 } eg_slope_t;
-int eg_stats_slope(const double *x, const double *v, const double *se,
-		   size_t n, double alpha, eg_slope_t *out);
+int eg_stats_slope(const double *x, const double *v, const double *se, size_t n,
+		   double alpha, eg_slope_t *out);
 
 /* Standard error of median(a)/median(b) by the delta method on the log
  * scale from the two stored intervals; NAN when either is unknown. */

@@ -8,16 +8,15 @@
 
 const char *eg_verdict_name(eg_verdict_t v)
 {
-	static const char *const n[] = {"pass", "fail", "inconclusive",
-					"skip"};
+	static const char *const n[] = {"pass", "fail", "inconclusive", "skip"};
 
 	return (unsigned)v < 4 ? n[v] : "?";
 }
 
 const char *eg_rule_name(eg_rule_t r)
 {
-	static const char *const n[] = {"bound", "parity",     "flat",
-					"recovery", "trend", "regression",
+	static const char *const n[] = {"bound",    "parity", "flat",
+					"recovery", "trend",  "regression",
 					"evidence"};
 
 	return (unsigned)r < 7 ? n[r] : "?";
@@ -38,8 +37,7 @@ static int eg__present_in(const eg_results_t *r, size_t n, int what,
 			  const char *name)
 {
 	for (size_t f = 0; f < n; f++) {
-		if (what == EG__FIELD &&
-		    json_object_get(r[f].context, name))
+		if (what == EG__FIELD && json_object_get(r[f].context, name))
 			return 1;
 		for (size_t i = 0; i < r[f].n_points; i++) {
 			const eg_point_t *p = &r[f].points[i];
@@ -153,9 +151,9 @@ int eg_gate_eval(const eg_gate_file_t *gf, const eg_gate_t *g,
 	json_object_set_new(res->diag, "sentence", json_string(g->sentence));
 	json_object_set_new(res->diag, "rule",
 			    json_string(eg_rule_name(g->rule)));
-	json_object_set_new(res->diag, "metric",
-			    json_string(eg__metric_label(g, label,
-							 sizeof(label))));
+	json_object_set_new(
+	    res->diag, "metric",
+	    json_string(eg__metric_label(g, label, sizeof(label))));
 	if (g->rule == EG_RULE_REGRESSION) {
 		rc = eg__rule_regression(gf, g, d, res, err, errlen);
 		goto done;

@@ -7,8 +7,8 @@
 #include "epgate/error.h"
 #include "epgate/gate.h"
 
-int eg_flat_check(const double *x, const double *v, const double *se,
-		  size_t n, const eg_flat_opts_t *o, eg_flat_out_t *out)
+int eg_flat_check(const double *x, const double *v, const double *se, size_t n,
+		  const eg_flat_opts_t *o, eg_flat_out_t *out)
 {
 	int rc;
 
@@ -33,8 +33,9 @@ int eg_flat_check(const double *x, const double *v, const double *se,
 			double b = fabs(out->slope.slope);
 
 			out->trend_tested = 1;
-			out->trend = b > out->slope.crit * out->slope.se_slope &&
-				     b > o->max_slope;
+			out->trend =
+			    b > out->slope.crit * out->slope.se_slope &&
+			    b > o->max_slope;
 		}
 	}
 	out->verdict = out->n_out_of_band || out->trend ? EG_VERDICT_FAIL

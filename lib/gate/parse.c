@@ -27,11 +27,10 @@ static int eg__line(const yaml_node_t *n)
 	return (int)n->start_mark.line + 1;
 }
 
-static int eg__perr(struct eg__p *p, const yaml_node_t *n, const char *fmt,
-		    ...) __attribute__((format(printf, 3, 4)));
+static int eg__perr(struct eg__p *p, const yaml_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-static int eg__perr(struct eg__p *p, const yaml_node_t *n, const char *fmt,
-		    ...)
+static int eg__perr(struct eg__p *p, const yaml_node_t *n, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -82,9 +81,9 @@ static int eg__num(struct eg__p *p, const char *key, const yaml_node_t *n,
 	return eg__perr(p, n, "%s: expected a number", key);
 }
 
-static int eg__num_range(struct eg__p *p, const char *key,
-			 const yaml_node_t *n, double lo, int lo_open,
-			 double hi, int hi_open, double *out)
+static int eg__num_range(struct eg__p *p, const char *key, const yaml_node_t *n,
+			 double lo, int lo_open, double hi, int hi_open,
+			 double *out)
 {
 	int rc = eg__num(p, key, n, out);
 
@@ -138,19 +137,20 @@ static int eg__ident(const char *s)
 	if (!islower((unsigned char)*s))
 		return 0;
 	for (; *s; s++)
-		if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s) &&
-		    *s != '_')
+		if (!islower((unsigned char)*s) &&
+		    !isdigit((unsigned char)*s) && *s != '_')
 			return 0;
 	return 1;
 }
 
-static int eg__ident_str(struct eg__p *p, const char *key,
-			 const yaml_node_t *n, char **out)
+static int eg__ident_str(struct eg__p *p, const char *key, const yaml_node_t *n,
+			 char **out)
 {
 	int rc = eg__str(p, key, n, out);
 
 	if (!rc && !eg__ident(*out))
-		return eg__perr(p, n, "%s: \"%s\" is not a name ([a-z][a-z0-9_]*)",
+		return eg__perr(p, n,
+				"%s: \"%s\" is not a name ([a-z][a-z0-9_]*)",
 				key, *out);
 	return rc;
 }
@@ -177,8 +177,8 @@ static int eg__word(struct eg__p *p, const char *key, const yaml_node_t *n,
 }
 
 /* Scalar or sequence of scalars -> NULL-terminated string array. */
-static int eg__str_list(struct eg__p *p, const char *key,
-			const yaml_node_t *n, char ***out, size_t *count)
+static int eg__str_list(struct eg__p *p, const char *key, const yaml_node_t *n,
+			char ***out, size_t *count)
 {
 	yaml_node_item_t *it;
 	size_t k = 0, cnt;
@@ -231,29 +231,32 @@ static int eg__filter(struct eg__p *p, const yaml_node_t *n, eg_gate_t *g)
 	size_t cnt;
 
 	if (n->type != YAML_MAPPING_NODE)
-		return eg__perr(p, n, "filter: expected a mapping (axis: "
-				      "value or [values], suite: name)");
+		return eg__perr(p, n,
+				"filter: expected a mapping (axis: "
+				"value or [values], suite: name)");
 	cnt = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
 	g->filter = calloc(cnt ? cnt : 1, sizeof(*g->filter));
 	if (!g->filter)
 		return EG_ENOMEM;
 	for (pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top;
 	     pr++) {
-		yaml_node_t *k = eg__node(p, pr->key), *v = eg__node(p, pr->value);
+		yaml_node_t *k = eg__node(p, pr->key),
+			    *v = eg__node(p, pr->value);
 		eg_gate_filter_t *f = &g->filter[g->n_filter];
 		const char *ks = eg__scalar(k);
 
 		if (!ks || !eg__ident(ks))
-			return eg__perr(p, k, "filter: keys are axis names "
-					      "or \"suite\"");
+			return eg__perr(p, k,
+					"filter: keys are axis names "
+					"or \"suite\"");
 		for (size_t i = 0; i < g->n_filter; i++)
 			if (!strcmp(g->filter[i].key, ks))
-				return eg__perr(p, k,
-						"filter: \"%s\" given twice",
-						ks);
+				return eg__perr(
+				    p, k, "filter: \"%s\" given twice", ks);
 		if (!strcmp(ks, "arm"))
-			return eg__perr(p, k, "filter: select arms with "
-					      "\"arms:\" or \"ratio:\"");
+			return eg__perr(p, k,
+					"filter: select arms with "
+					"\"arms:\" or \"ratio:\"");
 		f->line = eg__line(k);
 		f->key = strdup(ks);
 		f->values = json_array();
@@ -314,8 +317,9 @@ static int eg__ratio(struct eg__p *p, const yaml_node_t *n, eg_gate_t *g)
 
 	if (n->type != YAML_SEQUENCE_NODE ||
 	    n->data.sequence.items.top - n->data.sequence.items.start != 2)
-		return eg__perr(p, n, "ratio: expected [numerator arm, "
-				      "denominator arm]");
+		return eg__perr(p, n,
+				"ratio: expected [numerator arm, "
+				"denominator arm]");
 	it = n->data.sequence.items.start;
 	if ((rc = eg__str(p, "ratio", eg__node(p, it[0]), &g->ratio[0])) ||
 	    (rc = eg__str(p, "ratio", eg__node(p, it[1]), &g->ratio[1])))
@@ -327,7 +331,7 @@ static int eg__ratio(struct eg__p *p, const yaml_node_t *n, eg_gate_t *g)
 }
 
 /* Keys a gate may have, and the rules each applies to. */
-#define EG__ALL 0x7f
+#define EG__ALL	 0x7f
 #define EG__R(r) (1u << (r))
 static const struct eg__key {
 	const char *key;
@@ -367,13 +371,12 @@ static const struct eg__key {
     {NULL, 0},
 };
 
-static const char *const eg__rules[] = {"bound", "parity",     "flat",
-					"recovery", "trend", "regression",
+static const char *const eg__rules[] = {"bound",    "parity", "flat",
+					"recovery", "trend",  "regression",
 					"evidence", NULL};
 static const char *const eg__dirs[] = {"up", "down", "not-down", "not-up",
 				       NULL};
-static const char *const eg__statistics[] = {"bootstrap", "mann-whitney",
-					     NULL};
+static const char *const eg__statistics[] = {"bootstrap", "mann-whitney", NULL};
 static const char *const eg__betters[] = {"lower", "higher", NULL};
 static const char *const eg__scales[] = {"linear", "log2", NULL};
 
@@ -533,37 +536,43 @@ static int eg__gate_complete(struct eg__p *p, const yaml_node_t *n,
 	if (!g->name)
 		return eg__perr(p, n, "gate without a name");
 	if (!g->sentence)
-		return eg__perr(p, n, "gate \"%s\": no sentence (the line the "
-				      "report shows)",
+		return eg__perr(p, n,
+				"gate \"%s\": no sentence (the line the "
+				"report shows)",
 				g->name);
 	if (g->rule != EG_RULE_EVIDENCE && !g->metric)
 		return eg__perr(p, n, "gate \"%s\": rule %s needs a metric",
 				g->name, r);
 	if (g->ratio[0] && g->arms)
-		return eg__perr(p, n, "gate \"%s\": give ratio or arms, not "
-				      "both",
+		return eg__perr(p, n,
+				"gate \"%s\": give ratio or arms, not "
+				"both",
 				g->name);
 	switch (g->rule) {
 	case EG_RULE_BOUND:
 		if (isnan(g->min) && isnan(g->max))
-			return eg__perr(p, n, "gate \"%s\": bound needs min, "
-					      "max or both",
+			return eg__perr(p, n,
+					"gate \"%s\": bound needs min, "
+					"max or both",
 					g->name);
 		if (g->min > g->max)
-			return eg__perr(p, n, "gate \"%s\": min %g is above "
-					      "max %g",
+			return eg__perr(p, n,
+					"gate \"%s\": min %g is above "
+					"max %g",
 					g->name, g->min, g->max);
 		break;
 	case EG_RULE_PARITY:
 		if (!g->ratio[0])
-			return eg__perr(p, n, "gate \"%s\": parity needs a "
-					      "ratio: [arm, arm]",
+			return eg__perr(p, n,
+					"gate \"%s\": parity needs a "
+					"ratio: [arm, arm]",
 					g->name);
 		/* fall through */
 	case EG_RULE_FLAT:
 		if (isnan(g->band[0]))
-			return eg__perr(p, n, "gate \"%s\": %s needs a band: "
-					      "[low, high]",
+			return eg__perr(p, n,
+					"gate \"%s\": %s needs a band: "
+					"[low, high]",
 					g->name, r);
 		if (g->rule == EG_RULE_FLAT && !g->axis)
 			return eg__perr(p, n, "gate \"%s\": flat needs an axis",
@@ -572,18 +581,21 @@ static int eg__gate_complete(struct eg__p *p, const yaml_node_t *n,
 	case EG_RULE_RECOVERY:
 		if (!g->axis || isnan(g->low) || isnan(g->high) ||
 		    isnan(g->min_factor))
-			return eg__perr(p, n, "gate \"%s\": recovery needs "
-					      "axis, low, high and min_factor",
+			return eg__perr(p, n,
+					"gate \"%s\": recovery needs "
+					"axis, low, high and min_factor",
 					g->name);
 		if (g->low == g->high)
-			return eg__perr(p, n, "gate \"%s\": low and high are "
-					      "the same knob value",
+			return eg__perr(p, n,
+					"gate \"%s\": low and high are "
+					"the same knob value",
 					g->name);
 		break;
 	case EG_RULE_TREND:
 		if (!g->axis)
-			return eg__perr(p, n, "gate \"%s\": trend needs an "
-					      "axis and a direction",
+			return eg__perr(p, n,
+					"gate \"%s\": trend needs an "
+					"axis and a direction",
 					g->name);
 		if (isnan(g->factor))
 			g->factor = 1;
@@ -603,8 +615,9 @@ static int eg__gate_complete(struct eg__p *p, const yaml_node_t *n,
 		break;
 	case EG_RULE_EVIDENCE:
 		if (!g->field || !g->expect)
-			return eg__perr(p, n, "gate \"%s\": evidence needs a "
-					      "field and expect",
+			return eg__perr(p, n,
+					"gate \"%s\": evidence needs a "
+					"field and expect",
 					g->name);
 		break;
 	}
@@ -622,14 +635,16 @@ static int eg__gate(struct eg__p *p, yaml_node_t *n, eg_gate_t *g,
 	g->band[0] = g->band[1] = NAN;
 	g->line = eg__line(n);
 	if (n->type != YAML_MAPPING_NODE)
-		return eg__perr(p, n, "a gate is a mapping (name:, sentence:, "
-				      "rule:, ...)");
+		return eg__perr(p, n,
+				"a gate is a mapping (name:, sentence:, "
+				"rule:, ...)");
 	if ((rc = eg__mapping_keys(p, n)))
 		return rc;
 	rn = eg__get(p, n, "rule");
 	if (!rn)
-		return eg__perr(p, n, "gate without a rule (%s, %s, %s, %s, "
-				      "%s, %s, %s)",
+		return eg__perr(p, n,
+				"gate without a rule (%s, %s, %s, %s, "
+				"%s, %s, %s)",
 				eg__rules[0], eg__rules[1], eg__rules[2],
 				eg__rules[3], eg__rules[4], eg__rules[5],
 				eg__rules[6]);
@@ -692,8 +707,9 @@ static int eg__top(struct eg__p *p, yaml_node_t *root, eg_gate_file_t *gf)
 	int rc;
 
 	if (root->type != YAML_MAPPING_NODE)
-		return eg__perr(p, root, "expected a mapping with profile, "
-					 "defaults and gates");
+		return eg__perr(p, root,
+				"expected a mapping with profile, "
+				"defaults and gates");
 	if ((rc = eg__mapping_keys(p, root)))
 		return rc;
 	for (yaml_node_pair_t *a = root->data.mapping.pairs.start;
@@ -720,9 +736,9 @@ static int eg__top(struct eg__p *p, yaml_node_t *root, eg_gate_file_t *gf)
 	if (n->type != YAML_SEQUENCE_NODE ||
 	    n->data.sequence.items.top == n->data.sequence.items.start)
 		return eg__perr(p, n, "gates: expected a non-empty list");
-	gf->gates = calloc((size_t)(n->data.sequence.items.top -
-				    n->data.sequence.items.start),
-			   sizeof(*gf->gates));
+	gf->gates = calloc(
+	    (size_t)(n->data.sequence.items.top - n->data.sequence.items.start),
+	    sizeof(*gf->gates));
 	if (!gf->gates)
 		return EG_ENOMEM;
 	for (yaml_node_item_t *it = n->data.sequence.items.start;
@@ -783,13 +799,12 @@ int eg_gate_file_parse(eg_gate_file_t *gf, const char *text, size_t len,
 	int rc;
 
 	memset(gf, 0, sizeof(*gf));
-	gf->defaults = (eg_gate_stats_t){
-	    EG_GATE_ALPHA,    EG_GATE_MIN_EFFECT, EG_GATE_MAX_SLOPE,
-	    EG_GATE_MIN_REPS, EG_GATE_REPS,	  EG_GATE_RESAMPLES};
+	gf->defaults = (eg_gate_stats_t){EG_GATE_ALPHA,	    EG_GATE_MIN_EFFECT,
+					 EG_GATE_MAX_SLOPE, EG_GATE_MIN_REPS,
+					 EG_GATE_REPS,	    EG_GATE_RESAMPLES};
 	if (!yaml_parser_initialize(&parser))
 		return EG_ENOMEM;
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text,
-				     len);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	if (!yaml_parser_load(&parser, &doc)) {
 		char where[48] = "";
 

@@ -33,8 +33,7 @@ static int eg__mwu(const eg_metric_t *base, const eg_metric_t *cur,
 		return EG_ENOMEM;
 	for (size_t i = 0; i < base->n_samples; i++)
 		b[i] = base->samples[i] * k;
-	rc = eg_stats_mwu(cur->samples, cur->n_samples, b, base->n_samples,
-			  &t);
+	rc = eg_stats_mwu(cur->samples, cur->n_samples, b, base->n_samples, &t);
 	free(b);
 	if (rc)
 		return rc;
@@ -56,9 +55,8 @@ static int eg__mwu(const eg_metric_t *base, const eg_metric_t *cur,
 
 /* Interval [lo, hi] of the change from the stored 95% intervals,
  * normal on the log scale; 0 when they are missing. */
-static int eg__summary_interval(const eg_metric_t *base,
-				const eg_metric_t *cur, double alpha,
-				double *lo, double *hi)
+static int eg__summary_interval(const eg_metric_t *base, const eg_metric_t *cur,
+				double alpha, double *lo, double *hi)
 {
 	double z95 = gsl_cdf_ugaussian_Pinv((1 + EG_STATS_CI_LEVEL) / 2);
 	double z = gsl_cdf_ugaussian_Pinv(1 - alpha), sb, sc, l, s;
@@ -112,16 +110,14 @@ int eg_regress_compare(const eg_metric_t *base, const eg_metric_t *cur,
 				snprintf(out->why, sizeof(out->why),
 					 "neither side significant at alpha "
 					 "%g (p_worse %.3g, p_better %.3g)",
-					 o->alpha, out->p_worse,
-					 out->p_better);
+					 o->alpha, out->p_worse, out->p_better);
 			return rc;
 		}
 		out->method = "bootstrap";
 		rc = eg_stats_boot_change(base->samples, base->n_samples,
 					  cur->samples, cur->n_samples,
-					  o->resamples, o->alpha,
-					  1 - o->alpha, o->seed, &out->lo,
-					  &out->hi);
+					  o->resamples, o->alpha, 1 - o->alpha,
+					  o->seed, &out->lo, &out->hi);
 		if (rc)
 			return rc;
 	} else if (!eg__summary_interval(base, cur, o->alpha, &out->lo,

@@ -10,9 +10,8 @@
 #include "epgate/error.h"
 #include "gate_int.h"
 
-static const eg_point_t *eg__twin(const eg_gate_data_t *d,
-				  const eg_point_t *p, const char *metric,
-				  const eg_point_t **dup)
+static const eg_point_t *eg__twin(const eg_gate_data_t *d, const eg_point_t *p,
+				  const char *metric, const eg_point_t **dup)
 {
 	const eg_point_t *found = NULL;
 
@@ -21,7 +20,8 @@ static const eg_point_t *eg__twin(const eg_gate_data_t *d,
 		for (size_t i = 0; i < d->base[f].n_points; i++) {
 			const eg_point_t *q = &d->base[f].points[i];
 
-			if (strcmp(q->suite, p->suite) || strcmp(q->arm, p->arm) ||
+			if (strcmp(q->suite, p->suite) ||
+			    strcmp(q->arm, p->arm) ||
 			    !json_equal(q->axes, p->axes) ||
 			    !eg_point_metric(q, metric))
 				continue;
@@ -54,21 +54,26 @@ static json_t *eg__cmp_json(const eg__cell_t *e, const eg_point_t *b,
 	json_object_set_new(j, "at", json_string(e->at));
 	json_object_set_new(j, "arm", json_string(e->p->arm));
 	json_object_set_new(j, "baseline", json_string(b->id));
-	json_object_set_new(j, "baseline_median", json_real(eg__r4(mb->s.median)));
+	json_object_set_new(j, "baseline_median",
+			    json_real(eg__r4(mb->s.median)));
 	json_object_set_new(j, "median", json_real(eg__r4(e->v)));
-	json_object_set_new(j, "change_pct", json_real(eg__r4(100 * o->change)));
+	json_object_set_new(j, "change_pct",
+			    json_real(eg__r4(100 * o->change)));
 	if (!isnan(o->lo))
 		json_object_set_new(j, "interval_pct",
 				    eg__pair(100 * o->lo, 100 * o->hi));
 	if (!isnan(o->p_worse)) {
-		json_object_set_new(j, "p_worse", json_real(eg__r4(o->p_worse)));
+		json_object_set_new(j, "p_worse",
+				    json_real(eg__r4(o->p_worse)));
 		json_object_set_new(j, "p_better",
 				    json_real(eg__r4(o->p_better)));
 	}
-	json_object_set_new(j, "n", json_pack("[II]", (json_int_t)o->n_base,
-					      (json_int_t)o->n_cur));
+	json_object_set_new(
+	    j, "n",
+	    json_pack("[II]", (json_int_t)o->n_base, (json_int_t)o->n_cur));
 	json_object_set_new(j, "method", json_string(o->method));
-	json_object_set_new(j, "verdict", json_string(eg_verdict_name(o->verdict)));
+	json_object_set_new(j, "verdict",
+			    json_string(eg_verdict_name(o->verdict)));
 	if (o->why[0])
 		json_object_set_new(j, "why", json_string(o->why));
 	return j;
@@ -79,9 +84,13 @@ int eg__rule_regression(const eg_gate_file_t *gf, const eg_gate_t *g,
 			char *err, size_t len)
 {
 	const eg_metric_info_t *mi = eg_metric_info(g->metric);
-	eg_regress_opts_t o = {g->statistic, g->better, g->st.alpha,
-			       g->st.min_effect, g->st.min_reps,
-			       g->st.resamples, 0};
+	eg_regress_opts_t o = {g->statistic,
+			       g->better,
+			       g->st.alpha,
+			       g->st.min_effect,
+			       g->st.min_reps,
+			       g->st.resamples,
+			       0};
 	size_t unpaired, nf = 0, ni = 0, np = 0;
 	eg__cells_t c = {0};
 	json_t *cmps;
@@ -99,9 +108,9 @@ int eg__rule_regression(const eg_gate_file_t *gf, const eg_gate_t *g,
 			    json_string(o.statistic == EG_REGRESS_MWU
 					    ? "mann-whitney"
 					    : "bootstrap"));
-	json_object_set_new(res->diag, "better",
-			    json_string(o.better == EG_BETTER_LOWER ? "lower"
-								    : "higher"));
+	json_object_set_new(
+	    res->diag, "better",
+	    json_string(o.better == EG_BETTER_LOWER ? "lower" : "higher"));
 	json_object_set_new(res->diag, "min_effect", json_real(o.min_effect));
 	json_object_set_new(res->diag, "alpha", json_real(o.alpha));
 	json_object_set_new(res->diag, "min_reps",
@@ -145,25 +154,24 @@ int eg__rule_regression(const eg_gate_file_t *gf, const eg_gate_t *g,
 		rc = eg_regress_compare(mb, eg_point_metric(e->p, g->metric),
 					&o, &out);
 		if (rc) {
-			rc = eg__gerr(gf, g->line, err, len,
-				      "gate \"%s\": cannot compare \"%s\" "
-				      "with \"%s\": %s",
-				      g->name, e->p->id, b->id,
-				      eg_strerror(rc));
+			rc =
+			    eg__gerr(gf, g->line, err, len,
+				     "gate \"%s\": cannot compare \"%s\" "
+				     "with \"%s\": %s",
+				     g->name, e->p->id, b->id, eg_strerror(rc));
 			goto out;
 		}
 		json_array_append_new(cmps, eg__cmp_json(e, b, mb, &out));
 		bad = o.better == EG_BETTER_LOWER ? out.change : -out.change;
 		if (out.verdict == EG_VERDICT_FAIL && !nf++) {
 			res->verdict = EG_VERDICT_FAIL;
-			snprintf(res->summary, sizeof(res->summary),
-				 "%+.1f%% at %s (%s %s is better), interval "
-				 "[%+.1f%%, %+.1f%%] beyond %g%%",
-				 100 * out.change, e->at, g->metric,
-				 o.better == EG_BETTER_LOWER ? "lower"
-							     : "higher",
-				 100 * out.lo, 100 * out.hi,
-				 100 * o.min_effect);
+			snprintf(
+			    res->summary, sizeof(res->summary),
+			    "%+.1f%% at %s (%s %s is better), interval "
+			    "[%+.1f%%, %+.1f%%] beyond %g%%",
+			    100 * out.change, e->at, g->metric,
+			    o.better == EG_BETTER_LOWER ? "lower" : "higher",
+			    100 * out.lo, 100 * out.hi, 100 * o.min_effect);
 		}
 		if (out.verdict == EG_VERDICT_INCONCLUSIVE) {
 			json_array_append_new(res->remeasure,

@@ -93,8 +93,8 @@ int eg__rule_bound(const eg_gate_file_t *gf, const eg_gate_t *g,
 /* Sorts group members idx[0..n) by their numeric axis value; a repeated
  * value is a hard error. */
 static int eg__sort_axis(const eg_gate_file_t *gf, const eg_gate_t *g,
-			 const eg__cells_t *c, size_t *idx, size_t n,
-			 char *err, size_t len)
+			 const eg__cells_t *c, size_t *idx, size_t n, char *err,
+			 size_t len)
 {
 	for (size_t i = 1; i < n; i++)
 		for (size_t j = i; j > 0; j--) {
@@ -165,8 +165,8 @@ static int eg__flat_one(const eg_gate_file_t *gf, const eg_gate_t *g,
 			char *err, size_t len)
 {
 	struct eg__flat_series s = {0};
-	eg_flat_opts_t o = {{g->band[0], g->band[1]}, g->st.alpha,
-			    g->st.max_slope};
+	eg_flat_opts_t o = {
+	    {g->band[0], g->band[1]}, g->st.alpha, g->st.max_slope};
 	int numeric = eg__all_numeric(c, idx, n), rc = EG_ENOMEM;
 
 	*log2x = 0;
@@ -215,7 +215,8 @@ static int eg__flat_one(const eg_gate_file_t *gf, const eg_gate_t *g,
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(vals,
 					      eg__cell_json(&c->c[idx[i]]));
-		json_object_set_new(d, "series", json_string(c->c[idx[0]].group));
+		json_object_set_new(d, "series",
+				    json_string(c->c[idx[0]].group));
 		json_object_set_new(d, "values", vals);
 		if (fo->trend_tested) {
 			double b = fo->slope.slope,
@@ -224,7 +225,8 @@ static int eg__flat_one(const eg_gate_file_t *gf, const eg_gate_t *g,
 			json_object_set_new(
 			    d, *log2x ? "slope_per_doubling" : "slope",
 			    json_real(eg__r4(b)));
-			json_object_set_new(d, "slope_ci", eg__pair(b - h, b + h));
+			json_object_set_new(d, "slope_ci",
+					    eg__pair(b - h, b + h));
 			json_object_set_new(d, "slope_error",
 					    json_string(fo->slope.from_scatter
 							    ? "scatter"
@@ -263,8 +265,7 @@ int eg__rule_flat(const eg_gate_file_t *gf, const eg_gate_t *g,
 		goto out;
 	json_object_set_new(res->diag, "band",
 			    eg__pair(g->band[0], g->band[1]));
-	json_object_set_new(res->diag, "max_slope",
-			    json_real(g->st.max_slope));
+	json_object_set_new(res->diag, "max_slope", json_real(g->st.max_slope));
 	json_object_set_new(res->diag, "alpha", json_real(g->st.alpha));
 	res->verdict = EG_VERDICT_PASS;
 	for (int k = 0; k < gr.ng; k++) {
@@ -303,11 +304,12 @@ int eg__rule_flat(const eg_gate_file_t *gf, const eg_gate_t *g,
 				eg__say(res,
 					"within [%g, %g], slope %+.3g per %s "
 					"of %s: no significant trend",
-					g->band[0], g->band[1],
-					fo.slope.slope, unit, g->axis);
+					g->band[0], g->band[1], fo.slope.slope,
+					unit, g->axis);
 			else
-				eg__say(res, "within [%g, %g] (trend not "
-					     "tested)",
+				eg__say(res,
+					"within [%g, %g] (trend not "
+					"tested)",
 					g->band[0], g->band[1]);
 		}
 	}
@@ -315,8 +317,9 @@ int eg__rule_flat(const eg_gate_file_t *gf, const eg_gate_t *g,
 	series = NULL;
 	if (!judged) {
 		res->verdict = EG_VERDICT_SKIP;
-		eg__say(res, "no data: no series with 2 or more points along "
-			     "%s",
+		eg__say(res,
+			"no data: no series with 2 or more points along "
+			"%s",
 			g->axis);
 	} else if (!failed && judged > 1) {
 		char first[sizeof(res->summary)];
@@ -413,8 +416,7 @@ out:
 	return rc;
 }
 
-static const char *const eg__dir_names[] = {"up", "down", "not-down",
-					    "not-up"};
+static const char *const eg__dir_names[] = {"up", "down", "not-down", "not-up"};
 
 int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
 		   const eg__cells_t *c, eg_gate_result_t *res, char *err,
@@ -422,8 +424,9 @@ int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
 {
 	struct eg__grp gr;
 	json_t *series = json_array();
-	int rc, judged = 0, ge = g->direction == EG_TREND_UP ||
-				 g->direction == EG_TREND_NOT_DOWN;
+	int rc, judged = 0,
+		ge = g->direction == EG_TREND_UP ||
+		     g->direction == EG_TREND_NOT_DOWN;
 	const char *dn = eg__dir_names[g->direction];
 	int failed = 0;
 
@@ -447,13 +450,13 @@ int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
 			continue;
 		for (size_t i = 0; i < n; i++)
 			if (!eg__axis_num(&c->c[idx[i]], &xa)) {
-				rc = eg__gerr(gf, g->axis_line, err, len,
-					      "gate \"%s\": trend needs "
-					      "numbers on axis %s; point "
-					      "\"%s\" has \"%s\"",
-					      g->name, g->axis,
-					      c->c[idx[i]].p->id,
-					      json_string_value(c->c[idx[i]].x));
+				rc = eg__gerr(
+				    gf, g->axis_line, err, len,
+				    "gate \"%s\": trend needs "
+				    "numbers on axis %s; point "
+				    "\"%s\" has \"%s\"",
+				    g->name, g->axis, c->c[idx[i]].p->id,
+				    json_string_value(c->c[idx[i]].x));
 				goto out;
 			}
 		if ((rc = eg__sort_axis(gf, g, c, idx, n, err, len)))
@@ -476,22 +479,24 @@ int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
 		json_array_append_new(series, d);
 		if (!ok && !failed++) {
 			res->verdict = EG_VERDICT_FAIL;
-			eg__say(res, "%.3gx from %s=%g to %g in %s, %s wants "
-				     "%s %g",
+			eg__say(res,
+				"%.3gx from %s=%g to %g in %s, %s wants "
+				"%s %g",
 				f, g->axis, xa, xb, a->group, dn,
 				ge ? ">=" : "<=", g->factor);
 		} else if (!failed && judged == 1) {
 			eg__say(res, "%.3gx from %s=%g to %g (%s: %s %g)", f,
-				g->axis, xa, xb, dn, ge ? ">=" : "<=",
-				g->factor);
+				g->axis, xa, xb, dn,
+				ge ? ">=" : "<=", g->factor);
 		}
 	}
 	json_object_set_new(res->diag, "series", series);
 	series = NULL;
 	if (!judged) {
 		res->verdict = EG_VERDICT_SKIP;
-		eg__say(res, "no data: no series with 2 or more points along "
-			     "%s",
+		eg__say(res,
+			"no data: no series with 2 or more points along "
+			"%s",
 			g->axis);
 	}
 	rc = 0;
@@ -520,7 +525,8 @@ int eg__rule_evidence(const eg_gate_file_t *gf, const eg_gate_t *g,
 		json_array_append_new(exp, json_string(g->expect[i]));
 	json_object_set_new(res->diag, "field", json_string(g->field));
 	json_object_set_new(res->diag, "expect", exp);
-	json_object_set_new(res->diag, "points", json_integer((json_int_t)c->n));
+	json_object_set_new(res->diag, "points",
+			    json_integer((json_int_t)c->n));
 	for (size_t i = 0; i < c->n; i++) {
 		const eg__cell_t *e = &c->c[i];
 		json_t *v = e->p->evidence

@@ -202,7 +202,8 @@ void eg__cells_free(eg__cells_t *c)
  * match. */
 static const eg_point_t *eg__partner(const eg_gate_t *g,
 				     const eg_results_t *files, size_t nf,
-				     const eg_point_t *p, const eg_point_t **amb)
+				     const eg_point_t *p,
+				     const eg_point_t **amb)
 {
 	const eg_point_t *found = NULL;
 
@@ -302,8 +303,8 @@ int eg__select(const eg_gate_file_t *gf, const eg_gate_t *g,
 			c->p = p;
 			c->q = q;
 			c->file = &files[f];
-			c->x = g->axis ? json_object_get(p->axes, g->axis)
-				       : NULL;
+			c->x =
+			    g->axis ? json_object_get(p->axes, g->axis) : NULL;
 			c->at = eg__label(p->suite, NULL, p->axes, NULL);
 			c->group = eg__label(p->suite, arm, p->axes, g);
 			if (!c->at || !c->group) {

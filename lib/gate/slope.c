@@ -12,8 +12,8 @@
 #include "epgate/error.h"
 #include "epgate/stats.h"
 
-int eg_stats_slope(const double *x, const double *v, const double *se,
-		   size_t n, double alpha, eg_slope_t *out)
+int eg_stats_slope(const double *x, const double *v, const double *se, size_t n,
+		   double alpha, eg_slope_t *out)
 {
 	double sw = 0, swx = 0, swv = 0, sxx = 0, sxv = 0, chi2 = 0;
 	double xb, vb, a, se_known = NAN, se_scatter = NAN;

@@ -47,20 +47,23 @@ double eg_stats_cv(const double *x, size_t n)
 
 static gsl_rng *eg__rng(uint64_t seed)
 {
+	/* taus2 (L'Ecuyer's maximally equidistributed Tausworthe): good
+	 * enough for resampling and much faster than mt19937, which
+	 * matters with 2000 resamples per interval */
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
 
-	/* mt19937 keeps 32 bits of the seed: fold the high half in */
+	/* the seeding keeps 32 bits: fold the high half in */
 	if (r)
-		gsl_rng_set(r, (unsigned long)((seed ^ (seed >> 32)) &
-					       0xffffffffu));
+		gsl_rng_set(
+		    r, (unsigned long)((seed ^ (seed >> 32)) & 0xffffffffu));
 	return r;
 }
 
 /* Median of a resample (with replacement) of the sorted data: counts
  * how often each order statistic is drawn and walks the counts, O(n) and
  * no selection; cnt is scratch of length n. */
-static double eg__resample_median(gsl_rng *r, const double *sorted,
-				  size_t n, unsigned *cnt)
+static double eg__resample_median(gsl_rng *r, const double *sorted, size_t n,
+				  unsigned *cnt)
 {
 	size_t k = (n - 1) / 2, seen = 0, i = 0;
 	double lo;
@@ -95,8 +98,7 @@ static double *eg__sorted(const double *x, size_t n)
 }
 
 int eg_stats_boot_median_ci(const double *x, size_t n, unsigned resamples,
-			    double level, uint64_t seed, double *lo,
-			    double *hi)
+			    double level, uint64_t seed, double *lo, double *hi)
 {
 	double *sx = NULL, *med = NULL;
 	unsigned *cnt = NULL;
@@ -125,9 +127,9 @@ out:
 	return rc;
 }
 
-int eg_stats_boot_change(const double *x, size_t nx, const double *y,
-			 size_t ny, unsigned resamples, double q_lo,
-			 double q_hi, uint64_t seed, double *lo, double *hi)
+int eg_stats_boot_change(const double *x, size_t nx, const double *y, size_t ny,
+			 unsigned resamples, double q_lo, double q_hi,
+			 uint64_t seed, double *lo, double *hi)
 {
 	double *sx = NULL, *sy = NULL, *d = NULL;
 	unsigned *cnt = NULL;
@@ -189,9 +191,9 @@ int eg_stats_summarize(const double *x, size_t n, uint64_t seed,
 	s->p90 = eg_stats_quantile_sorted(t, n, 0.9);
 	s->cv = eg_stats_cv(x, n);
 	free(t);
-	rc = eg_stats_boot_median_ci(x, n, EG_STATS_RESAMPLES,
-				     EG_STATS_CI_LEVEL, seed, &s->ci_lo,
-				     &s->ci_hi);
+	rc =
+	    eg_stats_boot_median_ci(x, n, EG_STATS_RESAMPLES, EG_STATS_CI_LEVEL,
+				    seed, &s->ci_lo, &s->ci_hi);
 	return rc;
 }
 

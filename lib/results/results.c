@@ -35,9 +35,9 @@ const eg_metric_info_t eg_known_metrics[] = {
 };
 
 const char *const eg_known_axes[] = {
-    "concurrency", "tokens", "world", "experts", "num_comms", "nodes",
-    "hidden",	   "topk",   "dtype", "routing", "phase",     "shape",
-    "isl",	   "osl",    NULL,
+    "concurrency", "tokens", "world", "experts", "num_comms",
+    "nodes",	   "hidden", "topk",  "dtype",	 "routing",
+    "phase",	   "shape",  "isl",   "osl",	 NULL,
 };
 
 const char *const eg_known_arms[] = {"a2a", "dense", NULL};
@@ -112,8 +112,8 @@ static int eg__ident(const char *s)
 	if (!islower((unsigned char)*s))
 		return 0;
 	for (; *s; s++)
-		if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s) &&
-		    *s != '_')
+		if (!islower((unsigned char)*s) &&
+		    !isdigit((unsigned char)*s) && *s != '_')
 			return 0;
 	return 1;
 }
@@ -130,7 +130,7 @@ static int eg__keys_allowed(json_t *o, const char *const *allowed,
 			char p[256];
 
 			eg__fmt(p, sizeof(p), "%s%s%s", jpath,
-				 *jpath ? "." : "", k);
+				*jpath ? "." : "", k);
 			return eg__rbad(e, p, "unknown key");
 		}
 	}
@@ -138,8 +138,8 @@ static int eg__keys_allowed(json_t *o, const char *const *allowed,
 }
 
 /* Non-empty string member; sets *out (borrowed). */
-static int eg__str(json_t *o, const char *key, int required,
-		   const char *jpath, const char **out, eg__rerr_t *e)
+static int eg__str(json_t *o, const char *key, int required, const char *jpath,
+		   const char **out, eg__rerr_t *e)
 {
 	json_t *v = json_object_get(o, key);
 	char p[256];
@@ -201,14 +201,16 @@ static int eg__str_object(json_t *o, const char *p, eg__rerr_t *e)
 int eg__context_check(json_t *o, eg__rerr_t *e)
 {
 	static const char *const strs[] = {
-	    "node_list", "driver", "cuda",	   "nccl",    "libfabric",
-	    "provider",	 "transport", "build", "slurm_job_id", "profile",
-	    "created",	 "source",    "notes", NULL};
+	    "node_list",    "driver",	"cuda",	     "nccl",
+	    "libfabric",    "provider", "transport", "build",
+	    "slurm_job_id", "profile",	"created",   "source",
+	    "notes",	    NULL};
 	static const char *const allowed[] = {
-	    "hosts",	 "gpus",     "env",	  "node_list", "driver",
-	    "cuda",	 "nccl",     "libfabric", "provider",  "transport",
-	    "build",	 "slurm_job_id", "profile", "created", "source",
-	    "notes",	 NULL};
+	    "hosts",	"gpus",	     "env",    "node_list",
+	    "driver",	"cuda",	     "nccl",   "libfabric",
+	    "provider", "transport", "build",  "slurm_job_id",
+	    "profile",	"created",   "source", "notes",
+	    NULL};
 	const char *s;
 	json_t *v;
 	int rc;
@@ -272,8 +274,7 @@ static int eg__num(json_t *o, const char *key, const char *p, double *out,
 	return 0;
 }
 
-static int eg__samples(json_t *a, const char *p, eg_metric_t *m,
-		       eg__rerr_t *e)
+static int eg__samples(json_t *a, const char *p, eg_metric_t *m, eg__rerr_t *e)
 {
 	char q[320];
 	size_t i;
@@ -297,8 +298,8 @@ static int eg__samples(json_t *a, const char *p, eg_metric_t *m,
 	return 0;
 }
 
-static int eg__metric(json_t *o, const char *p, const char *id,
-		      eg_metric_t *m, eg__rerr_t *e)
+static int eg__metric(json_t *o, const char *p, const char *id, eg_metric_t *m,
+		      eg__rerr_t *e)
 {
 	static const char *const allowed[] = {"samples", "median", "p10",
 					      "p90",	 "cv",	   "ci_lo",
@@ -390,8 +391,7 @@ static int eg__axes(json_t *o, const char *p, eg__rerr_t *e)
 	{
 		eg__fmt(q, sizeof(q), "%s.%s", p, k);
 		if (!eg__ident(k))
-			return eg__rbad(e, q,
-					"axis names are [a-z][a-z0-9_]*");
+			return eg__rbad(e, q, "axis names are [a-z][a-z0-9_]*");
 		if (!json_is_number(v) && !json_is_string(v))
 			return eg__rbad(e, q, "expected a number or a string");
 	}
@@ -406,9 +406,8 @@ static char *eg__dup(const char *s)
 int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
 			eg__rerr_t *e)
 {
-	static const char *const allowed[] = {"id",	 "suite",    "arm",
-					      "axes",	 "metrics",  "evidence",
-					      NULL};
+	static const char *const allowed[] = {
+	    "id", "suite", "arm", "axes", "metrics", "evidence", NULL};
 	const char *id, *suite, *arm, *k;
 	json_t *axes, *ms, *ev, *v;
 	char q[320];
@@ -446,8 +445,8 @@ int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
 	p->evidence = ev ? json_deep_copy(ev) : NULL;
 	p->metrics = calloc(json_object_size(ms), sizeof(*p->metrics));
 	rc = EG_ENOMEM;
-	if (!p->id || !p->suite || !p->arm || !p->axes || (ev && !p->evidence) ||
-	    !p->metrics)
+	if (!p->id || !p->suite || !p->arm || !p->axes ||
+	    (ev && !p->evidence) || !p->metrics)
 		goto fail;
 	json_object_foreach(ms, k, v)
 	{
@@ -514,8 +513,7 @@ static int eg__schema(json_t *root, eg__rerr_t *e)
 }
 
 /* Validates a parsed document into r (zeroed first). */
-static int eg__results_from_json(eg_results_t *r, json_t *root,
-				 eg__rerr_t *e)
+static int eg__results_from_json(eg_results_t *r, json_t *root, eg__rerr_t *e)
 {
 	static const char *const allowed[] = {"schema", "recorded", "context",
 					      "points", NULL};
@@ -562,10 +560,11 @@ static int eg__results_from_json(eg_results_t *r, json_t *root,
 		r->n_points = i + 1;
 		if (json_object_get(ids, p->id)) {
 			eg__fmt(q, sizeof(q), "points[%zu].id", i);
-			rc = eg__rbad(e, q, "\"%s\" repeats points[%" JSON_INTEGER_FORMAT "]",
-				      p->id,
-				      json_integer_value(
-					  json_object_get(ids, p->id)));
+			rc = eg__rbad(
+			    e, q,
+			    "\"%s\" repeats points[%" JSON_INTEGER_FORMAT "]",
+			    p->id,
+			    json_integer_value(json_object_get(ids, p->id)));
 			goto out;
 		}
 		json_object_set_new(ids, p->id, json_integer((json_int_t)i));
@@ -600,8 +599,7 @@ int eg_results_parse(eg_results_t *r, const char *text, const char *name,
 	return rc;
 }
 
-int eg_results_read(eg_results_t *r, const char *path, char *err,
-		    size_t errlen)
+int eg_results_read(eg_results_t *r, const char *path, char *err, size_t errlen)
 {
 	char *text = NULL;
 	size_t len = 0, cap = 0;

@@ -121,9 +121,8 @@ void eg_results_close(eg_results_writer_t *w)
 	free(w);
 }
 
-int eg_results_create(eg_results_writer_t **out, const char *path,
-		      int recorded, json_t *context, char *err,
-		      size_t errlen)
+int eg_results_create(eg_results_writer_t **out, const char *path, int recorded,
+		      json_t *context, char *err, size_t errlen)
 {
 	eg__rerr_t e = {path, err, errlen};
 	eg_results_writer_t *w;
@@ -169,8 +168,7 @@ static int eg__set_num(json_t *o, const char *k, double v)
 
 /* JSON of one metric: the summary (computed from samples when given)
  * then the samples. */
-static json_t *eg__metric_json(const char *id, const eg_metric_t *m,
-			       int *rc)
+static json_t *eg__metric_json(const char *id, const eg_metric_t *m, int *rc)
 {
 	json_t *o = json_object(), *a = NULL;
 	eg_summary_t s = m->s;
@@ -189,9 +187,9 @@ static json_t *eg__metric_json(const char *id, const eg_metric_t *m,
 		*rc = EG_EINVAL;
 		goto fail;
 	}
-	if (eg__set_num(o, "median", s.median) || eg__set_num(o, "p10", s.p10) ||
-	    eg__set_num(o, "p90", s.p90) || eg__set_num(o, "cv", s.cv) ||
-	    eg__set_num(o, "ci_lo", s.ci_lo) ||
+	if (eg__set_num(o, "median", s.median) ||
+	    eg__set_num(o, "p10", s.p10) || eg__set_num(o, "p90", s.p90) ||
+	    eg__set_num(o, "cv", s.cv) || eg__set_num(o, "ci_lo", s.ci_lo) ||
 	    eg__set_num(o, "ci_hi", s.ci_hi) ||
 	    json_object_set_new(o, "n", json_integer((json_int_t)s.n)))
 		goto fail;
@@ -224,8 +222,8 @@ static json_t *eg__point_json(const eg_point_t *p, int *rc)
 	if (json_object_set_new(o, "id", json_string(p->id)) ||
 	    json_object_set_new(o, "suite", json_string(p->suite)) ||
 	    json_object_set_new(o, "arm", json_string(p->arm)) ||
-	    json_object_set_new(o, "axes", p->axes ? json_deep_copy(p->axes)
-						   : json_object()))
+	    json_object_set_new(
+		o, "axes", p->axes ? json_deep_copy(p->axes) : json_object()))
 		goto fail;
 	if (p->evidence &&
 	    json_object_set_new(o, "evidence", json_deep_copy(p->evidence)))
@@ -256,8 +254,8 @@ fail:
 	return NULL;
 }
 
-int eg_results_append(eg_results_writer_t *w, const eg_point_t *p,
-		      char *err, size_t errlen)
+int eg_results_append(eg_results_writer_t *w, const eg_point_t *p, char *err,
+		      size_t errlen)
 {
 	eg__rerr_t e = {w ? w->path : "", err, errlen};
 	size_t idx;
@@ -285,12 +283,12 @@ int eg_results_append(eg_results_writer_t *w, const eg_point_t *p,
 	if (!rc) {
 		eg__point_fini(&chk);
 		if (json_object_get(w->ids, p->id))
-			rc = eg__rbad(&e, q, "id \"%s\" already written",
-				      p->id);
+			rc =
+			    eg__rbad(&e, q, "id \"%s\" already written", p->id);
 	}
-	if (!rc && (json_array_append(w->points, o) ||
-		    json_object_set_new(w->ids, p->id,
-					json_integer((json_int_t)idx))))
+	if (!rc &&
+	    (json_array_append(w->points, o) ||
+	     json_object_set_new(w->ids, p->id, json_integer((json_int_t)idx))))
 		rc = EG_ENOMEM;
 	json_decref(o);
 	if (rc)

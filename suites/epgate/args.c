@@ -11,8 +11,11 @@ const char *const eg_workload_keys[] = {
     "zero_ranks", "routing", "mask",	"data", "seed",	  "iter",  NULL,
 };
 
-int eg_cli_add_workload_options(struct option *opts, size_t n, size_t cap)
+int eg_cli_add_workload_options(struct option *opts, size_t cap)
 {
+	size_t n = 0;
+	while (n < cap && opts[n].name)
+		n++;
 	for (size_t k = 0; eg_workload_keys[k]; k++) {
 		if (n + 1 >= cap)
 			return EG_ERANGE;

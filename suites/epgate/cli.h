@@ -83,9 +83,10 @@ typedef struct eg_overrides {
  * EG_OPT_WORKLOAD + index); eg_workload_keys[index] names the key. */
 #define EG_OPT_WORKLOAD 1000
 extern const char *const eg_workload_keys[];
-/* Appends the workload options to opts (capacity cap, NULL-terminated
- * result); returns the new count or <0 if it does not fit. */
-int eg_cli_add_workload_options(struct option *opts, size_t n, size_t cap);
+/* Appends the workload options after the last entry of opts (zeroed
+ * beyond it; capacity cap, NULL-terminated result); returns the new
+ * count or <0 if it does not fit. */
+int eg_cli_add_workload_options(struct option *opts, size_t cap);
 int eg_overrides_add(eg_overrides_t *o, const char *prog, int opt,
 		     const char *val);
 /* Applies the overrides and validates; on error prints
@@ -99,5 +100,14 @@ int eg_overrides_apply(const eg_overrides_t *o, eg_workload_t *w,
  * errors; returns <0 on failure. */
 int eg_cli_load_workloads(const char *prog, const char *file,
 			  const eg_overrides_t *o, eg_workload_list_t *wl);
+
+/* epgate bench --engine (suites/epgate/bench_engine.c). */
+typedef struct eg_bench_engine_opts {
+	const char *engine, *provider;
+	unsigned num_comms, iters, warmup;
+	double timeout_s;
+	const eg_overrides_t *workload; /* keys on top of the defaults */
+} eg_bench_engine_opts_t;
+int eg_bench_engine(const eg_bench_engine_opts_t *o);
 
 #endif

@@ -23,6 +23,7 @@
 #include "epgate/error.h"
 #include "epgate/transport.h"
 #include "epgate/world.h"
+#include "cli.h"
 #include "cmd_bench.h"
 
 #define EG__PROG "epgate bench"
@@ -37,13 +38,17 @@ typedef struct eg__bopts {
 static void eg__bench_usage(FILE *f)
 {
 	fputs("usage: epgate launch -n N [--ranks-per-node M] -- \\\n"
-	      "         epgate bench --raw [options]\n"
+	      "         epgate bench --raw | --engine NAME [options]\n"
 	      "\n"
 	      "Measures the libfabric transport alone: message rate (many\n"
 	      "small tagged messages in flight) and bandwidth through its\n"
 	      "alltoallv, per rank and per endpoint. Rank 0 prints a table.\n"
 	      "\n"
-	      "  --raw              transport only (the one mode so far)\n"
+	      "  --raw              the transport alone\n"
+	      "  --engine NAME      or an engine (a2a, dense): dispatch and\n"
+	      "                     combine of one workload (--tokens,\n"
+	      "                     --hidden, --experts, --topk, --dtype,\n"
+	      "                     --routing ...; world = ranks launched)\n"
 	      "  --provider P       shm, tcp, efa, ... (default: auto, shm\n"
 	      "                     within a node, tcp/efa across nodes)\n"
 	      "  --num-comms K      endpoints with a progress thread each "
@@ -431,8 +436,9 @@ out:
 
 int eg_cmd_bench(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	struct option opts[40] = {
 	    {"raw", no_argument, NULL, 'R'},
+	    {"engine", required_argument, NULL, 'E'},
 	    {"provider", required_argument, NULL, 'p'},
 	    {"num-comms", required_argument, NULL, 'k'},
 	    {"size", required_argument, NULL, 's'},
@@ -443,8 +449,9 @@ int eg_cmd_bench(int argc, char **argv)
 	    {"timeout", required_argument, NULL, 't'},
 	    {"json", required_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
 	};
+	eg_overrides_t ov = {0};
+	const char *engine = NULL;
 	eg__bopts_t o = {.K = 1,
 			 .iters = 20,
 			 .warmup = 3,
@@ -455,12 +462,22 @@ int eg_cmd_bench(int argc, char **argv)
 	unsigned long long v;
 	int c, raw = 0;
 
+	if (eg_cli_add_workload_options(opts, 40) < 0)
+		return EG_EXIT_HARD;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c >= EG_OPT_WORKLOAD) {
+			if (eg_overrides_add(&ov, EG__PROG, c, optarg) < 0)
+				return EG_EXIT_HARD;
+			continue;
+		}
 		switch (c) {
 		case 'R':
 			raw = 1;
+			break;
+		case 'E':
+			engine = optarg;
 			break;
 		case 'p':
 			if (!*optarg)
@@ -531,9 +548,24 @@ int eg_cmd_bench(int argc, char **argv)
 			argv[optind]);
 		return EG_EXIT_HARD;
 	}
-	if (!raw) {
-		fprintf(stderr, EG__PROG ": --raw is the only mode so far; "
-					 "try `epgate bench --help`\n");
+	if (raw == !!engine) {
+		fprintf(stderr,
+			EG__PROG ": give one of --raw or --engine NAME; "
+				 "try `epgate bench --help`\n");
+		return EG_EXIT_HARD;
+	}
+	if (engine) {
+		eg_bench_engine_opts_t eo = {.engine = engine,
+					     .provider = o.provider,
+					     .num_comms = o.K,
+					     .iters = o.iters,
+					     .warmup = o.warmup,
+					     .timeout_s = o.timeout_s,
+					     .workload = &ov};
+		return eg_bench_engine(&eo);
+	}
+	if (ov.n) {
+		fprintf(stderr, EG__PROG ": workload options need --engine\n");
 		return EG_EXIT_HARD;
 	}
 	if ((unsigned long long)o.msgs * o.msg_size > ((size_t)1 << 30)) {

@@ -149,7 +149,7 @@ int eg_cmd_check(int argc, char **argv)
 	int quick = 0, list = 0, l2 = 0, full = 0, c, rc;
 	char l2tap[4300], l2junit[4300];
 
-	if (eg_cli_add_workload_options(opts, 13, 48) < 0)
+	if (eg_cli_add_workload_options(opts, 48) < 0)
 		return EG_EXIT_HARD;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {

@@ -60,8 +60,8 @@ static int eg__load_all(char **paths, size_t n, eg_results_t **out,
 	if (!*out)
 		return EG_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		int rc = eg_results_read(&(*out)[i], paths[i], err,
-					 sizeof(err));
+		int rc =
+		    eg_results_read(&(*out)[i], paths[i], err, sizeof(err));
 
 		if (rc) {
 			fprintf(stderr, "%s: %s\n", EG__PROG, err);
@@ -79,8 +79,8 @@ static void eg__free_all(eg_results_t *r, size_t n)
 	free(r);
 }
 
-static const char *const eg__verdict_upper[] = {"PASS", "FAIL",
-						"INCONCLUSIVE", "SKIP"};
+static const char *const eg__verdict_upper[] = {"PASS", "FAIL", "INCONCLUSIVE",
+						"SKIP"};
 
 /* Reports one gate: TAP point, JUnit case, table line. */
 static int eg__report(struct eg__gate_run *r, const eg_gate_t *g,
@@ -102,8 +102,8 @@ static int eg__report(struct eg__gate_run *r, const eg_gate_t *g,
 		if (rc >= 0)
 			rc = eg_junit_case(r->junit, cls, g->name, 0,
 					   EG_STATUS_ERROR, hard, desc);
-		printf("%-32s %-10s %-12s %s\n", g->name,
-		       eg_rule_name(g->rule), "ERROR", hard);
+		printf("%-32s %-10s %-12s %s\n", g->name, eg_rule_name(g->rule),
+		       "ERROR", hard);
 		return rc < 0 ? rc : 0;
 	}
 	switch (res->verdict) {
@@ -153,8 +153,7 @@ static int eg__evaluate(struct eg__gate_run *r)
 	eg_gate_data_t d = {r->cur, r->n_cur, r->base, r->n_base};
 	char err[EG_GATE_ERR_MAX];
 
-	printf("%-32s %-10s %-12s %s\n", "gate", "rule", "verdict",
-	       "detail");
+	printf("%-32s %-10s %-12s %s\n", "gate", "rule", "verdict", "detail");
 	for (size_t i = 0; i < r->gf.n_gates; i++) {
 		const eg_gate_t *g = &r->gf.gates[i];
 		eg_gate_result_t res;
@@ -162,9 +161,9 @@ static int eg__evaluate(struct eg__gate_run *r)
 
 		if (rc) {
 			if (rc != EG_EPARSE)
-				snprintf(err, sizeof(err), "%s:%d: gate \"%s\": %s",
-					 r->gf.path, g->line, g->name,
-					 eg_strerror(rc));
+				snprintf(err, sizeof(err),
+					 "%s:%d: gate \"%s\": %s", r->gf.path,
+					 g->line, g->name, eg_strerror(rc));
 			fprintf(stderr, "%s: %s\n", EG__PROG, err);
 			r->errors++;
 			if ((rc = eg__report(r, g, NULL, err)))
@@ -333,8 +332,7 @@ int eg_cmd_gate(int argc, char **argv)
 			 &r.n_cur) ||
 	    eg__load_all(base, n_base, &r.base, &r.n_base))
 		goto out;
-	d = (eg_gate_data_t){r.cur, r.n_cur, n_base ? r.base : NULL,
-			     r.n_base};
+	d = (eg_gate_data_t){r.cur, r.n_cur, n_base ? r.base : NULL, r.n_base};
 	if (eg_gate_file_check(&r.gf, &d, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", EG__PROG, err);
 		goto out;

@@ -76,8 +76,7 @@ static const char *good =
     "    field: provider\n"				   /* 62 */
     "    expect: [efa, shm]\n";				   /* 63 */
 
-static int parse(const char *text, eg_gate_file_t *gf, char *err,
-		 size_t len)
+static int parse(const char *text, eg_gate_file_t *gf, char *err, size_t len)
 {
 	return eg_gate_file_parse(gf, text, strlen(text), "g.yml", err, len);
 }
@@ -169,12 +168,13 @@ END_TEST
 
 START_TEST(built_in_defaults)
 {
-	const char *t = "profile: x\n"
-			"gates:\n"
-			"  - {name: a, sentence: s, rule: regression, metric: "
-			"tok_s}\n"
-			"  - {name: b, sentence: s, rule: trend, metric: tok_s, "
-			"axis: experts, direction: up}\n";
+	const char *t =
+	    "profile: x\n"
+	    "gates:\n"
+	    "  - {name: a, sentence: s, rule: regression, metric: "
+	    "tok_s}\n"
+	    "  - {name: b, sentence: s, rule: trend, metric: tok_s, "
+	    "axis: experts, direction: up}\n";
 	char err[EG_GATE_ERR_MAX];
 	eg_gate_file_t gf;
 
@@ -198,7 +198,8 @@ static const struct bad {
 	const char *from, *to, *msg;
 } bads[] = {
     {"rule: bound", "rule: bund", "g.yml:13: unknown rule \"bund\""},
-    {"    min: 1\n", "    min: one\n", "g.yml:17: min: \"one\" is not a number"},
+    {"    min: 1\n", "    min: one\n",
+     "g.yml:17: min: \"one\" is not a number"},
     {"    min: 1\n", "    min: 0x10\n",
      "g.yml:17: min: \"0x10\" is not a number"},
     {"    min: 1\n", "    min: .nan\n",
@@ -209,7 +210,8 @@ static const struct bad {
      "g.yml:24: band: low 1.1 is above high 0.9"},
     {"ratio: [a2a, dense]\n    band: [0.9", "ratio: [a2a, a2a]\n    band: [0.9",
      "g.yml:23: ratio: the same arm twice"},
-    {"  alpha: 0.01", "  alpha: 0", "g.yml:4: alpha: 0 is out of range (0, 0.5)"},
+    {"  alpha: 0.01", "  alpha: 0",
+     "g.yml:4: alpha: 0 is out of range (0, 0.5)"},
     {"  min_reps: 5", "  min_reps: 50",
      "g.yml:4: defaults: min_reps 50 is above reps 20"},
     {"  resamples: 500", "  resamples: 5",
@@ -307,8 +309,8 @@ START_TEST(rejects)
 	int rc = parse(t, &gf, err, sizeof(err));
 
 	ck_assert_msg(rc == EG_EPARSE, "case %d accepted:\n%s", _i, t);
-	ck_assert_msg(strstr(err, b->msg) == err, "case %d: \"%s\", want \"%s\"",
-		      _i, err, b->msg);
+	ck_assert_msg(strstr(err, b->msg) == err,
+		      "case %d: \"%s\", want \"%s\"", _i, err, b->msg);
 	ck_assert_ptr_null(strchr(err, '\n'));
 	/* nothing is left allocated on failure */
 	ck_assert_ptr_null(gf.gates);
@@ -343,9 +345,9 @@ START_TEST(whole_file_errors)
 		ck_assert_msg(strstr(err, c[i].msg) == err,
 			      "\"%s\": got \"%s\"", c[i].text, err);
 	}
-	ck_assert_int_eq(eg_gate_file_load(&gf, "/nonexistent/g.gate", err,
-					   sizeof(err)),
-			 EG_ENOENT);
+	ck_assert_int_eq(
+	    eg_gate_file_load(&gf, "/nonexistent/g.gate", err, sizeof(err)),
+	    EG_ENOENT);
 	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/g.gate: cannot open"));
 }
 END_TEST
@@ -360,7 +362,8 @@ int main(void)
 	tcase_add_test(t, every_rule);
 	tcase_add_test(t, built_in_defaults);
 	tcase_add_test(t, whole_file_errors);
-	tcase_add_loop_test(t, rejects, 0, (int)(sizeof(bads) / sizeof(bads[0])));
+	tcase_add_loop_test(t, rejects, 0,
+			    (int)(sizeof(bads) / sizeof(bads[0])));
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

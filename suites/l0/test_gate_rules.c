@@ -20,9 +20,9 @@ static json_t *doc;
 
 static void doc_new(void)
 {
-	doc = json_pack("{s:s, s:b, s:{s:s}, s:[]}", "schema",
-			EG_RESULTS_SCHEMA, "recorded", 0, "context",
-			"provider", "shm", "points");
+	doc =
+	    json_pack("{s:s, s:b, s:{s:s}, s:[]}", "schema", EG_RESULTS_SCHEMA,
+		      "recorded", 0, "context", "provider", "shm", "points");
 	ck_assert_ptr_nonnull(doc);
 }
 
@@ -39,9 +39,9 @@ static void add(const char *id, const char *suite, const char *arm,
 		json_object_set_new(m, "ci_lo", json_real(med * (1 - rel)));
 		json_object_set_new(m, "ci_hi", json_real(med * (1 + rel)));
 	}
-	p = json_pack("{s:s, s:s, s:s, s:o, s:{s:o}}", "id", id, "suite",
-		      suite, "arm", arm, "axes", json_loads(axes, 0, NULL),
-		      "metrics", metric, m);
+	p = json_pack("{s:s, s:s, s:s, s:o, s:{s:o}}", "id", id, "suite", suite,
+		      "arm", arm, "axes", json_loads(axes, 0, NULL), "metrics",
+		      metric, m);
 	ck_assert_ptr_nonnull(p);
 	if (provider)
 		json_object_set_new(p, "evidence",
@@ -125,8 +125,8 @@ static void expect(const char *item, eg_verdict_t want, const char *says)
 	ck_assert_msg(res.verdict == want, "%s: %s, want %s (%s)", item,
 		      eg_verdict_name(res.verdict), eg_verdict_name(want),
 		      res.summary);
-	ck_assert_msg(!says || strstr(res.summary, says), "%s: \"%s\" lacks \"%s\"",
-		      item, res.summary, says);
+	ck_assert_msg(!says || strstr(res.summary, says),
+		      "%s: \"%s\" lacks \"%s\"", item, res.summary, says);
 	ck_assert_ptr_nonnull(json_object_get(res.diag, "verdict"));
 	eg_gate_result_fini(&res);
 }
@@ -191,13 +191,12 @@ START_TEST(parity_rule)
 			     "tok_s, ratio: [a2a, dense], band: [0.9, 1.1]}",
 			     &res),
 			 0);
-	ck_assert_int_eq(json_integer_value(json_object_get(res.diag,
-							    "unpaired")),
-			 1);
+	ck_assert_int_eq(
+	    json_integer_value(json_object_get(res.diag, "unpaired")), 1);
 	/* the ratio's interval from the two 2% intervals: 0.98 +- 2.8% */
 	{
-		json_t *v = json_array_get(json_object_get(res.diag, "values"),
-					   0);
+		json_t *v =
+		    json_array_get(json_object_get(res.diag, "values"), 0);
 		json_t *ci = json_object_get(v, "ci95");
 
 		ck_assert_double_eq_tol(json_real_value(json_array_get(ci, 0)),
@@ -232,7 +231,7 @@ static void series(const char *phase, const double *ratio, double rel)
 }
 
 #define FLAT(extra)                                                            \
-	"{name: f, sentence: s, rule: flat, metric: tok_s, "                  \
+	"{name: f, sentence: s, rule: flat, metric: tok_s, "                   \
 	"ratio: [a2a, dense], axis: concurrency, band: [0.85, 1.2]" extra "}"
 
 START_TEST(flat_rule)
@@ -258,8 +257,8 @@ START_TEST(flat_rule)
 	ck_assert_int_eq(res.verdict, EG_VERDICT_FAIL);
 	ck_assert_ptr_nonnull(strstr(res.summary, "per doubling"));
 	{
-		json_t *s = json_array_get(json_object_get(res.diag, "series"),
-					   0);
+		json_t *s =
+		    json_array_get(json_object_get(res.diag, "series"), 0);
 
 		ck_assert_double_eq_tol(
 		    json_real_value(json_object_get(s, "slope_per_doubling")),
@@ -395,7 +394,7 @@ static void knob_setup(void)
 }
 
 #define REC(f)                                                                 \
-	"{name: r, sentence: s, rule: recovery, metric: transport_so_gbps, "  \
+	"{name: r, sentence: s, rule: recovery, metric: transport_so_gbps, "   \
 	"arms: [a2a], axis: num_comms, low: 1, high: 8, min_factor: " f "}"
 
 START_TEST(recovery_rule)
@@ -407,8 +406,9 @@ START_TEST(recovery_rule)
 	expect("{name: r, sentence: s, rule: recovery, metric: "
 	       "transport_so_gbps, axis: num_comms, low: 1, high: 16, "
 	       "min_factor: 2}",
-	       EG_VERDICT_SKIP, "no series has both num_comms=1 and "
-				"num_comms=16");
+	       EG_VERDICT_SKIP,
+	       "no series has both num_comms=1 and "
+	       "num_comms=16");
 	ck_assert_int_eq(run(REC("4"), &res), 0);
 	ck_assert_double_eq_tol(
 	    json_real_value(json_object_get(
@@ -420,7 +420,7 @@ START_TEST(recovery_rule)
 END_TEST
 
 #define TREND(dir, f)                                                          \
-	"{name: t, sentence: s, rule: trend, metric: transport_so_gbps, "     \
+	"{name: t, sentence: s, rule: trend, metric: transport_so_gbps, "      \
 	"axis: experts, direction: " dir ", factor: " f "}"
 
 START_TEST(trend_rule)
@@ -717,8 +717,8 @@ START_TEST(regress_compare_direct)
 {
 	double a[12], b[12];
 	eg_metric_t mb = {"m", a, 12, {0}}, mc = {"m", b, 12, {0}};
-	eg_regress_opts_t o = {EG_REGRESS_BOOTSTRAP, EG_BETTER_HIGHER, 0.05,
-			       0.05, 10, 1000, 7};
+	eg_regress_opts_t o = {
+	    EG_REGRESS_BOOTSTRAP, EG_BETTER_HIGHER, 0.05, 0.05, 10, 1000, 7};
 	eg_regress_out_t out;
 
 	for (int i = 0; i < 12; i++) {

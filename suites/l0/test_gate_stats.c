@@ -21,12 +21,9 @@ START_TEST(quantiles_type7)
 	const double x[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
 
 	/* h = (n-1)q: q=0.1 -> h=0.9 -> 1 + 0.9 (2-1) = 1.9 */
-	ck_assert_double_eq_tol(eg_stats_quantile_sorted(x, 10, 0.1), 1.9,
-				EPS);
-	ck_assert_double_eq_tol(eg_stats_quantile_sorted(x, 10, 0.9), 9.1,
-				EPS);
-	ck_assert_double_eq_tol(eg_stats_quantile_sorted(x, 10, 0.5), 5.5,
-				EPS);
+	ck_assert_double_eq_tol(eg_stats_quantile_sorted(x, 10, 0.1), 1.9, EPS);
+	ck_assert_double_eq_tol(eg_stats_quantile_sorted(x, 10, 0.9), 9.1, EPS);
+	ck_assert_double_eq_tol(eg_stats_quantile_sorted(x, 10, 0.5), 5.5, EPS);
 	ck_assert_double_eq_tol(eg_stats_quantile_sorted(x, 10, 0), 1, EPS);
 	ck_assert_double_eq_tol(eg_stats_quantile_sorted(x, 10, 1), 10, EPS);
 	ck_assert_double_eq_tol(eg_stats_quantile_sorted(x, 1, 0.3), 1, EPS);
@@ -49,13 +46,13 @@ START_TEST(median_and_cv)
 }
 END_TEST
 
-/* Reference bootstrap: the same mt19937 stream (seed < 2^32 is used as
+/* Reference bootstrap: the same taus2 stream (seed < 2^32 is used as
  * is), n indices per resample into the sorted data, the resample sorted
  * and its median taken, the medians sorted and their quantiles taken. */
 static void ref_boot(const double *x, size_t n, unsigned B, double level,
 		     unsigned long seed, double *lo, double *hi)
 {
-	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
 	double *s = malloc(n * sizeof(*s)), *t = malloc(n * sizeof(*t));
 	double *m = malloc(B * sizeof(*m));
 
@@ -79,14 +76,13 @@ static void ref_boot(const double *x, size_t n, unsigned B, double level,
 
 START_TEST(bootstrap_matches_reference)
 {
-	const double x[] = {10.2, 9.7, 10.9, 10.1, 13.5, 9.9, 10.4, 10.0,
-			    10.6, 9.8, 10.3};
+	const double x[] = {10.2, 9.7,	10.9, 10.1, 13.5, 9.9,
+			    10.4, 10.0, 10.6, 9.8,  10.3};
 	double lo, hi, rlo, rhi;
 
 	for (size_t n = 1; n <= 11; n++) {
-		ck_assert_int_eq(eg_stats_boot_median_ci(x, n, 500, 0.9, 1234,
-							 &lo, &hi),
-				 0);
+		ck_assert_int_eq(
+		    eg_stats_boot_median_ci(x, n, 500, 0.9, 1234, &lo, &hi), 0);
 		ref_boot(x, n, 500, 0.9, 1234, &rlo, &rhi);
 		ck_assert_msg(lo == rlo && hi == rhi,
 			      "n=%zu: [%g, %g] vs reference [%g, %g]", n, lo,
@@ -156,8 +152,8 @@ START_TEST(summarize_fields)
 	ck_assert_double_eq_tol(s.p10, 1.4, EPS);
 	ck_assert_double_eq_tol(s.p90, 4.6, EPS);
 	ck_assert_double_eq_tol(s.cv, sqrt(2.5) / 3, EPS);
-	eg_stats_boot_median_ci(x, 5, EG_STATS_RESAMPLES, EG_STATS_CI_LEVEL,
-				42, &lo, &hi);
+	eg_stats_boot_median_ci(x, 5, EG_STATS_RESAMPLES, EG_STATS_CI_LEVEL, 42,
+				&lo, &hi);
 	ck_assert(s.ci_lo == lo && s.ci_hi == hi);
 	{
 		const double bad[] = {1, NAN};
@@ -294,10 +290,9 @@ START_TEST(mwu_large_uses_normal)
 	/* U = sum over i of #{j: j + 0.5 < i} = 0+0+1+...+29 = 435;
 	 * mean 450, var 900*61/12 = 4575 */
 	ck_assert_double_eq(t.u, 435);
-	ck_assert_double_eq_tol(t.p_less,
-				0.5 * erfc(-(435 - 450 + 0.5) / sqrt(4575) /
-					   sqrt(2)),
-				1e-12);
+	ck_assert_double_eq_tol(
+	    t.p_less, 0.5 * erfc(-(435 - 450 + 0.5) / sqrt(4575) / sqrt(2)),
+	    1e-12);
 }
 END_TEST
 
@@ -345,8 +340,8 @@ START_TEST(se_helpers)
 	eg_summary_t b = {5, 50, NAN, NAN, NAN, 49.02, 50.98};
 	double z = 1.959963984540054;
 
-	ck_assert_double_eq_tol(eg_stats_se_from_ci(98.04, 101.96), 3.92 / 2 / z,
-				1e-12);
+	ck_assert_double_eq_tol(eg_stats_se_from_ci(98.04, 101.96),
+				3.92 / 2 / z, 1e-12);
 	ck_assert(isnan(eg_stats_se_from_ci(NAN, 1)));
 	ck_assert(isnan(eg_stats_se_from_ci(2, 1)));
 	/* relative errors 1.96/z/100 each: ratio 2, error 2 sqrt(2) r */

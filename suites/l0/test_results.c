@@ -32,18 +32,17 @@ static void teardown(void)
 static const double step[] = {101.5, 99.0, 100.25, 103.0, 98.5, 100.0};
 
 /* A measured point: step_us as samples, so_gbps as a summary only. */
-static void make_point(eg_point_t *p, eg_metric_t *m, const char *id,
-		       int conc)
+static void make_point(eg_point_t *p, eg_metric_t *m, const char *id, int conc)
 {
 	memset(p, 0, sizeof(*p));
 	memset(m, 0, 2 * sizeof(*m));
 	p->id = (char *)id;
 	p->suite = "ep-local";
 	p->arm = "a2a";
-	p->axes = json_pack("{s:i, s:i, s:s}", "concurrency", conc, "world",
-			    4, "dtype", "bf16");
-	p->evidence = json_pack("{s:s, s:s}", "transport", "shm",
-				"provider", "shm");
+	p->axes = json_pack("{s:i, s:i, s:s}", "concurrency", conc, "world", 4,
+			    "dtype", "bf16");
+	p->evidence =
+	    json_pack("{s:s, s:s}", "transport", "shm", "provider", "shm");
 	m[0].name = "step_us";
 	m[0].samples = (double *)step;
 	m[0].n_samples = 6;
@@ -89,25 +88,26 @@ START_TEST(round_trip)
 		      err);
 	ck_assert(!r.recorded);
 	ck_assert_uint_eq(r.n_points, 2);
-	ck_assert_str_eq(json_string_value(json_object_get(r.context,
-							   "provider")),
-			 "shm");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(r.context, "provider")), "shm");
 	/* "created" is stamped when the writer is not given one */
 	ck_assert_ptr_nonnull(json_object_get(r.context, "created"));
 	ck_assert_str_eq(r.points[1].id, "p2");
 	ck_assert_str_eq(r.points[1].arm, "a2a");
-	ck_assert_int_eq(json_integer_value(json_object_get(r.points[1].axes,
-							    "concurrency")),
+	ck_assert_int_eq(json_integer_value(
+			     json_object_get(r.points[1].axes, "concurrency")),
 			 64);
-	ck_assert_str_eq(json_string_value(json_object_get(r.points[0].axes,
-							   "dtype")),
-			 "bf16");
-	ck_assert_str_eq(json_string_value(json_object_get(
-			     r.points[0].evidence, "transport")),
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(r.points[0].axes, "dtype")),
+	    "bf16");
+	ck_assert_str_eq(json_string_value(json_object_get(r.points[0].evidence,
+							   "transport")),
 			 "shm");
 	{
-		const eg_metric_t *st = eg_point_metric(&r.points[0], "step_us");
-		const eg_metric_t *so = eg_point_metric(&r.points[0], "so_gbps");
+		const eg_metric_t *st =
+		    eg_point_metric(&r.points[0], "step_us");
+		const eg_metric_t *so =
+		    eg_point_metric(&r.points[0], "so_gbps");
 
 		ck_assert_ptr_nonnull(st);
 		ck_assert_ptr_nonnull(so);
@@ -221,26 +221,22 @@ START_TEST(writer_refuses_bad_points)
 	make_point(&p, m, "a", 1);
 	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)), 0);
 	/* the same id twice */
-	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)),
-			 EG_EPARSE);
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)), EG_EPARSE);
 	ck_assert_ptr_nonnull(strstr(err, "id \"a\" already written"));
 	/* a sample that is not a number */
 	p.id = "b";
 	m[0].samples = bad;
 	m[0].n_samples = 2;
-	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)),
-			 EG_ERANGE);
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)), EG_ERANGE);
 	/* a summary without a median */
 	m[0].n_samples = 0;
 	m[0].s = (eg_summary_t){3, NAN, NAN, NAN, NAN, NAN, NAN};
-	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)),
-			 EG_EINVAL);
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)), EG_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "points[1]: incomplete point"));
 	/* an axis value the schema does not allow */
 	m[0].s.median = 5;
 	json_object_set_new(p.axes, "bad", json_true());
-	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)),
-			 EG_EPARSE);
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)), EG_EPARSE);
 	ck_assert_ptr_nonnull(strstr(err, "points[1].axes.bad:"));
 	free_point(&p);
 	ck_assert_uint_eq(eg_results_count(w), 1);
@@ -284,8 +280,7 @@ static const struct bad_case {
      "doc.json: schema: unsupported version \"epgate/results/v2\""},
     {"\"epgate/results/v1\"", "\"nccl-tests\"",
      "doc.json: schema: \"nccl-tests\" is not epgate/results/v1"},
-    {"\"schema\": \"epgate/results/v1\", ", "",
-     "doc.json: schema: missing"},
+    {"\"schema\": \"epgate/results/v1\", ", "", "doc.json: schema: missing"},
     {"\"recorded\": true", "\"recorded\": 1",
      "doc.json: recorded: expected true or false"},
     {"\"recorded\": true,", "\"recorded\": true, \"extra\": 1,",
@@ -333,15 +328,17 @@ static const struct bad_case {
     {"\"metrics\": {\"tok_s\": {\"median\": 10, \"ci_lo\": 9, \"ci_hi\": 11, "
      "\"n\": 5}, \"step_us\": {\"median\": 2, \"n\": 3, \"samples\": [1, 2, "
      "3]}}",
-     "\"metrics\": {}", "doc.json: points[0].metrics: expected a non-empty object"},
-    {"\"points\": [\n", "\"points\": {\n",
-     "doc.json:4:3: malformed JSON"},
-    {"\n]}", ",\n  {\"id\": \"x\", \"suite\": \"s\", \"arm\": \"d\", "
-	     "\"axes\": {}, \"metrics\": {\"tok_s\": {\"median\": 1, "
-	     "\"n\": 1}}}\n]}",
+     "\"metrics\": {}",
+     "doc.json: points[0].metrics: expected a non-empty object"},
+    {"\"points\": [\n", "\"points\": {\n", "doc.json:4:3: malformed JSON"},
+    {"\n]}",
+     ",\n  {\"id\": \"x\", \"suite\": \"s\", \"arm\": \"d\", "
+     "\"axes\": {}, \"metrics\": {\"tok_s\": {\"median\": 1, "
+     "\"n\": 1}}}\n]}",
      "doc.json: points[1].id: \"x\" repeats points[0]"},
-    {"\"tok_s\": {\"median\": 10", "\"tok_s\": {\"median\": 10, "
-				   "\"median\": 11",
+    {"\"tok_s\": {\"median\": 10",
+     "\"tok_s\": {\"median\": 10, "
+     "\"median\": 11",
      "doc.json:4:"}, /* duplicate key */
 };
 
@@ -354,8 +351,8 @@ START_TEST(reader_rejects)
 	int rc = eg_results_parse(&r, doc, "doc.json", err, sizeof(err));
 
 	ck_assert_msg(rc == EG_EPARSE, "case %d accepted: %s", _i, doc);
-	ck_assert_msg(strstr(err, c->msg) != NULL, "case %d: \"%s\", want \"%s\"",
-		      _i, err, c->msg);
+	ck_assert_msg(strstr(err, c->msg) != NULL,
+		      "case %d: \"%s\", want \"%s\"", _i, err, c->msg);
 	/* one line */
 	ck_assert_ptr_null(strchr(err, '\n'));
 	free(doc);
@@ -368,18 +365,18 @@ START_TEST(reader_accepts_the_base)
 	char err[EG_RESULTS_ERR_MAX];
 	eg_results_t r;
 
-	ck_assert_msg(eg_results_parse(&r, good, "doc.json", err,
-				       sizeof(err)) == 0,
-		      "%s", err);
+	ck_assert_msg(
+	    eg_results_parse(&r, good, "doc.json", err, sizeof(err)) == 0, "%s",
+	    err);
 	ck_assert(r.recorded);
 	ck_assert_uint_eq(r.n_points, 1);
 	/* stats absent next to samples are computed */
-	ck_assert_double_eq_tol(
-	    eg_point_metric(&r.points[0], "step_us")->s.p10, 1.2, 1e-12);
+	ck_assert_double_eq_tol(eg_point_metric(&r.points[0], "step_us")->s.p10,
+				1.2, 1e-12);
 	eg_results_free(&r);
-	ck_assert_int_eq(eg_results_read(&r, "/nonexistent/x.json", err,
-					 sizeof(err)),
-			 EG_ENOENT);
+	ck_assert_int_eq(
+	    eg_results_read(&r, "/nonexistent/x.json", err, sizeof(err)),
+	    EG_ENOENT);
 	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/x.json: cannot open"));
 }
 END_TEST
