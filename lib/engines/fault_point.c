@@ -17,8 +17,8 @@ void eg_fault_point(const char *where, uint32_t rank)
 	char kind[16], at[32];
 	unsigned r, nth = 1;
 
-	if (!spec || sscanf(spec, "%15[a-z]:%u:%31[a-z]:%u", kind, &r, at,
-			    &nth) < 3)
+	if (!spec ||
+	    sscanf(spec, "%15[a-z]:%u:%31[a-z]:%u", kind, &r, at, &nth) < 3)
 		return;
 	if (r != rank || strcmp(at, where) != 0 || ++seen != nth)
 		return;

@@ -350,21 +350,27 @@ static int eg__metric(json_t *o, const char *p, const char *id, eg_metric_t *m,
 		return eg__rbad(e, q, "%zu, but there are %zu samples", s->n,
 				m->n_samples);
 	{
-		/* a summary must describe its samples; fill what is absent */
+		/* a summary must describe its samples; fill what is absent
+		 * (the bootstrap only when the interval is missing) */
+		double med = eg_stats_median(m->samples, m->n_samples);
+		double tol = 1e-9 * fabs(med) + 1e-12;
 		eg_summary_t c;
-		double tol;
 
+		if (isnan(med))
+			return EG_ENOMEM;
+		eg__fmt(q, sizeof(q), "%s.median", p);
+		if (fabs(med - s->median) > tol)
+			return eg__rbad(e, q,
+					"%.17g, but the median of the samples "
+					"is %.17g",
+					s->median, med);
+		if (!isnan(s->p10) && !isnan(s->p90) && !isnan(s->cv) &&
+		    !isnan(s->ci_lo))
+			return 0;
 		rc = eg_stats_summarize(m->samples, m->n_samples,
 					eg__results_seed(id, m->name), &c);
 		if (rc)
 			return rc;
-		tol = 1e-9 * fabs(c.median) + 1e-12;
-		eg__fmt(q, sizeof(q), "%s.median", p);
-		if (fabs(c.median - s->median) > tol)
-			return eg__rbad(e, q,
-					"%.17g, but the median of the samples "
-					"is %.17g",
-					s->median, c.median);
 		if (isnan(s->p10))
 			s->p10 = c.p10;
 		if (isnan(s->p90))

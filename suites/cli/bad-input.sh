@@ -41,7 +41,7 @@ done
 expect_bad "unrecognized option" run --frobnicate
 
 # --help on every command: exit 0 and a usage line.
-for cmd in "" check run; do
+for cmd in "" check run launch bench gate l2-rank; do
 	if "$EG_EPGATE" $cmd --help >"$EG_TMP/out" 2>&1 &&
 		grep -q "^usage: epgate" "$EG_TMP/out"; then
 		eg_ok "epgate $cmd --help"

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "cmd_bench.h"
+#include "cmd_gate.h"
 #include "cmd_launch.h"
 
 static void eg__usage(FILE *f)
@@ -42,6 +43,8 @@ int main(int argc, char **argv)
 		return eg_cmd_launch(argc - 1, argv + 1);
 	if (!strcmp(cmd, "bench"))
 		return eg_cmd_bench(argc - 1, argv + 1);
+	if (!strcmp(cmd, "gate"))
+		return eg_cmd_gate(argc - 1, argv + 1);
 	if (!strcmp(cmd, "l2-rank"))
 		return eg_cmd_l2_rank(argc - 1, argv + 1);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

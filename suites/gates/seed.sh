@@ -107,6 +107,24 @@ else
 	sed 's/^/# /' "$EG_TMP/seed.out"
 fi
 
+# The checkers, shown to catch what they must: verdict_of reads each kind
+# of TAP line, and expect_all flags a verdict other than the one asked.
+printf '%s\n' 'ok 1 - a: s' 'not ok 2 - b: s' 'ok 3 - c: s # SKIP no data' \
+	'not ok 4 - d: s # TODO inconclusive: n < 10' >"$EG_TMP/kinds.tap"
+k=""
+for g in a b c d e; do k="$k $(verdict_of $g "$EG_TMP/kinds.tap")"; done
+if [ "$k" = " pass fail skip inconclusive missing" ]; then
+	eg_ok "verdict_of reads pass, fail, skip, inconclusive and missing"
+else
+	eg_not_ok "verdict_of:$k"
+fi
+if (expect_all seed "intra-node-parity=fail" planted) |
+	grep -q '^not ok .*intra-node-parity:pass(want fail)'; then
+	eg_ok "expect_all flags a planted wrong expectation"
+else
+	eg_not_ok "expect_all missed a planted wrong expectation"
+fi
+
 # --- perturbed copies flip the gates they target -----------------------
 # pt TAG SED-EXPR...: a copy of the campaign edited by sed.
 pt() {
@@ -174,6 +192,22 @@ if [ "$rc" -eq 1 ] && grep -q 'inconclusive' "$EG_TMP/self.err" &&
 else
 	eg_not_ok "inconclusive warning (exit $rc)"
 	sed 's/^/# /' "$EG_TMP/self.err"
+fi
+# prove reads that report: the three failing gates fail, the inconclusive
+# one (a TODO) does not, and nothing is a parse error.  Debian 12's
+# Test::Harness predates TAP 14: lower the version line as l1-matrix.sh.
+ptap=$EG_TMP/self.tap
+if ! perl -MTest::Harness -e 'exit($Test::Harness::VERSION >= 3.48 ? 0 : 1)' 2>/dev/null; then
+	ptap=$EG_TMP/self.v13.tap
+	sed '1s/^TAP version 14$/TAP version 13/' "$EG_TMP/self.tap" >"$ptap"
+fi
+"$PROVE" -e cat "$ptap" >"$EG_TMP/prove" 2>&1
+if grep -q 'Failed tests:  4, 11, 15$' "$EG_TMP/prove" &&
+	! grep -qi 'parse error' "$EG_TMP/prove"; then
+	eg_ok "prove: gates 4, 11, 15 fail, the inconclusive TODO does not"
+else
+	eg_not_ok "prove on the gate report"
+	sed 's/^/# /' "$EG_TMP/prove"
 fi
 sed 's/"n": 5}/"n": 20}/g' "$F" >"$EG_TMP/n20.json"
 run_gate n20 "$G" "$EG_TMP/n20.json" --baseline "$EG_TMP/n20.json"

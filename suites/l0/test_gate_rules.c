@@ -240,6 +240,7 @@ START_TEST(flat_rule)
 	static const double rising[] = {0.92, 0.98, 1.02, 1.08};
 	static const double noisy[] = {1.17, 0.95, 0.94, 1.10};
 	static const double high[] = {1.00, 1.05, 1.25, 1.00};
+	static const double zigzag[] = {0.90, 1.12, 0.98, 1.16};
 	eg_gate_result_t res;
 
 	doc_new();
@@ -275,6 +276,14 @@ START_TEST(flat_rule)
 	/* scatter without a trend: the errors are inflated, no flag */
 	doc_new();
 	series("prefill", noisy, 0.02);
+	doc_load(&cur);
+	expect(FLAT(""), EG_VERDICT_PASS, NULL);
+	teardown();
+
+	/* a zigzag whose fitted slope (+0.064 per doubling) is steep but
+	 * not significant given how far the points scatter about it */
+	doc_new();
+	series("decode", zigzag, 0.02);
 	doc_load(&cur);
 	expect(FLAT(""), EG_VERDICT_PASS, NULL);
 	teardown();
@@ -670,6 +679,34 @@ START_TEST(regression_summary_and_skips)
 	/* tok_s: higher is better, 20% down */
 	expect("{name: g, sentence: s, rule: regression, metric: tok_s}",
 	       EG_VERDICT_FAIL, "-20.0%");
+	teardown();
+	/* 3% down with +-3% intervals on both sides: the one-sided 95%
+	 * interval exp(ln 0.97 +- 1.645 sqrt(2) 0.03/1.96) - 1 =
+	 * [-6.4%, +0.5%] reaches past -5%: inconclusive */
+	doc_new();
+	add("p", "s", "a2a", "{\"world\": 4}", "tok_s", 100, 0.03, 20, NULL);
+	doc_load(&base);
+	have_base = 1;
+	doc_new();
+	add("p", "s", "a2a", "{\"world\": 4}", "tok_s", 97, 0.03, 20, NULL);
+	doc_load(&cur);
+	{
+		eg_gate_result_t res;
+		json_t *c, *iv;
+
+		ck_assert_int_eq(run("{name: g, sentence: s, rule: regression, "
+				     "metric: tok_s}",
+				     &res),
+				 0);
+		ck_assert_int_eq(res.verdict, EG_VERDICT_INCONCLUSIVE);
+		c = json_array_get(json_object_get(res.diag, "comparisons"), 0);
+		iv = json_object_get(c, "interval_pct");
+		ck_assert_double_eq_tol(json_real_value(json_array_get(iv, 0)),
+					-6.394, 0.01);
+		ck_assert_double_eq_tol(json_real_value(json_array_get(iv, 1)),
+					0.517, 0.01);
+		eg_gate_result_fini(&res);
+	}
 	/* no twin (other axis values): no data */
 	expect("{name: g, sentence: s, rule: regression, metric: tok_s, "
 	       "arms: dense}",
