@@ -41,6 +41,14 @@ int eg_world_from_env(eg_world_t *w, char *err, size_t errlen);
 /* First host of a Slurm hostlist ("n[01-04,07],x" -> "n01"). */
 int eg_hostlist_first(const char *list, char *out, size_t len);
 
+/* Removes libfabric shm regions ("/dev/shm/<pid>:<domain>:<ep>") of a
+ * process that is gone: a rank killed by a signal leaves them behind,
+ * and when its pid comes round again (pid_max is often 32768) opening
+ * an endpoint fails with EBUSY. Called by the launcher for its reaped
+ * ranks and by the fabric transport for its own pid (regions named
+ * after it cannot belong to a live process). */
+void eg_shm_sweep(long pid);
+
 /* Monotonic seconds. */
 double eg_now(void);
 

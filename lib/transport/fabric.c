@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -650,6 +651,9 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 	uint64_t lim, all_lim;
 
 	*state = NULL;
+	/* libfabric's shm regions left by a SIGKILLed process whose pid we
+	 * now have make opening our endpoint fail with EBUSY */
+	eg_shm_sweep(getpid());
 	if (!w || !b || !o || o->size < sizeof(*o) || o->num_comms < 1 ||
 	    o->num_comms > EG_COMMS_MAX || w->size < 1 ||
 	    w->size > (1u << EG__SRC_BITS) || w->ranks_per_node < 1) {

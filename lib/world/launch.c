@@ -7,6 +7,7 @@
 #define _GNU_SOURCE /* execvpe, pipe2 */
 #endif
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -557,6 +558,24 @@ static void eg__supervise(eg__job_t *j)
 	free(who);
 }
 
+void eg_shm_sweep(long pid)
+{
+	char pre[32];
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+	size_t n = (size_t)snprintf(pre, sizeof(pre), "%ld:", pid);
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, pre, n)) {
+			char path[300];
+			snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+			unlink(path);
+		}
+	closedir(d);
+}
+
 int eg_launch(const eg_launch_opts_t *o, char **argv)
 {
 	struct sigaction old[EG__NSIGS], sa;
@@ -624,10 +643,12 @@ int eg_launch(const eg_launch_opts_t *o, char **argv)
 	rc = j.worst;
 out:
 	for (unsigned r = 0; r < o->n; r++) {
-		if (j.rk[r].pid > 0)
+		if (j.rk[r].pid > 0) {
 			while (waitpid(j.rk[r].pid, NULL, 0) < 0 &&
 			       errno == EINTR)
 				;
+			eg_shm_sweep((long)j.rk[r].pid);
+		}
 		for (int s = 0; s < 2; s++) {
 			if (j.rk[r].fd[s] >= 0)
 				close(j.rk[r].fd[s]);

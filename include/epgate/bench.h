@@ -1,0 +1,66 @@
+/* Measurement backends: what the performance suites time. A backend sets
+ * up one rank of one engine arm on one workload over one transport
+ * (host memory over libfabric, or GPU memory over NCCL), verifies a step
+ * against the reference, then runs timed steps. The per-rank driver
+ * (barriers, slowest rank per step, statistics, results files) is shared
+ * and lives in lib/bench/. Ops table with a size field: grow by
+ * appending. */
+#ifndef EPGATE_BENCH_H
+#define EPGATE_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "epgate/boot.h"
+#include "epgate/workload.h"
+#include "epgate/world.h"
+
+typedef struct eg_bench_setup {
+	size_t size;           /* sizeof(eg_bench_setup_t) */
+	const char *engine;    /* arm: "a2a", "dense" */
+	const char *transport; /* "fabric" (host memory), "nccl" (GPU) */
+	const char *provider;  /* fabric provider, or NULL for auto */
+	uint32_t num_comms;    /* K endpoints / communicators */
+	double timeout_s;      /* deadline per blocking step */
+	int device;            /* CUDA device ordinal (nccl), -1 = local rank */
+} eg_bench_setup_t;
+
+/* Times of one step on this rank, seconds. */
+typedef struct eg_bench_times {
+	double dispatch_s, expert_s, combine_s;
+} eg_bench_times_t;
+
+/* Counters over the timed steps on this rank (after warm-up). */
+typedef struct eg_bench_counters {
+	uint32_t num_comms;
+	uint64_t ops_posted[16];  /* transport operations per endpoint */
+	uint64_t bytes_so;        /* payload bytes to other nodes */
+	uint64_t bytes_su;        /* payload bytes to other ranks, same node */
+	char transport_evidence[128]; /* e.g. "fabric shm/tcp;ofi_rxm",
+					 "nccl P2P/NVLink", "nccl NET/Socket" */
+	char versions[128];           /* "libfabric 1.17", "NCCL 2.28.3" */
+} eg_bench_counters_t;
+
+typedef struct eg_bench_backend_ops {
+	size_t size;
+	const char *name; /* "fabric", "nccl" */
+	/* Creates the transport and engine for this rank and generates its
+	 * input. err gets one line on failure. */
+	int (*setup)(const eg_world_t *world, eg_boot_t *boot,
+		     const eg_bench_setup_t *s, const eg_workload_t *w,
+		     void **state, char *err, size_t errlen);
+	/* One step, checked against the reference: EG_OK, EG_EMISMATCH, or
+	 * another error. */
+	int (*verify)(void *state, char *err, size_t errlen);
+	/* One step, timed (device events on GPU, monotonic clock on host). */
+	int (*step)(void *state, eg_bench_times_t *t);
+	/* Reset / read the counters. */
+	void (*counters_reset)(void *state);
+	int (*counters)(void *state, eg_bench_counters_t *c);
+	void (*teardown)(void *state);
+} eg_bench_backend_ops_t;
+
+/* Built-in backends; "nccl" exists only when built with CUDA and NCCL. */
+const eg_bench_backend_ops_t *eg_bench_backend_find(const char *transport);
+
+#endif
