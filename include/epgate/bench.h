@@ -16,13 +16,13 @@
 #include "epgate/world.h"
 
 typedef struct eg_bench_setup {
-	size_t size;           /* sizeof(eg_bench_setup_t) */
+	size_t size;	       /* sizeof(eg_bench_setup_t) */
 	const char *engine;    /* arm: "a2a", "dense" */
 	const char *transport; /* "fabric" (host memory), "nccl" (GPU) */
 	const char *provider;  /* fabric provider, or NULL for auto */
 	uint32_t num_comms;    /* K endpoints / communicators */
 	double timeout_s;      /* deadline per blocking step */
-	int device;            /* CUDA device ordinal (nccl), -1 = local rank */
+	int device;	       /* CUDA device ordinal (nccl), -1 = local rank */
 } eg_bench_setup_t;
 
 /* Times of one step on this rank, seconds. */
@@ -33,12 +33,12 @@ typedef struct eg_bench_times {
 /* Counters over the timed steps on this rank (after warm-up). */
 typedef struct eg_bench_counters {
 	uint32_t num_comms;
-	uint64_t ops_posted[16];  /* transport operations per endpoint */
-	uint64_t bytes_so;        /* payload bytes to other nodes */
-	uint64_t bytes_su;        /* payload bytes to other ranks, same node */
+	uint64_t ops_posted[16]; /* transport operations per endpoint */
+	uint64_t bytes_so;	 /* payload bytes to other nodes */
+	uint64_t bytes_su;	 /* payload bytes to other ranks, same node */
 	char transport_evidence[128]; /* e.g. "fabric shm/tcp;ofi_rxm",
 					 "nccl P2P/NVLink", "nccl NET/Socket" */
-	char versions[128];           /* "libfabric 1.17", "NCCL 2.28.3" */
+	char versions[128];	      /* "libfabric 1.17", "NCCL 2.28.3" */
 } eg_bench_counters_t;
 
 typedef struct eg_bench_backend_ops {
