@@ -21,7 +21,7 @@ AC_DEFUN([EG_DEP_NCCL], [
         for eg_l in "$eg_d/lib64" "$eg_d/lib" "$eg_d/lib/x86_64-linux-gnu"; do
           AS_IF([test -e "$eg_l/libnccl.so"], [
             NCCL_CPPFLAGS="-I$eg_d/include"
-            NCCL_LIBS="-L$eg_l -lnccl"
+            NCCL_LIBS="-L$eg_l -Wl,-rpath,$eg_l -lnccl"
             break 2])
         done])
     done

@@ -38,12 +38,12 @@ typedef enum eg_rule {
 	EG_RULE_EVIDENCE,
 } eg_rule_t;
 
-typedef enum eg_verdict {
+typedef enum eg_gate_verdict {
 	EG_VERDICT_PASS = 0,
 	EG_VERDICT_FAIL,
 	EG_VERDICT_INCONCLUSIVE,
 	EG_VERDICT_SKIP, /* no data */
-} eg_verdict_t;
+} eg_gate_verdict_t;
 
 typedef enum eg_trend_dir {
 	EG_TREND_UP = 0,   /* last/first >= factor (factor >= 1) */
@@ -147,7 +147,7 @@ int eg_gate_file_check(const eg_gate_file_t *gf, const eg_gate_data_t *d,
 		       char *err, size_t errlen);
 
 typedef struct eg_gate_result {
-	eg_verdict_t verdict;
+	eg_gate_verdict_t verdict;
 	char summary[320]; /* one line: the deciding value vs threshold */
 	json_t *diag;	   /* values, thresholds, intervals (TAP YAML) */
 	json_t *remeasure; /* ids of points to measure again (array) */
@@ -160,8 +160,8 @@ int eg_gate_eval(const eg_gate_file_t *gf, const eg_gate_t *g,
 		 size_t errlen);
 void eg_gate_result_fini(eg_gate_result_t *r);
 
-const char *eg_verdict_name(eg_verdict_t v); /* "pass" ... */
-const char *eg_rule_name(eg_rule_t r);	     /* "bound" ... */
+const char *eg_gate_verdict_name(eg_gate_verdict_t v); /* "pass" ... */
+const char *eg_rule_name(eg_rule_t r);		       /* "bound" ... */
 
 /* One regression comparison of a metric at one point (exposed for the
  * calibration test).  change = median(cur)/median(base) - 1.  With
@@ -181,7 +181,7 @@ typedef struct eg_regress_opts {
 } eg_regress_opts_t;
 
 typedef struct eg_regress_out {
-	eg_verdict_t verdict;
+	eg_gate_verdict_t verdict;
 	const char *method; /* "bootstrap", "mann-whitney", "summary" */
 	double change;
 	double lo, hi;		  /* interval of change; NAN if none */
@@ -204,7 +204,7 @@ typedef struct eg_flat_opts {
 } eg_flat_opts_t;
 
 typedef struct eg_flat_out {
-	eg_verdict_t verdict;
+	eg_gate_verdict_t verdict;
 	size_t n_out_of_band;
 	size_t first_out; /* index of the first value outside the band */
 	int trend_tested; /* 0: fewer than 2 points or no error estimate */

@@ -6,7 +6,7 @@
 #include "epgate/error.h"
 #include "gate_int.h"
 
-const char *eg_verdict_name(eg_verdict_t v)
+const char *eg_gate_verdict_name(eg_gate_verdict_t v)
 {
 	static const char *const n[] = {"pass", "fail", "inconclusive", "skip"};
 
@@ -204,6 +204,6 @@ done:
 		return rc;
 	}
 	json_object_set_new(res->diag, "verdict",
-			    json_string(eg_verdict_name(res->verdict)));
+			    json_string(eg_gate_verdict_name(res->verdict)));
 	return 0;
 }

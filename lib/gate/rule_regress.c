@@ -73,7 +73,7 @@ static json_t *eg__cmp_json(const eg__cell_t *e, const eg_point_t *b,
 	    json_pack("[II]", (json_int_t)o->n_base, (json_int_t)o->n_cur));
 	json_object_set_new(j, "method", json_string(o->method));
 	json_object_set_new(j, "verdict",
-			    json_string(eg_verdict_name(o->verdict)));
+			    json_string(eg_gate_verdict_name(o->verdict)));
 	if (o->why[0])
 		json_object_set_new(j, "why", json_string(o->why));
 	return j;

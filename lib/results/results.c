@@ -31,6 +31,12 @@ const eg_metric_info_t eg_known_metrics[] = {
     {"model_bw_us", "us", EG_BETTER_NONE,
      "model: step time if bandwidth-bound"},
     {"model_issue_us", "us", EG_BETTER_NONE, "model: step time if issue-bound"},
+    {"model_frac", "1", EG_BETTER_NONE,
+     "model: larger model time / measured dispatch + combine time"},
+    {"raw_gbps", "GB/s", EG_BETTER_HIGHER,
+     "transport alone: bytes to other ranks per second, per rank"},
+    {"raw_post_rate", "ops/s", EG_BETTER_HIGHER,
+     "transport alone: operations per second, busiest endpoint"},
     {NULL, NULL, EG_BETTER_NONE, NULL},
 };
 

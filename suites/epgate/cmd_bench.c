@@ -1,4 +1,11 @@
-/* epgate bench --raw: the fabric transport alone, one process per rank
+/* epgate bench: measurements.
+ *  --profile NAME: a profile's sweeps (suites/epgate/perf.c), results v1
+ *                  into a run folder, then the profile's gates;
+ *  --engine NAME:  one engine on one workload (bench_engine.c);
+ *  --overhead:     the harness's own timing overhead (perf_rank.c);
+ *  --raw:          the transport alone, described below.
+ *
+ * epgate bench --raw: the fabric transport alone, one process per rank
  * under `epgate launch`. Two phases, each on a fresh transport:
  *  - message rate: every rank sends M messages of B bytes to every other
  *    rank per alltoallv call (the transport is told to chunk at B bytes,
@@ -19,12 +26,15 @@
 
 #include <jansson.h>
 
-#include "epgate/boot.h"
-#include "epgate/error.h"
-#include "epgate/transport.h"
-#include "epgate/world.h"
 #include "cli.h"
 #include "cmd_bench.h"
+#include "cmd_gpu.h"
+#include "epgate/boot.h"
+#include "epgate/error.h"
+#include "epgate/report.h"
+#include "epgate/transport.h"
+#include "epgate/world.h"
+#include "perf.h"
 
 #define EG__PROG "epgate bench"
 
@@ -37,36 +47,60 @@ typedef struct eg__bopts {
 
 static void eg__bench_usage(FILE *f)
 {
-	fputs("usage: epgate launch -n N [--ranks-per-node M] -- \\\n"
-	      "         epgate bench --raw | --engine NAME [options]\n"
-	      "\n"
-	      "Measures the libfabric transport alone: message rate (many\n"
-	      "small tagged messages in flight) and bandwidth through its\n"
-	      "alltoallv, per rank and per endpoint. Rank 0 prints a table.\n"
-	      "\n"
-	      "  --raw              the transport alone\n"
-	      "  --engine NAME      or an engine (a2a, dense): dispatch and\n"
-	      "                     combine of one workload (--tokens,\n"
-	      "                     --hidden, --experts, --topk, --dtype,\n"
-	      "                     --routing ...; world = ranks launched)\n"
-	      "  --provider P       shm, tcp, efa, ... (default: auto, shm\n"
-	      "                     within a node, tcp/efa across nodes)\n"
-	      "  --num-comms K      endpoints with a progress thread each "
-	      "(1)\n"
-	      "  --size BYTES       bandwidth: bytes per peer per call, K/M/G\n"
-	      "                     suffixes are binary (default 1M)\n"
-	      "  --msg-size BYTES   message rate: bytes per message (8)\n"
-	      "  --msgs N           message rate: messages per peer per call\n"
-	      "                     (512)\n"
-	      "  --iters N          timed calls per phase (20)\n"
-	      "  --warmup N         untimed calls first (3)\n"
-	      "  --timeout S        deadline per call in seconds (60)\n"
-	      "  --json FILE        rank 0 also writes the results as JSON\n"
-	      "  -h, --help         this text\n"
-	      "\n"
-	      "Exit status: 0 measured, 1 transport error, 77 built without\n"
-	      "libfabric, 99 bad arguments.\n",
-	      f);
+	fputs(
+	    "usage: epgate bench --profile NAME|FILE [--results FILE]\n"
+	    "                    [--reports DIR] [--no-gates] [--list] [-v]\n"
+	    "       epgate bench --overhead [--op-us US] [--iters N]\n"
+	    "       epgate launch -n N [--ranks-per-node M] -- \\\n"
+	    "         epgate bench --raw | --engine NAME [options]\n"
+	    "\n"
+	    "--profile runs the sweeps of a profile (profiles/NAME.profile,\n"
+	    "docs/profiles.md): one `epgate launch` job per sweep, world and\n"
+	    "node count, every point verified and then timed; the results\n"
+	    "(schema epgate/results/v1) go into a new run folder under\n"
+	    "--reports with one log per job, then the profile's gate file\n"
+	    "judges them (perf-gates.tap, perf-gates.junit.xml).\n"
+	    "\n"
+	    "  --profile P        a profile name or file (local, "
+	    "h200x2-nvlink,\n"
+	    "                     h200x2-xnode, p5en-ep16, p5en-ep32)\n"
+	    "  --results FILE     results file (default RUN/perf-P.json)\n"
+	    "  --reports DIR      where run folders go (reports/runs)\n"
+	    "  --no-gates         do not apply the profile's gate file\n"
+	    "  --list             print the points and jobs, run nothing\n"
+	    "  -v, --verbose      show every job's output\n"
+	    "  --overhead         the harness's timing overhead: a calibrated\n"
+	    "                     --op-us (100) busy loop bare and through\n"
+	    "                     the driver, and an empty step; exit 1 when\n"
+	    "                     the harness adds 2% or more\n"
+	    "\n"
+	    "--raw measures the libfabric transport alone: message rate\n"
+	    "(many small tagged messages in flight) and bandwidth through\n"
+	    "its alltoallv, per rank and per endpoint. Rank 0 prints a table.\n"
+	    "\n"
+	    "  --raw              the transport alone\n"
+	    "  --engine NAME      or an engine (a2a, dense): dispatch and\n"
+	    "                     combine of one workload (--tokens,\n"
+	    "                     --hidden, --experts, --topk, --dtype,\n"
+	    "                     --routing ...; world = ranks launched)\n"
+	    "  --provider P       shm, tcp, efa, ... (default: auto, shm\n"
+	    "                     within a node, tcp/efa across nodes)\n"
+	    "  --num-comms K      endpoints with a progress thread each "
+	    "(1)\n"
+	    "  --size BYTES       bandwidth: bytes per peer per call, K/M/G\n"
+	    "                     suffixes are binary (default 1M)\n"
+	    "  --msg-size BYTES   message rate: bytes per message (8)\n"
+	    "  --msgs N           message rate: messages per peer per call\n"
+	    "                     (512)\n"
+	    "  --iters N          timed calls per phase (20)\n"
+	    "  --warmup N         untimed calls first (3)\n"
+	    "  --timeout S        deadline per call in seconds (60)\n"
+	    "  --json FILE        rank 0 also writes the results as JSON\n"
+	    "  -h, --help         this text\n"
+	    "\n"
+	    "Exit status: 0 measured, 1 transport error, 77 built without\n"
+	    "libfabric, 99 bad arguments.\n",
+	    f);
 }
 
 static int eg__bad_arg(const char *opt, const char *val, const char *why)
@@ -434,8 +468,110 @@ out:
 }
 #endif
 
+/* --list: the points, and the jobs that run them (srun lines under
+ * Slurm). */
+static int eg__bench_list(const char *name)
+{
+	char path[4096], err[EG_PROFILE_ERR_MAX];
+	eg_profile_t p;
+	eg_perf_point_t *pts;
+	size_t n;
+
+	if (eg_perf_find_profile(name, path, sizeof(path)) < 0) {
+		fprintf(stderr, EG__PROG ": no profile \"%s\"\n", name);
+		return EG_EXIT_HARD;
+	}
+	if (eg_profile_load(&p, path, err, sizeof(err)) < 0 ||
+	    eg_profile_points(&p, &pts, &n, err, sizeof(err)) < 0) {
+		fprintf(stderr, EG__PROG ": %s\n", err);
+		eg_profile_free(&p);
+		return EG_EXIT_HARD;
+	}
+	printf("profile %s (%s): transport %s, provider %s, launcher %s, "
+	       "gates %s\n",
+	       p.name, path, p.transport, p.provider ? p.provider : "auto",
+	       p.launcher == EG_LAUNCHER_SLURM ? "slurm" : "local",
+	       p.gates ? p.gates : "-");
+	for (size_t i = 0; i < n; i++)
+		printf(
+		    "  point %-50s world %u nodes %u, %u warm-up + %u timed\n",
+		    pts[i].id, pts[i].v[EG_AXIS_WORLD].num,
+		    pts[i].v[EG_AXIS_NODES].num, pts[i].warmup, pts[i].iters);
+	/* the distinct (world, nodes) jobs */
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+
+		for (size_t j = 0; j < i; j++)
+			seen |= pts[j].v[EG_AXIS_WORLD].num ==
+				    pts[i].v[EG_AXIS_WORLD].num &&
+				pts[j].v[EG_AXIS_NODES].num ==
+				    pts[i].v[EG_AXIS_NODES].num;
+		if (seen)
+			continue;
+		printf("  job   world %u nodes %u: srun -N %u -n %u epgate "
+		       "perf-rank --profile %s --results "
+		       "perf-%s.w%u.n%u.json\n",
+		       pts[i].v[EG_AXIS_WORLD].num, pts[i].v[EG_AXIS_NODES].num,
+		       pts[i].v[EG_AXIS_NODES].num, pts[i].v[EG_AXIS_WORLD].num,
+		       p.name, p.name, pts[i].v[EG_AXIS_WORLD].num,
+		       pts[i].v[EG_AXIS_NODES].num);
+	}
+	free(pts);
+	eg_profile_free(&p);
+	return EG_EXIT_PASS;
+}
+
+/* --profile: a new run folder, the sweeps, the gates. */
+static int eg__bench_profile(const char *name, const char *results,
+			     const char *reports, int gates, int verbose)
+{
+	eg_perf_run_opts_t o = {.results = results,
+				.apply_gates = gates,
+				.progress = -1,
+				.verbose = verbose};
+	eg_perf_totals_t tot;
+	char run[4096];
+	const char *procid = getenv("SLURM_PROCID");
+	int rc;
+
+	/* under srun only rank 0 writes: the others make no folder */
+	if (getenv("SLURM_JOB_ID") && procid && strcmp(procid, "0"))
+		return eg_perf_run_profile(name, reports, &o, &tot);
+	rc = eg_run_dir_create(reports, run, sizeof(run));
+	if (rc < 0) {
+		fprintf(stderr, EG__PROG ": --reports %s: %s\n", reports,
+			eg_strerror(rc));
+		return EG_EXIT_HARD;
+	}
+	printf("epgate bench: run folder %s\n", run);
+	return eg_perf_run_profile(name, run, &o, &tot);
+}
+
+/* `--raw COLL` (alltoall, allgather, reducescatter) is NCCL's side:
+ * GPU memory, nccl-tests' definitions (suites/epgate/bench_nccl.c). */
+static const char *eg__nccl_coll(int argc, char **argv)
+{
+	static const char *const colls[] = {"alltoall", "allgather",
+					    "reducescatter"};
+	for (int i = 1; i < argc; i++) {
+		const char *c = NULL;
+		if (!strncmp(argv[i], "--raw=", 6))
+			c = argv[i] + 6;
+		else if (!strcmp(argv[i], "--raw") && i + 1 < argc &&
+			 argv[i + 1][0] != '-')
+			c = argv[i + 1];
+		for (size_t k = 0; c && k < 3; k++)
+			if (!strcmp(c, colls[k]))
+				return colls[k];
+	}
+	return NULL;
+}
+
 int eg_cmd_bench(int argc, char **argv)
 {
+	const char *coll = eg__nccl_coll(argc, argv);
+	if (coll)
+		return eg_bench_nccl_raw(coll, argc, argv);
 	struct option opts[40] = {
 	    {"raw", no_argument, NULL, 'R'},
 	    {"engine", required_argument, NULL, 'E'},
@@ -448,10 +584,21 @@ int eg_cmd_bench(int argc, char **argv)
 	    {"warmup", required_argument, NULL, 'w'},
 	    {"timeout", required_argument, NULL, 't'},
 	    {"json", required_argument, NULL, 'j'},
+	    {"profile", required_argument, NULL, 300},
+	    {"results", required_argument, NULL, 301},
+	    {"reports", required_argument, NULL, 302},
+	    {"no-gates", no_argument, NULL, 303},
+	    {"list", no_argument, NULL, 304},
+	    {"overhead", no_argument, NULL, 305},
+	    {"op-us", required_argument, NULL, 306},
+	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	};
 	eg_overrides_t ov = {0};
-	const char *engine = NULL;
+	const char *engine = NULL, *profile = NULL, *results = NULL;
+	const char *reports = "reports/runs";
+	int no_gates = 0, list = 0, overhead = 0, verbose = 0, iters_set = 0;
+	unsigned op_us = 100;
 	eg__bopts_t o = {.K = 1,
 			 .iters = 20,
 			 .warmup = 3,
@@ -466,7 +613,7 @@ int eg_cmd_bench(int argc, char **argv)
 		return EG_EXIT_HARD;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hv", opts, NULL)) != -1) {
 		if (c >= EG_OPT_WORKLOAD) {
 			if (eg_overrides_add(&ov, EG__PROG, c, optarg) < 0)
 				return EG_EXIT_HARD;
@@ -513,6 +660,34 @@ int eg_cmd_bench(int argc, char **argv)
 				return eg__bad_arg("--iters", optarg,
 						   "want 1..1000000");
 			o.iters = (unsigned)v;
+			iters_set = 1;
+			break;
+		case 300:
+			profile = optarg;
+			break;
+		case 301:
+			results = optarg;
+			break;
+		case 302:
+			reports = optarg;
+			break;
+		case 303:
+			no_gates = 1;
+			break;
+		case 304:
+			list = 1;
+			break;
+		case 305:
+			overhead = 1;
+			break;
+		case 306:
+			if (eg__uint(optarg, 1, 1000000, &v))
+				return eg__bad_arg("--op-us", optarg,
+						   "want 1..1000000");
+			op_us = (unsigned)v;
+			break;
+		case 'v':
+			verbose = 1;
 			break;
 		case 'w':
 			if (eg__uint(optarg, 0, 1000000, &v))
@@ -548,12 +723,31 @@ int eg_cmd_bench(int argc, char **argv)
 			argv[optind]);
 		return EG_EXIT_HARD;
 	}
-	if (raw == !!engine) {
+	if (raw + !!engine + !!profile + overhead != 1) {
 		fprintf(stderr,
-			EG__PROG ": give one of --raw or --engine NAME; "
-				 "try `epgate bench --help`\n");
+			EG__PROG ": give one of --profile NAME, --engine NAME, "
+				 "--raw or --overhead; try `epgate bench "
+				 "--help`\n");
 		return EG_EXIT_HARD;
 	}
+	if ((results || no_gates || list) && !profile) {
+		fprintf(stderr,
+			EG__PROG ": --results, --no-gates and --list go "
+				 "with --profile\n");
+		return EG_EXIT_HARD;
+	}
+	if (profile && ov.n) {
+		fprintf(stderr, EG__PROG ": the profile gives the workloads; "
+					 "no workload options with "
+					 "--profile\n");
+		return EG_EXIT_HARD;
+	}
+	if (profile)
+		return list ? eg__bench_list(profile)
+			    : eg__bench_profile(profile, results, reports,
+						!no_gates, verbose);
+	if (overhead)
+		return eg_perf_overhead(iters_set ? o.iters : 2000, op_us);
 	if (engine) {
 		eg_bench_engine_opts_t eo = {.engine = engine,
 					     .provider = o.provider,

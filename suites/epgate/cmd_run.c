@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "perf.h"
 
 static void eg__run_usage(FILE *f)
 {
@@ -154,6 +155,21 @@ int eg_cmd_run(int argc, char **argv)
 	if (eg__summary(summary, run, o.engine, &tot, tap, junit, &t2, tap2,
 			junit2, rc) < 0)
 		rc = EG_EXIT_HARD;
+
+	/* performance: the local profile's sweeps and its gates */
+	eg_perf_run_opts_t po = {
+	    .apply_gates = 1, .progress = -1, .verbose = o.verbose};
+	eg_perf_totals_t pt;
+	printf("  perf  profile local: sweeps, then gates/local.gate ...\n");
+	fflush(stdout);
+	int rc3 = eg_perf_run_profile("local", run, &po, &pt);
+	printf("  perf  %u of %u points measured, %u failed; gates exit %d; "
+	       "results %s\n",
+	       pt.measured, pt.points, pt.failed, pt.gate_exit, pt.results);
+	if (rc3 == EG_EXIT_HARD)
+		rc = EG_EXIT_HARD;
+	else if (rc3 == EG_EXIT_FAIL && rc != EG_EXIT_HARD)
+		rc = EG_EXIT_FAIL;
 	printf("reports:\n  %s\n  %s\n  %s\n  %s\n  %s\n", tap, junit, tap2,
 	       junit2, summary);
 	printf("%u passed, %u failed\n", tot.passed + t2.passed,

@@ -8,6 +8,8 @@
 #include "cli.h"
 #include "cmd_bench.h"
 #include "cmd_gate.h"
+#include "cmd_gpu.h"
+#include "perf.h"
 #include "cmd_launch.h"
 
 static void eg__usage(FILE *f)
@@ -45,6 +47,10 @@ int main(int argc, char **argv)
 		return eg_cmd_bench(argc - 1, argv + 1);
 	if (!strcmp(cmd, "gate"))
 		return eg_cmd_gate(argc - 1, argv + 1);
+	if (!strcmp(cmd, "l2-gpu-rank"))
+		return eg_cmd_l2_gpu_rank(argc - 1, argv + 1);
+	if (!strcmp(cmd, "perf-rank"))
+		return eg_cmd_perf_rank(argc - 1, argv + 1);
 	if (!strcmp(cmd, "l2-rank"))
 		return eg_cmd_l2_rank(argc - 1, argv + 1);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

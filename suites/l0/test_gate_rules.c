@@ -117,14 +117,14 @@ static int run(const char *item, eg_gate_result_t *res)
 }
 
 /* verdict and a substring of the summary */
-static void expect(const char *item, eg_verdict_t want, const char *says)
+static void expect(const char *item, eg_gate_verdict_t want, const char *says)
 {
 	eg_gate_result_t res;
 
 	ck_assert_msg(run(item, &res) == 0, "%s", err);
 	ck_assert_msg(res.verdict == want, "%s: %s, want %s (%s)", item,
-		      eg_verdict_name(res.verdict), eg_verdict_name(want),
-		      res.summary);
+		      eg_gate_verdict_name(res.verdict),
+		      eg_gate_verdict_name(want), res.summary);
 	ck_assert_msg(!says || strstr(res.summary, says),
 		      "%s: \"%s\" lacks \"%s\"", item, res.summary, says);
 	ck_assert_ptr_nonnull(json_object_get(res.diag, "verdict"));
@@ -785,9 +785,9 @@ END_TEST
 
 START_TEST(names)
 {
-	ck_assert_str_eq(eg_verdict_name(EG_VERDICT_INCONCLUSIVE),
+	ck_assert_str_eq(eg_gate_verdict_name(EG_VERDICT_INCONCLUSIVE),
 			 "inconclusive");
-	ck_assert_str_eq(eg_verdict_name(EG_VERDICT_SKIP), "skip");
+	ck_assert_str_eq(eg_gate_verdict_name(EG_VERDICT_SKIP), "skip");
 	ck_assert_str_eq(eg_rule_name(EG_RULE_RECOVERY), "recovery");
 	ck_assert_str_eq(eg_rule_name(EG_RULE_EVIDENCE), "evidence");
 }

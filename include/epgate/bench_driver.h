@@ -1,0 +1,173 @@
+/* The per-rank measurement driver of the performance suites
+ * (docs/metrics.md): one point = setup, one verified step (outside the
+ * timed loop), warm-up, N timed steps each started after a bootstrap
+ * barrier; the per-step times of every rank meet at rank 0, which takes
+ * the slowest rank per step and turns them into the metrics of one
+ * results point (include/epgate/results.h).  Backend-agnostic: it runs
+ * any eg_bench_backend_ops_t. */
+#ifndef EPGATE_BENCH_DRIVER_H
+#define EPGATE_BENCH_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "epgate/bench.h"
+#include "epgate/boot.h"
+#include "epgate/profile.h"
+#include "epgate/results.h"
+#include "epgate/world.h"
+
+/* ---- byte accounting (docs/metrics.md, "Bytes") ---------------------- */
+
+/* Payload of one dispatched row: H elements of the payload dtype, plus
+ * H/128 fp32 scales for fp8.  Metadata (source token, top-k ids and
+ * weights, row counts) is not payload and is not counted. */
+size_t eg_perf_dispatch_row_bytes(const eg_workload_t *w);
+/* One combine row: H elements of the combine dtype. */
+size_t eg_perf_combine_row_bytes(const eg_workload_t *w);
+
+/* Dispatch rows that source rank src sends to each rank d (rows_to[d],
+ * W entries; d == src is the rank's own share) for an arm, from its
+ * routing (tokens x topk global ids, -1 masked):
+ *  - "a2a": one row per (token, destination rank owning at least one of
+ *    the token's unmasked experts);
+ *  - "dense": every token to every rank.
+ * EG_ENOSYS for another arm. */
+int eg_perf_count_rows(const eg_workload_t *w, const char *arm, uint32_t tokens,
+		       const int32_t *topk_idx, uint64_t *rows_to);
+
+/* Payload bytes one rank sends in one step, split by destination: to
+ * other (virtual) nodes (SO) and to other ranks of its node (SU). */
+typedef struct eg_perf_bytes {
+	uint64_t disp_so, disp_su; /* dispatch rows, payload dtype */
+	uint64_t comb_so, comb_su; /* combine rows sent back, combine dtype */
+} eg_perf_bytes_t;
+
+/* Bytes of rank `rank` for an arm, from the generated routing of every
+ * rank (the combine rows it sends are the rows the others dispatched to
+ * it).  ranks_per_node decides what is another node. */
+int eg_perf_rank_bytes(const eg_workload_t *w, const char *arm, uint32_t rank,
+		       uint32_t ranks_per_node, eg_perf_bytes_t *b);
+
+/* ---- the transport's raw numbers behind the model line --------------- */
+
+typedef enum eg_perf_raw_src {
+	EG_PERF_RAW_NONE = 0,	  /* no model */
+	EG_PERF_RAW_MEASURED = 1, /* a raw phase on this world */
+	EG_PERF_RAW_PROFILE = 2,  /* given by the profile (model:) */
+} eg_perf_raw_src_t;
+
+typedef struct eg_perf_raw {
+	eg_perf_raw_src_t src;
+	double bw_gbps;	  /* median bytes/s per rank to other ranks / 1e9 */
+	double post_rate; /* median ops/s per endpoint */
+	/* per timed call of the raw phase (measured only) */
+	double *gbps, *rate, *so_gbps; /* so_gbps: NULL on one node */
+	size_t n;
+	char provider[80]; /* what ran (measured only) */
+} eg_perf_raw_t;
+
+void eg_perf_raw_fini(eg_perf_raw_t *r);
+
+/* The raw phase over the fabric transport (collective): a message-rate
+ * phase (msgs messages of msg_size bytes per peer per call, each one
+ * tagged send) and a bandwidth phase (size bytes per peer per call), each
+ * call after a bootstrap barrier, its time the slowest rank's.  Rates:
+ * post_rate = sends + receives posted on rank 0's busiest endpoint per
+ * call / call time; bw = bytes to other ranks per rank / call time.
+ * EG_ENOSYS without libfabric. */
+int eg_perf_fabric_raw(const eg_world_t *w, eg_boot_t *b, const char *provider,
+		       uint32_t num_comms, const eg_profile_t *pf,
+		       eg_perf_raw_t *out, char *err, size_t errlen);
+
+/* ---- metrics from the gathered measurements -------------------------- */
+
+/* What each rank reports after its timed steps (per step: counters over
+ * the timed steps / iters). */
+typedef struct eg_perf_rank_report {
+	int32_t status; /* EG_OK or the rank's error */
+	uint32_t num_comms;
+	double ops_total;  /* ops posted per step, all endpoints */
+	double ops_max_ep; /* ops per step on its busiest endpoint */
+	double so_bytes;   /* backend: dispatch payload to other nodes */
+	double su_bytes;   /* backend: ... to other ranks of its node */
+	double sent_bytes; /* driver: dispatch + combine payload to others */
+	char evidence[128];
+	char versions[128];
+} eg_perf_rank_report_t;
+
+typedef struct eg_perf_calc_in {
+	uint32_t world, nodes;
+	unsigned n;	     /* timed steps */
+	const double *times; /* rank r: dispatch[i] at r*3n + i, expert at
+				r*3n + n + i, combine at r*3n + 2n + i (s) */
+	const eg_perf_rank_report_t *rep; /* world entries */
+	uint64_t tokens;		  /* over all ranks, per step */
+	const eg_perf_raw_t *raw;	  /* NULL or NONE: no model */
+} eg_perf_calc_in_t;
+
+#define EG_PERF_METRICS_MAX 20
+
+typedef struct eg_perf_calc {
+	eg_metric_t m[EG_PERF_METRICS_MAX];
+	size_t n;
+	char bound[16]; /* "bandwidth", "issue", or "" without a model */
+} eg_perf_calc_t;
+
+/* The metrics of one point (docs/metrics.md): dispatch_us, combine_us,
+ * step_us, tok_s, post_rate (samples per step); so_bytes, su_bytes,
+ * ops_posted (per-step summaries); so_gbps, su_gbps (samples, only when
+ * the bytes are not zero); with a model: model_bw_us, model_issue_us,
+ * model_frac, raw_gbps, raw_post_rate (and transport_so_gbps measured
+ * across nodes), and the bound label. */
+int eg_perf_compute(const eg_perf_calc_in_t *in, eg_perf_calc_t *out);
+void eg_perf_calc_fini(eg_perf_calc_t *c);
+
+/* ---- one point ------------------------------------------------------- */
+
+typedef struct eg_perf_ctx {
+	const eg_world_t *world;
+	eg_boot_t *boot;
+	const eg_bench_backend_ops_t *backend;
+	const char *provider; /* fabric provider, NULL = auto */
+	double timeout_s;
+	int device; /* CUDA device for nccl, -1 = local rank */
+} eg_perf_ctx_t;
+
+/* Measures one point on every rank (collective; every rank passes the
+ * same point and workload).  On rank 0, *out receives the results point
+ * (id, suite, arm, axes, evidence, metrics with raw samples); free it with
+ * eg_perf_point_free.  raw: numbers for the model line, or NULL.
+ * Returns EG_OK; EG_EMISMATCH when the verified step was wrong on some
+ * rank (every rank returns it; err names the ranks and nothing is
+ * measured); another code on an error, with one line in err. */
+int eg_perf_measure(const eg_perf_ctx_t *c, const eg_perf_point_t *pt,
+		    const eg_workload_t *w, const eg_perf_raw_t *raw,
+		    eg_point_t *out, char *err, size_t errlen);
+void eg_perf_point_free(eg_point_t *p);
+
+/* A point as one JSON object of results v1 (samples and summaries as
+ * given), for spool files; and back: parses one such line through the
+ * results reader's validation into r (r->points[0]). */
+json_t *eg_perf_point_json(const eg_point_t *p);
+int eg_perf_point_parse(const char *line, eg_results_t *r, char *err,
+			size_t errlen);
+
+/* The "null" backend: transport "null", arms "empty" (a step that does
+ * nothing) and "work:US" (a calibrated busy loop of about US
+ * microseconds), for the harness's own overhead. */
+extern const eg_bench_backend_ops_t eg_bench_backend_null;
+/* The fabric backend: host memory over libfabric, engines a2a/dense
+ * (HAVE_LIBFABRIC).  Its transport evidence is "fabric INTRA/INTER", the
+ * providers of pairs within and across nodes ("-" where no such pair). */
+extern const eg_bench_backend_ops_t eg_bench_backend_fabric;
+
+/* Busy work for the null backend and the overhead benchmark: loops
+ * iterations of a loop the compiler cannot remove; calibrate returns the
+ * iterations that take about us microseconds on this core. */
+void eg_perf_spin(uint64_t iterations);
+uint64_t eg_perf_spin_calibrate(double us);
+
+#endif

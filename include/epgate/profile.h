@@ -1,0 +1,120 @@
+/* Performance profiles (docs/profiles.md): one YAML file under profiles/
+ * declares a sweep campaign: the engine arms, the transport, the
+ * repetitions, a base workload and the sweeps (axes and their values),
+ * and the gate file that judges the results.  The parser is strict like
+ * the gate parser: unknown or repeated keys, unknown axes, malformed
+ * numbers and points that are not valid workloads are errors naming
+ * file:line. */
+#ifndef EPGATE_PROFILE_H
+#define EPGATE_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "epgate/workload.h"
+
+#define EG_PROFILE_ERR_MAX 1024
+
+/* The axes a sweep may vary (docs/profiles.md), in the order a point id
+ * lists them. */
+typedef enum eg_axis {
+	EG_AXIS_CONCURRENCY = 0, /* tokens per rank */
+	EG_AXIS_WORLD,		 /* ranks */
+	EG_AXIS_NODES,		 /* (virtual) nodes; world % nodes == 0 */
+	EG_AXIS_EXPERTS,
+	EG_AXIS_NUM_COMMS, /* endpoints / communicators, 1..16 */
+	EG_AXIS_HIDDEN,
+	EG_AXIS_TOPK,
+	EG_AXIS_DTYPE,	 /* string: bf16, fp32, fp8 */
+	EG_AXIS_ROUTING, /* string: uniform, zipf:S, ... */
+	EG_AXIS_COUNT,
+} eg_axis_t;
+
+/* Axis names, indexed by eg_axis_t; NULL-terminated. */
+extern const char *const eg_profile_axes[];
+/* 1 for dtype and routing (string values). */
+int eg_profile_axis_is_string(eg_axis_t a);
+
+/* One value of one axis: numbers for numeric axes, text for strings. */
+typedef struct eg_axis_value {
+	uint32_t num;
+	char str[48];
+} eg_axis_value_t;
+
+typedef struct eg_sweep_axis {
+	eg_axis_t axis;
+	eg_axis_value_t *values;
+	size_t n_values;
+	int line;
+} eg_sweep_axis_t;
+
+typedef struct eg_sweep {
+	char *name; /* the suite of its points */
+	char **arms;
+	size_t n_arms;
+	eg_sweep_axis_t *axes;
+	size_t n_axes;
+	int zip;		/* values taken together, not the product */
+	unsigned warmup, iters; /* from the profile unless overridden */
+	int line;
+} eg_sweep_t;
+
+typedef enum eg_launcher {
+	EG_LAUNCHER_LOCAL = 0, /* epgate launch, virtual nodes */
+	EG_LAUNCHER_SLURM = 1, /* srun inside an allocation */
+} eg_launcher_t;
+
+typedef struct eg_profile {
+	char *path;
+	char *name;
+	char *description;
+	char *transport; /* "fabric", "nccl", "null" */
+	char *provider;	 /* NULL: auto */
+	eg_launcher_t launcher;
+	char *gates; /* gate file as written, or NULL */
+	double timeout_s;
+	unsigned warmup, iters;
+	/* model: the transport's raw numbers, 0 = measure (fabric) */
+	double model_bw_gbps, model_post_rate;
+	/* raw phase (fabric): messages per peer, message size, bandwidth
+	 * bytes per peer, timed and untimed calls */
+	unsigned raw_msgs, raw_iters, raw_warmup;
+	size_t raw_msg_size, raw_size;
+	char **env_keys, **env_vals;
+	size_t n_env;
+	/* base workload: every point starts from it */
+	eg_axis_value_t base[EG_AXIS_COUNT];
+	char *base_data; /* data mode, or NULL */
+	char *base_mask; /* mask ratio text, or NULL */
+	char *base_seed; /* seed text, or NULL */
+	eg_sweep_t *sweeps;
+	size_t n_sweeps;
+} eg_profile_t;
+
+/* One resolved point: a sweep, an arm and every axis's value. */
+typedef struct eg_perf_point {
+	char id[192];
+	const char *suite; /* the sweep's name (owned by the profile) */
+	const char *arm;
+	size_t sweep;
+	eg_axis_value_t v[EG_AXIS_COUNT];
+	unsigned warmup, iters;
+} eg_perf_point_t;
+
+/* Parses a profile.  Errors: "path:line: message", <0. */
+int eg_profile_load(eg_profile_t *p, const char *path, char *err,
+		    size_t errlen);
+int eg_profile_parse(eg_profile_t *p, const char *text, size_t len,
+		     const char *name, char *err, size_t errlen);
+void eg_profile_free(eg_profile_t *p);
+
+/* Every point of the profile, sweep by sweep, arm by arm, in the order of
+ * the axes' values.  Free *pts with free(). */
+int eg_profile_points(const eg_profile_t *p, eg_perf_point_t **pts, size_t *n,
+		      char *err, size_t errlen);
+
+/* The workload of a point (world = its world), validated. */
+int eg_perf_point_workload(const eg_profile_t *p, const eg_perf_point_t *pt,
+			   eg_workload_t *w, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,1203 @@
+/* EP kernels: layout, pack, receive finishing, expert stage, combine, the
+ * dense scatter and the device verifier. Each has a host twin with the
+ * same bits (kernels/ep_host.c, lib/ep.c's eg_expert_stage, lib/verify.c);
+ * built with --fmad=false like gen.cu. Small per-call tables (views,
+ * token counts, y pointers, the receive prefix) travel as kernel
+ * parameters, so no wrapper copies from pageable host memory: such a copy
+ * would wait for the stream, and a stream held by a dead peer's NCCL
+ * kernel would hang the host past every deadline. */
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* C++ parts (Random123 templates) outside the C-linkage block. */
+#include <Random123/philox.h>
+#include "gen_core.h"
+#include "ep_core.h"
+
+extern "C" {
+#include "epgate/cuda_ep.h"
+#include "epgate/error.h"
+}
+
+#define EG__TILE 512 /* tokens per layout block */
+#define EG__FULL 0xffffffffu
+
+static unsigned eg__grid(size_t work, size_t per_block)
+{
+	size_t g = (work + per_block - 1) / per_block;
+
+	if (g < 1)
+		g = 1;
+	return g > 65535u ? 65535u : (unsigned)g;
+}
+
+static int eg__launched(void)
+{
+	return cudaGetLastError() == cudaSuccess ? EG_OK : EG_ECUDA;
+}
+
+/* ---------------------------------------------------------------- layout */
+
+struct eg__lay {
+	const int32_t *idx;
+	uint32_t nsrc, stride, K, L, d0, nd, ntiles;
+	uint32_t tokens[EG_EP_WORLD_MAX];
+};
+
+static __device__ int eg__flag(const eg__lay &a, uint32_t s, uint32_t j,
+			       uint32_t t)
+{
+	if (t >= a.stride || t >= a.tokens[s])
+		return 0;
+	const int32_t *ti = a.idx + ((size_t)s * a.stride + t) * a.K;
+	return eg_ep_on(ti, a.K, (int32_t)((a.d0 + j) * a.L), (int32_t)a.L);
+}
+
+/* Exclusive scan of v over the block (blockDim.x a multiple of 32). */
+static __device__ uint32_t eg__block_scan(uint32_t v)
+{
+	__shared__ uint32_t wsum[32];
+	uint32_t lane = threadIdx.x & 31u, wid = threadIdx.x >> 5;
+	uint32_t nw = blockDim.x >> 5, x = v;
+
+	for (uint32_t o = 1; o < 32; o <<= 1) {
+		uint32_t y = __shfl_up_sync(EG__FULL, x, o);
+		if (lane >= o)
+			x += y;
+	}
+	if (lane == 31)
+		wsum[wid] = x;
+	__syncthreads();
+	if (wid == 0) {
+		uint32_t s = lane < nw ? wsum[lane] : 0;
+		for (uint32_t o = 1; o < 32; o <<= 1) {
+			uint32_t y = __shfl_up_sync(EG__FULL, s, o);
+			if (lane >= o)
+				s += y;
+		}
+		if (lane < nw)
+			wsum[lane] = s;
+	}
+	__syncthreads();
+	return (wid ? wsum[wid - 1] : 0) + x - v;
+}
+
+static __global__ void eg__lay_count(eg__lay a, uint32_t *tile)
+{
+	uint32_t s = blockIdx.z, j = blockIdx.y;
+	uint32_t t = blockIdx.x * EG__TILE + threadIdx.x;
+	int c = __syncthreads_count(eg__flag(a, s, j, t));
+
+	if (threadIdx.x == 0)
+		tile[((size_t)s * a.nd + j) * a.ntiles + blockIdx.x] =
+		    (uint32_t)c;
+}
+
+/* One thread per (source, destination): tile counts become bases. */
+static __global__ void eg__lay_scan(uint32_t npairs, uint32_t ntiles,
+				    uint32_t *tile, uint32_t *count)
+{
+	uint32_t q = blockIdx.x * blockDim.x + threadIdx.x;
+	uint32_t base = 0;
+
+	if (q >= npairs)
+		return;
+	uint32_t *c = tile + (size_t)q * ntiles;
+	for (uint32_t i = 0; i < ntiles; i++) {
+		uint32_t n = c[i];
+		c[i] = base;
+		base += n;
+	}
+	count[q] = base;
+}
+
+static __global__ void eg__lay_pos(eg__lay a, const uint32_t *tile,
+				   int32_t *pos)
+{
+	uint32_t s = blockIdx.z, j = blockIdx.y;
+	uint32_t t = blockIdx.x * EG__TILE + threadIdx.x;
+	size_t q = (size_t)s * a.nd + j;
+	int f = eg__flag(a, s, j, t);
+	uint32_t ex = eg__block_scan((uint32_t)f);
+
+	if (t < a.stride)
+		pos[q * a.stride + t] =
+		    f ? (int32_t)(tile[q * a.ntiles + blockIdx.x] + ex) : -1;
+}
+
+extern "C" int eg_ep_layout_cuda(const eg_workload_t *w, const eg_ep_src_t *src,
+				 uint32_t d0, uint32_t nd, int32_t *d_pos,
+				 uint32_t *d_count, void *stream)
+{
+	cudaStream_t st = (cudaStream_t)stream;
+	eg__lay a;
+	uint32_t *tile = NULL;
+	size_t npairs;
+	int rc;
+
+	if (!src->nsrc || !nd || src->nsrc > EG_EP_WORLD_MAX ||
+	    nd > EG_EP_WORLD_MAX || !src->stride)
+		return EG_ERANGE;
+	memset(&a, 0, sizeof(a));
+	a.idx = src->topk_idx;
+	a.nsrc = src->nsrc;
+	a.stride = src->stride;
+	a.K = w->topk;
+	a.L = eg_workload_local_experts(w);
+	a.d0 = d0;
+	a.nd = nd;
+	a.ntiles = (src->stride + EG__TILE - 1) / EG__TILE;
+	memcpy(a.tokens, src->tokens, sizeof(a.tokens));
+	npairs = (size_t)a.nsrc * nd;
+	if (cudaMallocAsync((void **)&tile, npairs * a.ntiles * 4, st) !=
+	    cudaSuccess)
+		return EG_ECUDA;
+	dim3 grid(a.ntiles, nd, a.nsrc);
+	eg__lay_count<<<grid, EG__TILE, 0, st>>>(a, tile);
+	eg__lay_scan<<<eg__grid(npairs, 64), 64, 0, st>>>(
+	    (uint32_t)npairs, a.ntiles, tile, d_count);
+	eg__lay_pos<<<grid, EG__TILE, 0, st>>>(a, tile, d_pos);
+	rc = eg__launched();
+	if (cudaFreeAsync(tile, st) != cudaSuccess)
+		rc = EG_ECUDA;
+	return rc;
+}
+
+/* ------------------------------------------------------------------ pack */
+
+struct eg__pack {
+	const uint8_t *x;
+	const float *scales;
+	const int32_t *idx;
+	const float *w;
+	uint32_t nsrc, stride, first_src, d0, nd, K, L, nb;
+	size_t xb;
+	uint32_t tokens[EG_EP_WORLD_MAX];
+	eg_ep_rows_t v[EG_EP_WORLD_MAX];
+	/* windowed: only rows of slice k of K of cnt[q] (eg__nccl_slice) */
+	uint32_t windowed, slice, nslices;
+	uint32_t cnt[EG_EP_WORLD_MAX];
+};
+
+/* n bytes by one warp, 16-byte accesses when everything is aligned. */
+static __device__ void eg__warp_copy(void *dst, const void *src, size_t n,
+				     uint32_t lane)
+{
+	uintptr_t al = (uintptr_t)dst | (uintptr_t)src | (uintptr_t)n;
+
+	if (!(al & 15u)) {
+		uint4 *d = (uint4 *)dst;
+		const uint4 *s = (const uint4 *)src;
+		for (size_t i = lane; i < n / 16; i += 32)
+			d[i] = s[i];
+	} else if (!(al & 3u)) {
+		uint32_t *d = (uint32_t *)dst;
+		const uint32_t *s = (const uint32_t *)src;
+		for (size_t i = lane; i < n / 4; i += 32)
+			d[i] = s[i];
+	} else {
+		uint8_t *d = (uint8_t *)dst;
+		const uint8_t *s = (const uint8_t *)src;
+		for (size_t i = lane; i < n; i += 32)
+			d[i] = s[i];
+	}
+}
+
+/* One warp per source token; it writes the token's row for every
+ * destination that takes it. */
+static __global__ void eg__pack_kernel(eg__pack a, const int32_t *pos)
+{
+	uint32_t lane = threadIdx.x & 31u, wpb = blockDim.x / 32;
+	size_t ntask = (size_t)a.nsrc * a.stride;
+	size_t step = (size_t)gridDim.x * wpb;
+
+	for (size_t task = (size_t)blockIdx.x * wpb + threadIdx.x / 32;
+	     task < ntask; task += step) {
+		uint32_t s = (uint32_t)(task / a.stride);
+		uint32_t t = (uint32_t)(task % a.stride);
+
+		if (t >= a.tokens[s])
+			continue;
+		for (uint32_t j = 0; j < a.nd; j++) {
+			size_t q = (size_t)s * a.nd + j;
+			int32_t p = pos[q * a.stride + t];
+			const eg_ep_rows_t *v = &a.v[q];
+			int32_t lo = (int32_t)((a.d0 + j) * a.L);
+
+			if (p < 0)
+				continue;
+			if (a.windowed) {
+				uint64_t n = a.cnt[q];
+				if ((uint64_t)p < n * a.slice / a.nslices ||
+				    (uint64_t)p >=
+					n * (a.slice + 1) / a.nslices)
+					continue;
+			}
+			eg__warp_copy((uint8_t *)v->x + (size_t)p * a.xb,
+				      a.x + task * a.xb, a.xb, lane);
+			for (uint32_t b = lane; b < a.nb; b += 32)
+				v->scales[(size_t)p * a.nb + b] =
+				    a.scales[task * a.nb + b];
+			if (lane == 0) {
+				if (v->src_rank)
+					v->src_rank[p] =
+					    (int32_t)(a.first_src + s);
+				v->src_token[p] = (int32_t)t;
+			}
+			for (uint32_t k = lane; k < a.K; k += 32) {
+				int32_t e = a.idx[task * a.K + k];
+				int loc = e >= lo && e < lo + (int32_t)a.L;
+
+				v->topk_idx[(size_t)p * a.K + k] =
+				    loc ? e - lo : -1;
+				v->topk_w[(size_t)p * a.K + k] =
+				    loc ? a.w[task * a.K + k] : 0.0f;
+			}
+		}
+	}
+}
+
+extern "C" int eg_ep_pack_slice_cuda(const eg_workload_t *w,
+				     const eg_ep_src_t *src, uint32_t d0,
+				     uint32_t nd, const int32_t *d_pos,
+				     const eg_ep_rows_t *views,
+				     const uint32_t *counts, uint32_t k,
+				     uint32_t K, void *stream)
+{
+	eg__pack a;
+	size_t b[5], ntask;
+
+	if ((size_t)src->nsrc * nd > EG_EP_WORLD_MAX || !src->stride ||
+	    (counts && k >= K))
+		return EG_ERANGE;
+	memset(&a, 0, sizeof(a));
+	if (counts) {
+		a.windowed = 1;
+		a.slice = k;
+		a.nslices = K;
+		memcpy(a.cnt, counts,
+		       (size_t)src->nsrc * nd * sizeof(uint32_t));
+	}
+	eg_ep_section_bytes(w, b);
+	a.x = (const uint8_t *)src->x;
+	a.scales = src->scales;
+	a.idx = src->topk_idx;
+	a.w = src->topk_w;
+	a.nsrc = src->nsrc;
+	a.stride = src->stride;
+	a.first_src = src->first_src;
+	a.d0 = d0;
+	a.nd = nd;
+	a.K = w->topk;
+	a.L = eg_workload_local_experts(w);
+	a.nb = (uint32_t)(b[1] / sizeof(float));
+	a.xb = b[0];
+	memcpy(a.tokens, src->tokens, sizeof(a.tokens));
+	memcpy(a.v, views, (size_t)src->nsrc * nd * sizeof(eg_ep_rows_t));
+	ntask = (size_t)src->nsrc * src->stride;
+	eg__pack_kernel<<<eg__grid(ntask, 8), 256, 0, (cudaStream_t)stream>>>(
+	    a, d_pos);
+	return eg__launched();
+}
+
+extern "C" int eg_ep_pack_cuda(const eg_workload_t *w, const eg_ep_src_t *src,
+			       uint32_t d0, uint32_t nd, const int32_t *d_pos,
+			       const eg_ep_rows_t *views, void *stream)
+{
+	return eg_ep_pack_slice_cuda(w, src, d0, nd, d_pos, views, NULL, 0, 1,
+				     stream);
+}
+
+/* ---------------------------------------------------------------- finish */
+
+struct eg__prefix {
+	uint32_t p[EG_EP_WORLD_MAX + 1];
+};
+
+/* expert_count through a per-block histogram in shared memory when it
+ * fits: one global atomic per expert and block instead of one per slot
+ * (the counts are integers: any order gives the same result). */
+#define EG__HIST_MAX 8192
+
+static __global__ void eg__finish_kernel(eg__prefix pre, uint32_t W, uint32_t K,
+					 uint32_t L, uint32_t *rank_prefix,
+					 int32_t *src_rank, const int32_t *idx,
+					 uint32_t *ecount, int shared)
+{
+	extern __shared__ uint32_t hist[];
+	size_t rows = pre.p[W];
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	size_t i0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	uint32_t *cnt = shared ? hist : ecount;
+
+	if (shared) {
+		for (uint32_t j = threadIdx.x; j < L; j += blockDim.x)
+			hist[j] = 0;
+		__syncthreads();
+	}
+	if (i0 <= W)
+		rank_prefix[i0] = pre.p[i0];
+	for (size_t i = i0; i < rows; i += stride) {
+		uint32_t s = 0;
+
+		while (s + 1 < W && i >= pre.p[s + 1])
+			s++;
+		src_rank[i] = (int32_t)s;
+		for (uint32_t k = 0; k < K; k++) {
+			int32_t id = idx[i * K + k];
+			if (id >= 0 && (uint32_t)id < L)
+				atomicAdd(&cnt[id], 1u);
+		}
+	}
+	if (shared) {
+		__syncthreads();
+		for (uint32_t j = threadIdx.x; j < L; j += blockDim.x)
+			if (hist[j])
+				atomicAdd(&ecount[j], hist[j]);
+	}
+}
+
+extern "C" int eg_ep_finish_cuda(eg_recv_t *r, const uint32_t *prefix,
+				 void *stream)
+{
+	cudaStream_t st = (cudaStream_t)stream;
+	eg__prefix pre;
+	uint32_t W = r->world, L = r->local_experts;
+	int shared = L <= EG__HIST_MAX;
+	unsigned grid;
+
+	if (W > EG_EP_WORLD_MAX || prefix[W] > r->capacity)
+		return EG_ERANGE;
+	memcpy(pre.p, prefix, (W + 1u) * sizeof(uint32_t));
+	if (cudaMemsetAsync(r->expert_count, 0, L * sizeof(uint32_t), st) !=
+	    cudaSuccess)
+		return EG_ECUDA;
+	grid = eg__grid((size_t)prefix[W] + W + 1, 256);
+	if (grid > 1024)
+		grid = 1024; /* grid-stride: fewer histograms to flush */
+	eg__finish_kernel<<<grid, 256, shared ? L * 4 : 0, st>>>(
+	    pre, W, r->topk, L, r->rank_prefix, r->src_rank, r->topk_idx,
+	    r->expert_count, shared);
+	r->num_rows = prefix[W];
+	return eg__launched();
+}
+
+/* ---------------------------------------------------------------- expert */
+
+static __global__ void eg__expert_kernel(eg_gen_params_t p, uint32_t rank,
+					 uint32_t L, uint32_t dtype,
+					 uint32_t rows, uint32_t H, uint32_t K,
+					 const void *x, const float *scales,
+					 const int32_t *idx, const float *wt,
+					 void *y)
+{
+	size_t n = (size_t)rows * H, nb = H / EG_FP8_BLOCK;
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	uint32_t ct = eg_ep_combine_dtype(dtype);
+
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += stride) {
+		size_t r = i / H, h = i % H;
+		float sc = dtype == EG_GEN_FP8
+			       ? scales[r * nb + h / EG_FP8_BLOCK]
+			       : 1.0f;
+		float acc = eg_ep_expert_elem(&p, rank, L, dtype,
+					      eg_ep_load(dtype, x, i), sc,
+					      idx + r * K, wt + r * K, K);
+		eg_ep_store(ct, y, i, acc);
+	}
+}
+
+extern "C" int eg_ep_expert_cuda(const eg_gen_t *g, const eg_recv_t *r,
+				 void *d_y, void *stream)
+{
+	eg_gen_params_t p = g->p;
+	size_t n = (size_t)r->num_rows * r->hidden;
+
+	if (r->num_rows > r->capacity)
+		return EG_EINVAL;
+	if (!n)
+		return EG_OK;
+	p.expert_weight = NULL; /* the bias never reads it */
+	eg__expert_kernel<<<eg__grid(n, 256), 256, 0, (cudaStream_t)stream>>>(
+	    p, r->rank, r->local_experts, (uint32_t)r->dtype, r->num_rows,
+	    r->hidden, r->topk, r->x, r->scales, r->topk_idx, r->topk_w, d_y);
+	return eg__launched();
+}
+
+/* --------------------------------------------------------------- combine */
+
+struct eg__ys {
+	const void *y[EG_EP_WORLD_MAX];
+};
+
+static __global__ void eg__combine_kernel(eg__ys ys, uint32_t W, uint32_t T,
+					  uint32_t H, uint32_t ct,
+					  const int32_t *pos, uint32_t stride,
+					  void *out)
+{
+	size_t n = (size_t)T * H;
+	size_t step = (size_t)gridDim.x * blockDim.x;
+
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += step) {
+		size_t t = i / H, h = i % H;
+		float acc = 0.0f;
+
+		for (uint32_t d = 0; d < W; d++) {
+			int32_t p = pos[(size_t)d * stride + t];
+			if (p >= 0)
+				acc = acc + eg_ep_load(ct, ys.y[d],
+						       (size_t)p * H + h);
+		}
+		eg_ep_store(ct, out, i, acc);
+	}
+}
+
+/* The same sums, 16 bytes per access: each thread takes one uint4 of
+ * the output (8 bf16 or 4 fp32) and reads the matching uint4 of every
+ * source row. Per element the arithmetic is the scalar kernel's. Only
+ * when H fills whole uint4s and every buffer is 16-byte aligned. */
+template <typename E, int V>
+static __global__ void eg__combine_vec_kernel(eg__ys ys, uint32_t W, uint32_t T,
+					      uint32_t H, const int32_t *pos,
+					      uint32_t stride, void *out)
+{
+	size_t hv = H / V, n = (size_t)T * hv;
+	size_t step = (size_t)gridDim.x * blockDim.x;
+
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += step) {
+		size_t t = i / hv, c = i % hv;
+		float acc[V];
+		union {
+			uint4 u;
+			E e[V];
+		} r;
+
+		for (int j = 0; j < V; j++)
+			acc[j] = 0.0f;
+		for (uint32_t d = 0; d < W; d++) {
+			int32_t p = pos[(size_t)d * stride + t];
+			if (p < 0)
+				continue;
+			r.u = ((const uint4 *)ys.y[d])[(size_t)p * hv + c];
+			for (int j = 0; j < V; j++)
+				acc[j] =
+				    acc[j] +
+				    (sizeof(E) == 2
+					 ? eg_core_bf16_to_f32((uint16_t)r.e[j])
+					 : eg_u2f((uint32_t)r.e[j]));
+		}
+		for (int j = 0; j < V; j++)
+			r.e[j] = sizeof(E) == 2 ? (E)eg_core_f32_to_bf16(acc[j])
+						: (E)eg_f2u(acc[j]);
+		((uint4 *)out)[i] = r.u;
+	}
+}
+
+extern "C" int eg_ep_combine_cuda(const eg_workload_t *w, uint32_t T,
+				  uint32_t W, const int32_t *d_pos,
+				  uint32_t stride, const void *const *y,
+				  void *d_out, void *stream)
+{
+	eg__ys ys;
+	size_t n = (size_t)T * w->hidden;
+
+	if (W > EG_EP_WORLD_MAX)
+		return EG_ERANGE;
+	if (!n)
+		return EG_OK;
+	memset(&ys, 0, sizeof(ys));
+	memcpy(ys.y, y, W * sizeof(void *));
+	uint32_t ct = eg_ep_combine_dtype((uint32_t)w->dtype);
+	uint32_t V = ct == EG_GEN_BF16 ? 8 : 4;
+	uintptr_t al = (uintptr_t)d_out;
+	for (uint32_t d = 0; d < W; d++)
+		al |= (uintptr_t)y[d];
+	cudaStream_t st = (cudaStream_t)stream;
+	if (w->hidden % V == 0 && !(al & 15u)) {
+		size_t nv = n / V;
+		if (ct == EG_GEN_BF16)
+			eg__combine_vec_kernel<uint16_t, 8>
+			    <<<eg__grid(nv, 256), 256, 0, st>>>(
+				ys, W, T, w->hidden, d_pos, stride, d_out);
+		else
+			eg__combine_vec_kernel<uint32_t, 4>
+			    <<<eg__grid(nv, 256), 256, 0, st>>>(
+				ys, W, T, w->hidden, d_pos, stride, d_out);
+		return eg__launched();
+	}
+	eg__combine_kernel<<<eg__grid(n, 256), 256, 0, st>>>(
+	    ys, W, T, w->hidden, ct, d_pos, stride, d_out);
+	return eg__launched();
+}
+
+/* --------------------------------------------------------------- scatter */
+
+static __global__ void eg__scatter_kernel(uint32_t rows, uint32_t W,
+					  uint32_t stride, size_t rowb,
+					  const int32_t *sr, const int32_t *st,
+					  const uint8_t *y, uint8_t *partial)
+{
+	uint32_t lane = threadIdx.x & 31u, wpb = blockDim.x / 32;
+	size_t step = (size_t)gridDim.x * wpb;
+
+	for (size_t i = (size_t)blockIdx.x * wpb + threadIdx.x / 32; i < rows;
+	     i += step) {
+		int32_t s = sr[i], t = st[i];
+
+		if (s < 0 || (uint32_t)s >= W || t < 0 || (uint32_t)t >= stride)
+			continue; /* a wrong dispatch must not write wild */
+		eg__warp_copy(partial + ((size_t)s * stride + t) * rowb,
+			      y + i * rowb, rowb, lane);
+	}
+}
+
+extern "C" int eg_ep_scatter_cuda(const eg_workload_t *w, const eg_recv_t *r,
+				  const void *d_y, uint32_t stride,
+				  void *d_partial, void *stream)
+{
+	cudaStream_t st = (cudaStream_t)stream;
+	size_t rowb =
+	    (size_t)w->hidden * eg_dtype_size(eg_combine_dtype(w->dtype));
+
+	if (cudaMemsetAsync(d_partial, 0, (size_t)w->world * stride * rowb,
+			    st) != cudaSuccess)
+		return EG_ECUDA;
+	if (!r->num_rows)
+		return EG_OK;
+	eg__scatter_kernel<<<eg__grid(r->num_rows, 8), 256, 0, st>>>(
+	    r->num_rows, w->world, stride, rowb, r->src_rank, r->src_token,
+	    (const uint8_t *)d_y, (uint8_t *)d_partial);
+	return eg__launched();
+}
+
+/* ------------------------------------------------------- device buffers */
+
+static void *eg__dev_poisoned(size_t n, int *bad)
+{
+	void *p = NULL;
+
+	if (cudaMalloc(&p, n ? n : 1) != cudaSuccess) {
+		*bad = 1;
+		return NULL;
+	}
+	if (cudaMemset(p, 0xA5, n ? n : 1) != cudaSuccess)
+		*bad = 1;
+	return p;
+}
+
+extern "C" int eg_recv_alloc_cuda(eg_recv_t *r, const eg_workload_t *w,
+				  uint32_t rank, uint32_t capacity)
+{
+	size_t rows = capacity, H = w->hidden, K = w->topk;
+	uint32_t L = eg_workload_local_experts(w);
+	int bad = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->rank = rank;
+	r->capacity = capacity;
+	r->dtype = w->dtype;
+	r->world = w->world;
+	r->hidden = w->hidden;
+	r->topk = w->topk;
+	r->local_experts = L;
+	r->x = eg__dev_poisoned(rows * H * eg_dtype_size(w->dtype), &bad);
+	if (w->dtype == EG_DTYPE_FP8)
+		r->scales = (float *)eg__dev_poisoned(
+		    rows * (H / EG_FP8_BLOCK) * sizeof(float), &bad);
+	r->src_rank = (int32_t *)eg__dev_poisoned(rows * 4, &bad);
+	r->src_token = (int32_t *)eg__dev_poisoned(rows * 4, &bad);
+	r->topk_idx = (int32_t *)eg__dev_poisoned(rows * K * 4, &bad);
+	r->topk_w = (float *)eg__dev_poisoned(rows * K * 4, &bad);
+	r->expert_count = (uint32_t *)eg__dev_poisoned(L * 4, &bad);
+	r->rank_prefix =
+	    (uint32_t *)eg__dev_poisoned((w->world + 1u) * 4, &bad);
+	if (bad) {
+		eg_recv_free_cuda(r);
+		return EG_ECUDA;
+	}
+	return EG_OK;
+}
+
+extern "C" void eg_recv_free_cuda(eg_recv_t *r)
+{
+	cudaFree(r->x);
+	cudaFree(r->scales);
+	cudaFree(r->src_rank);
+	cudaFree(r->src_token);
+	cudaFree(r->topk_idx);
+	cudaFree(r->topk_w);
+	cudaFree(r->expert_count);
+	cudaFree(r->rank_prefix);
+	memset(r, 0, sizeof(*r));
+}
+
+extern "C" int eg_recv_copy_cuda(eg_recv_t *dst, const eg_recv_t *src,
+				 int to_device)
+{
+	cudaMemcpyKind k =
+	    to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+	size_t rows =
+	    dst->capacity < src->capacity ? dst->capacity : src->capacity;
+	size_t H = src->hidden, K = src->topk;
+	int bad = 0;
+
+	if (dst->world != src->world || dst->hidden != src->hidden ||
+	    dst->topk != src->topk || dst->dtype != src->dtype ||
+	    dst->local_experts != src->local_experts)
+		return EG_EINVAL;
+	bad |= cudaMemcpy(dst->x, src->x, rows * H * eg_dtype_size(src->dtype),
+			  k) != cudaSuccess;
+	if (src->scales)
+		bad |=
+		    cudaMemcpy(dst->scales, src->scales,
+			       rows * (H / EG_FP8_BLOCK) * 4, k) != cudaSuccess;
+	bad |= cudaMemcpy(dst->src_rank, src->src_rank, rows * 4, k) !=
+	       cudaSuccess;
+	bad |= cudaMemcpy(dst->src_token, src->src_token, rows * 4, k) !=
+	       cudaSuccess;
+	bad |= cudaMemcpy(dst->topk_idx, src->topk_idx, rows * K * 4, k) !=
+	       cudaSuccess;
+	bad |= cudaMemcpy(dst->topk_w, src->topk_w, rows * K * 4, k) !=
+	       cudaSuccess;
+	bad |= cudaMemcpy(dst->expert_count, src->expert_count,
+			  src->local_experts * 4, k) != cudaSuccess;
+	bad |= cudaMemcpy(dst->rank_prefix, src->rank_prefix,
+			  (src->world + 1u) * 4, k) != cudaSuccess;
+	dst->num_rows = src->num_rows;
+	dst->rank = src->rank;
+	return bad ? EG_ECUDA : EG_OK;
+}
+
+/* -------------------------------------------------------------- verifier */
+
+/* A recorded mismatch with its place in the host verifier's walk:
+ * (section, major, minor) ascending is the order lib/verify.c finds them
+ * in (1 rank_prefix, 2 expert_count, 3 rows, 4 row set; combine 0). */
+struct eg__vrec {
+	uint32_t sec, minor;
+	uint64_t major;
+	eg_mismatch_t m;
+};
+
+struct eg__vdev {
+	unsigned long long wrong[EG_FIELD__COUNT];
+	unsigned long long missing, duplicate, unknown, nonfinite;
+	unsigned long long max_abs, max_ratio; /* bits of doubles >= 0 */
+	unsigned int nrec, bad_order;
+	eg__vrec rec[EG_EP_VERIFY_CAP];
+};
+
+static __device__ void eg__rec(eg__vdev *v, eg_field_t f, uint32_t sec,
+			       uint64_t major, uint32_t minor, int32_t rank,
+			       int32_t sr, int32_t st, int32_t ex, int64_t row,
+			       int64_t col, uint64_t e, uint64_t a)
+{
+	atomicAdd(&v->wrong[f], 1ull);
+	unsigned slot = atomicAdd(&v->nrec, 1u);
+	if (slot >= EG_EP_VERIFY_CAP)
+		return;
+	eg__vrec *r = &v->rec[slot];
+	r->sec = sec;
+	r->major = major;
+	r->minor = minor;
+	r->m.field = f;
+	r->m.rank = rank;
+	r->m.src_rank = sr;
+	r->m.src_token = st;
+	r->m.expert = ex;
+	r->m.row = row;
+	r->m.col = col;
+	r->m.expected = e;
+	r->m.actual = a;
+}
+
+static __device__ uint64_t eg__key(int32_t sr, int32_t st)
+{
+	return (uint64_t)(uint32_t)sr << 32 | (uint32_t)st;
+}
+
+static __device__ int eg__f32_nonfinite(uint32_t b)
+{
+	return (b & 0x7f800000u) == 0x7f800000u;
+}
+
+struct eg__vd {
+	eg_recv_t e, a; /* device arrays */
+	uint32_t n, ne, na, nb;
+	int32_t d;
+};
+
+static __global__ void eg__v_meta(eg__vd q, eg__vdev *v)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+	uint32_t W = q.e.world, L = q.e.local_experts;
+
+	if (i <= W && q.e.rank_prefix[i] != q.a.rank_prefix[i])
+		eg__rec(v, EG_FIELD_RANK_PREFIX, 1, i, 0, q.d,
+			i < W ? (int32_t)i : -1, -1, -1, -1, i,
+			q.e.rank_prefix[i], q.a.rank_prefix[i]);
+	if (i < L && q.e.expert_count[i] != q.a.expert_count[i])
+		eg__rec(v, EG_FIELD_EXPERT_COUNT, 2, i, 0, q.d, -1, -1,
+			q.d * (int32_t)L + (int32_t)i, -1, i,
+			q.e.expert_count[i], q.a.expert_count[i]);
+}
+
+static __global__ void eg__v_src(eg__vd q, eg__vdev *v)
+{
+	size_t step = (size_t)gridDim.x * blockDim.x;
+
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < q.n;
+	     i += step) {
+		int32_t sr = q.e.src_rank[i], st = q.e.src_token[i];
+		int32_t ar = q.a.src_rank[i], at = q.a.src_token[i];
+
+		if (ar != sr || at != st)
+			eg__rec(v, EG_FIELD_SRC, 3, i, 0, q.d, sr, st, -1, i,
+				-1, eg__key(sr, st), eg__key(ar, at));
+	}
+}
+
+static __global__ void eg__v_x(eg__vd q, eg__vdev *v)
+{
+	uint32_t H = q.e.hidden, dt = (uint32_t)q.e.dtype;
+	size_t n = (size_t)q.n * H, step = (size_t)gridDim.x * blockDim.x;
+
+	for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < n;
+	     j += step) {
+		size_t i = j / H, h = j % H;
+		uint64_t eb = eg_ep_bits(dt, q.e.x, j);
+		uint64_t ab = eg_ep_bits(dt, q.a.x, j);
+		int nf = eg_ep_nonfinite(dt, ab);
+
+		if (nf)
+			atomicAdd(&v->nonfinite, 1ull);
+		if (eb != ab || nf)
+			eg__rec(v, EG_FIELD_X, 3, i, 1 + (uint32_t)h, q.d,
+				q.e.src_rank[i], q.e.src_token[i], -1, i, h, eb,
+				ab);
+	}
+}
+
+static __global__ void eg__v_scales(eg__vd q, eg__vdev *v)
+{
+	uint32_t H = q.e.hidden, nb = q.nb;
+	size_t n = (size_t)q.n * nb, step = (size_t)gridDim.x * blockDim.x;
+
+	for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < n;
+	     j += step) {
+		size_t i = j / nb, b = j % nb;
+		uint32_t eb = ((const uint32_t *)q.e.scales)[j];
+		uint32_t ab = ((const uint32_t *)q.a.scales)[j];
+		int nf = eg__f32_nonfinite(ab);
+
+		if (nf)
+			atomicAdd(&v->nonfinite, 1ull);
+		if (eb != ab || nf)
+			eg__rec(v, EG_FIELD_SCALES, 3, i, 1 + H + (uint32_t)b,
+				q.d, q.e.src_rank[i], q.e.src_token[i], -1, i,
+				b, eb, ab);
+	}
+}
+
+static __global__ void eg__v_topk(eg__vd q, eg__vdev *v)
+{
+	uint32_t H = q.e.hidden, K = q.e.topk, L = q.e.local_experts;
+	size_t n = (size_t)q.n * K, step = (size_t)gridDim.x * blockDim.x;
+
+	for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < n;
+	     j += step) {
+		size_t i = j / K, k = j % K;
+		int32_t sr = q.e.src_rank[i], st = q.e.src_token[i];
+		int32_t ei = q.e.topk_idx[j], ai = q.a.topk_idx[j];
+		int32_t ex = ei >= 0 ? q.d * (int32_t)L + ei : -1;
+		uint32_t ew = ((const uint32_t *)q.e.topk_w)[j];
+		uint32_t aw = ((const uint32_t *)q.a.topk_w)[j];
+		uint32_t mi = 1 + H + q.nb + 2 * (uint32_t)k;
+		int nf = eg__f32_nonfinite(aw);
+
+		if (ei != ai)
+			eg__rec(v, EG_FIELD_TOPK_IDX, 3, i, mi, q.d, sr, st, ex,
+				i, k, (uint64_t)(int64_t)ei,
+				(uint64_t)(int64_t)ai);
+		if (nf)
+			atomicAdd(&v->nonfinite, 1ull);
+		if (ew != aw || nf)
+			eg__rec(v, EG_FIELD_TOPK_W, 3, i, mi + 1, q.d, sr, st,
+				ex, i, k, ew, aw);
+	}
+}
+
+static __global__ void eg__v_order(eg__vd q, eg__vdev *v)
+{
+	size_t step = (size_t)gridDim.x * blockDim.x;
+
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x + 1;
+	     i < q.ne; i += step)
+		if (eg__key(q.e.src_rank[i], q.e.src_token[i]) <=
+		    eg__key(q.e.src_rank[i - 1], q.e.src_token[i - 1]))
+			atomicAdd(&v->bad_order, 1u);
+}
+
+/* Index of key among the expected rows (sorted), or -1. */
+static __device__ int64_t eg__find(const eg__vd &q, uint64_t key)
+{
+	uint32_t lo = 0, hi = q.ne;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		uint64_t k = eg__key(q.e.src_rank[mid], q.e.src_token[mid]);
+		if (k == key)
+			return mid;
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* pass 0: hits, first row per expected key, unknown rows; pass 1: the
+ * second row of each duplicated key. */
+static __global__ void eg__v_rows(eg__vd q, eg__vdev *v, uint32_t *hits,
+				  uint32_t *first, uint32_t *second, int pass)
+{
+	size_t step = (size_t)gridDim.x * blockDim.x;
+
+	for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < q.na;
+	     j += step) {
+		int32_t sr = q.a.src_rank[j], st = q.a.src_token[j];
+		int64_t f = eg__find(q, eg__key(sr, st));
+
+		if (pass == 1) {
+			if (f >= 0 && first[f] != (uint32_t)j)
+				atomicMin(&second[f], (uint32_t)j);
+			continue;
+		}
+		if (f >= 0) {
+			atomicAdd(&hits[f], 1u);
+			atomicMin(&first[f], (uint32_t)j);
+			continue;
+		}
+		atomicAdd(&v->unknown, 1ull);
+		eg__rec(v, EG_FIELD_ROW_SET, 4, eg__key(sr, st), (uint32_t)j,
+			q.d, sr, st, -1, j, -1, 0, 1);
+	}
+}
+
+static __global__ void eg__v_missing(eg__vd q, eg__vdev *v,
+				     const uint32_t *hits,
+				     const uint32_t *second)
+{
+	size_t step = (size_t)gridDim.x * blockDim.x;
+
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < q.ne;
+	     i += step) {
+		int32_t sr = q.e.src_rank[i], st = q.e.src_token[i];
+		uint64_t key = eg__key(sr, st);
+		uint32_t h = hits[i];
+
+		if (h == 0) {
+			atomicAdd(&v->missing, 1ull);
+			eg__rec(v, EG_FIELD_ROW_SET, 4, key, 0, q.d, sr, st, -1,
+				-1, -1, 1, 0);
+		}
+		if (h > 1)
+			atomicAdd(&v->duplicate, (unsigned long long)(h - 1));
+		for (uint32_t c = 1; c < h; c++)
+			eg__rec(v, EG_FIELD_ROW_SET, 4, key, c, q.d, sr, st, -1,
+				second[i], -1, 1, h);
+	}
+}
+
+static int eg__vrec_cmp(const void *pa, const void *pb)
+{
+	const eg__vrec *a = (const eg__vrec *)pa, *b = (const eg__vrec *)pb;
+
+	if (a->sec != b->sec)
+		return a->sec < b->sec ? -1 : 1;
+	if (a->major != b->major)
+		return a->major < b->major ? -1 : 1;
+	return a->minor < b->minor ? -1 : a->minor > b->minor;
+}
+
+static void eg__host_wrong(eg_verdict_t *v, eg_field_t f, int32_t rank,
+			   int64_t col, uint64_t e, uint64_t a)
+{
+	v->wrong[f]++;
+	if (v->n_first < EG_VERIFY_MAX_FIRST) {
+		eg_mismatch_t *m = &v->first[v->n_first++];
+		m->field = f;
+		m->rank = rank;
+		m->src_rank = m->src_token = m->expert = -1;
+		m->row = -1;
+		m->col = col;
+		m->expected = e;
+		m->actual = a;
+	}
+}
+
+/* Device counts and sorted records into lv. */
+static int eg__vdev_collect(eg__vdev *dv, eg_verdict_t *lv)
+{
+	eg__vdev *h = (eg__vdev *)malloc(sizeof(*h));
+	double d;
+	unsigned n;
+
+	if (!h)
+		return EG_ENOMEM;
+	if (cudaMemcpy(h, dv, sizeof(*h), cudaMemcpyDeviceToHost) !=
+	    cudaSuccess) {
+		free(h);
+		return EG_ECUDA;
+	}
+	for (int f = 0; f < EG_FIELD__COUNT; f++)
+		lv->wrong[f] += h->wrong[f];
+	lv->missing_rows += h->missing;
+	lv->duplicate_rows += h->duplicate;
+	lv->unknown_rows += h->unknown;
+	lv->nonfinite += h->nonfinite;
+	memcpy(&d, &h->max_abs, sizeof(d));
+	if (d > lv->max_abs_err)
+		lv->max_abs_err = d;
+	memcpy(&d, &h->max_ratio, sizeof(d));
+	if (d > lv->max_err_ratio)
+		lv->max_err_ratio = d;
+	n = h->nrec < EG_EP_VERIFY_CAP ? h->nrec : EG_EP_VERIFY_CAP;
+	qsort(h->rec, n, sizeof(h->rec[0]), eg__vrec_cmp);
+	for (unsigned i = 0; i < n && lv->n_first < EG_VERIFY_MAX_FIRST; i++)
+		lv->first[lv->n_first++] = h->rec[i].m;
+	n = h->bad_order;
+	free(h);
+	return n ? EG_EINVAL : EG_OK;
+}
+
+extern "C" int eg_verify_dispatch_cuda(const eg_workload_t *w,
+				       const eg_recv_t *expected,
+				       const eg_recv_t *actual, eg_verdict_t *v)
+{
+	eg_verdict_t lv;
+	eg__vd q;
+	eg__vdev *dv = NULL;
+	uint32_t *hits = NULL, *first = NULL, *second = NULL;
+	uint32_t H, K, L;
+	size_t ne;
+	int rc = EG_ECUDA;
+
+	if (!w || !expected || !actual || !v)
+		return EG_EINVAL;
+	if (expected->rank != actual->rank || expected->rank >= w->world ||
+	    expected->num_rows > expected->capacity ||
+	    expected->world != w->world || actual->world != w->world ||
+	    expected->hidden != w->hidden || actual->hidden != w->hidden ||
+	    expected->topk != w->topk || actual->topk != w->topk ||
+	    expected->dtype != w->dtype || actual->dtype != w->dtype ||
+	    expected->local_experts != eg_workload_local_experts(w) ||
+	    actual->local_experts != expected->local_experts)
+		return EG_EINVAL;
+	/* the buffers' writers may be on non-blocking streams */
+	if (cudaDeviceSynchronize() != cudaSuccess)
+		return EG_ECUDA;
+	eg_verdict_init(&lv);
+	memset(&q, 0, sizeof(q));
+	q.e = *expected;
+	q.a = *actual;
+	q.d = (int32_t)expected->rank;
+	q.ne = expected->num_rows;
+	q.na = actual->num_rows;
+	H = w->hidden;
+	K = w->topk;
+	L = expected->local_experts;
+	q.nb = w->dtype == EG_DTYPE_FP8 ? H / EG_FP8_BLOCK : 0;
+
+	/* the scalar checks, on the host, in the host verifier's order */
+	lv.checked[EG_FIELD_NUM_ROWS]++;
+	if (q.ne != q.na)
+		eg__host_wrong(&lv, EG_FIELD_NUM_ROWS, q.d, -1, q.ne, q.na);
+	if (q.na > actual->capacity) {
+		lv.checked[EG_FIELD_NUM_ROWS]++;
+		eg__host_wrong(&lv, EG_FIELD_NUM_ROWS, q.d, 0, actual->capacity,
+			       q.na);
+		q.na = actual->capacity;
+	}
+	q.n = q.ne < q.na ? q.ne : q.na;
+	lv.checked[EG_FIELD_RANK_PREFIX] += w->world + 1u;
+	lv.checked[EG_FIELD_EXPERT_COUNT] += L;
+	lv.checked[EG_FIELD_SRC] += q.n;
+	lv.checked[EG_FIELD_X] += (uint64_t)q.n * H;
+	lv.checked[EG_FIELD_SCALES] += (uint64_t)q.n * q.nb;
+	lv.checked[EG_FIELD_TOPK_IDX] += (uint64_t)q.n * K;
+	lv.checked[EG_FIELD_TOPK_W] += (uint64_t)q.n * K;
+	lv.checked[EG_FIELD_ROW_SET] += q.ne > q.na ? q.ne : q.na;
+
+	ne = q.ne ? q.ne : 1;
+	if (cudaMalloc((void **)&dv, sizeof(*dv)) != cudaSuccess ||
+	    cudaMalloc((void **)&hits, ne * 4) != cudaSuccess ||
+	    cudaMalloc((void **)&first, ne * 4) != cudaSuccess ||
+	    cudaMalloc((void **)&second, ne * 4) != cudaSuccess ||
+	    cudaMemset(dv, 0, sizeof(*dv)) != cudaSuccess ||
+	    cudaMemset(hits, 0, ne * 4) != cudaSuccess ||
+	    cudaMemset(first, 0xff, ne * 4) != cudaSuccess ||
+	    cudaMemset(second, 0xff, ne * 4) != cudaSuccess)
+		goto out;
+	eg__v_meta<<<eg__grid(w->world + 1u + L, 256), 256>>>(q, dv);
+	if (q.n) {
+		eg__v_src<<<eg__grid(q.n, 256), 256>>>(q, dv);
+		eg__v_x<<<eg__grid((size_t)q.n * H, 256), 256>>>(q, dv);
+		if (q.nb)
+			eg__v_scales<<<eg__grid((size_t)q.n * q.nb, 256),
+				       256>>>(q, dv);
+		if (K)
+			eg__v_topk<<<eg__grid((size_t)q.n * K, 256), 256>>>(q,
+									    dv);
+	}
+	if (q.ne > 1)
+		eg__v_order<<<eg__grid(q.ne, 256), 256>>>(q, dv);
+	if (q.na) {
+		eg__v_rows<<<eg__grid(q.na, 256), 256>>>(q, dv, hits, first,
+							 second, 0);
+		eg__v_rows<<<eg__grid(q.na, 256), 256>>>(q, dv, hits, first,
+							 second, 1);
+	}
+	if (q.ne)
+		eg__v_missing<<<eg__grid(q.ne, 256), 256>>>(q, dv, hits,
+							    second);
+	if (cudaGetLastError() != cudaSuccess ||
+	    cudaDeviceSynchronize() != cudaSuccess)
+		goto out;
+	rc = eg__vdev_collect(dv, &lv);
+	if (rc < 0)
+		goto out;
+	eg_verdict_merge(v, &lv);
+	rc = eg_verdict_total_wrong(&lv) ? EG_EMISMATCH : EG_OK;
+out:
+	cudaFree(dv);
+	cudaFree(hits);
+	cudaFree(first);
+	cudaFree(second);
+	return rc;
+}
+
+struct eg__vc {
+	const void *e, *a;
+	const double *r64, *m64;
+	uint32_t T, H, ct, mode;
+	int32_t s;
+	double u, tiny;
+};
+
+static __global__ void eg__v_combine(eg__vc q, eg__vdev *v)
+{
+	size_t n = (size_t)q.T * q.H, step = (size_t)gridDim.x * blockDim.x;
+
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += step) {
+		uint64_t ab = eg_ep_bits(q.ct, q.a, i), eb;
+		int nf = eg_ep_nonfinite(q.ct, ab), bad;
+
+		if (nf)
+			atomicAdd(&v->nonfinite, 1ull);
+		if (q.mode == EG_COMPARE_BITS) {
+			eb = eg_ep_bits(q.ct, q.e, i);
+			bad = nf || eb != ab;
+		} else {
+			double r = q.r64[i];
+			double a = eg_ep_load(q.ct, q.a, i);
+			double bound = 4.0 * q.u * q.m64[i] + q.u * fabs(r);
+			double err = fabs(a - r);
+
+			if (bound == 0.0)
+				bound = q.tiny;
+			bad = nf || !(err <= bound);
+			if (!nf) {
+				double ratio = err / bound;
+
+				atomicMax(&v->max_abs,
+					  (unsigned long long)
+					      __double_as_longlong(err));
+				atomicMax(&v->max_ratio,
+					  (unsigned long long)
+					      __double_as_longlong(ratio));
+			}
+			if (q.e) {
+				eb = eg_ep_bits(q.ct, q.e, i);
+			} else {
+				uint32_t tmp = 0;
+				eg_ep_store(q.ct, &tmp, 0, (float)r);
+				eb = eg_ep_bits(q.ct, &tmp, 0);
+			}
+		}
+		if (bad)
+			eg__rec(v, EG_FIELD_COMBINE, 0, i, 0, q.s, q.s,
+				(int32_t)(i / q.H), -1, (int64_t)(i / q.H),
+				(int64_t)(i % q.H), eb, ab);
+	}
+}
+
+extern "C" int eg_verify_combine_cuda(const eg_workload_t *w, uint32_t s,
+				      eg_compare_t mode, const void *d_expected,
+				      const double *d_ref64,
+				      const double *d_mag64,
+				      const void *d_actual, eg_verdict_t *v)
+{
+	eg_verdict_t lv;
+	eg__vc q;
+	eg__vdev *dv = NULL;
+	eg_dtype_t cdt;
+	int rc = EG_ECUDA;
+
+	if (!w || !d_actual || !v || s >= w->world)
+		return EG_EINVAL;
+	if (mode == EG_COMPARE_BITS && !d_expected)
+		return EG_EINVAL;
+	if (mode == EG_COMPARE_BOUNDED && (!d_ref64 || !d_mag64))
+		return EG_EINVAL;
+	if (mode != EG_COMPARE_BITS && mode != EG_COMPARE_BOUNDED)
+		return EG_EINVAL;
+	if (cudaDeviceSynchronize() != cudaSuccess)
+		return EG_ECUDA;
+	eg_verdict_init(&lv);
+	cdt = eg_combine_dtype(w->dtype);
+	memset(&q, 0, sizeof(q));
+	q.e = d_expected;
+	q.a = d_actual;
+	q.r64 = d_ref64;
+	q.m64 = d_mag64;
+	q.T = eg_workload_tokens(w, s);
+	q.H = w->hidden;
+	q.ct = (uint32_t)cdt;
+	q.mode = (uint32_t)mode;
+	q.s = (int32_t)s;
+	if (mode == EG_COMPARE_BOUNDED) {
+		/* the host's u = 2^-(p-1) and its smallest normal */
+		int p = (int)eg_dtype_mantissa_bits(cdt);
+		q.u = 1.0;
+		for (int i = 0; i < p - 1; i++)
+			q.u = q.u * 0.5;
+		q.tiny = 1.0;
+		for (int i = 0; i < (cdt == EG_DTYPE_FP8 ? 6 : 126); i++)
+			q.tiny = q.tiny * 0.5;
+	}
+	lv.checked[EG_FIELD_COMBINE] += (uint64_t)q.T * q.H;
+	if (cudaMalloc((void **)&dv, sizeof(*dv)) != cudaSuccess ||
+	    cudaMemset(dv, 0, sizeof(*dv)) != cudaSuccess)
+		goto out;
+	if (q.T && q.H)
+		eg__v_combine<<<eg__grid((size_t)q.T * q.H, 256), 256>>>(q, dv);
+	if (cudaGetLastError() != cudaSuccess ||
+	    cudaDeviceSynchronize() != cudaSuccess)
+		goto out;
+	rc = eg__vdev_collect(dv, &lv);
+	if (rc < 0)
+		goto out;
+	eg_verdict_merge(v, &lv);
+	rc = eg_verdict_total_wrong(&lv) ? EG_EMISMATCH : EG_OK;
+out:
+	cudaFree(dv);
+	return rc;
+}

@@ -1,0 +1,103 @@
+/* The "null" measurement backend: no transport and no engine.  Arm
+ * "empty" is a step that does nothing (what the driver's clock reads and
+ * calls cost); "work:US" is a busy loop calibrated to about US
+ * microseconds on this core; "loop:N" is that loop with exactly N
+ * iterations (so two runs do the same work).  `epgate bench --overhead` times
+ * both through the driver to measure the harness's own overhead. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/bench_driver.h"
+#include "epgate/error.h"
+
+typedef struct eg__null {
+	uint64_t iterations; /* 0: empty */
+	uint64_t steps;
+} eg__null_t;
+
+static int eg__null_setup(const eg_world_t *world, eg_boot_t *boot,
+			  const eg_bench_setup_t *s, const eg_workload_t *w,
+			  void **state, char *err, size_t errlen)
+{
+	eg__null_t *n;
+	unsigned long us = 0, loops = 0;
+	char *end = NULL;
+
+	(void)world;
+	(void)boot;
+	(void)w;
+	*state = NULL;
+	if (!s->engine)
+		return EG_EINVAL;
+	if (!strncmp(s->engine, "work:", 5) &&
+	    isdigit((unsigned char)s->engine[5]))
+		us = strtoul(s->engine + 5, &end, 10);
+	else if (!strncmp(s->engine, "loop:", 5) &&
+		 isdigit((unsigned char)s->engine[5]))
+		loops = strtoul(s->engine + 5, &end, 10);
+	if (strcmp(s->engine, "empty") && (!end || *end || !(us || loops))) {
+		snprintf(err, errlen,
+			 "null: unknown arm \"%s\" (empty, work:US, loop:N)",
+			 s->engine);
+		return EG_EINVAL;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return EG_ENOMEM;
+	n->iterations = us ? eg_perf_spin_calibrate((double)us) : loops;
+	*state = n;
+	return EG_OK;
+}
+
+static int eg__null_verify(void *state, char *err, size_t errlen)
+{
+	(void)state;
+	(void)err;
+	(void)errlen;
+	return EG_OK; /* nothing moves, nothing can be wrong */
+}
+
+static int eg__null_step(void *state, eg_bench_times_t *t)
+{
+	eg__null_t *n = state;
+	double t0 = eg_now();
+
+	if (n->iterations)
+		eg_perf_spin(n->iterations);
+	t->dispatch_s = eg_now() - t0;
+	t->expert_s = 0;
+	t->combine_s = 0;
+	n->steps++;
+	return EG_OK;
+}
+
+static void eg__null_reset(void *state)
+{
+	((eg__null_t *)state)->steps = 0;
+}
+
+static int eg__null_counters(void *state, eg_bench_counters_t *c)
+{
+	(void)state;
+	memset(c, 0, sizeof(*c));
+	snprintf(c->transport_evidence, sizeof(c->transport_evidence), "null");
+	return EG_OK;
+}
+
+static void eg__null_teardown(void *state)
+{
+	free(state);
+}
+
+const eg_bench_backend_ops_t eg_bench_backend_null = {
+    .size = sizeof(eg_bench_backend_ops_t),
+    .name = "null",
+    .setup = eg__null_setup,
+    .verify = eg__null_verify,
+    .step = eg__null_step,
+    .counters_reset = eg__null_reset,
+    .counters = eg__null_counters,
+    .teardown = eg__null_teardown,
+};

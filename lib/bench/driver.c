@@ -1,0 +1,444 @@
+/* The per-rank driver of one measured point (docs/metrics.md): setup,
+ * one verified step (outside the timed loop), warm-up, N timed steps each
+ * after a bootstrap barrier, then every rank's times and counters meet at
+ * rank 0, which takes the slowest rank per step and builds the results
+ * point.  Every rank votes after setup and after verification, so a
+ * failure on one rank ends the point on all of them with one message. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/bench_driver.h"
+#include "epgate/error.h"
+
+/* A rank's vote: its status and, on failure, its one-line reason. */
+typedef struct eg__vote {
+	int32_t rc;
+	char msg[252];
+} eg__vote_t;
+
+/* Every rank learns every rank's status.  Returns EG_OK when all are,
+ * EG_EMISMATCH when any rank's is (the engine was wrong), else the first
+ * failing rank's code; err names the failing ranks and the first reason. */
+static int eg__agree(const eg_perf_ctx_t *c, int rc, const char *what,
+		     const char *msg, char *err, size_t errlen)
+{
+	uint32_t W = c->world->size;
+	eg__vote_t mine = {0}, *all = calloc(W, sizeof(*all));
+	int first = -1, mismatch = 0, brc;
+	size_t len;
+
+	if (!all)
+		return EG_ENOMEM;
+	mine.rc = rc;
+	snprintf(mine.msg, sizeof(mine.msg), "%s", rc ? msg : "");
+	brc =
+	    eg_boot_allgather(c->boot, &mine, sizeof(mine), all, c->timeout_s);
+	if (brc < 0) {
+		snprintf(err, errlen, "%s: %s", what, eg_boot_error(c->boot));
+		free(all);
+		return brc;
+	}
+	len = (size_t)snprintf(err, errlen, "%s failed on rank(s)", what);
+	for (uint32_t r = 0; r < W; r++) {
+		if (!all[r].rc)
+			continue;
+		if (first < 0)
+			first = (int)r;
+		mismatch |= all[r].rc == EG_EMISMATCH;
+		if (len < errlen)
+			len +=
+			    (size_t)snprintf(err + len, errlen - len, " %u", r);
+	}
+	if (first >= 0 && len < errlen)
+		snprintf(err + len, errlen - len, ": %s",
+			 all[first].msg[0] ? all[first].msg
+					   : eg_strerror(all[first].rc));
+	rc = first < 0 ? EG_OK : mismatch ? EG_EMISMATCH : all[first].rc;
+	if (rc >= 0 && first >= 0)
+		rc = EG_EIO;
+	free(all);
+	return rc;
+}
+
+void eg_perf_point_free(eg_point_t *p)
+{
+	if (!p)
+		return;
+	free(p->id);
+	free(p->suite);
+	free(p->arm);
+	json_decref(p->axes);
+	json_decref(p->evidence);
+	for (size_t i = 0; i < p->n_metrics; i++) {
+		free(p->metrics[i].name);
+		free(p->metrics[i].samples);
+	}
+	free(p->metrics);
+	memset(p, 0, sizeof(*p));
+}
+
+static char *eg__dup(const char *s)
+{
+	char *d = malloc(strlen(s) + 1);
+
+	if (d)
+		strcpy(d, s);
+	return d;
+}
+
+static json_t *eg__axes(const eg_perf_point_t *pt)
+{
+	json_t *o = json_object();
+
+	for (int a = 0; o && a < EG_AXIS_COUNT; a++) {
+		json_t *v = eg_profile_axis_is_string((eg_axis_t)a)
+				? json_string(pt->v[a].str)
+				: json_integer((json_int_t)pt->v[a].num);
+
+		if (json_object_set_new(o, eg_profile_axes[a], v)) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+/* Evidence: what ran, from every rank's counters (a rank that ran another
+ * path shows up as a second value joined with " | "), the providers of a
+ * fabric run, the versions and the model's verdict. */
+static json_t *eg__evidence(const eg_perf_ctx_t *c,
+			    const eg_perf_rank_report_t *rep,
+			    const eg_perf_raw_t *raw, const char *bound,
+			    uint32_t nodes)
+{
+	char tr[1024] = "", intra[64] = "", inter[64] = "";
+	json_t *o = json_object();
+	const char *ev = rep[0].evidence;
+	int bad = 0;
+
+	if (!o)
+		return NULL;
+	for (uint32_t r = 0; r < c->world->size; r++) {
+		int seen = 0;
+
+		for (uint32_t q = 0; q < r; q++)
+			seen |= !strcmp(rep[q].evidence, rep[r].evidence);
+		if (seen)
+			continue;
+		if (r)
+			strncat(tr, " | ", sizeof(tr) - strlen(tr) - 1);
+		strncat(tr, rep[r].evidence, sizeof(tr) - strlen(tr) - 1);
+	}
+	bad |= json_object_set_new(o, "transport", json_string(tr));
+	bad |= json_object_set_new(o, "backend", json_string(c->backend->name));
+	/* "fabric INTRA/INTER": the provider that carried the point's
+	 * cross-node pairs, else its intra-node ones */
+	if (!strncmp(ev, "fabric ", 7) && strchr(ev + 7, '/')) {
+		const char *sl = strchr(ev + 7, '/');
+
+		snprintf(intra, sizeof(intra), "%.*s", (int)(sl - ev - 7),
+			 ev + 7);
+		snprintf(inter, sizeof(inter), "%s", sl + 1);
+		bad |= json_object_set_new(o, "provider_intra",
+					   json_string(intra));
+		bad |= json_object_set_new(o, "provider_inter",
+					   json_string(inter));
+		bad |= json_object_set_new(
+		    o, "provider", json_string(nodes > 1 ? inter : intra));
+	}
+	if (rep[0].versions[0])
+		bad |= json_object_set_new(o, "versions",
+					   json_string(rep[0].versions));
+	if (bound && *bound)
+		bad |= json_object_set_new(o, "bound", json_string(bound));
+	if (raw && raw->src == EG_PERF_RAW_MEASURED)
+		bad |=
+		    json_object_set_new(o, "model", json_string("raw phase"));
+	else if (raw && raw->src == EG_PERF_RAW_PROFILE)
+		bad |= json_object_set_new(o, "model", json_string("profile"));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* The timed loop of one rank: times[i], [n+i], [2n+i] in seconds. */
+static int eg__timed(const eg_perf_ctx_t *c, void *st,
+		     const eg_perf_point_t *pt, double *times, char *err,
+		     size_t errlen)
+{
+	const eg_bench_backend_ops_t *be = c->backend;
+	unsigned n = pt->iters;
+	eg_bench_times_t t;
+	int rc;
+
+	for (unsigned i = 0; i < pt->warmup; i++)
+		if ((rc = be->step(st, &t)) < 0) {
+			snprintf(err, errlen, "rank %u: warm-up step: %s",
+				 c->world->rank, eg_strerror(rc));
+			return rc;
+		}
+	be->counters_reset(st);
+	for (unsigned i = 0; i < n; i++) {
+		if ((rc = eg_boot_barrier(c->boot, c->timeout_s)) < 0) {
+			snprintf(err, errlen, "rank %u: barrier: %s",
+				 c->world->rank, eg_boot_error(c->boot));
+			return rc;
+		}
+		if ((rc = be->step(st, &t)) < 0) {
+			snprintf(err, errlen, "rank %u: step %u: %s",
+				 c->world->rank, i, eg_strerror(rc));
+			return rc;
+		}
+		times[i] = t.dispatch_s;
+		times[n + i] = t.expert_s;
+		times[2 * (size_t)n + i] = t.combine_s;
+	}
+	return EG_OK;
+}
+
+static void eg__report(const eg_perf_ctx_t *c, void *st,
+		       const eg_perf_point_t *pt, const eg_workload_t *w,
+		       eg_perf_rank_report_t *rep)
+{
+	eg_bench_counters_t cnt;
+	eg_perf_bytes_t b;
+	unsigned n = pt->iters;
+
+	if (c->backend->counters(st, &cnt) < 0)
+		memset(&cnt, 0, sizeof(cnt));
+	rep->num_comms = cnt.num_comms;
+	for (uint32_t k = 0; k < cnt.num_comms && k < 16; k++) {
+		double o = (double)cnt.ops_posted[k] / n;
+
+		rep->ops_total += o;
+		if (o > rep->ops_max_ep)
+			rep->ops_max_ep = o;
+	}
+	rep->so_bytes = (double)cnt.bytes_so / n;
+	rep->su_bytes = (double)cnt.bytes_su / n;
+	snprintf(rep->evidence, sizeof(rep->evidence), "%s",
+		 cnt.transport_evidence);
+	snprintf(rep->versions, sizeof(rep->versions), "%s", cnt.versions);
+	/* the model's bytes: what this rank sends, both directions */
+	if (eg_perf_rank_bytes(w, pt->arm, c->world->rank,
+			       c->world->ranks_per_node, &b) == EG_OK)
+		rep->sent_bytes =
+		    (double)(b.disp_so + b.disp_su + b.comb_so + b.comb_su);
+}
+
+/* Rank 0: the point from everything gathered. */
+static int eg__build(const eg_perf_ctx_t *c, const eg_perf_point_t *pt,
+		     const eg_workload_t *w, const eg_perf_raw_t *raw,
+		     const double *all_t, const eg_perf_rank_report_t *rep,
+		     eg_point_t *out, char *err, size_t errlen)
+{
+	eg_perf_calc_in_t in = {.world = c->world->size,
+				.nodes = c->world->nodes,
+				.n = pt->iters,
+				.times = all_t,
+				.rep = rep,
+				.tokens = eg_workload_total_tokens(w),
+				.raw = raw};
+	eg_perf_calc_t calc;
+	int rc = eg_perf_compute(&in, &calc);
+
+	if (rc < 0) {
+		snprintf(err, errlen, "computing the metrics: %s",
+			 eg_strerror(rc));
+		return rc;
+	}
+	memset(out, 0, sizeof(*out));
+	out->id = eg__dup(pt->id);
+	out->suite = eg__dup(pt->suite);
+	out->arm = eg__dup(pt->arm);
+	out->axes = eg__axes(pt);
+	out->evidence = eg__evidence(c, rep, raw, calc.bound, c->world->nodes);
+	out->metrics = calloc(calc.n, sizeof(*out->metrics));
+	if (!out->id || !out->suite || !out->arm || !out->axes ||
+	    !out->evidence || !out->metrics) {
+		eg_perf_calc_fini(&calc);
+		eg_perf_point_free(out);
+		snprintf(err, errlen, "out of memory");
+		return EG_ENOMEM;
+	}
+	/* the metrics change hands: calc keeps nothing */
+	memcpy(out->metrics, calc.m, calc.n * sizeof(*out->metrics));
+	out->n_metrics = calc.n;
+	calc.n = 0;
+	eg_perf_calc_fini(&calc);
+	return EG_OK;
+}
+
+int eg_perf_measure(const eg_perf_ctx_t *c, const eg_perf_point_t *pt,
+		    const eg_workload_t *w, const eg_perf_raw_t *raw,
+		    eg_point_t *out, char *err, size_t errlen)
+{
+	const eg_bench_backend_ops_t *be = c->backend;
+	uint32_t W = c->world->size;
+	unsigned n = pt->iters;
+	eg_bench_setup_t s = {.size = sizeof(s),
+			      .engine = pt->arm,
+			      .transport = be->name,
+			      .provider = c->provider,
+			      .num_comms = pt->v[EG_AXIS_NUM_COMMS].num,
+			      .timeout_s = c->timeout_s,
+			      .device = c->device};
+	eg_perf_rank_report_t mine = {0}, *rep = NULL;
+	double *times = NULL, *all_t = NULL;
+	char msg[256] = "";
+	void *st = NULL;
+	int rc, lrc;
+
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if (!n || w->world != W) {
+		snprintf(err, errlen, "point %s: world %u is not the job's %u",
+			 pt->id, w->world, W);
+		return EG_EINVAL;
+	}
+	times = calloc(3 * (size_t)n, sizeof(double));
+	all_t = calloc(3 * (size_t)n * W, sizeof(double));
+	rep = calloc(W, sizeof(*rep));
+	if (!times || !all_t || !rep) {
+		snprintf(err, errlen, "out of memory");
+		rc = EG_ENOMEM;
+		goto out;
+	}
+	/* setup, then everyone agrees before anything is measured */
+	lrc = be->setup(c->world, c->boot, &s, w, &st, msg, sizeof(msg));
+	if (lrc < 0)
+		st = NULL;
+	if ((rc = eg__agree(c, lrc, "setup", msg, err, errlen)) < 0)
+		goto out;
+	lrc = be->verify(st, msg, sizeof(msg));
+	if ((rc = eg__agree(c, lrc, "verification", msg, err, errlen)) < 0)
+		goto out;
+	lrc = eg__timed(c, st, pt, times, msg, sizeof(msg));
+	if (!lrc)
+		eg__report(c, st, pt, w, &mine);
+	if ((rc = eg__agree(c, lrc, "timed steps", msg, err, errlen)) < 0)
+		goto out;
+	/* times and counters meet (an allgather: the bootstrap has no
+	 * gather); rank 0 uses them */
+	rc = eg_boot_allgather(c->boot, times, 3 * (size_t)n * sizeof(double),
+			       all_t, c->timeout_s);
+	if (!rc)
+		rc = eg_boot_allgather(c->boot, &mine, sizeof(mine), rep,
+				       c->timeout_s);
+	if (rc < 0) {
+		snprintf(err, errlen, "gathering the times: %s",
+			 eg_boot_error(c->boot));
+		goto out;
+	}
+	if (!c->world->rank && out)
+		rc = eg__build(c, pt, w, raw, all_t, rep, out, err, errlen);
+out:
+	if (st)
+		be->teardown(st);
+	free(times);
+	free(all_t);
+	free(rep);
+	return rc;
+}
+
+/* ---- spool lines ---------------------------------------------------- */
+
+static int eg__put_num(json_t *o, const char *k, double v)
+{
+	return isfinite(v) ? json_object_set_new(o, k, json_real(v)) : 0;
+}
+
+json_t *eg_perf_point_json(const eg_point_t *p)
+{
+	json_t *o = json_object(), *ms = json_object();
+	int bad = !o || !ms;
+
+	if (bad)
+		goto fail;
+	bad |= json_object_set_new(o, "id", json_string(p->id));
+	bad |= json_object_set_new(o, "suite", json_string(p->suite));
+	bad |= json_object_set_new(o, "arm", json_string(p->arm));
+	bad |= json_object_set_new(
+	    o, "axes", p->axes ? json_deep_copy(p->axes) : json_object());
+	if (p->evidence)
+		bad |= json_object_set_new(o, "evidence",
+					   json_deep_copy(p->evidence));
+	for (size_t i = 0; !bad && i < p->n_metrics; i++) {
+		const eg_metric_t *m = &p->metrics[i];
+		json_t *mo = json_object(), *a;
+
+		if (!mo || json_object_set_new(ms, m->name, mo)) {
+			bad = 1;
+			break;
+		}
+		if (m->n_samples) {
+			/* the reader checks the median against the samples */
+			bad |= eg__put_num(
+			    mo, "median",
+			    eg_stats_median(m->samples, m->n_samples));
+			bad |= json_object_set_new(
+			    mo, "n", json_integer((json_int_t)m->n_samples));
+			a = json_array();
+			bad |= !a || json_object_set_new(mo, "samples", a);
+			for (size_t k = 0; !bad && k < m->n_samples; k++)
+				bad |= json_array_append_new(
+				    a, json_real(m->samples[k]));
+			continue;
+		}
+		bad |= eg__put_num(mo, "median", m->s.median);
+		bad |= json_object_set_new(mo, "n",
+					   json_integer((json_int_t)m->s.n));
+		bad |= eg__put_num(mo, "p10", m->s.p10);
+		bad |= eg__put_num(mo, "p90", m->s.p90);
+		bad |= eg__put_num(mo, "cv", m->s.cv);
+		if (isfinite(m->s.ci_lo) && isfinite(m->s.ci_hi)) {
+			bad |= eg__put_num(mo, "ci_lo", m->s.ci_lo);
+			bad |= eg__put_num(mo, "ci_hi", m->s.ci_hi);
+		}
+	}
+	bad |= json_object_set(o, "metrics", ms);
+	if (bad)
+		goto fail;
+	json_decref(ms);
+	return o;
+fail:
+	json_decref(ms);
+	json_decref(o);
+	return NULL;
+}
+
+int eg_perf_point_parse(const char *line, eg_results_t *r, char *err,
+			size_t errlen)
+{
+	json_error_t je;
+	json_t *p = json_loads(line, JSON_REJECT_DUPLICATES, &je), *doc;
+	char *text;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!p || !json_is_object(p)) {
+		snprintf(err, errlen, "spool: malformed point: %s",
+			 p ? "not an object" : je.text);
+		json_decref(p);
+		return EG_EPARSE;
+	}
+	/* through the reader: a spooled point is checked like a file's */
+	doc = json_pack("{s:s, s:b, s:{}, s:[o]}", "schema", EG_RESULTS_SCHEMA,
+			"recorded", 0, "context", "points", p);
+	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	if (!text)
+		return EG_ENOMEM;
+	rc = eg_results_parse(r, text, "spool", err, errlen);
+	free(text);
+	if (!rc && r->n_points != 1) {
+		eg_results_free(r);
+		snprintf(err, errlen, "spool: expected one point");
+		return EG_EPARSE;
+	}
+	return rc;
+}

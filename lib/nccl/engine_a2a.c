@@ -1,0 +1,506 @@
+/* The "nccl-a2a" engine: the sparse dispatch and combine of lib/engines/
+ * a2a.c on device buffers over NCCL. Per step: the layout kernel finds
+ * where each token goes; one uint32 per peer (grouped ncclSend/ncclRecv on
+ * communicator 0) tells every rank how many rows it gets, copied to the
+ * host once; the pack kernel writes each destination's rows in wire
+ * sections (x | scales | src_token | topk_idx | topk_w), and this rank's
+ * own rows straight into its receive buffer; every section is sent in K
+ * row slices, slice k on communicator k right after its own pack kernel
+ * (packing slice k+1 overlaps sending slice k), and received directly at
+ * its canonical place (rows of source s from rank_prefix[s]), so there is
+ * no unpack copy; a finish kernel fills src_rank, expert_count and
+ * rank_prefix. Combine sends each source's rows of y back (they are
+ * contiguous in the canonical layout) and sums in destination order. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/cuda_ep.h"
+#include "epgate/error.h"
+#include "epgate/nccl.h"
+
+#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
+
+#include "nccl_int.h"
+
+#define WMAX EG_EP_WORLD_MAX
+
+typedef struct eg__na2a {
+	eg_workload_t w;
+	eg_nccl_t *n;
+	uint32_t me, W, T, stride;
+	int32_t *d_pos;
+	size_t pos_cap;
+	uint32_t *d_cnt; /* 2W: rows to each peer, rows from each peer */
+	uint32_t *h_cnt; /* pinned copy */
+	uint32_t n_sent[WMAX], n_recv[WMAX], prefix[WMAX + 1];
+	void *send[WMAX], *yrecv[WMAX];
+	size_t send_cap[WMAX], yrecv_cap[WMAX];
+	cudaEvent_t ev0, ev[EG_COMMS_MAX];
+	cudaEvent_t evp[EG_COMMS_MAX], ev_aux; /* packs done */
+	cudaStream_t aux;		       /* this rank's own rows */
+	/* EPGATE_NCCL_PHASES=1: timing events at the phase boundaries */
+	int phases;
+	cudaEvent_t pev[EG_NCCL_PHASES_MAX + 1];
+} eg__na2a_t;
+
+/* The last step's phases (one engine per process in the benches). */
+static double eg__last_phase_ms[EG_NCCL_PHASES_MAX];
+
+int eg_nccl_a2a_phases(double ms[EG_NCCL_PHASES_MAX])
+{
+	memcpy(ms, eg__last_phase_ms, sizeof(eg__last_phase_ms));
+	return EG_NCCL_PHASES_MAX;
+}
+
+static void eg__mark(eg__na2a_t *a, int i)
+{
+	if (a->phases)
+		cudaEventRecord(a->pev[i], a->n->stream[0]);
+}
+
+/* Phases [first, last) after a sync: intervals between the marks. */
+static void eg__phases_read(eg__na2a_t *a, int first, int last)
+{
+	for (int i = first; a->phases && i < last; i++) {
+		float ms = 0;
+		cudaEventElapsedTime(&ms, a->pev[i], a->pev[i + 1]);
+		eg__last_phase_ms[i] = ms;
+	}
+}
+
+static void eg__na2a_destroy(void *state)
+{
+	eg__na2a_t *a = state;
+
+	if (!a)
+		return;
+	cudaFree(a->d_pos);
+	cudaFree(a->d_cnt);
+	cudaFreeHost(a->h_cnt);
+	for (uint32_t p = 0; p < WMAX; p++) {
+		cudaFree(a->send[p]);
+		cudaFree(a->yrecv[p]);
+	}
+	if (a->ev0)
+		cudaEventDestroy(a->ev0);
+	if (a->ev_aux)
+		cudaEventDestroy(a->ev_aux);
+	if (a->aux)
+		cudaStreamDestroy(a->aux);
+	for (uint32_t k = 0; k < EG_COMMS_MAX; k++)
+		if (a->evp[k])
+			cudaEventDestroy(a->evp[k]);
+	for (int i = 0; i <= EG_NCCL_PHASES_MAX; i++)
+		if (a->pev[i])
+			cudaEventDestroy(a->pev[i]);
+	for (uint32_t k = 0; k < EG_COMMS_MAX; k++)
+		if (a->ev[k])
+			cudaEventDestroy(a->ev[k]);
+	eg_workload_fini(&a->w);
+	free(a);
+}
+
+static int eg__na2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+			   void **state)
+{
+	eg__na2a_t *a;
+	int bad = 0;
+
+	if (ctx->size < sizeof(*ctx) || !ctx->world ||
+	    ctx->xport != &eg_xport_nccl || !ctx->xport_state ||
+	    ctx->n_ranks != 1 || ctx->world->size != w->world)
+		return EG_ENOSYS;
+	if (w->world > WMAX)
+		return EG_ERANGE;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return EG_ENOMEM;
+	a->n = ctx->xport_state;
+	a->me = ctx->first_rank;
+	a->W = w->world;
+	if (eg_workload_copy(&a->w, w) < 0) {
+		free(a);
+		return EG_ENOMEM;
+	}
+	bad |= cudaSetDevice(eg_nccl_device(a->n)) != cudaSuccess;
+	bad |= cudaMalloc((void **)&a->d_cnt, 2 * WMAX * 4) != cudaSuccess;
+	bad |= cudaMallocHost((void **)&a->h_cnt, 2 * WMAX * 4) != cudaSuccess;
+	bad |= cudaEventCreateWithFlags(&a->ev0, cudaEventDisableTiming) !=
+	       cudaSuccess;
+	for (uint32_t k = 0; k < eg_nccl_num_comms(a->n); k++)
+		bad |= cudaEventCreateWithFlags(
+			   &a->ev[k], cudaEventDisableTiming) != cudaSuccess ||
+		       cudaEventCreateWithFlags(
+			   &a->evp[k], cudaEventDisableTiming) != cudaSuccess;
+	bad |= cudaEventCreateWithFlags(&a->ev_aux, cudaEventDisableTiming) !=
+	       cudaSuccess;
+	bad |= cudaStreamCreateWithFlags(&a->aux, cudaStreamNonBlocking) !=
+	       cudaSuccess;
+	a->phases = getenv("EPGATE_NCCL_PHASES") &&
+		    !strcmp(getenv("EPGATE_NCCL_PHASES"), "1");
+	for (int i = 0; a->phases && i <= EG_NCCL_PHASES_MAX; i++)
+		bad |= cudaEventCreate(&a->pev[i]) != cudaSuccess;
+	if (bad) {
+		eg__na2a_destroy(a);
+		return EG_ECUDA;
+	}
+	*state = a;
+	return EG_OK;
+}
+
+/* The five sections of a view (scales NULL unless fp8). */
+static void eg__sections(const eg_ep_rows_t *v, void *p[5])
+{
+	p[0] = v->x;
+	p[1] = v->scales;
+	p[2] = v->src_token;
+	p[3] = v->topk_idx;
+	p[4] = v->topk_w;
+}
+
+/* Streams 1..K-1 wait for what stream 0 has queued so far. */
+static int eg__fan_out(eg__na2a_t *a, const char *step)
+{
+	eg_nccl_t *n = a->n;
+	int rc = eg__nccl_cuda(n, cudaEventRecord(a->ev0, n->stream[0]), step);
+
+	for (uint32_t k = 1; k < n->K && rc == EG_OK; k++)
+		rc = eg__nccl_cuda(
+		    n, cudaStreamWaitEvent(n->stream[k], a->ev0, 0), step);
+	return rc;
+}
+
+/* Stream 0 waits for streams 1..K-1. */
+static int eg__fan_in(eg__na2a_t *a, const char *step)
+{
+	eg_nccl_t *n = a->n;
+	int rc = EG_OK;
+
+	for (uint32_t k = 1; k < n->K && rc == EG_OK; k++) {
+		rc = eg__nccl_cuda(n, cudaEventRecord(a->ev[k], n->stream[k]),
+				   step);
+		if (rc == EG_OK)
+			rc = eg__nccl_cuda(
+			    n, cudaStreamWaitEvent(n->stream[0], a->ev[k], 0),
+			    step);
+	}
+	return rc;
+}
+
+/* Counts: one uint32 to and from every peer on communicator 0. */
+static int eg__counts(eg__na2a_t *a)
+{
+	eg_nccl_t *n = a->n;
+	cudaStream_t s0 = n->stream[0];
+	uint32_t W = a->W, me = a->me;
+	int rc = EG_OK;
+
+	ncclGroupStart();
+	for (uint32_t p = 0; p < W && rc == EG_OK; p++) {
+		if (p == me)
+			continue;
+		rc = eg__nccl_call(n,
+				   ncclSend(a->d_cnt + p, 1, ncclUint32, (int)p,
+					    n->comm[0], s0),
+				   0, "dispatch counts");
+		if (rc == EG_OK)
+			rc = eg__nccl_call(n,
+					   ncclRecv(a->d_cnt + W + p, 1,
+						    ncclUint32, (int)p,
+						    n->comm[0], s0),
+					   0, "dispatch counts");
+		eg_nccl_count(n, 0, 2, p, 4);
+	}
+	int rc2 = eg_nccl_group_end(n, 0, "dispatch counts");
+	if (rc < 0 || rc2 < 0)
+		return rc < 0 ? rc : rc2;
+	if ((rc =
+		 eg__nccl_cuda(n,
+			       cudaMemcpyAsync(a->d_cnt + W + me, a->d_cnt + me,
+					       4, cudaMemcpyDeviceToDevice, s0),
+			       "dispatch counts")) < 0 ||
+	    (rc = eg__nccl_cuda(n,
+				cudaMemcpyAsync(a->h_cnt, a->d_cnt, 2 * W * 4,
+						cudaMemcpyDeviceToHost, s0),
+				"dispatch counts")) < 0)
+		return rc;
+	return eg_nccl_sync(n, "dispatch counts");
+}
+
+/* Slice k of every peer's rows: sections out of send views, into recv
+ * views. nsend[p] / nrecv[p] rows; sb[i] bytes per row of section i. */
+static int eg__exchange(eg__na2a_t *a, uint32_t k, const eg_ep_rows_t *sv,
+			const eg_ep_rows_t *rv, const uint32_t *nsend,
+			const uint32_t *nrecv, const size_t *sb, int nsec,
+			const char *step)
+{
+	eg_nccl_t *n = a->n;
+	int rc = EG_OK;
+
+	ncclGroupStart();
+	for (uint32_t p = 0; p < a->W && rc == EG_OK; p++) {
+		void *sp[5], *rp[5];
+		uint64_t lo, hi;
+
+		if (p == a->me)
+			continue;
+		eg__sections(&sv[p], sp);
+		eg__sections(&rv[p], rp);
+		eg__nccl_slice(nsend[p], k, n->K, &lo, &hi);
+		for (int i = 0; i < nsec && hi > lo && rc == EG_OK; i++) {
+			if (!sb[i])
+				continue;
+			rc = eg__nccl_call(
+			    n,
+			    ncclSend((const char *)sp[i] + lo * sb[i],
+				     (hi - lo) * sb[i], ncclUint8, (int)p,
+				     n->comm[k], n->stream[k]),
+			    k, step);
+			eg_nccl_count(n, k, 1, p, (hi - lo) * sb[i]);
+		}
+		eg__nccl_slice(nrecv[p], k, n->K, &lo, &hi);
+		for (int i = 0; i < nsec && hi > lo && rc == EG_OK; i++) {
+			if (!sb[i])
+				continue;
+			rc = eg__nccl_call(n,
+					   ncclRecv((char *)rp[i] + lo * sb[i],
+						    (hi - lo) * sb[i],
+						    ncclUint8, (int)p,
+						    n->comm[k], n->stream[k]),
+					   k, step);
+			eg_nccl_count(n, k, 1, a->me, 0);
+		}
+	}
+	int rc2 = eg_nccl_group_end(n, k, step);
+	return rc < 0 ? rc : rc2;
+}
+
+/* Pack and send as a pipeline: slice k of every destination's rows is
+ * packed on stream k once slice k-1's pack is done, then sent on
+ * communicator k, so packing slice k+1 overlaps the transfer of slice k;
+ * this rank's own rows are packed on the aux stream after the last slice,
+ * while the transfers run. Stream 0 then waits for all of it. */
+static int eg__pipeline(eg__na2a_t *a, const eg_ep_src_t *src,
+			const eg_ep_rows_t *sv, const eg_ep_rows_t *rv,
+			const size_t *sb)
+{
+	eg_nccl_t *n = a->n;
+	const eg_workload_t *w = &a->w;
+	uint32_t remote[WMAX], self[WMAX], K = n->K;
+	int rc;
+
+	for (uint32_t p = 0; p < a->W; p++) {
+		remote[p] = p == a->me ? 0 : a->n_sent[p];
+		self[p] = p == a->me ? a->n_sent[p] : 0;
+	}
+	for (uint32_t k = 0; k < K; k++) {
+		cudaStream_t sk = n->stream[k];
+
+		/* stream 0 runs after the layout; the others after the
+		 * previous slice's pack (itself after the layout) */
+		if (k && (rc = eg__nccl_cuda(
+			      n, cudaStreamWaitEvent(sk, a->evp[k - 1], 0),
+			      "dispatch pack")) < 0)
+			return rc;
+		rc = eg_ep_pack_slice_cuda(w, src, 0, a->W, a->d_pos, sv,
+					   remote, k, K, sk);
+		if (rc < 0)
+			return eg_nccl_fail(n, rc, "dispatch pack",
+					    "kernel launch");
+		if ((rc = eg__nccl_cuda(n, cudaEventRecord(a->evp[k], sk),
+					"dispatch pack")) < 0 ||
+		    (rc = eg__exchange(a, k, sv, rv, a->n_sent, a->n_recv, sb,
+				       5, "dispatch rows")) < 0)
+			return rc;
+	}
+	if ((rc =
+		 eg__nccl_cuda(n, cudaStreamWaitEvent(a->aux, a->evp[K - 1], 0),
+			       "dispatch pack")) < 0)
+		return rc;
+	rc = eg_ep_pack_slice_cuda(w, src, 0, a->W, a->d_pos, sv, self, 0, 1,
+				   a->aux);
+	if (rc < 0)
+		return eg_nccl_fail(n, rc, "dispatch pack", "kernel launch");
+	if ((rc = eg__nccl_cuda(n, cudaEventRecord(a->ev_aux, a->aux),
+				"dispatch pack")) < 0)
+		return rc;
+	return eg__nccl_cuda(n, cudaStreamWaitEvent(n->stream[0], a->ev_aux, 0),
+			     "dispatch pack");
+}
+
+static int eg__na2a_dispatch(void *state, const eg_rank_input_t *in,
+			     eg_recv_t *out)
+{
+	eg__na2a_t *a = state;
+	eg_nccl_t *n = a->n;
+	const eg_workload_t *w = &a->w;
+	cudaStream_t s0 = n->stream[0];
+	uint32_t W = a->W, me = a->me, total = 0;
+	eg_ep_rows_t sv[WMAX], rv[WMAX];
+	eg_ep_src_t src;
+	size_t sb[5];
+	int rc;
+
+	if (eg_nccl_broken(n))
+		return eg_nccl_fail(n, EG_EPEER, "dispatch",
+				    "communicators were aborted earlier");
+	a->T = in->tokens;
+	a->stride = in->tokens ? in->tokens : 1;
+	rc = eg__nccl_grow(n, (void **)&a->d_pos, &a->pos_cap,
+			   (size_t)W * a->stride * 4, "dispatch");
+	if (rc < 0)
+		return rc;
+	memset(&src, 0, sizeof(src));
+	src.x = in->x;
+	src.scales = in->scales;
+	src.topk_idx = in->topk_idx;
+	src.topk_w = in->topk_w;
+	src.nsrc = 1;
+	src.stride = a->stride;
+	src.first_src = me;
+	src.tokens[0] = a->T;
+	eg__mark(a, 0);
+	rc = eg_ep_layout_cuda(w, &src, 0, W, a->d_pos, a->d_cnt, s0);
+	if (rc < 0)
+		return eg_nccl_fail(n, rc, "dispatch layout", "kernel launch");
+	eg__mark(a, 1);
+	if ((rc = eg__counts(a)) < 0)
+		return rc;
+	eg__mark(a, 2);
+	for (uint32_t p = 0; p < W; p++) {
+		a->n_sent[p] = a->h_cnt[p];
+		a->n_recv[p] = a->h_cnt[W + p];
+		a->prefix[p] = total;
+		total += a->n_recv[p];
+	}
+	a->prefix[W] = total;
+	eg_fault_point("dispatch", me);
+	if (total > out->capacity)
+		return eg_nccl_fail(n, EG_ERANGE, "dispatch",
+				    "more rows than the receive buffer holds");
+	for (uint32_t p = 0; p < W; p++) {
+		eg_ep_rows_recv(out, a->prefix[p], &rv[p]);
+		if (p == me) {
+			sv[p] = rv[p]; /* my own rows: packed in place */
+			continue;
+		}
+		rc = eg__nccl_grow(n, &a->send[p], &a->send_cap[p],
+				   eg_ep_wire_bytes(w, a->n_sent[p]),
+				   "dispatch");
+		if (rc < 0)
+			return rc;
+		eg_ep_rows_wire(w, a->send[p], a->n_sent[p], &sv[p]);
+	}
+	eg__mark(a, 3);
+	eg_ep_section_bytes(w, sb);
+	if ((rc = eg__pipeline(a, &src, sv, rv, sb)) < 0)
+		return rc;
+	if ((rc = eg__fan_in(a, "dispatch rows")) < 0)
+		return rc;
+	eg__mark(a, 4);
+	rc = eg_ep_finish_cuda(out, a->prefix, s0);
+	if (rc < 0)
+		return eg_nccl_fail(n, rc, "dispatch finish", "kernel launch");
+	eg__mark(a, 5);
+	if ((rc = eg_nccl_sync(n, "dispatch rows")) < 0)
+		return rc;
+	eg__phases_read(a, 0, 5);
+	return EG_OK;
+}
+
+static int eg__na2a_combine(void *state, const eg_recv_t *recv,
+			    const void *const *y, void *const *out)
+{
+	eg__na2a_t *a = state;
+	eg_nccl_t *n = a->n;
+	const eg_workload_t *w = &a->w;
+	size_t rowb =
+	    (size_t)w->hidden * eg_dtype_size(eg_combine_dtype(w->dtype));
+	size_t sb[5] = {rowb, 0, 0, 0, 0};
+	uint32_t W = a->W, me = a->me;
+	eg_ep_rows_t sv[WMAX], rv[WMAX];
+	const void *ys[WMAX];
+	int rc;
+
+	(void)recv; /* the rows are where dispatch put them */
+	if (eg_nccl_broken(n))
+		return eg_nccl_fail(n, EG_EPEER, "combine",
+				    "communicators were aborted earlier");
+	eg_fault_point("combine", me);
+	memset(sv, 0, sizeof(sv));
+	memset(rv, 0, sizeof(rv));
+	for (uint32_t p = 0; p < W; p++) {
+		sv[p].x = (uint8_t *)y[0] + (size_t)a->prefix[p] * rowb;
+		if (p == me) {
+			ys[p] = sv[p].x;
+			continue;
+		}
+		rc = eg__nccl_grow(n, &a->yrecv[p], &a->yrecv_cap[p],
+				   (size_t)a->n_sent[p] * rowb, "combine");
+		if (rc < 0)
+			return rc;
+		rv[p].x = a->yrecv[p];
+		ys[p] = a->yrecv[p];
+	}
+	eg__mark(a, 7);
+	if ((rc = eg__fan_out(a, "combine")) < 0)
+		return rc;
+	for (uint32_t k = 0; k < n->K; k++)
+		if ((rc = eg__exchange(a, k, sv, rv, a->n_recv, a->n_sent, sb,
+				       1, "combine")) < 0)
+			return rc;
+	if ((rc = eg__fan_in(a, "combine")) < 0)
+		return rc;
+	eg__mark(a, 8);
+	rc = eg_ep_combine_cuda(w, a->T, W, a->d_pos, a->stride, ys, out[0],
+				n->stream[0]);
+	if (rc < 0)
+		return eg_nccl_fail(n, rc, "combine", "kernel launch");
+	eg__mark(a, 9);
+	if ((rc = eg_nccl_sync(n, "combine")) < 0)
+		return rc;
+	eg__phases_read(a, 7, 9);
+	return EG_OK;
+}
+
+const eg_engine_ops_t eg_engine_nccl_a2a = {
+    .size = sizeof(eg_engine_ops_t),
+    .name = "nccl-a2a",
+    .create = eg__na2a_create,
+    .dispatch = eg__na2a_dispatch,
+    .combine = eg__na2a_combine,
+    .destroy = eg__na2a_destroy,
+    .flags = EG_ENGINE_CANONICAL_ORDER | EG_ENGINE_MULTI_PROCESS,
+};
+
+#else
+
+static int eg__na2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+			   void **state)
+{
+	(void)w, (void)ctx, (void)state;
+	return EG_ENOSYS;
+}
+
+const eg_engine_ops_t eg_engine_nccl_a2a = {
+    .size = sizeof(eg_engine_ops_t),
+    .name = "nccl-a2a",
+    .create = eg__na2a_create,
+    .flags = EG_ENGINE_CANONICAL_ORDER | EG_ENGINE_MULTI_PROCESS,
+};
+
+#endif
+
+const eg_engine_ops_t *eg_engine_nccl_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	if (!strcmp(name, "a2a") || !strcmp(name, "nccl-a2a"))
+		return &eg_engine_nccl_a2a;
+	if (!strcmp(name, "dense") || !strcmp(name, "nccl-dense"))
+		return &eg_engine_nccl_dense;
+	return NULL;
+}

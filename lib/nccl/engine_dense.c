@@ -1,0 +1,339 @@
+/* The "nccl-dense" engine: lib/engines/dense.c on device buffers over
+ * NCCL, on communicator 0. Dispatch: an ncclAllGather of the token counts,
+ * then of every rank's tokens and routing, each padded to the largest
+ * count (ncclAllGather moves equal blocks), a layout of all gathered
+ * sources for this rank, and the pack kernel selecting its rows straight
+ * into the canonical layout. Combine: the expert outputs scattered to a
+ * partial output of every token of every rank (zero where this rank had
+ * nothing), summed back to the owners by ncclReduceScatter in NCCL's own
+ * order. That order is not the canonical one, so the engine does not
+ * claim EG_ENGINE_CANONICAL_ORDER: bit-exact in exact mode (every partial
+ * sum is representable), bounded in random mode. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/cuda_ep.h"
+#include "epgate/error.h"
+#include "epgate/nccl.h"
+
+#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
+
+#include "nccl_int.h"
+
+#define WMAX EG_EP_WORLD_MAX
+
+/* Four sections: x, scales, topk_idx, topk_w (gathered and staged). */
+typedef struct eg__nd_buf {
+	void *p[4];
+	size_t cap[4];
+} eg__nd_buf_t;
+
+typedef struct eg__ndense {
+	eg_workload_t w;
+	eg_nccl_t *n;
+	uint32_t me, W, T[WMAX], stride;
+	uint32_t *d_tok; /* 1 + W: mine, then everyone's */
+	uint32_t *h_tok; /* pinned, 1 + W */
+	uint32_t *d_cnt, *h_cnt;
+	int32_t *d_pos;
+	size_t pos_cap;
+	eg__nd_buf_t stage, gath;
+	void *partial, *rsout;
+	size_t partial_cap, rsout_cap;
+} eg__ndense_t;
+
+static void eg__nd_free(eg__nd_buf_t *b)
+{
+	for (int i = 0; i < 4; i++)
+		cudaFree(b->p[i]);
+	memset(b, 0, sizeof(*b));
+}
+
+static void eg__ndense_destroy(void *state)
+{
+	eg__ndense_t *a = state;
+
+	if (!a)
+		return;
+	cudaFree(a->d_tok);
+	cudaFree(a->d_cnt);
+	cudaFreeHost(a->h_tok);
+	cudaFreeHost(a->h_cnt);
+	cudaFree(a->d_pos);
+	cudaFree(a->partial);
+	cudaFree(a->rsout);
+	eg__nd_free(&a->stage);
+	eg__nd_free(&a->gath);
+	eg_workload_fini(&a->w);
+	free(a);
+}
+
+static int eg__ndense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+			     void **state)
+{
+	eg__ndense_t *a;
+	int bad = 0;
+
+	if (ctx->size < sizeof(*ctx) || !ctx->world ||
+	    ctx->xport != &eg_xport_nccl || !ctx->xport_state ||
+	    ctx->n_ranks != 1 || ctx->world->size != w->world)
+		return EG_ENOSYS;
+	if (w->world > WMAX)
+		return EG_ERANGE;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return EG_ENOMEM;
+	a->n = ctx->xport_state;
+	a->me = ctx->first_rank;
+	a->W = w->world;
+	if (eg_workload_copy(&a->w, w) < 0) {
+		free(a);
+		return EG_ENOMEM;
+	}
+	bad |= cudaSetDevice(eg_nccl_device(a->n)) != cudaSuccess;
+	bad |= cudaMalloc((void **)&a->d_tok, (WMAX + 1) * 4) != cudaSuccess;
+	bad |= cudaMalloc((void **)&a->d_cnt, WMAX * 4) != cudaSuccess;
+	bad |=
+	    cudaMallocHost((void **)&a->h_tok, (WMAX + 1) * 4) != cudaSuccess;
+	bad |= cudaMallocHost((void **)&a->h_cnt, WMAX * 4) != cudaSuccess;
+	if (bad) {
+		eg__ndense_destroy(a);
+		return EG_ECUDA;
+	}
+	*state = a;
+	return EG_OK;
+}
+
+/* One collective on communicator 0, closed and taken by NCCL. */
+static int eg__coll(eg__ndense_t *a, ncclResult_t r, const char *step)
+{
+	int rc = eg__nccl_call(a->n, r, 0, step);
+	int rc2 = eg_nccl_group_end(a->n, 0, step);
+
+	return rc < 0 ? rc : rc2;
+}
+
+static int eg__tokens(eg__ndense_t *a, uint32_t T)
+{
+	eg_nccl_t *n = a->n;
+	cudaStream_t s0 = n->stream[0];
+	int rc;
+
+	a->h_tok[0] = T;
+	if ((rc = eg__nccl_cuda(n,
+				cudaMemcpyAsync(a->d_tok, a->h_tok, 4,
+						cudaMemcpyHostToDevice, s0),
+				"dispatch counts")) < 0)
+		return rc;
+	ncclGroupStart();
+	rc = eg__coll(a,
+		      ncclAllGather(a->d_tok, a->d_tok + 1, 1, ncclUint32,
+				    n->comm[0], s0),
+		      "dispatch counts");
+	eg_nccl_count(n, 0, 1, a->me, 0);
+	if (rc < 0)
+		return rc;
+	if ((rc = eg__nccl_cuda(n,
+				cudaMemcpyAsync(a->h_tok + 1, a->d_tok + 1,
+						a->W * 4,
+						cudaMemcpyDeviceToHost, s0),
+				"dispatch counts")) < 0)
+		return rc;
+	return eg_nccl_sync(n, "dispatch counts");
+}
+
+static int eg__ndense_dispatch(void *state, const eg_rank_input_t *in,
+			       eg_recv_t *out)
+{
+	eg__ndense_t *a = state;
+	eg_nccl_t *n = a->n;
+	const eg_workload_t *w = &a->w;
+	cudaStream_t s0 = n->stream[0];
+	uint32_t W = a->W, me = a->me, Tmax = 0, total = 0;
+	uint32_t prefix[WMAX + 1];
+	size_t sb[5], rb[4];
+	const void *mine[4] = {in->x, in->scales, in->topk_idx, in->topk_w};
+	const void *srcp[4];
+	eg_ep_rows_t views[WMAX];
+	eg_ep_src_t src;
+	int rc;
+
+	if (eg_nccl_broken(n))
+		return eg_nccl_fail(n, EG_EPEER, "dispatch",
+				    "communicators were aborted earlier");
+	if ((rc = eg__tokens(a, in->tokens)) < 0)
+		return rc;
+	for (uint32_t s = 0; s < W; s++) {
+		a->T[s] = a->h_tok[1 + s];
+		if (a->T[s] > Tmax)
+			Tmax = a->T[s];
+	}
+	a->stride = Tmax ? Tmax : 1;
+	eg_fault_point("dispatch", me);
+	eg_ep_section_bytes(w, sb);
+	rb[0] = sb[0];
+	rb[1] = sb[1];
+	rb[2] = sb[3];
+	rb[3] = sb[4];
+	/* my tokens padded to stride rows (in place when they fill it) */
+	for (int i = 0; i < 4; i++) {
+		size_t need = rb[i] * a->stride;
+
+		srcp[i] = mine[i];
+		if (!rb[i])
+			continue;
+		rc = eg__nccl_grow(n, &a->gath.p[i], &a->gath.cap[i], need * W,
+				   "dispatch");
+		if (rc == EG_OK && in->tokens != a->stride) {
+			rc = eg__nccl_grow(n, &a->stage.p[i], &a->stage.cap[i],
+					   need, "dispatch");
+			if (rc == EG_OK && in->tokens)
+				rc = eg__nccl_cuda(
+				    n,
+				    cudaMemcpyAsync(a->stage.p[i], mine[i],
+						    rb[i] * in->tokens,
+						    cudaMemcpyDeviceToDevice,
+						    s0),
+				    "dispatch");
+			srcp[i] = a->stage.p[i];
+		}
+		if (rc < 0)
+			return rc;
+	}
+	ncclGroupStart();
+	rc = EG_OK;
+	for (int i = 0; i < 4 && rc == EG_OK; i++) {
+		if (!rb[i])
+			continue;
+		rc = eg__nccl_call(n,
+				   ncclAllGather(srcp[i], a->gath.p[i],
+						 rb[i] * a->stride, ncclUint8,
+						 n->comm[0], s0),
+				   0, "dispatch gather");
+		for (uint32_t p = 0; p < W; p++)
+			eg_nccl_count(n, 0, 0, p, rb[i] * a->stride);
+		eg_nccl_count(n, 0, 1, me, 0);
+	}
+	int rc2 = eg_nccl_group_end(n, 0, "dispatch gather");
+	if (rc < 0 || rc2 < 0)
+		return rc < 0 ? rc : rc2;
+
+	/* which gathered tokens are mine, in canonical order */
+	rc = eg__nccl_grow(n, (void **)&a->d_pos, &a->pos_cap,
+			   (size_t)W * a->stride * 4, "dispatch");
+	if (rc < 0)
+		return rc;
+	memset(&src, 0, sizeof(src));
+	src.x = a->gath.p[0];
+	src.scales = a->gath.p[1];
+	src.topk_idx = a->gath.p[2];
+	src.topk_w = a->gath.p[3];
+	src.nsrc = W;
+	src.stride = a->stride;
+	memcpy(src.tokens, a->T, W * sizeof(uint32_t));
+	rc = eg_ep_layout_cuda(w, &src, me, 1, a->d_pos, a->d_cnt, s0);
+	if (rc < 0)
+		return eg_nccl_fail(n, rc, "dispatch layout", "kernel launch");
+	if ((rc = eg__nccl_cuda(n,
+				cudaMemcpyAsync(a->h_cnt, a->d_cnt, W * 4,
+						cudaMemcpyDeviceToHost, s0),
+				"dispatch select")) < 0 ||
+	    (rc = eg_nccl_sync(n, "dispatch select")) < 0)
+		return rc;
+	for (uint32_t s = 0; s < W; s++) {
+		prefix[s] = total;
+		total += a->h_cnt[s];
+	}
+	prefix[W] = total;
+	if (total > out->capacity)
+		return eg_nccl_fail(n, EG_ERANGE, "dispatch",
+				    "more rows than the receive buffer holds");
+	for (uint32_t s = 0; s < W; s++)
+		eg_ep_rows_recv(out, prefix[s], &views[s]);
+	rc = eg_ep_pack_cuda(w, &src, me, 1, a->d_pos, views, s0);
+	if (rc == EG_OK)
+		rc = eg_ep_finish_cuda(out, prefix, s0);
+	if (rc < 0)
+		return eg_nccl_fail(n, rc, "dispatch select", "kernel launch");
+	return eg_nccl_sync(n, "dispatch select");
+}
+
+static int eg__ndense_combine(void *state, const eg_recv_t *recv,
+			      const void *const *y, void *const *out)
+{
+	eg__ndense_t *a = state;
+	eg_nccl_t *n = a->n;
+	const eg_workload_t *w = &a->w;
+	cudaStream_t s0 = n->stream[0];
+	eg_dtype_t ct = eg_combine_dtype(w->dtype);
+	size_t rowb = (size_t)w->hidden * eg_dtype_size(ct);
+	uint32_t W = a->W, me = a->me, T = a->T[me];
+	void *dst;
+	int rc;
+
+	if (eg_nccl_broken(n))
+		return eg_nccl_fail(n, EG_EPEER, "combine",
+				    "communicators were aborted earlier");
+	eg_fault_point("combine", me);
+	rc = eg__nccl_grow(n, &a->partial, &a->partial_cap,
+			   (size_t)W * a->stride * rowb, "combine");
+	if (rc == EG_OK && T != a->stride)
+		rc = eg__nccl_grow(n, &a->rsout, &a->rsout_cap,
+				   a->stride * rowb, "combine");
+	if (rc < 0)
+		return rc;
+	rc = eg_ep_scatter_cuda(w, recv, y[0], a->stride, a->partial, s0);
+	if (rc < 0)
+		return eg_nccl_fail(n, rc, "combine", "kernel launch");
+	dst = T == a->stride ? out[0] : a->rsout;
+	ncclGroupStart();
+	rc = eg__coll(
+	    a,
+	    ncclReduceScatter(a->partial, dst, (size_t)a->stride * w->hidden,
+			      ct == EG_DTYPE_BF16 ? ncclBfloat16 : ncclFloat32,
+			      ncclSum, n->comm[0], s0),
+	    "combine");
+	for (uint32_t p = 0; p < W; p++)
+		eg_nccl_count(n, 0, 0, p, a->stride * rowb);
+	eg_nccl_count(n, 0, 1, me, 0);
+	if (rc < 0)
+		return rc;
+	if (dst != out[0] && T &&
+	    (rc = eg__nccl_cuda(n,
+				cudaMemcpyAsync(out[0], dst, T * rowb,
+						cudaMemcpyDeviceToDevice, s0),
+				"combine")) < 0)
+		return rc;
+	return eg_nccl_sync(n, "combine");
+}
+
+const eg_engine_ops_t eg_engine_nccl_dense = {
+    .size = sizeof(eg_engine_ops_t),
+    .name = "nccl-dense",
+    .create = eg__ndense_create,
+    .dispatch = eg__ndense_dispatch,
+    .combine = eg__ndense_combine,
+    .destroy = eg__ndense_destroy,
+    .flags = EG_ENGINE_MULTI_PROCESS,
+};
+
+#else
+
+static int eg__ndense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+			     void **state)
+{
+	(void)w, (void)ctx, (void)state;
+	return EG_ENOSYS;
+}
+
+const eg_engine_ops_t eg_engine_nccl_dense = {
+    .size = sizeof(eg_engine_ops_t),
+    .name = "nccl-dense",
+    .create = eg__ndense_create,
+    .flags = EG_ENGINE_MULTI_PROCESS,
+};
+
+#endif

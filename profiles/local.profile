@@ -1,0 +1,56 @@
+# Profile "local": this host, CPU, libfabric shm within a (virtual) node
+# and tcp across, ranks launched by `epgate launch`.  The default of
+# `epgate run` and `epgate bench --profile local`; it must finish within
+# two minutes on a 2-core machine, launches included, so every axis has
+# few points and every point 20 timed steps.  See docs/profiles.md.
+profile: local
+description: "Host-memory a2a vs dense over libfabric (shm/tcp), virtual nodes"
+transport: fabric
+provider: auto          # shm within a node, tcp across (docs/transport.md)
+launcher: local
+gates: gates/local.gate
+timeout: 30             # seconds, every blocking step
+repetitions: {warmup: 3, iters: 20}
+raw:                    # the transport alone, for the model line
+  msgs: 256             # 8-byte messages per peer per call, all in flight
+  msg_size: 8
+  size: 256K            # bytes per peer per call for the bandwidth
+  iters: 10
+  warmup: 2
+
+# Every point starts from this workload (4 ranks in 2 virtual nodes, a
+# small decode-like layer step) and changes only what its sweep sweeps.
+base:
+  world: 4
+  nodes: 2
+  num_comms: 1
+  concurrency: 32       # tokens per rank
+  hidden: 512
+  experts: 16
+  topk: 4
+  dtype: bf16
+  routing: uniform
+
+sweeps:
+  - name: concurrency
+    arms: [a2a, dense]
+    axes: {concurrency: [8, 32, 128]}
+  - name: world
+    arms: [a2a, dense]
+    axes: {world: [2, 4]}          # 1 and 2 ranks per node
+  - name: experts
+    arms: [a2a, dense]
+    axes: {experts: [8, 16, 32]}
+  - name: num-comms
+    arms: [a2a]
+    axes: {num_comms: [1, 2, 4]}
+  - name: nodes
+    arms: [a2a, dense]
+    axes: {nodes: [1, 2]}          # shm only; shm within, tcp across
+  # secondary axes, the all-to-all only
+  - name: dtype
+    arms: [a2a]
+    axes: {dtype: [bf16, fp8]}
+  - name: routing
+    arms: [a2a]
+    axes: {routing: [uniform, "zipf:1.2"]}

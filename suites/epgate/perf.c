@@ -1,0 +1,621 @@
+/* The sweep orchestrator (docs/profiles.md): a profile's points run as
+ * one `epgate launch` job per (sweep, world, nodes), every point of the
+ * job measured inside the same ranks (a launch costs about 0.3 s here and
+ * a point about as much, so one job per point would double the run).
+ * Rank 0 of each job spools each point as one JSON line; the orchestrator
+ * reads the job's output through a pipe, and on every "perf: point" line
+ * moves the new spool lines into the results file (incremental and
+ * atomic, lib/results/), so a crash keeps every point measured before it.
+ * Under Slurm nothing is forked: the srun'd ranks run the points. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifdef HAVE_LIBFABRIC
+#include <rdma/fabric.h>
+#endif
+
+#include "epgate/bench_driver.h"
+#include "epgate/error.h"
+#include "cli.h"
+#include "perf.h"
+
+#define EG__PROG "epgate bench"
+
+int eg_perf_find_profile(const char *name, char *path, size_t len)
+{
+	char rel[512];
+	size_t n = strlen(name);
+
+	if (strchr(name, '/') || (n > 8 && !strcmp(name + n - 8, ".profile"))) {
+		if (snprintf(path, len, "%s", name) >= (int)len)
+			return EG_ERANGE;
+		return access(path, R_OK) ? EG_ENOENT : EG_OK;
+	}
+	snprintf(rel, sizeof(rel), "profiles/%s.profile", name);
+	return eg_find_data(rel, path, len);
+}
+
+/* git describe of the source tree, when it is a git tree. */
+static void eg__build(char *out, size_t len)
+{
+	char cmd[4200], line[128] = "";
+	FILE *f;
+
+	snprintf(out, len, "epgate %s", PACKAGE_VERSION);
+	snprintf(cmd, sizeof(cmd),
+		 "git -C '%s' describe --always --dirty 2>/dev/null",
+		 EG_SRCDIR);
+	if (strchr(EG_SRCDIR, '\'') || !(f = popen(cmd, "r")))
+		return;
+	if (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (*line)
+			snprintf(out, len, "epgate %s (%s)", PACKAGE_VERSION,
+				 line);
+	}
+	pclose(f);
+}
+
+json_t *eg_perf_context(const eg_profile_t *p, json_t *hosts)
+{
+	static const char *const prefixes[] = {"EPGATE_", "FI_", "NCCL_", "EP_",
+					       NULL};
+	extern char **environ;
+	json_t *c = json_object(), *env = json_object();
+	char build[256], host[256] = "", notes[512];
+	int bad = !c || !env;
+
+	if (bad)
+		goto fail;
+	if (hosts) {
+		bad |= json_object_set(c, "hosts", hosts);
+	} else {
+		gethostname(host, sizeof(host) - 1);
+		bad |= json_object_set_new(c, "hosts", json_pack("[s]", host));
+	}
+	if (getenv("SLURM_JOB_NODELIST"))
+		bad |= json_object_set_new(
+		    c, "node_list", json_string(getenv("SLURM_JOB_NODELIST")));
+	if (getenv("SLURM_JOB_ID"))
+		bad |= json_object_set_new(c, "slurm_job_id",
+					   json_string(getenv("SLURM_JOB_ID")));
+#ifdef HAVE_LIBFABRIC
+	char v[32];
+
+	snprintf(v, sizeof(v), "%u.%u", FI_MAJOR(fi_version()),
+		 FI_MINOR(fi_version()));
+	bad |= json_object_set_new(c, "libfabric", json_string(v));
+#endif
+	eg__build(build, sizeof(build));
+	bad |= json_object_set_new(c, "build", json_string(build));
+	bad |= json_object_set_new(c, "profile", json_string(p->name));
+	bad |= json_object_set_new(c, "transport", json_string(p->transport));
+	/* the knobs that were set (the secret is not a knob) */
+	for (char **e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+
+		if (!eq || !strncmp(*e, "EPGATE_SECRET=", 14))
+			continue;
+		for (int i = 0; prefixes[i]; i++)
+			if (!strncmp(*e, prefixes[i], strlen(prefixes[i]))) {
+				char key[128];
+
+				snprintf(key, sizeof(key), "%.*s",
+					 (int)(eq - *e), *e);
+				bad |= json_object_set_new(env, key,
+							   json_string(eq + 1));
+				break;
+			}
+	}
+	for (size_t i = 0; i < p->n_env; i++)
+		if (!json_object_get(env, p->env_keys[i]))
+			bad |= json_object_set_new(env, p->env_keys[i],
+						   json_string(p->env_vals[i]));
+	bad |= json_object_set_new(c, "env", env);
+	env = NULL;
+	snprintf(notes, sizeof(notes),
+		 "provider asked: %s; what ran at each point is in its "
+		 "evidence (transport, provider, bound); times are the "
+		 "slowest rank's per step (docs/metrics.md)",
+		 p->provider ? p->provider : "auto");
+	bad |= json_object_set_new(c, "notes", json_string(notes));
+	if (bad)
+		goto fail;
+	return c;
+fail:
+	json_decref(env);
+	json_decref(c);
+	return NULL;
+}
+
+/* ---- one run ------------------------------------------------------------ */
+
+typedef struct eg__run {
+	const eg_profile_t *p;
+	const eg_perf_run_opts_t *o;
+	eg_results_writer_t *wr;
+	eg_perf_totals_t *tot;
+	int tty;
+	double t0, t_sweep;
+	const char *sweep;
+	unsigned sweep_total, sweep_done, total, done;
+	char last[200];
+	/* the current job's spool and how far it was read */
+	char spool[4200];
+	long off;
+	unsigned job_points;
+} eg__run_t;
+
+static void eg__progress(eg__run_t *r, int final)
+{
+	double el = eg_now() - r->t0;
+	double per = r->done ? el / r->done : NAN;
+	double eta_s = per * (r->sweep_total - r->sweep_done);
+	double eta_all = per * (r->total - r->done);
+	char eta[64] = "ETA -";
+
+	if (r->done)
+		snprintf(eta, sizeof(eta), "ETA %.0f s (run %.0f s)", eta_s,
+			 eta_all);
+	if (r->tty) {
+		char line[512];
+
+		/* one terminal row: a wrapped line cannot be redrawn */
+		snprintf(line, sizeof(line),
+			 "[%s] %s: point %u of %u, elapsed %.0f s, %s%s%s",
+			 r->p->name, r->sweep, r->sweep_done, r->sweep_total,
+			 eg_now() - r->t_sweep, final ? "done" : eta,
+			 r->last[0] && !final ? ", last " : "",
+			 final ? "" : r->last);
+		fprintf(stderr, "\r\033[K%.79s%s", line, final ? "\n" : "");
+	} else if (!final) {
+		fprintf(stderr,
+			"[%s] %s: point %u of %u, elapsed %.1f s, %s: %s\n",
+			r->p->name, r->sweep, r->sweep_done, r->sweep_total,
+			eg_now() - r->t_sweep, eta, r->last);
+	} else {
+		fprintf(stderr, "[%s] %s: done, %u point(s) in %.1f s\n",
+			r->p->name, r->sweep, r->sweep_done,
+			eg_now() - r->t_sweep);
+	}
+	fflush(stderr);
+}
+
+/* Moves every complete new line of the job's spool into the results. */
+static void eg__ingest(eg__run_t *r)
+{
+	FILE *f = fopen(r->spool, "r");
+	char *line = NULL, err[EG_RESULTS_ERR_MAX];
+	size_t cap = 0;
+	ssize_t len;
+
+	if (!f)
+		return;
+	if (fseek(f, r->off, SEEK_SET) < 0) {
+		fclose(f);
+		return;
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		json_error_t je;
+		json_t *j;
+		eg_results_t one;
+
+		if (line[len - 1] != '\n')
+			break; /* rank 0 is still writing it */
+		r->off += len;
+		r->done++;
+		r->sweep_done++;
+		r->job_points++;
+		j = json_loads(line, 0, &je);
+		if (j && json_object_get(j, "failed")) {
+			r->tot->failed++;
+			snprintf(
+			    r->last, sizeof(r->last), "%s FAILED",
+			    json_string_value(json_object_get(j, "failed")));
+			json_decref(j);
+			eg__progress(r, 0);
+			continue;
+		}
+		json_decref(j);
+		if (eg_perf_point_parse(line, &one, err, sizeof(err)) < 0 ||
+		    eg_results_append(r->wr, &one.points[0], err, sizeof(err)) <
+			0) {
+			fprintf(stderr, "%s%s: %s\n", r->tty ? "\n" : "",
+				EG__PROG, err);
+			r->tot->failed++;
+		} else {
+			const eg_point_t *pt = &one.points[0];
+			const eg_metric_t *m = eg_point_metric(pt, "step_us");
+
+			r->tot->measured++;
+			snprintf(r->last, sizeof(r->last), "%s %.0f us", pt->id,
+				 m ? m->s.median : NAN);
+		}
+		eg_results_free(&one);
+		eg__progress(r, 0);
+	}
+	free(line);
+	fclose(f);
+}
+
+/* One job: launch, watch its output, ingest its points.  Returns the
+ * launcher's exit status (or 99). */
+static int eg__job(eg__run_t *r, const char *self, const char *profile,
+		   const char *run_dir, const char *sweep, uint32_t W,
+		   uint32_t N, unsigned points)
+{
+	char n[16], rpn[16], tmo[32], env_t[32], log[4200];
+	const char *argv[24];
+	int a = 0, fds[2], status;
+	FILE *in, *lf;
+	char *line = NULL;
+	size_t cap = 0;
+	pid_t pid;
+
+	snprintf(n, sizeof(n), "%u", W);
+	snprintf(rpn, sizeof(rpn), "%u", W / N);
+	/* the job's deadline backs up the per-step ones */
+	snprintf(tmo, sizeof(tmo), "%.0f",
+		 120 + 4 * r->p->timeout_s + 60.0 * points);
+	snprintf(env_t, sizeof(env_t), "%.0f", r->p->timeout_s);
+	snprintf(r->spool, sizeof(r->spool), "%s/perf-%s.w%u.n%u.spool",
+		 run_dir, sweep, W, N);
+	snprintf(log, sizeof(log), "%s/perf-%s.w%u.n%u.log", run_dir, sweep, W,
+		 N);
+	unlink(r->spool);
+	r->off = 0;
+	r->job_points = 0;
+	argv[a++] = self;
+	argv[a++] = "launch";
+	argv[a++] = "-n";
+	argv[a++] = n;
+	argv[a++] = "--ranks-per-node";
+	argv[a++] = rpn;
+	argv[a++] = "--timeout";
+	argv[a++] = tmo;
+	argv[a++] = "--";
+	argv[a++] = self;
+	argv[a++] = "perf-rank";
+	argv[a++] = "--profile";
+	argv[a++] = profile;
+	argv[a++] = "--sweep";
+	argv[a++] = sweep;
+	argv[a++] = "--spool";
+	argv[a++] = r->spool;
+	argv[a] = NULL;
+	if (pipe(fds) < 0)
+		return EG_EXIT_HARD;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return EG_EXIT_HARD;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[1]);
+		setenv("EPGATE_TIMEOUT", env_t, 1);
+		for (size_t i = 0; i < r->p->n_env; i++)
+			setenv(r->p->env_keys[i], r->p->env_vals[i], 0);
+		execv(self, (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	lf = fopen(log, "w");
+	while (in && getline(&line, &cap, in) > 0) {
+		if (lf) {
+			fputs(line, lf);
+			fflush(lf);
+		}
+		if (r->o->verbose)
+			fprintf(stderr, "%s%s", r->tty ? "\r\033[K" : "", line);
+		if (strstr(line, "perf: point "))
+			eg__ingest(r);
+	}
+	free(line);
+	if (in)
+		fclose(in);
+	else
+		close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			status = -1;
+			break;
+		}
+	eg__ingest(r);
+	if (lf)
+		fclose(lf);
+	unlink(r->spool);
+	if (status != -1 && WIFEXITED(status))
+		status = WEXITSTATUS(status);
+	else
+		status = EG_EXIT_HARD;
+	if (r->job_points < points) {
+		/* the rest never came: count them failed, and say where */
+		unsigned missing = points - r->job_points;
+
+		r->tot->failed += missing;
+		r->done += missing;
+		r->sweep_done += missing;
+		fprintf(stderr,
+			"%s" EG__PROG ": job %s w%u n%u exited %d after %u of "
+			"%u point(s); log %s\n",
+			r->tty ? "\n" : "", sweep, W, N, status, r->job_points,
+			points, log);
+	}
+	return status;
+}
+
+/* A table of the measured points, read back through the reader. */
+static void eg__table(const char *results)
+{
+	static const char *const cols[] = {
+	    "step_us",	      "dispatch_us", "combine_us", "tok_s",
+	    "so_gbps",	      "su_gbps",     "post_rate",  "model_bw_us",
+	    "model_issue_us", "model_frac",  NULL};
+	eg_results_t r;
+	char err[EG_RESULTS_ERR_MAX];
+
+	if (eg_results_read(&r, results, err, sizeof(err)) < 0) {
+		fprintf(stderr, EG__PROG ": %s\n", err);
+		return;
+	}
+	printf("%-46s", "point (medians)");
+	for (int c = 0; cols[c]; c++)
+		printf(" %11s", cols[c]);
+	printf(" %s\n", "bound");
+	for (size_t i = 0; i < r.n_points; i++) {
+		const eg_point_t *p = &r.points[i];
+		const json_t *b = json_object_get(p->evidence, "bound");
+
+		printf("%-46s", p->id);
+		for (int c = 0; cols[c]; c++) {
+			const eg_metric_t *m = eg_point_metric(p, cols[c]);
+
+			if (m)
+				printf(" %11.4g", m->s.median);
+			else
+				printf(" %11s", "-");
+		}
+		printf(" %s\n", b ? json_string_value(b) : "-");
+	}
+	eg_results_free(&r);
+}
+
+/* epgate gate on the results, reports into the run folder. */
+static int eg__gates(const char *self, const eg_profile_t *p,
+		     const char *run_dir, const char *results)
+{
+	char gates[4096], tap[4200], junit[4200];
+	const char *argv[12];
+	int a = 0, status;
+	pid_t pid;
+
+	if (eg_find_data(p->gates, gates, sizeof(gates)) < 0) {
+		fprintf(stderr, EG__PROG ": profile %s: no gate file %s\n",
+			p->name, p->gates);
+		return EG_EXIT_HARD;
+	}
+	snprintf(tap, sizeof(tap), "%s/perf-gates.tap", run_dir);
+	snprintf(junit, sizeof(junit), "%s/perf-gates.junit.xml", run_dir);
+	argv[a++] = self;
+	argv[a++] = "gate";
+	argv[a++] = "--gates";
+	argv[a++] = gates;
+	argv[a++] = "--tap";
+	argv[a++] = tap;
+	argv[a++] = "--junit";
+	argv[a++] = junit;
+	argv[a++] = results;
+	argv[a] = NULL;
+	printf("gates: %s\n", gates);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return EG_EXIT_HARD;
+	if (pid == 0) {
+		execv(self, (char *const *)argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return EG_EXIT_HARD;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : EG_EXIT_HARD;
+}
+
+/* Under Slurm: this process is a rank (inside srun) and runs its points;
+ * outside srun it says how to run them. */
+static int eg__slurm(const char *path, const eg_profile_t *p,
+		     const eg_perf_run_opts_t *o, const char *run_dir,
+		     eg_perf_totals_t *tot)
+{
+	char *argv[8];
+	int a = 0;
+
+	if (!getenv("SLURM_PROCID") || !getenv("SLURM_STEP_ID")) {
+		fprintf(stderr,
+			EG__PROG ": under Slurm the ranks run the points: "
+				 "srun -N NODES -n WORLD epgate perf-rank "
+				 "--profile %s --results FILE, once per "
+				 "(world, nodes) of `epgate bench --profile "
+				 "%s --list` (slurm/epgate.sbatch does it)\n",
+			p->name, p->name);
+		return EG_EXIT_HARD;
+	}
+	if (o->results)
+		snprintf(tot->results, sizeof(tot->results), "%s", o->results);
+	else
+		snprintf(tot->results, sizeof(tot->results),
+			 "%s/perf-%s.w%s.n%s.json", run_dir, p->name,
+			 getenv("SLURM_NTASKS") ? getenv("SLURM_NTASKS") : "",
+			 getenv("SLURM_NNODES") ? getenv("SLURM_NNODES") : "");
+	argv[a++] = "perf-rank";
+	argv[a++] = "--profile";
+	argv[a++] = (char *)path;
+	argv[a++] = "--results";
+	argv[a++] = tot->results;
+	argv[a] = NULL;
+	return eg_cmd_perf_rank(a, argv);
+}
+
+int eg_perf_run_profile(const char *profile, const char *run_dir,
+			const eg_perf_run_opts_t *o, eg_perf_totals_t *tot)
+{
+	static const eg_perf_run_opts_t defaults = {.progress = -1};
+	char path[4096], self[4096], err[EG_PROFILE_ERR_MAX];
+	eg_profile_t p;
+	eg_perf_point_t *pts = NULL;
+	size_t n = 0;
+	eg__run_t r = {0};
+	int hard = 0, ex = EG_EXIT_HARD;
+	ssize_t sl;
+
+	memset(tot, 0, sizeof(*tot));
+	tot->gate_exit = -1;
+	if (!o)
+		o = &defaults;
+	if (eg_perf_find_profile(profile, path, sizeof(path)) < 0) {
+		fprintf(stderr,
+			EG__PROG ": no profile \"%s\" (profiles/%s.profile)\n",
+			profile, profile);
+		return EG_EXIT_HARD;
+	}
+	if (eg_profile_load(&p, path, err, sizeof(err)) < 0) {
+		fprintf(stderr, EG__PROG ": %s\n", err);
+		return EG_EXIT_HARD;
+	}
+	if (eg_profile_points(&p, &pts, &n, err, sizeof(err)) < 0) {
+		fprintf(stderr, EG__PROG ": %s\n", err);
+		goto out;
+	}
+	tot->points = (unsigned)n;
+	if (getenv("SLURM_JOB_ID")) {
+		ex = eg__slurm(path, &p, o, run_dir, tot);
+		goto out;
+	}
+	if (p.launcher == EG_LAUNCHER_SLURM) {
+		fprintf(stderr,
+			EG__PROG ": profile %s runs under Slurm: sbatch "
+				 "slurm/epgate.sbatch %s\n",
+			p.name, p.name);
+		ex = EG_EXIT_SKIP;
+		goto out;
+	}
+	if (!eg_bench_backend_find(p.transport)) {
+		fprintf(stderr,
+			EG__PROG ": profile %s: transport %s is not built into "
+				 "this epgate\n",
+			p.name, p.transport);
+		ex = EG_EXIT_SKIP;
+		goto out;
+	}
+	sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (sl <= 0) {
+		fprintf(stderr, EG__PROG ": cannot find its own executable\n");
+		goto out;
+	}
+	self[sl] = 0;
+	if (o->results)
+		snprintf(tot->results, sizeof(tot->results), "%s", o->results);
+	else
+		snprintf(tot->results, sizeof(tot->results), "%s/perf-%s.json",
+			 run_dir, p.name);
+	json_t *ctx = eg_perf_context(&p, NULL);
+	int rc = ctx ? eg_results_create(&r.wr, tot->results, 0, ctx, err,
+					 sizeof(err))
+		     : EG_ENOMEM;
+
+	json_decref(ctx);
+	if (rc < 0) {
+		fprintf(stderr, EG__PROG ": %s\n",
+			rc == EG_ENOMEM ? "out of memory" : err);
+		goto out;
+	}
+	r.p = &p;
+	r.o = o;
+	r.tot = tot;
+	r.tty = o->progress < 0 ? isatty(2) : o->progress;
+	r.total = (unsigned)n;
+	r.t0 = eg_now();
+	printf("epgate bench: profile %s (%s), %zu point(s) in %zu sweep(s); "
+	       "results %s\n",
+	       p.name, path, n, p.n_sweeps, tot->results);
+	fflush(stdout);
+	for (size_t s = 0; s < p.n_sweeps; s++) {
+		/* one job per (world, nodes) of the sweep, in the order the
+		 * points first name them */
+		uint32_t groups[256][2];
+		unsigned cnt[256], ng = 0;
+
+		r.sweep = p.sweeps[s].name;
+		r.sweep_total = r.sweep_done = 0;
+		r.last[0] = 0;
+		r.t_sweep = eg_now();
+		for (size_t i = 0; i < n; i++) {
+			unsigned g;
+
+			if (pts[i].sweep != s)
+				continue;
+			r.sweep_total++;
+			for (g = 0; g < ng; g++)
+				if (groups[g][0] ==
+					pts[i].v[EG_AXIS_WORLD].num &&
+				    groups[g][1] == pts[i].v[EG_AXIS_NODES].num)
+					break;
+			if (g == ng && ng < 256) {
+				groups[ng][0] = pts[i].v[EG_AXIS_WORLD].num;
+				groups[ng][1] = pts[i].v[EG_AXIS_NODES].num;
+				cnt[ng++] = 0;
+			}
+			if (g < 256)
+				cnt[g]++;
+		}
+		eg__progress(&r, 0);
+		for (unsigned g = 0; g < ng; g++) {
+			int jrc = eg__job(&r, self, path, run_dir, r.sweep,
+					  groups[g][0], groups[g][1], cnt[g]);
+
+			tot->jobs++;
+			if (jrc != EG_EXIT_PASS && jrc != EG_EXIT_FAIL) {
+				tot->jobs_failed++;
+				hard = 1;
+			}
+		}
+		eg__progress(&r, 1);
+	}
+	eg_results_close(r.wr);
+	r.wr = NULL;
+	tot->seconds = eg_now() - r.t0;
+	eg__table(tot->results);
+	printf("epgate bench: %u of %u point(s) measured, %u failed, %.1f s; "
+	       "results %s\n",
+	       tot->measured, tot->points, tot->failed, tot->seconds,
+	       tot->results);
+	ex = hard ? EG_EXIT_HARD : tot->failed ? EG_EXIT_FAIL : EG_EXIT_PASS;
+	if (o->apply_gates && p.gates) {
+		tot->gate_exit = eg__gates(self, &p, run_dir, tot->results);
+		if (tot->gate_exit == EG_EXIT_HARD)
+			ex = EG_EXIT_HARD;
+		else if (tot->gate_exit == EG_EXIT_FAIL && ex == EG_EXIT_PASS)
+			ex = EG_EXIT_FAIL;
+	}
+out:
+	if (r.wr)
+		eg_results_close(r.wr);
+	free(pts);
+	eg_profile_free(&p);
+	return ex;
+}

@@ -1,0 +1,56 @@
+/* Performance sweeps (docs/profiles.md): the orchestrator that runs a
+ * profile's points as `epgate launch` jobs (or, under Slurm, inside the
+ * srun'd ranks), the per-rank command, and the results context. */
+#ifndef EPGATE_PERF_H
+#define EPGATE_PERF_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "epgate/profile.h"
+
+typedef struct eg_perf_run_opts {
+	const char *results; /* NULL: <run_dir>/perf-<profile>.json */
+	int apply_gates;     /* run `epgate gate` with the profile's file */
+	int progress;	     /* -1: a line updated in place when stderr is a
+				terminal; 0: plain lines; 1: in place */
+	int verbose;
+} eg_perf_run_opts_t;
+
+typedef struct eg_perf_totals {
+	unsigned points;   /* in the profile */
+	unsigned measured; /* written to the results file */
+	unsigned failed;   /* verification failed, or the job died */
+	unsigned jobs, jobs_failed;
+	int gate_exit; /* epgate gate's exit status, -1 when not run */
+	double seconds;
+	char results[4096]; /* the results file written */
+} eg_perf_totals_t;
+
+/* Runs the sweeps of profile (a name under profiles/, or a file) into
+ * run_dir (which must exist): results file, one log per job and, with
+ * apply_gates, perf-gates.tap / perf-gates.junit.xml.  Returns an automake
+ * exit code: 0 all measured (and no gate failed), 1 a point failed
+ * verification or a gate failed, 77 nothing could run (e.g. a Slurm
+ * profile outside Slurm, a transport not built), 99 bad input or a
+ * harness error. */
+int eg_perf_run_profile(const char *profile, const char *run_dir,
+			const eg_perf_run_opts_t *o, eg_perf_totals_t *tot);
+
+/* `epgate perf-rank`: one rank of a sweep job (docs/profiles.md). */
+int eg_cmd_perf_rank(int argc, char **argv);
+
+/* Finds a profile by name (profiles/NAME.profile in the data folders) or
+ * takes a path as is. */
+int eg_perf_find_profile(const char *name, char *path, size_t len);
+
+/* The results file's context for a profile: hosts (given, or this
+ * host), build, versions, environment knobs, Slurm job id. */
+json_t *eg_perf_context(const eg_profile_t *p, json_t *hosts);
+
+/* The harness's own overhead (`epgate bench --overhead`): prints the
+ * measured numbers; 0 when under 2% for an op_us operation, else 1. */
+int eg_perf_overhead(unsigned iters, unsigned op_us);
+
+#endif
