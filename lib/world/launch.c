@@ -362,8 +362,8 @@ static unsigned eg__notice_exits(eg__job_t *j)
 static int eg__spawn(eg__job_t *j, char **argv, int lfd, uint16_t port,
 		     const char *secret, const char *job_id)
 {
-	char v[8][128];
-	char *vars[8];
+	char v[9][128];
+	char *vars[9];
 	size_t nv = 0;
 	int in = eg__high(open("/dev/null", O_RDONLY | O_CLOEXEC));
 	pid_t parent = getpid();
@@ -395,6 +395,11 @@ static int eg__spawn(eg__job_t *j, char **argv, int lfd, uint16_t port,
 		if (r == 0)
 			snprintf(v[nv++], sizeof(v[0]), "EPGATE_BOOT_FD=%d",
 				 lfd);
+		/* libfabric loads PSM's libinfinipath, whose SIGSEGV handler
+		 * litters the working directory with *.btr backtrace files;
+		 * a crash is reported by the launcher instead */
+		if (!getenv("IPATH_NO_BACKTRACE"))
+			snprintf(v[nv++], sizeof(v[0]), "IPATH_NO_BACKTRACE=1");
 		for (size_t i = 0; i < nv; i++)
 			vars[i] = v[i];
 		char **env = eg__child_env(vars, nv);
