@@ -15,6 +15,7 @@
 
 #include "epgate/bench.h"
 #include "epgate/boot.h"
+#include "epgate/transport.h"
 #include "epgate/profile.h"
 #include "epgate/results.h"
 #include "epgate/world.h"
@@ -52,6 +53,22 @@ int eg_perf_rank_bytes(const eg_workload_t *w, const char *arm, uint32_t rank,
 		       uint32_t ranks_per_node, eg_perf_bytes_t *b);
 
 /* ---- the transport's raw numbers behind the model line --------------- */
+
+/* One raw phase of the fabric transport alone (collective; built with
+ * libfabric): a fresh transport with K endpoints (messages chunked at
+ * chunk bytes, 0 = its default), warmup untimed then iters timed
+ * all-to-all-v calls of bytes to every other rank, each after a bootstrap
+ * barrier. t (iters entries, caller's) gets the slowest rank's time per
+ * call; s0/s1 this rank's counters before and after the timed calls.
+ * Used by `epgate bench --raw` and the sweeps' model line. */
+typedef struct eg_raw_phase {
+	double *t;
+	eg_xport_stats_t s0, s1;
+} eg_raw_phase_t;
+int eg_raw_phase(const eg_world_t *w, eg_boot_t *b, const char *provider,
+		 uint32_t K, double timeout_s, unsigned warmup, unsigned iters,
+		 size_t bytes, size_t chunk, eg_raw_phase_t *ph, char *err,
+		 size_t errlen);
 
 typedef enum eg_perf_raw_src {
 	EG_PERF_RAW_NONE = 0,	  /* no model */

@@ -21,19 +21,16 @@ typedef struct eg__rphase {
 	char provider[80];
 } eg__rphase_t;
 
-/* One phase: bytes to every other rank per call, messages of at most
- * chunk bytes (0: the transport's default). */
-static int eg__rphase(const eg_world_t *w, eg_boot_t *b, const char *provider,
-		      uint32_t K, double timeout_s, unsigned warmup,
-		      unsigned iters, size_t bytes, size_t chunk,
-		      eg__rphase_t *ph, char *err, size_t errlen)
+int eg_raw_phase(const eg_world_t *w, eg_boot_t *b, const char *provider,
+		 uint32_t K, double timeout_s, unsigned warmup, unsigned iters,
+		 size_t bytes, size_t chunk, eg_raw_phase_t *ph, char *err,
+		 size_t errlen)
 {
 	const eg_xport_ops_t *x = &eg_xport_fabric;
 	eg_xport_opts_t xo = {.size = sizeof(xo),
 			      .provider = provider,
 			      .num_comms = K,
 			      .timeout_s = timeout_s};
-	eg_xport_stats_t s0, s1;
 	uint32_t W = w->size;
 	const char *oldv = getenv("EPGATE_FABRIC_CHUNK");
 	char *old = oldv ? strdup(oldv) : NULL, cbuf[32];
@@ -78,12 +75,12 @@ static int eg__rphase(const eg_world_t *w, eg_boot_t *b, const char *provider,
 			goto out;
 		memset(recv[p], 0, bytes); /* touch the pages first */
 	}
-	x->stats(xs, &s0);
+	x->stats(xs, &ph->s0);
 	for (unsigned i = 0; i < warmup + iters; i++) {
 		double t0;
 
 		if (i == warmup)
-			x->stats(xs, &s0);
+			x->stats(xs, &ph->s0);
 		if ((rc = eg_boot_barrier(b, timeout_s)) < 0) {
 			snprintf(err, errlen, "raw phase: barrier: %s",
 				 eg_boot_error(b));
@@ -99,18 +96,7 @@ static int eg__rphase(const eg_world_t *w, eg_boot_t *b, const char *provider,
 		if (i >= warmup)
 			mine[i - warmup] = eg_now() - t0;
 	}
-	x->stats(xs, &s1);
-	ph->ops_ep = 0;
-	for (uint32_t k = 0; k < s1.num_comms && k < EG_COMMS_MAX; k++) {
-		double o =
-		    (double)(s1.ops_posted[k] - s0.ops_posted[k]) / iters;
-
-		if (o > ph->ops_ep)
-			ph->ops_ep = o;
-	}
-	snprintf(ph->provider, sizeof(ph->provider), "%s/%s",
-		 s1.provider_intra[0] ? s1.provider_intra : "-",
-		 s1.provider_inter[0] ? s1.provider_inter : "-");
+	x->stats(xs, &ph->s1);
 	rc = eg_boot_allgather(b, mine, iters * sizeof(*mine), all, timeout_s);
 	if (rc < 0) {
 		snprintf(err, errlen, "raw phase: gathering times: %s",
@@ -138,6 +124,31 @@ out:
 	free(sbuf);
 	x->destroy(xs);
 	return rc;
+}
+
+/* A raw phase reduced to what the model line needs. */
+static int eg__rphase(const eg_world_t *w, eg_boot_t *b, const char *provider,
+		      uint32_t K, double timeout_s, unsigned warmup,
+		      unsigned iters, size_t bytes, size_t chunk,
+		      eg__rphase_t *ph, char *err, size_t errlen)
+{
+	eg_raw_phase_t r = {.t = ph->t};
+	int rc = eg_raw_phase(w, b, provider, K, timeout_s, warmup, iters,
+			      bytes, chunk, &r, err, errlen);
+	if (rc < 0)
+		return rc;
+	ph->ops_ep = 0;
+	for (uint32_t k = 0; k < r.s1.num_comms && k < EG_COMMS_MAX; k++) {
+		double o =
+		    (double)(r.s1.ops_posted[k] - r.s0.ops_posted[k]) / iters;
+
+		if (o > ph->ops_ep)
+			ph->ops_ep = o;
+	}
+	snprintf(ph->provider, sizeof(ph->provider), "%s/%s",
+		 r.s1.provider_intra[0] ? r.s1.provider_intra : "-",
+		 r.s1.provider_inter[0] ? r.s1.provider_inter : "-");
+	return EG_OK;
 }
 
 int eg_perf_fabric_raw(const eg_world_t *w, eg_boot_t *b, const char *provider,

@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "cmd_bench.h"
 #include "cmd_gpu.h"
+#include "epgate/bench_driver.h"
 #include "epgate/boot.h"
 #include "epgate/error.h"
 #include "epgate/report.h"
@@ -197,118 +198,26 @@ typedef struct eg__phase {
 	eg_xport_stats_t stats;	    /* after the phase */
 } eg__phase_t;
 
-/* One phase on a fresh transport: bytes to every other rank per call,
- * messages of at most chunk bytes (0: the transport's default). */
+/* One phase on a fresh transport (lib/bench/raw.c): bytes to every other
+ * rank per call, messages of at most chunk bytes (0: the default). */
 static int eg__phase(const eg_world_t *w, eg_boot_t *b, const eg__bopts_t *o,
 		     size_t bytes, size_t chunk, eg__phase_t *ph)
 {
-	const eg_xport_ops_t *x = &eg_xport_fabric;
-	eg_xport_opts_t xo = {.size = sizeof(xo),
-			      .provider = o->provider,
-			      .num_comms = o->K,
-			      .timeout_s = o->timeout_s};
-	eg_xport_stats_t s0;
-	unsigned n = o->warmup + o->iters, W = w->size;
-	char err[512], *old = NULL, cbuf[32];
-	const char *oldv = getenv("EPGATE_FABRIC_CHUNK");
-	void *xs = NULL, *sbuf = NULL;
-	const void **send = NULL;
-	void **recv = NULL;
-	size_t *sb = NULL, *rb = NULL;
-	double *mine = NULL, *all = NULL;
-	int rc;
+	eg_raw_phase_t r = {.t = ph->t};
+	char err[512];
+	int rc = eg_raw_phase(w, b, o->provider, o->K, o->timeout_s, o->warmup,
+			      o->iters, bytes, chunk, &r, err, sizeof(err));
 
-	if (oldv && !(old = strdup(oldv)))
-		return EG_ENOMEM;
-	if (chunk) {
-		snprintf(cbuf, sizeof(cbuf), "%zu", chunk);
-		setenv("EPGATE_FABRIC_CHUNK", cbuf, 1);
-	}
-	rc = x->create(w, b, &xo, &xs, err, sizeof(err));
-	if (old)
-		setenv("EPGATE_FABRIC_CHUNK", old, 1);
-	else
-		unsetenv("EPGATE_FABRIC_CHUNK");
-	free(old);
-	if (rc) {
+	if (rc < 0) {
 		fprintf(stderr, EG__PROG ": rank %u: %s\n", w->rank, err);
 		return rc;
 	}
-	send = calloc(W, sizeof(*send));
-	recv = calloc(W, sizeof(*recv));
-	sb = calloc(W, sizeof(*sb));
-	rb = calloc(W, sizeof(*rb));
-	mine = calloc(o->iters, sizeof(*mine));
-	all = calloc((size_t)o->iters * W, sizeof(*all));
-	sbuf = malloc(bytes);
-	rc = EG_ENOMEM;
-	if (!send || !recv || !sb || !rb || !mine || !all || !sbuf)
-		goto out;
-	memset(sbuf, 0x5a, bytes);
-	for (uint32_t p = 0; p < W; p++) {
-		if (p == w->rank)
-			continue; /* no self copy: the fabric alone */
-		send[p] = sbuf;
-		sb[p] = rb[p] = bytes;
-		if (!(recv[p] = malloc(bytes)))
-			goto out;
-		memset(recv[p], 0, bytes); /* touch the pages before timing */
-	}
-	for (unsigned i = 0; i < n; i++) {
-		double t0;
-
-		if (i == o->warmup)
-			x->stats(xs, &s0);
-		rc = eg_boot_barrier(b, o->timeout_s);
-		if (rc) {
-			fprintf(stderr, EG__PROG ": rank %u: barrier: %s\n",
-				w->rank, eg_boot_error(b));
-			goto out;
-		}
-		t0 = eg_now();
-		rc = x->alltoallv(xs, (const void *const *)send, sb,
-				  (void *const *)recv, rb);
-		if (rc) {
-			fprintf(stderr, EG__PROG ": rank %u: %s\n", w->rank,
-				x->error(xs));
-			goto out;
-		}
-		if (i >= o->warmup)
-			mine[i - o->warmup] = eg_now() - t0;
-	}
-	x->stats(xs, &ph->stats);
+	ph->stats = r.s1;
 	for (unsigned k = 0; k < o->K; k++) {
-		ph->ops[k] = ph->stats.ops_posted[k] - s0.ops_posted[k];
-		ph->busy[k] = ph->stats.busy_s[k] - s0.busy_s[k];
+		ph->ops[k] = r.s1.ops_posted[k] - r.s0.ops_posted[k];
+		ph->busy[k] = r.s1.busy_s[k] - r.s0.busy_s[k];
 	}
-	rc = eg_boot_allgather(b, mine, o->iters * sizeof(*mine), all,
-			       o->timeout_s);
-	if (rc) {
-		fprintf(stderr, EG__PROG ": rank %u: gathering times: %s\n",
-			w->rank, eg_boot_error(b));
-		goto out;
-	}
-	for (unsigned i = 0; i < o->iters; i++) {
-		ph->t[i] = 0;
-		for (uint32_t r = 0; r < W; r++)
-			if (all[(size_t)r * o->iters + i] > ph->t[i])
-				ph->t[i] = all[(size_t)r * o->iters + i];
-	}
-	rc = EG_OK;
-out:
-	if (rc == EG_ENOMEM)
-		fprintf(stderr, EG__PROG ": rank %u: out of memory\n", w->rank);
-	for (uint32_t p = 0; recv && p < W; p++)
-		free(recv[p]);
-	free(send);
-	free(recv);
-	free(sb);
-	free(rb);
-	free(mine);
-	free(all);
-	free(sbuf);
-	x->destroy(xs);
-	return rc;
+	return EG_OK;
 }
 
 static json_t *eg__jdist(eg__dist_t d)
