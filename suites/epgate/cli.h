@@ -66,6 +66,24 @@ json_t *eg_case_diag(const eg_workload_t *w, const eg_verdict_t *v,
 		     const char *stage, unsigned iter, int engine_err,
 		     const char *repro);
 
+/* One rank's verdict on one workload in a multi-process job (L2 on host
+ * or GPU): allgathered over the bootstrap, so plain data. */
+typedef struct eg_rank_verdict {
+	int32_t harness_err, engine_err;
+	uint32_t iter;
+	char stage[24];
+	eg_verdict_t v;
+} eg_rank_verdict_t;
+
+/* Rank 0's results line for a workload from every rank's verdict:
+ * {"workload", "status" (pass, fail, error), the members of extra (may
+ * be NULL; its references are taken), "diag" when not passed}. */
+json_t *eg_rank_results_line(const eg_workload_t *w,
+			     const eg_rank_verdict_t *all, uint32_t W,
+			     const char *repro, json_t *extra);
+/* Writes line as one compact JSON line, flushed; consumes line. */
+int eg_put_json_line(FILE *f, json_t *line);
+
 /* Returns an automake exit code (0, 1, 77, 99). */
 int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 	      eg_l1_totals_t *tot);

@@ -2,6 +2,7 @@
  * results files: where it failed, wrong counts per field, the first
  * mismatches with coordinates, and the command that reproduces it. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli.h"
 
@@ -61,4 +62,70 @@ json_t *eg_case_diag(const eg_workload_t *w, const eg_verdict_t *v,
 	json_object_set_new(d, "first_mismatches", first);
 	json_object_set_new(d, "repro", json_string(repro));
 	return d;
+}
+
+json_t *eg_rank_results_line(const eg_workload_t *w,
+			     const eg_rank_verdict_t *all, uint32_t W,
+			     const char *repro, json_t *extra)
+{
+	eg_verdict_t v;
+	const char *status = "pass", *stage = "";
+	int engine_err = 0, harness_err = 0;
+	unsigned iter = 0;
+	int32_t bad_rank = -1;
+
+	eg_verdict_init(&v);
+	for (uint32_t r = 0; r < W; r++) {
+		eg_verdict_merge(&v, &all[r].v);
+		if (all[r].harness_err && !harness_err) {
+			harness_err = all[r].harness_err;
+			bad_rank = (int32_t)r;
+		}
+		if (all[r].engine_err && !engine_err) {
+			engine_err = all[r].engine_err;
+			stage = all[r].stage;
+			iter = all[r].iter;
+			bad_rank = (int32_t)r;
+		}
+		if (eg_verdict_total_wrong(&all[r].v) && !*stage) {
+			stage = all[r].stage;
+			iter = all[r].iter;
+		}
+	}
+	if (harness_err)
+		status = "error";
+	else if (engine_err || eg_verdict_total_wrong(&v))
+		status = "fail";
+	json_t *line = json_object();
+	json_object_set_new(line, "workload", json_string(w->name));
+	json_object_set_new(line, "status", json_string(status));
+	if (extra) {
+		json_object_update(line, extra);
+		json_decref(extra);
+	}
+	if (*status != 'p') {
+		json_t *d = eg_case_diag(w, &v, stage, iter, engine_err, repro);
+		if (harness_err)
+			json_object_set_new(
+			    d, "harness_error",
+			    json_string(eg_strerror(harness_err)));
+		json_object_set_new(d, "rank", json_integer(bad_rank));
+		json_object_set_new(line, "diag", d);
+	}
+	return line;
+}
+
+int eg_put_json_line(FILE *f, json_t *line)
+{
+	char *s = json_dumps(line, JSON_COMPACT);
+
+	json_decref(line);
+	if (!s)
+		return EG_ENOMEM;
+	if (f) {
+		fprintf(f, "%s\n", s);
+		fflush(f);
+	}
+	free(s);
+	return EG_OK;
 }

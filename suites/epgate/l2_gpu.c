@@ -58,12 +58,7 @@ static void eg__l2g_usage(FILE *f)
 
 #include <cuda_runtime_api.h>
 
-typedef struct eg__l2g_msg {
-	int32_t harness_err, engine_err;
-	uint32_t iter;
-	char stage[24];
-	eg_verdict_t v;
-} eg__l2g_msg_t;
+typedef eg_rank_verdict_t eg__l2g_msg_t;
 
 typedef struct eg__l2g {
 	const eg_world_t *world;
@@ -284,67 +279,6 @@ done:
 	eg_workload_fini(&wi);
 }
 
-static void eg__put_line(FILE *f, json_t *line)
-{
-	char *s = json_dumps(line, JSON_COMPACT);
-
-	if (s && f) {
-		fprintf(f, "%s\n", s);
-		fflush(f);
-	}
-	free(s);
-	json_decref(line);
-}
-
-static void eg__l2g_report(FILE *f, const eg_workload_t *w,
-			   const eg__l2g_msg_t *all, uint32_t W,
-			   const char *repro, const char *transport)
-{
-	eg_verdict_t v;
-	const char *status = "pass", *stage = "";
-	int engine_err = 0, harness_err = 0;
-	unsigned iter = 0;
-	int32_t bad_rank = -1;
-
-	eg_verdict_init(&v);
-	for (uint32_t r = 0; r < W; r++) {
-		eg_verdict_merge(&v, &all[r].v);
-		if (all[r].harness_err && !harness_err) {
-			harness_err = all[r].harness_err;
-			bad_rank = (int32_t)r;
-		}
-		if (all[r].engine_err && !engine_err) {
-			engine_err = all[r].engine_err;
-			stage = all[r].stage;
-			iter = all[r].iter;
-			bad_rank = (int32_t)r;
-		}
-		if (eg_verdict_total_wrong(&all[r].v) && !*stage) {
-			stage = all[r].stage;
-			iter = all[r].iter;
-		}
-	}
-	if (harness_err)
-		status = "error";
-	else if (engine_err || eg_verdict_total_wrong(&v))
-		status = "fail";
-	json_t *line = json_object();
-	json_object_set_new(line, "workload", json_string(w->name));
-	json_object_set_new(line, "status", json_string(status));
-	json_object_set_new(line, "memory", json_string("gpu"));
-	json_object_set_new(line, "transport", json_string(transport));
-	if (*status != 'p') {
-		json_t *d = eg_case_diag(w, &v, stage, iter, engine_err, repro);
-		if (harness_err)
-			json_object_set_new(
-			    d, "harness_error",
-			    json_string(eg_strerror(harness_err)));
-		json_object_set_new(d, "rank", json_integer(bad_rank));
-		json_object_set_new(line, "diag", d);
-	}
-	eg__put_line(f, line);
-}
-
 typedef struct eg__l2g_opts {
 	const char *engine, *file, *filter, *results, *xnode, *log_dir;
 	eg_nccl_path_t path;
@@ -442,8 +376,11 @@ static int eg__l2g_run(const eg__l2g_opts_t *o, eg_world_t *world,
 				 world->size, world->ranks_per_node, o->engine,
 				 o->comms, eg_nccl_path_name(o->path), o->file,
 				 w->name, o->iters);
-			eg__l2g_report(rf, w, all, world->size, repro,
-				       transport);
+			eg_put_json_line(
+			    rf, eg_rank_results_line(
+				    w, all, world->size, repro,
+				    json_pack("{s:s, s:s}", "memory", "gpu",
+					      "transport", transport)));
 		}
 		if (eg_nccl_broken(R.n))
 			break; /* aborted communicators run nothing more */
@@ -492,7 +429,7 @@ static int eg__l2g_run(const eg__l2g_opts_t *o, eg_world_t *world,
 		json_object_set_new(line, "net", json_string(e.net));
 		json_object_set_new(line, "ranks", ranks);
 		json_object_set_new(line, "log", json_string(e.log));
-		eg__put_line(rf, line);
+		eg_put_json_line(rf, line);
 		/* the fabric transport on GPU memory: never silently absent */
 		line =
 		    json_pack("{s:s, s:s, s:s}", "workload", "fabric-hmem",
@@ -505,7 +442,7 @@ static int eg__l2g_run(const eg__l2g_opts_t *o, eg_world_t *world,
 				 hm);
 			json_object_set_new(line, "why", json_string(why));
 		}
-		eg__put_line(rf, line);
+		eg_put_json_line(rf, line);
 		printf("l2-gpu: %d workloads, engine nccl-%s, %u comms, %s; "
 		       "transport %s (asked %s)%s%s\n",
 		       ran, o->engine, o->comms, eg_nccl_version(R.n),

@@ -10,12 +10,7 @@
 
 #include "cli.h"
 
-typedef struct eg__l2_msg {
-	int32_t harness_err, engine_err;
-	uint32_t iter;
-	char stage[16];
-	eg_verdict_t v;
-} eg__l2_msg_t;
+typedef eg_rank_verdict_t eg__l2_msg_t;
 
 typedef struct eg__l2_rank {
 	const eg_world_t *world;
@@ -165,60 +160,6 @@ done:
 	free(r64);
 	free(m64);
 	eg_workload_fini(&wi);
-}
-
-/* Rank 0: one JSON line for the workload, from every rank's message. */
-static int eg__l2_report(FILE *f, const eg_workload_t *w,
-			 const eg__l2_msg_t *all, uint32_t W, const char *repro)
-{
-	eg_verdict_t v;
-	const char *status = "pass", *stage = "";
-	int engine_err = 0, harness_err = 0;
-	unsigned iter = 0;
-	int32_t bad_rank = -1;
-
-	eg_verdict_init(&v);
-	for (uint32_t r = 0; r < W; r++) {
-		eg_verdict_merge(&v, &all[r].v);
-		if (all[r].harness_err && !harness_err) {
-			harness_err = all[r].harness_err;
-			bad_rank = (int32_t)r;
-		}
-		if (all[r].engine_err && !engine_err) {
-			engine_err = all[r].engine_err;
-			stage = all[r].stage;
-			iter = all[r].iter;
-			bad_rank = (int32_t)r;
-		}
-		if (eg_verdict_total_wrong(&all[r].v) && !*stage) {
-			stage = all[r].stage;
-			iter = all[r].iter;
-		}
-	}
-	if (harness_err)
-		status = "error";
-	else if (engine_err || eg_verdict_total_wrong(&v))
-		status = "fail";
-	json_t *line = json_object();
-	json_object_set_new(line, "workload", json_string(w->name));
-	json_object_set_new(line, "status", json_string(status));
-	if (*status != 'p') {
-		json_t *d = eg_case_diag(w, &v, stage, iter, engine_err, repro);
-		if (harness_err)
-			json_object_set_new(
-			    d, "harness_error",
-			    json_string(eg_strerror(harness_err)));
-		json_object_set_new(d, "rank", json_integer(bad_rank));
-		json_object_set_new(line, "diag", d);
-	}
-	char *s = json_dumps(line, JSON_COMPACT);
-	json_decref(line);
-	if (!s)
-		return EG_ENOMEM;
-	fprintf(f, "%s\n", s);
-	fflush(f);
-	free(s);
-	return EG_OK;
 }
 
 static void eg__l2_rank_usage(FILE *f)
@@ -414,7 +355,9 @@ int eg_cmd_l2_rank(int argc, char **argv)
 				 provider ? provider : "", comms, file, w->name,
 				 iters);
 			if (rf)
-				eg__l2_report(rf, w, all, world.size, repro);
+				eg_put_json_line(
+				    rf, eg_rank_results_line(w, all, world.size,
+							     repro, NULL));
 		}
 	}
 	if (world.rank == 0) {
