@@ -14,8 +14,8 @@
 
 /* C++ parts (Random123 templates) outside the C-linkage block. */
 #include <Random123/philox.h>
-#include "gen_core.h"
-#include "ep_core.h"
+#include "epgate/gen_core.h"
+#include "lib/core/ep_core.h"
 
 extern "C" {
 #include "epgate/cuda_ep.h"

@@ -7,7 +7,7 @@
 
 /* C++ parts (Random123 templates) outside the C-linkage block. */
 #include <Random123/philox.h>
-#include "gen_core.h"
+#include "epgate/gen_core.h"
 
 extern "C" {
 #include "epgate/error.h"

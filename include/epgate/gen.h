@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "epgate/workload.h"
-#include "../../kernels/gen_core.h"
+#include "epgate/gen_core.h"
 
 typedef struct eg_gen {
 	eg_gen_params_t p; /* p.expert_weight points into table */

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "lib/suite/suite.h"
 
 /* make check and `epgate run`: 4 ranks in 2 virtual nodes in every
  * engine x provider x comms combination, plus a non-power-of-two world

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "lib/suite/suite.h"
 
 #define EG__DETAIL_MAX 4096
 

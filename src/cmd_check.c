@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "lib/suite/suite.h"
 
 #define EG__QUICK_MAX 12
 

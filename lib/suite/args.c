@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "lib/suite/suite.h"
 
 const char *const eg_workload_keys[] = {
     "name",	  "world",   "experts", "topk", "hidden", "dtype", "tokens",

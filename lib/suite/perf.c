@@ -25,8 +25,8 @@
 
 #include "epgate/bench_driver.h"
 #include "epgate/error.h"
-#include "cli.h"
-#include "perf.h"
+#include "lib/suite/suite.h"
+#include "lib/suite/perf.h"
 
 #define EG__PROG "epgate bench"
 

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "epgate/dtype.h"
-#include "../kernels/gen_core.h"
+#include "epgate/gen_core.h"
 
 size_t eg_dtype_size(eg_dtype_t t)
 {

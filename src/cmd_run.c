@@ -6,8 +6,8 @@
 
 #include <jansson.h>
 
-#include "cli.h"
-#include "perf.h"
+#include "lib/suite/suite.h"
+#include "lib/suite/perf.h"
 
 static void eg__run_usage(FILE *f)
 {

@@ -7,8 +7,8 @@
  * iter' is the iteration for token values and 0 for routing, so a new
  * iteration changes the data but keeps the routing (cached-handle reuse);
  * a new seed changes everything. See docs/semantics.md. */
-#ifndef EG_KERNELS_GEN_CORE_H
-#define EG_KERNELS_GEN_CORE_H
+#ifndef EPGATE_GEN_CORE_H
+#define EPGATE_GEN_CORE_H
 
 #include <stdint.h>
 #include <Random123/philox.h>

@@ -17,7 +17,7 @@
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
 
-#include "nccl_int.h"
+#include "lib/transport/nccl_int.h"
 
 /* NCCL reads its environment once per process: the log path chosen by
  * the first open is where every later communicator logs too. */

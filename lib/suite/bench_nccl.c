@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cmd_gpu.h"
+#include "lib/suite/suite.h"
+#include "lib/suite/cmd_gpu.h"
 
 #define EG__PROG "epgate bench --raw"
 

@@ -25,7 +25,7 @@
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
 
-#include "nccl_int.h"
+#include "lib/transport/nccl_int.h"
 
 typedef struct eg__nb {
 	const eg_engine_ops_t *ops;

@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "lib/suite/suite.h"
 #include "cmd_bench.h"
 #include "cmd_gate.h"
-#include "cmd_gpu.h"
-#include "perf.h"
+#include "lib/suite/cmd_gpu.h"
+#include "lib/suite/perf.h"
 #include "cmd_launch.h"
 
 static void eg__usage(FILE *f)

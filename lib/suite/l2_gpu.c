@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cmd_gpu.h"
+#include "lib/suite/suite.h"
+#include "lib/suite/cmd_gpu.h"
 #include "epgate/cuda_ep.h"
 #include "epgate/nccl.h"
 

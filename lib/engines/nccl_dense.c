@@ -21,7 +21,7 @@
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
 
-#include "nccl_int.h"
+#include "lib/transport/nccl_int.h"
 
 #define WMAX EG_EP_WORLD_MAX
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "lib/suite/suite.h"
 
 int eg_find_data(const char *rel, char *out, size_t len)
 {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gen_core.h"
+#include "epgate/gen_core.h"
 
 /* 1 if one of the K global expert ids is in [lo, lo + L). */
 EG_HD int eg_ep_on(const int32_t *idx, uint32_t K, int32_t lo, int32_t L)

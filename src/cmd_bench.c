@@ -26,16 +26,16 @@
 
 #include <jansson.h>
 
-#include "cli.h"
+#include "lib/suite/suite.h"
 #include "cmd_bench.h"
-#include "cmd_gpu.h"
+#include "lib/suite/cmd_gpu.h"
 #include "epgate/bench_driver.h"
 #include "epgate/boot.h"
 #include "epgate/error.h"
 #include "epgate/report.h"
 #include "epgate/transport.h"
 #include "epgate/world.h"
-#include "perf.h"
+#include "lib/suite/perf.h"
 
 #define EG__PROG "epgate bench"
 

@@ -5,7 +5,7 @@
 
 #include "epgate/cuda_ep.h"
 #include "epgate/error.h"
-#include "ep_core.h"
+#include "lib/core/ep_core.h"
 
 static size_t eg__al16(size_t n)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "lib/suite/suite.h"
 
 typedef eg_rank_verdict_t eg__l2_msg_t;
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "lib/suite/suite.h"
 #include "epgate/bench_driver.h"
 
 #ifdef HAVE_LIBFABRIC
