@@ -202,15 +202,13 @@ static size_t eg__configs(const eg_l2_opts_t *o, eg_l2_config_t *c, size_t cap)
 	return m;
 }
 
-/* The workloads a job of world W runs: its size, and the filter. */
-static unsigned eg__expected(const eg_l2_opts_t *o,
-			     const eg_workload_list_t *wl, uint32_t W)
+/* The workloads a job of world W runs (the filter is applied). */
+static unsigned eg__expected(const eg_workload_list_t *wl, uint32_t W)
 {
 	unsigned n = 0;
 
 	for (size_t j = 0; j < wl->n; j++)
-		n += wl->items[j].world == W &&
-		     (!o->filter || strstr(wl->items[j].name, o->filter));
+		n += wl->items[j].world == W;
 	return n;
 }
 
@@ -339,7 +337,6 @@ static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *self,
 static int eg__prepare(const eg_l2_opts_t *o, char *self, char *file,
 		       size_t len, eg_workload_list_t *wl)
 {
-	static const eg_overrides_t none;
 	const eg_engine_ops_t *ops =
 	    o->engine ? eg_engine_find(o->engine) : NULL;
 	ssize_t sl;
@@ -365,8 +362,8 @@ static int eg__prepare(const eg_l2_opts_t *o, char *self, char *file,
 				"fixtures/workloads/l2-matrix.ini\n");
 		return EG_ENOENT;
 	}
-	return eg_cli_load_workloads("epgate", file,
-				     o->overrides ? o->overrides : &none, wl);
+	return eg_cli_load_filtered("epgate", file, o->filter, o->overrides,
+				    wl);
 }
 
 int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot)
@@ -391,7 +388,7 @@ int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot)
 		return EG_EXIT_HARD;
 	}
 	for (size_t i = 0; i < ncfg; i++) {
-		unsigned expected = eg__expected(o, &wl, cfg[i].world);
+		unsigned expected = eg__expected(&wl, cfg[i].world);
 
 		if (expected) /* a job with nothing to run is not launched */
 			eg__config(&L, &cfg[i], self, file, expected);

@@ -25,7 +25,6 @@ static const eg_rank_memory_t *eg__memory(const char *name)
 static int eg__prepare(eg_rank_job_t *J, char *dpath, size_t dlen)
 {
 	const eg_rank_opts_t *o = J->o;
-	static const eg_overrides_t none;
 	char err[512];
 	int rc;
 
@@ -61,9 +60,8 @@ static int eg__prepare(eg_rank_job_t *J, char *dpath, size_t dlen)
 		}
 		J->file = dpath;
 	}
-	if (eg_cli_load_workloads(o->prog, J->file,
-				  o->overrides ? o->overrides : &none,
-				  &J->wl) < 0)
+	if (eg_cli_load_filtered(o->prog, J->file, o->filter, o->overrides,
+				 &J->wl) < 0)
 		return EG_EXIT_HARD;
 	return 0;
 }

@@ -110,7 +110,8 @@ json_t *eg_case_diag(const eg_workload_t *w, const eg_verdict_t *v,
 
 /* Rank 0's results line for a workload from every rank's verdict:
  * {"workload", "status" (pass, fail, error), the members of extra (may
- * be NULL; its references are taken), "diag" when not passed}. */
+ * be NULL; its references are taken), "diag" when not passed, with the
+ * "rank" of the first error, else of the first mismatch}. */
 json_t *eg_rank_results_line(const eg_workload_t *w,
 			     const eg_rank_verdict_t *all, uint32_t W,
 			     const char *repro, json_t *extra);
@@ -151,6 +152,11 @@ int eg_overrides_apply(const eg_overrides_t *o, eg_workload_t *w,
  * errors; returns <0 on failure. */
 int eg_cli_load_workloads(const char *prog, const char *file,
 			  const eg_overrides_t *o, eg_workload_list_t *wl);
+/* The workloads of file whose name contains filter (NULL: all), then
+ * the keys on those only: a key need not suit the workloads left out.
+ * Prints errors; returns <0 on failure. */
+int eg_cli_load_filtered(const char *prog, const char *file, const char *filter,
+			 const eg_overrides_t *o, eg_workload_list_t *wl);
 
 /* epgate bench --engine (suites/epgate/bench_engine.c). */
 typedef struct eg_bench_engine_opts {
