@@ -158,10 +158,10 @@ int eg_engine_backend_verify(void *state, char *err, size_t errlen)
 	}
 	if (eg_verdict_total_wrong(&v.v)) {
 		snprintf(err, errlen,
-			 "rank %u: %llu wrong value(s) against the reference "
-			 "(%s, first in %s)",
-			 r, (unsigned long long)eg_verdict_total_wrong(&v.v),
-			 v.stage,
+			 "rank %u: %s: %llu wrong value(s) against the "
+			 "reference (first in %s)",
+			 r, v.stage,
+			 (unsigned long long)eg_verdict_total_wrong(&v.v),
 			 v.v.n_first ? eg_field_name(v.v.first[0].field) : "?");
 		return EG_EMISMATCH;
 	}
