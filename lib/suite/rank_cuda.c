@@ -183,9 +183,9 @@ static int eg__finish(eg_rank_job_t *J, int rc)
 		path_bad |= evs[r].rc != EG_OK;
 	if (J->world.rank == 0) {
 		eg__lines(J, &e, evs, path_bad);
-		printf("l2-gpu: %d workloads, engine nccl-%s, %u comms, %s; "
+		printf("l2-gpu: %d workloads, engine %s, %u comms, %s; "
 		       "transport %s (asked %s)%s%s\n",
-		       J->ran, J->o->engine, J->o->num_comms,
+		       J->ran, J->ops->name, J->o->num_comms,
 		       eg_nccl_version(g->n), ev.summary,
 		       eg_nccl_path_name(g->path), path_bad ? ": " : "",
 		       path_bad ? evs[0].why : "");
