@@ -32,7 +32,9 @@ static void eg__check_usage(FILE *f)
 	    "  --reports DIR    where run folders go (default: reports/runs)\n"
 	    "  --l2             L2 instead: multi-process engines (a2a, "
 	    "dense)\n"
-	    "                   over libfabric, one launch per configuration\n"
+	    "                   over libfabric, one launch per configuration,\n"
+	    "                   on the L2 matrix or --workload, --filter and\n"
+	    "                   the keys; --engine replaces a2a and dense\n"
 	    "  --full           L1, then L2 over the full configuration "
 	    "matrix\n"
 	    "  -v, --verbose    print each failure's details on stderr\n"
@@ -75,20 +77,38 @@ static void eg__select(eg_workload_list_t *wl, const char *filter, int quick)
 	}
 }
 
-/* L2 over the quick or full configuration set; reports default to the
- * run folder, which also keeps each job's log. */
-static int eg__check_l2(const eg_l1_opts_t *l1, const char *reports, int full)
+/* L2 over the quick or full configuration set, on the workloads, filter
+ * and keys given (the ranks get them); a multi-process --engine replaces
+ * the configurations' own. Reports default to the run folder, which also
+ * keeps each job's log. */
+static int eg__check_l2(const eg_l1_opts_t *l1, const char *reports, int full,
+			const char *file, const char *filter,
+			const eg_overrides_t *ov)
 {
 	char run[4096], tap[4200], junit[4200];
+	const eg_engine_ops_t *ops = eg_engine_find(l1->engine);
 	eg_l2_opts_t o = {.set = full ? EG_L2_FULL : EG_L2_QUICK,
 			  .iters = l1->iters,
 			  .timeout_s = 30,
 			  .verbose = l1->verbose,
-			  .workdir = run};
+			  .workdir = run,
+			  .file = file,
+			  .filter = filter,
+			  .overrides = ov};
 	eg_l1_totals_t tot;
 	const char *t = getenv("EPGATE_TIMEOUT");
 	int rc;
 
+	if (ops && (ops->flags & EG_ENGINE_MULTI_PROCESS))
+		o.engine = l1->engine;
+	else if (!full && strcmp(l1->engine, "self")) {
+		fprintf(stderr,
+			"epgate check: --engine %s runs all ranks in one "
+			"process: L2 wants one that runs one rank per "
+			"process (a2a, dense)\n",
+			l1->engine);
+		return EG_EXIT_HARD;
+	}
 	if (t && atof(t) > 0)
 		o.timeout_s = atof(t);
 	rc = eg_run_dir_create(reports, run, sizeof(run));
@@ -227,7 +247,7 @@ int eg_cmd_check(int argc, char **argv)
 		return EG_EXIT_HARD;
 	}
 	if (l2 && !full)
-		return eg__check_l2(&o, reports, 0);
+		return eg__check_l2(&o, reports, 0, file, filter, &ov);
 	if (eg_cli_load_workloads("epgate check", file, &ov, &wl) < 0) {
 		eg_workload_list_free(&wl);
 		return EG_EXIT_HARD;
@@ -272,7 +292,7 @@ int eg_cmd_check(int argc, char **argv)
 		snprintf(l2junit, sizeof(l2junit), "%s.l2.xml", o.junit_path);
 		o.tap_path = l2tap;
 		o.junit_path = l2junit;
-		int rc2 = eg__check_l2(&o, reports, 1);
+		int rc2 = eg__check_l2(&o, reports, 1, file, filter, &ov);
 		if (rc2 == EG_EXIT_HARD || rc == EG_EXIT_HARD)
 			return EG_EXIT_HARD;
 		if (rc2 == EG_EXIT_FAIL || rc == EG_EXIT_FAIL)

@@ -81,5 +81,8 @@ void eg_fault_point(const char *where, uint32_t rank);
 #define EG__FAULT_DECL(id) extern const eg_engine_ops_t eg_engine_fault_##id;
 EG_FAULT_ENGINES(EG__FAULT_DECL)
 #undef EG__FAULT_DECL
+/* The a2a engine with a planted defect ("fault:order", one rank per
+ * process): claims the canonical order, sums combine in another. */
+extern const eg_engine_ops_t eg_engine_fault_order;
 
 #endif

@@ -19,6 +19,7 @@ typedef struct eg__a2a {
 	uint8_t **sendbuf; /* W */
 	uint8_t **recvbuf; /* W */
 	size_t *sbytes, *rbytes;
+	int fault_order; /* fault:order (docs/faults.md) */
 } eg__a2a_t;
 
 static void eg__a2a_bufs_free(eg__a2a_t *a)
@@ -80,6 +81,29 @@ static int eg__a2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 	}
 	*state = a;
 	return EG_OK;
+}
+
+/* fault:order: the same engine, still claiming the canonical order, but
+ * summing combine in destination-descending order with the partial sum
+ * rounded to the combine dtype after each addition, as a reduction over
+ * the wire in that dtype would. Exact data cannot tell; random data must
+ * fail bit for bit while staying within the fp64 bound. */
+static int eg__fault_order_create(const eg_workload_t *w,
+				  const eg_engine_ctx_t *ctx, void **state)
+{
+	int rc = eg__a2a_create(w, ctx, state);
+
+	if (rc == EG_OK)
+		((eg__a2a_t *)*state)->fault_order = 1;
+	return rc;
+}
+
+static float eg__round(eg_dtype_t t, float v)
+{
+	uint8_t b[sizeof(float)];
+
+	eg_store_f32(t, b, 0, v);
+	return eg_load_f32(t, b, 0);
 }
 
 static int eg__a2a_xchg(eg__a2a_t *a)
@@ -192,13 +216,20 @@ static int eg__a2a_combine(void *state, const eg_recv_t *recv,
 	acc = calloc((size_t)(T ? T : 1) * H, sizeof(float));
 	if (!acc)
 		return EG_ENOMEM;
-	for (uint32_t d = 0; d < W; d++) /* destination order */
+	for (uint32_t i = 0; i < W; i++) { /* destination order */
+		uint32_t d = a->fault_order ? W - 1 - i : i;
+
 		for (uint32_t j = 0; j < a->n_sent[d]; j++) {
-			uint32_t t = a->sent[d][j];
-			for (size_t h = 0; h < H; h++)
-				acc[(size_t)t * H + h] += eg_load_f32(
-				    ct, a->recvbuf[d], (size_t)j * H + h);
+			float *o = acc + (size_t)a->sent[d][j] * H;
+
+			for (size_t h = 0; h < H; h++) {
+				o[h] += eg_load_f32(ct, a->recvbuf[d],
+						    (size_t)j * H + h);
+				if (a->fault_order)
+					o[h] = eg__round(ct, o[h]);
+			}
 		}
+	}
 	for (size_t i = 0; i < (size_t)T * H; i++)
 		eg_store_f32(ct, out[0], i, acc[i]);
 	free(acc);
@@ -210,6 +241,16 @@ const eg_engine_ops_t eg_engine_a2a = {
     .size = sizeof(eg_engine_ops_t),
     .name = "a2a",
     .create = eg__a2a_create,
+    .dispatch = eg__a2a_dispatch,
+    .combine = eg__a2a_combine,
+    .destroy = eg__a2a_destroy,
+    .flags = EG_ENGINE_CANONICAL_ORDER | EG_ENGINE_MULTI_PROCESS,
+};
+
+const eg_engine_ops_t eg_engine_fault_order = {
+    .size = sizeof(eg_engine_ops_t),
+    .name = "fault:order",
+    .create = eg__fault_order_create,
     .dispatch = eg__a2a_dispatch,
     .combine = eg__a2a_combine,
     .destroy = eg__a2a_destroy,

@@ -92,6 +92,10 @@ json_t *eg_rank_results_line(const eg_workload_t *w,
 			iter = all[r].iter;
 		}
 	}
+	/* without an error, the first rank that found a mismatch */
+	for (uint32_t r = 0; bad_rank < 0 && r < W; r++)
+		if (eg_verdict_total_wrong(&all[r].v))
+			bad_rank = (int32_t)r;
 	if (harness_err)
 		status = "error";
 	else if (engine_err || eg_verdict_total_wrong(&v))

@@ -1,313 +1,191 @@
 /* L1: each workload through an in-process engine (all ranks in this
- * process), dispatch and combine verified against the dense reference. */
+ * process), dispatch and combine verified against the dense reference by
+ * the verified step (include/epgate/step.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "lib/suite/suite.h"
 
 #define EG__DETAIL_MAX 4096
 
-typedef struct eg__case {
-	const eg_workload_t *w;
+/* The reports and totals of one run. */
+typedef struct eg__l1 {
+	const eg_l1_opts_t *o;
 	const eg_engine_ops_t *ops;
-	eg_gen_t gen;
-	void *engine;
-	eg_rank_input_t *in;
-	eg_recv_t *recv;
-	void **y, **out;
-	eg_verdict_t v;
-	const char *stage; /* where it failed */
-	unsigned iter;
-	int harness_err, engine_err;
-} eg__case_t;
+	eg_tap_t *tap;
+	eg_junit_t *junit;
+	char classname[96];
+	eg_l1_totals_t *tot;
+	int hard;
+} eg__l1_t;
 
-static double eg__now(void)
+/* One workload: every iteration through the step, host memory. */
+static void eg__l1_case(const eg__l1_t *L, const eg_workload_t *w,
+			eg_rank_verdict_t *v)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+	eg_step_opts_t so = {
+	    .size = sizeof(so),
+	    .w = w,
+	    .engine = L->ops,
+	    .ctx = {.size = sizeof(eg_engine_ctx_t), .n_ranks = w->world},
+	    .space = &eg_space_host};
+	eg_step_t *st = NULL;
+
+	eg_rank_verdict_init(v);
+	v->iter = w->iter;
+	if (eg_step_open(&st, &so, v) < 0)
+		return;
+	eg_step_verify_iters(st, L->o->iters ? L->o->iters : 1, v);
+	eg_step_close(st);
 }
 
-static void eg__case_free(eg__case_t *c)
+static void eg__l1_harness(eg__l1_t *L, const eg_workload_t *w,
+			   const char *desc, const eg_rank_verdict_t *v,
+			   const char *repro, double dt)
 {
-	uint32_t W = c->w->world;
-	for (uint32_t r = 0; r < W; r++) {
-		if (c->in)
-			eg_rank_input_free(&c->in[r]);
-		if (c->recv)
-			eg_recv_free(&c->recv[r]);
-		if (c->y)
-			free(c->y[r]);
-		if (c->out)
-			free(c->out[r]);
-	}
-	free(c->in);
-	free(c->recv);
-	free(c->y);
-	free(c->out);
-	if (c->engine)
-		c->ops->destroy(c->engine);
-	eg_gen_fini(&c->gen);
+	json_t *d = json_object();
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "harness error: %s%s%s",
+		 eg_strerror(v->harness_err), *v->stage ? " in " : "",
+		 v->stage);
+	json_object_set_new(d, "error", json_string(msg));
+	json_object_set_new(d, "repro", json_string(repro));
+	eg_tap_point(L->tap, EG_STATUS_FAIL, desc, NULL, d);
+	eg_junit_case(L->junit, L->classname, w->name, dt, EG_STATUS_ERROR, msg,
+		      repro);
+	json_decref(d);
+	L->tot->errors++;
+	L->hard = 1;
 }
 
-static int eg__case_setup(eg__case_t *c)
+static void eg__l1_fail(eg__l1_t *L, const eg_workload_t *w, const char *desc,
+			const eg_rank_verdict_t *v, const char *repro,
+			double dt)
 {
-	const eg_workload_t *w = c->w;
-	uint32_t W = w->world, cap = eg_recv_max_rows(w);
-	size_t csz = eg_dtype_size(eg_combine_dtype(w->dtype));
-	int rc;
+	json_t *d =
+	    eg_case_diag(w, &v->v, v->stage, v->iter, v->engine_err, repro);
+	char *detail = malloc(EG__DETAIL_MAX);
+	char msg[256];
 
-	c->in = calloc(W, sizeof(*c->in));
-	c->recv = calloc(W, sizeof(*c->recv));
-	c->y = calloc(W, sizeof(*c->y));
-	c->out = calloc(W, sizeof(*c->out));
-	if (!c->in || !c->recv || !c->y || !c->out)
-		return EG_ENOMEM;
-	for (uint32_t r = 0; r < W; r++) {
-		rc = eg_recv_alloc(&c->recv[r], w, r, cap);
-		if (rc < 0)
-			return rc;
-		c->y[r] = malloc((size_t)(cap ? cap : 1) * w->hidden * csz);
-		c->out[r] = malloc(eg_combine_bytes(w, r) + 1);
-		if (!c->y[r] || !c->out[r])
-			return EG_ENOMEM;
+	if (v->engine_err)
+		snprintf(msg, sizeof(msg), "%s returned %s (iteration %u)",
+			 v->stage, eg_err_name(v->engine_err), v->iter);
+	else
+		snprintf(
+		    msg, sizeof(msg), "%s: %llu wrong (iteration %u)", v->stage,
+		    (unsigned long long)eg_verdict_total_wrong(&v->v), v->iter);
+	if (detail) {
+		int n = eg_verdict_format(&v->v, detail, EG__DETAIL_MAX);
+		if (n >= 0 && n < EG__DETAIL_MAX)
+			snprintf(detail + n, (size_t)(EG__DETAIL_MAX - n),
+				 "\nrepro: %s\n", repro);
 	}
-	eg_engine_ctx_t ctx = {.size = sizeof(ctx), .n_ranks = W};
-	rc = c->ops->create(w, &ctx, &c->engine);
-	if (rc < 0) {
-		c->engine = NULL;
-		c->engine_err = rc;
-		c->stage = "create";
-	}
-	return EG_OK;
+	eg_tap_point(L->tap, EG_STATUS_FAIL, desc, NULL, d);
+	eg_junit_case(L->junit, L->classname, w->name, dt, EG_STATUS_FAIL, msg,
+		      detail);
+	if (L->o->verbose && detail)
+		fprintf(stderr, "%s: %s\n%s", w->name, msg, detail);
+	free(detail);
+	json_decref(d);
+	L->tot->failed++;
 }
 
-/* One iteration: generate, dispatch, verify, expert stage, combine,
- * verify. Returns <0 on a harness error; engine errors and mismatches
- * are recorded in c. */
-static int eg__case_iter(eg__case_t *c, eg_workload_t *wi)
+/* The command that replays the workload from the iteration reached. */
+static void eg__l1_repro(const eg_workload_t *w, uint32_t iter, char *buf,
+			 size_t len)
 {
-	uint32_t W = wi->world;
-	int rc;
+	eg_workload_t wr;
 
-	eg_gen_fini(&c->gen);
-	rc = eg_gen_init(&c->gen, wi);
-	if (rc < 0)
-		return rc;
-	for (uint32_t r = 0; r < W; r++) {
-		eg_rank_input_free(&c->in[r]);
-		rc = eg_gen_rank_input(&c->gen, wi, r, &c->in[r]);
-		if (rc < 0)
-			return rc;
+	if (eg_workload_copy(&wr, w) < 0) {
+		eg_workload_to_args(w, buf, len);
+		return;
 	}
-	rc = c->ops->dispatch(c->engine, c->in, c->recv);
-	if (rc < 0) {
-		c->engine_err = rc;
-		c->stage = "dispatch";
-		return EG_OK;
+	wr.iter = iter;
+	eg_workload_to_args(&wr, buf, len);
+	eg_workload_fini(&wr);
+}
+
+/* One workload, run and reported. */
+static void eg__l1_one(eg__l1_t *L, const eg_workload_t *w)
+{
+	eg_rank_verdict_t v;
+	char sum[256], desc[384], repro[1024];
+	double t0 = eg_now();
+
+	eg_workload_summary(w, sum, sizeof(sum));
+	snprintf(desc, sizeof(desc), "%s: %s", w->name, sum);
+	eg__l1_case(L, w, &v);
+	eg__l1_repro(w, v.iter, repro, sizeof(repro));
+	double dt = eg_now() - t0;
+	L->tot->run++;
+	if (v.harness_err) {
+		eg__l1_harness(L, w, desc, &v, repro, dt);
+	} else if (eg_rank_verdict_failed(&v)) {
+		eg__l1_fail(L, w, desc, &v, repro, dt);
+	} else {
+		eg_tap_point(L->tap, EG_STATUS_PASS, desc, NULL, NULL);
+		eg_junit_case(L->junit, L->classname, w->name, dt,
+			      EG_STATUS_PASS, NULL, NULL);
+		L->tot->passed++;
 	}
-	for (uint32_t d = 0; d < W; d++) {
-		eg_recv_t exp;
-		eg_verdict_t v;
-		rc = eg_ref_dispatch(wi, &c->gen, d, &exp);
-		if (rc < 0)
-			return rc;
-		eg_verdict_init(&v);
-		rc = eg_verify_dispatch(wi, &exp, &c->recv[d], &v);
-		eg_recv_free(&exp);
-		eg_verdict_merge(&c->v, &v);
-		if (rc < 0 && rc != EG_EMISMATCH)
-			return rc;
+}
+
+/* The engine must be an in-process one with a current ops table. */
+static int eg__l1_engine(const eg_l1_opts_t *o, const eg_engine_ops_t **ops)
+{
+	*ops = eg_engine_find(o->engine);
+	if (!*ops) {
+		fprintf(stderr,
+			"epgate check: --engine: unknown engine \"%s\"\n",
+			o->engine);
+		return EG_EINVAL;
 	}
-	if (eg_verdict_total_wrong(&c->v)) {
-		c->stage = "dispatch";
-		return EG_OK; /* combine on a wrong dispatch says nothing new */
+	if ((*ops)->flags & EG_ENGINE_MULTI_PROCESS) {
+		fprintf(stderr,
+			"epgate check: --engine %s runs one rank per process: "
+			"use 'epgate check --l2' (or epgate launch ... "
+			"epgate l2-rank)\n",
+			o->engine);
+		return EG_EINVAL;
 	}
-	for (uint32_t d = 0; d < W; d++) {
-		rc = eg_expert_stage(&c->gen, &c->recv[d], c->y[d]);
-		if (rc < 0)
-			return rc;
+	if ((*ops)->size < sizeof(eg_engine_ops_t)) {
+		fprintf(stderr, "epgate check: engine %s: ops table too old\n",
+			o->engine);
+		return EG_EINVAL;
 	}
-	rc = c->ops->combine(c->engine, c->recv, (const void *const *)c->y,
-			     (void *const *)c->out);
-	if (rc < 0) {
-		c->engine_err = rc;
-		c->stage = "combine";
-		return EG_OK;
-	}
-	int bits = wi->data == EG_DATA_EXACT ||
-		   (c->ops->flags & EG_ENGINE_CANONICAL_ORDER);
-	for (uint32_t s = 0; s < W; s++) {
-		size_t n = (size_t)eg_workload_tokens(wi, s) * wi->hidden;
-		void *exp = malloc(eg_combine_bytes(wi, s) + 1);
-		double *r64 = malloc((n ? n : 1) * sizeof(double));
-		double *m64 = malloc((n ? n : 1) * sizeof(double));
-		eg_verdict_t v;
-		if (!exp || !r64 || !m64) {
-			free(exp);
-			free(r64);
-			free(m64);
-			return EG_ENOMEM;
-		}
-		rc = eg_ref_combine(wi, &c->gen, s, exp, r64, m64);
-		eg_verdict_init(&v);
-		if (rc == EG_OK && bits)
-			rc = eg_verify_combine(wi, s, EG_COMPARE_BITS, exp,
-					       NULL, NULL, c->out[s], &v);
-		/* random data: the fp64 bound holds for any engine (and
-		 * cross-checks the reference itself) */
-		if ((rc == EG_OK || rc == EG_EMISMATCH) &&
-		    wi->data == EG_DATA_RANDOM) {
-			int rb =
-			    eg_verify_combine(wi, s, EG_COMPARE_BOUNDED, NULL,
-					      r64, m64, c->out[s], &v);
-			if (rb < 0 && rb != EG_EMISMATCH)
-				rc = rb;
-		}
-		free(exp);
-		free(r64);
-		free(m64);
-		eg_verdict_merge(&c->v, &v);
-		if (rc < 0 && rc != EG_EMISMATCH)
-			return rc;
-	}
-	if (eg_verdict_total_wrong(&c->v))
-		c->stage = "combine";
 	return EG_OK;
 }
 
 int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 	      eg_l1_totals_t *tot)
 {
-	const eg_engine_ops_t *ops = eg_engine_find(o->engine);
-	eg_tap_t *tap = NULL;
-	eg_junit_t *junit = NULL;
-	char classname[96];
-	int rc, hard = 0;
+	eg__l1_t L = {.o = o, .tot = tot};
+	int rc;
 
 	memset(tot, 0, sizeof(*tot));
-	if (!ops) {
-		fprintf(stderr,
-			"epgate check: --engine: unknown engine \"%s\"\n",
-			o->engine);
+	if (eg__l1_engine(o, &L.ops) < 0)
 		return EG_EXIT_HARD;
-	}
-	if (ops->flags & EG_ENGINE_MULTI_PROCESS) {
-		fprintf(stderr,
-			"epgate check: --engine %s runs one rank per process: "
-			"use 'epgate check --l2' (or epgate launch ... "
-			"epgate l2-rank)\n",
-			o->engine);
-		return EG_EXIT_HARD;
-	}
-	if (ops->size < sizeof(eg_engine_ops_t)) {
-		fprintf(stderr, "epgate check: engine %s: ops table too old\n",
-			o->engine);
-		return EG_EXIT_HARD;
-	}
-	rc = eg_tap_open(&tap, o->tap_path, (int)wl->n);
+	rc = eg_tap_open(&L.tap, o->tap_path, (int)wl->n);
 	if (rc < 0) {
 		fprintf(stderr, "epgate check: --tap %s: %s\n", o->tap_path,
 			eg_strerror(rc));
 		return EG_EXIT_HARD;
 	}
-	snprintf(classname, sizeof(classname), "epgate.l1.%s", ops->name);
-	rc = eg_junit_open(&junit, o->junit_path, "epgate-l1");
+	snprintf(L.classname, sizeof(L.classname), "epgate.l1.%s", L.ops->name);
+	rc = eg_junit_open(&L.junit, o->junit_path, "epgate-l1");
 	if (rc < 0) {
 		fprintf(stderr, "epgate check: --junit %s: %s\n", o->junit_path,
 			eg_strerror(rc));
-		eg_tap_close(tap);
+		eg_tap_close(L.tap);
 		return EG_EXIT_HARD;
 	}
-	for (size_t i = 0; i < wl->n; i++) {
-		const eg_workload_t *w = &wl->items[i];
-		eg__case_t c;
-		eg_workload_t wi;
-		char sum[256], desc[384], repro[1024];
-		double t0 = eg__now();
-
-		memset(&c, 0, sizeof(c));
-		c.w = w;
-		c.ops = ops;
-		eg_verdict_init(&c.v);
-		eg_workload_summary(w, sum, sizeof(sum));
-		snprintf(desc, sizeof(desc), "%s: %s", w->name, sum);
-		rc = eg_workload_copy(&wi, w);
-		if (rc == EG_OK)
-			rc = eg__case_setup(&c);
-		for (unsigned it = 0; rc == EG_OK && !c.engine_err &&
-				      it < (o->iters ? o->iters : 1);
-		     it++) {
-			wi.iter = w->iter + it;
-			c.iter = wi.iter;
-			rc = eg__case_iter(&c, &wi);
-			if (rc == EG_OK && eg_verdict_total_wrong(&c.v))
-				break;
-		}
-		eg_workload_to_args(&wi, repro, sizeof(repro));
-		double dt = eg__now() - t0;
-		tot->run++;
-		if (rc < 0) {
-			json_t *d = json_object();
-			char msg[256];
-			snprintf(msg, sizeof(msg), "harness error: %s",
-				 eg_strerror(rc));
-			json_object_set_new(d, "error", json_string(msg));
-			json_object_set_new(d, "repro", json_string(repro));
-			eg_tap_point(tap, EG_STATUS_FAIL, desc, NULL, d);
-			eg_junit_case(junit, classname, w->name, dt,
-				      EG_STATUS_ERROR, msg, repro);
-			json_decref(d);
-			tot->errors++;
-			hard = 1;
-		} else if (c.engine_err || eg_verdict_total_wrong(&c.v)) {
-			json_t *d = eg_case_diag(c.w, &c.v, c.stage, c.iter,
-						 c.engine_err, repro);
-			char *detail = malloc(EG__DETAIL_MAX);
-			char msg[256];
-			if (c.engine_err)
-				snprintf(msg, sizeof(msg),
-					 "%s returned %s (iteration %u)",
-					 c.stage, eg_err_name(c.engine_err),
-					 c.iter);
-			else
-				snprintf(
-				    msg, sizeof(msg),
-				    "%s: %llu wrong (iteration %u)", c.stage,
-				    (unsigned long long)eg_verdict_total_wrong(
-					&c.v),
-				    c.iter);
-			if (detail) {
-				int n = eg_verdict_format(&c.v, detail,
-							  EG__DETAIL_MAX);
-				if (n >= 0 && n < EG__DETAIL_MAX)
-					snprintf(detail + n,
-						 (size_t)(EG__DETAIL_MAX - n),
-						 "\nrepro: %s\n", repro);
-			}
-			eg_tap_point(tap, EG_STATUS_FAIL, desc, NULL, d);
-			eg_junit_case(junit, classname, w->name, dt,
-				      EG_STATUS_FAIL, msg, detail);
-			if (o->verbose && detail)
-				fprintf(stderr, "%s: %s\n%s", w->name, msg,
-					detail);
-			free(detail);
-			json_decref(d);
-			tot->failed++;
-		} else {
-			eg_tap_point(tap, EG_STATUS_PASS, desc, NULL, NULL);
-			eg_junit_case(junit, classname, w->name, dt,
-				      EG_STATUS_PASS, NULL, NULL);
-			tot->passed++;
-		}
-		eg__case_free(&c);
-		eg_workload_fini(&wi);
-	}
-	eg_tap_close(tap);
-	eg_junit_close(junit);
-	if (hard)
+	for (size_t i = 0; i < wl->n; i++)
+		eg__l1_one(&L, &wl->items[i]);
+	eg_tap_close(L.tap);
+	eg_junit_close(L.junit);
+	if (L.hard)
 		return EG_EXIT_HARD;
 	if (tot->failed)
 		return EG_EXIT_FAIL;

@@ -57,11 +57,15 @@ static size_t eg__full(eg_l2_config_t *c, size_t cap)
 	return n;
 }
 
+/* "a2a.w4.n2.shm.k1" (an engine's ':' becomes '-': names are files) */
 static void eg__config_name(const eg_l2_config_t *c, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s.w%u.n%u.%s.k%u", c->engine, c->world,
 		 (c->world + c->ranks_per_node - 1) / c->ranks_per_node,
 		 c->provider ? c->provider : "auto", c->num_comms);
+	for (char *p = buf; *p; p++)
+		if (*p == ':')
+			*p = '-';
 }
 
 /* Runs one job; returns the launcher's exit code or <0. */
@@ -70,7 +74,8 @@ static int eg__launch(const eg_l2_opts_t *o, const eg_l2_config_t *c,
 		      const char *log)
 {
 	char n[16], rpn[16], k[16], it[16], tmo[32], to_env[32];
-	const char *argv[32];
+	char keys[EG_OVERRIDES_MAX][64];
+	const char *argv[40 + 2 * EG_OVERRIDES_MAX];
 	int a = 0, status;
 	pid_t pid;
 
@@ -104,6 +109,16 @@ static int eg__launch(const eg_l2_opts_t *o, const eg_l2_config_t *c,
 	argv[a++] = it;
 	argv[a++] = "--workload";
 	argv[a++] = matrix;
+	if (o->filter) {
+		argv[a++] = "--filter";
+		argv[a++] = o->filter;
+	}
+	for (unsigned i = 0; o->overrides && i < o->overrides->n; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "--%s",
+			 o->overrides->key[i]);
+		argv[a++] = keys[i];
+		argv[a++] = o->overrides->val[i];
+	}
 	argv[a++] = "--results";
 	argv[a++] = results;
 	argv[a] = NULL;
@@ -156,146 +171,232 @@ static json_t *eg__log_tail(const char *log, int lines)
 	return arr;
 }
 
-int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot)
+/* The configurations to run: the quick or full set; with an engine, that
+ * engine in place of each one's own, each distinct run once. */
+static size_t eg__configs(const eg_l2_opts_t *o, eg_l2_config_t *c, size_t cap)
 {
-	eg_l2_config_t full[64];
-	const eg_l2_config_t *cfg = eg__quick;
-	size_t ncfg = sizeof(eg__quick) / sizeof(eg__quick[0]);
-	char self[4096], matrix[4096];
-	eg_workload_list_t wl = {0};
-	eg_tap_t *tap = NULL;
-	eg_junit_t *junit = NULL;
-	int hard = 0, rc;
+	size_t n = 0, m = 0;
+
+	if (o->set == EG_L2_FULL) {
+		n = eg__full(c, cap);
+	} else {
+		n = sizeof(eg__quick) / sizeof(eg__quick[0]);
+		memcpy(c, eg__quick, n * sizeof(*c));
+	}
+	if (!o->engine)
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		char a[96], b[96];
+		size_t j;
+
+		c[i].engine = o->engine;
+		eg__config_name(&c[i], a, sizeof(a));
+		for (j = 0; j < m; j++) {
+			eg__config_name(&c[j], b, sizeof(b));
+			if (!strcmp(a, b))
+				break;
+		}
+		if (j == m)
+			c[m++] = c[i];
+	}
+	return m;
+}
+
+/* The workloads a job of world W runs (the filter is applied). */
+static unsigned eg__expected(const eg_workload_list_t *wl, uint32_t W)
+{
+	unsigned n = 0;
+
+	for (size_t j = 0; j < wl->n; j++)
+		n += wl->items[j].world == W;
+	return n;
+}
+
+/* The L2 run's reports and totals. */
+typedef struct eg__l2 {
+	const eg_l2_opts_t *o;
+	eg_tap_t *tap;
+	eg_junit_t *junit;
+	struct eg_l1_totals *tot;
+	int hard;
+} eg__l2_t;
+
+/* One results line of a job as a TAP point and a JUnit case. */
+static void eg__point(eg__l2_t *L, const char *name, const char *cls, json_t *j,
+		      double dt)
+{
+	const char *wname = json_string_value(json_object_get(j, "workload"));
+	const char *st = json_string_value(json_object_get(j, "status"));
+	const char *shape = json_string_value(json_object_get(j, "shape"));
+	json_t *diag = json_object_get(j, "diag");
+	char desc[512];
+	int err;
+
+	snprintf(desc, sizeof(desc), "l2 %s: %s%s%s", name, wname,
+		 shape ? ": " : "", shape ? shape : "");
+	L->tot->run++;
+	if (!strcmp(st, "pass")) {
+		L->tot->passed++;
+		eg_tap_point(L->tap, EG_STATUS_PASS, desc, NULL, NULL);
+		eg_junit_case(L->junit, cls, wname, dt, EG_STATUS_PASS, NULL,
+			      NULL);
+		return;
+	}
+	char *txt = json_dumps(diag, JSON_INDENT(2));
+	err = !strcmp(st, "error");
+	if (err)
+		L->tot->errors++;
+	else
+		L->tot->failed++;
+	eg_tap_point(L->tap, EG_STATUS_FAIL, desc, NULL, diag);
+	eg_junit_case(L->junit, cls, wname, dt,
+		      err ? EG_STATUS_ERROR : EG_STATUS_FAIL,
+		      err ? "harness error" : "mismatch", txt);
+	free(txt);
+}
+
+/* The lines a job's rank 0 wrote; returns how many workloads. */
+static unsigned eg__collect(eg__l2_t *L, const char *name, const char *cls,
+			    const char *results, double dt)
+{
+	FILE *f = fopen(results, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned seen = 0;
+
+	while (f && getline(&line, &cap, f) > 0) {
+		json_error_t je;
+		json_t *j = json_loads(line, 0, &je);
+
+		if (json_string_value(json_object_get(j, "workload")) &&
+		    json_string_value(json_object_get(j, "status"))) {
+			seen++;
+			eg__point(L, name, cls, j, dt);
+		}
+		json_decref(j);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return seen;
+}
+
+/* The job itself failed: say how, with its log. */
+static void eg__job_error(eg__l2_t *L, const char *name, const char *cls,
+			  int rc, unsigned seen, unsigned expected,
+			  const char *log, double dt)
+{
+	json_t *d = json_object();
+	char desc[256], msg[128];
+
+	json_object_set_new(d, "exit", json_integer(rc));
+	json_object_set_new(d, "workloads_reported", json_integer(seen));
+	json_object_set_new(d, "workloads_expected", json_integer(expected));
+	json_object_set_new(d, "log", json_string(log));
+	json_object_set_new(d, "log_tail", eg__log_tail(log, 12));
+	snprintf(desc, sizeof(desc), "l2 %s: job", name);
+	snprintf(msg, sizeof(msg), "job exited %d after %u of %u workloads", rc,
+		 seen, expected);
+	char *txt = json_dumps(d, JSON_INDENT(2));
+	eg_tap_point(L->tap, EG_STATUS_FAIL, desc, NULL, d);
+	eg_junit_case(L->junit, cls, "job", dt, EG_STATUS_ERROR, msg, txt);
+	free(txt);
+	json_decref(d);
+	L->tot->errors++;
+	L->hard = 1;
+	if (L->o->verbose)
+		fprintf(stderr, "  L2 %s: %s (log %s)\n", name, msg, log);
+}
+
+/* One configuration: its job, then its results. */
+static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *self,
+		       const char *file, unsigned expected)
+{
+	const eg_l2_opts_t *o = L->o;
+	char name[96], results[4200], log[4200], cls[128];
+	double t0 = eg__now_s();
+	unsigned seen;
+	int rc;
+
+	eg__config_name(c, name, sizeof(name));
+	snprintf(cls, sizeof(cls), "epgate.l2.%s", name);
+	snprintf(results, sizeof(results), "%s/l2-%s.jsonl", o->workdir, name);
+	snprintf(log, sizeof(log), "%s/l2-%s.log", o->workdir, name);
+	unlink(results);
+	if (o->verbose)
+		fprintf(stderr, "  L2 %s (%u workloads) ...\n", name, expected);
+	rc = eg__launch(o, c, self, file, results, log);
+	double dt = eg__now_s() - t0;
+	seen =
+	    eg__collect(L, name, cls, results, dt / (expected ? expected : 1));
+	if (rc != EG_EXIT_PASS && !(rc == EG_EXIT_FAIL && seen == expected))
+		eg__job_error(L, name, cls, rc, seen, expected, log, dt);
+}
+
+/* What the jobs will run, checked here first: bad input is said once. */
+static int eg__prepare(const eg_l2_opts_t *o, char *self, char *file,
+		       size_t len, eg_workload_list_t *wl)
+{
+	const eg_engine_ops_t *ops =
+	    o->engine ? eg_engine_find(o->engine) : NULL;
 	ssize_t sl;
 
-	memset(tot, 0, sizeof(*tot));
-	if (o->set == EG_L2_FULL) {
-		ncfg = eg__full(full, 64);
-		cfg = full;
+	if (o->engine && (!ops || !(ops->flags & EG_ENGINE_MULTI_PROCESS))) {
+		fprintf(stderr,
+			"epgate check --l2: --engine: \"%s\" does not run one "
+			"rank per process\n",
+			o->engine);
+		return EG_EINVAL;
 	}
-	sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	sl = readlink("/proc/self/exe", self, len - 1);
 	if (sl <= 0) {
 		fprintf(stderr, "epgate: cannot find its own executable\n");
-		return EG_EXIT_HARD;
+		return EG_ENOENT;
 	}
 	self[sl] = 0;
-	if (eg_find_data("fixtures/workloads/l2-matrix.ini", matrix,
-			 sizeof(matrix)) < 0) {
+	if (o->file) {
+		snprintf(file, len, "%s", o->file);
+	} else if (eg_find_data("fixtures/workloads/l2-matrix.ini", file, len) <
+		   0) {
 		fprintf(stderr, "epgate: cannot find "
 				"fixtures/workloads/l2-matrix.ini\n");
+		return EG_ENOENT;
+	}
+	return eg_cli_load_filtered("epgate", file, o->filter, o->overrides,
+				    wl);
+}
+
+int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot)
+{
+	eg_l2_config_t cfg[64];
+	size_t ncfg = eg__configs(o, cfg, 64);
+	char self[4096], file[4096];
+	eg_workload_list_t wl = {0};
+	eg__l2_t L = {.o = o, .tot = tot};
+
+	memset(tot, 0, sizeof(*tot));
+	if (eg__prepare(o, self, file, sizeof(file), &wl) < 0) {
+		eg_workload_list_free(&wl);
 		return EG_EXIT_HARD;
 	}
-	eg_overrides_t ov = {0};
-	if (eg_cli_load_workloads("epgate", matrix, &ov, &wl) < 0)
-		return EG_EXIT_HARD;
-	if (eg_tap_open(&tap, o->tap_path, -1) < 0 ||
-	    eg_junit_open(&junit, o->junit_path, "epgate-l2") < 0) {
+	if (eg_tap_open(&L.tap, o->tap_path, -1) < 0 ||
+	    eg_junit_open(&L.junit, o->junit_path, "epgate-l2") < 0) {
 		fprintf(stderr, "epgate: cannot write the L2 reports\n");
-		if (tap)
-			eg_tap_close(tap);
+		if (L.tap)
+			eg_tap_close(L.tap);
 		eg_workload_list_free(&wl);
 		return EG_EXIT_HARD;
 	}
 	for (size_t i = 0; i < ncfg; i++) {
-		const eg_l2_config_t *c = &cfg[i];
-		char name[96], results[4200], log[4200], cls[128];
-		unsigned expected = 0, seen = 0;
-		double t0 = eg__now_s();
+		unsigned expected = eg__expected(&wl, cfg[i].world);
 
-		eg__config_name(c, name, sizeof(name));
-		snprintf(cls, sizeof(cls), "epgate.l2.%s", name);
-		snprintf(results, sizeof(results), "%s/l2-%s.jsonl", o->workdir,
-			 name);
-		snprintf(log, sizeof(log), "%s/l2-%s.log", o->workdir, name);
-		unlink(results);
-		for (size_t j = 0; j < wl.n; j++)
-			expected += wl.items[j].world == c->world;
-		if (o->verbose)
-			fprintf(stderr, "  L2 %s (%u workloads) ...\n", name,
-				expected);
-		rc = eg__launch(o, c, self, matrix, results, log);
-		double dt = eg__now_s() - t0;
-		FILE *f = fopen(results, "r");
-		char *line = NULL;
-		size_t cap = 0;
-		while (f && getline(&line, &cap, f) > 0) {
-			json_error_t je;
-			json_t *j = json_loads(line, 0, &je);
-			const char *wname =
-			    json_string_value(json_object_get(j, "workload"));
-			const char *st =
-			    json_string_value(json_object_get(j, "status"));
-			json_t *diag = json_object_get(j, "diag");
-			char desc[256];
-			if (!wname || !st) {
-				json_decref(j);
-				continue;
-			}
-			seen++;
-			tot->run++;
-			snprintf(desc, sizeof(desc), "l2 %s: %s", name, wname);
-			if (!strcmp(st, "pass")) {
-				tot->passed++;
-				eg_tap_point(tap, EG_STATUS_PASS, desc, NULL,
-					     NULL);
-				eg_junit_case(junit, cls, wname,
-					      dt / (expected ? expected : 1),
-					      EG_STATUS_PASS, NULL, NULL);
-			} else {
-				char *txt = json_dumps(diag, JSON_INDENT(2));
-				int err = !strcmp(st, "error");
-				if (err)
-					tot->errors++;
-				else
-					tot->failed++;
-				eg_tap_point(tap, EG_STATUS_FAIL, desc, NULL,
-					     diag);
-				eg_junit_case(
-				    junit, cls, wname,
-				    dt / (expected ? expected : 1),
-				    err ? EG_STATUS_ERROR : EG_STATUS_FAIL,
-				    err ? "harness error" : "mismatch", txt);
-				free(txt);
-			}
-			json_decref(j);
-		}
-		free(line);
-		if (f)
-			fclose(f);
-		if (rc != EG_EXIT_PASS &&
-		    !(rc == EG_EXIT_FAIL && seen == expected)) {
-			/* the job itself failed: say how, with its log */
-			json_t *d = json_object();
-			char desc[256], msg[128];
-			json_object_set_new(d, "exit", json_integer(rc));
-			json_object_set_new(d, "workloads_reported",
-					    json_integer(seen));
-			json_object_set_new(d, "workloads_expected",
-					    json_integer(expected));
-			json_object_set_new(d, "log", json_string(log));
-			json_object_set_new(d, "log_tail",
-					    eg__log_tail(log, 12));
-			snprintf(desc, sizeof(desc), "l2 %s: job", name);
-			snprintf(msg, sizeof(msg),
-				 "job exited %d after %u of %u workloads", rc,
-				 seen, expected);
-			char *txt = json_dumps(d, JSON_INDENT(2));
-			eg_tap_point(tap, EG_STATUS_FAIL, desc, NULL, d);
-			eg_junit_case(junit, cls, "job", dt, EG_STATUS_ERROR,
-				      msg, txt);
-			free(txt);
-			json_decref(d);
-			tot->errors++;
-			hard = 1;
-			if (o->verbose)
-				fprintf(stderr, "  L2 %s: %s (log %s)\n", name,
-					msg, log);
-		}
+		if (expected) /* a job with nothing to run is not launched */
+			eg__config(&L, &cfg[i], self, file, expected);
 	}
-	eg_tap_close(tap);
-	eg_junit_close(junit);
+	eg_tap_close(L.tap);
+	eg_junit_close(L.junit);
 	eg_workload_list_free(&wl);
-	if (hard)
+	if (L.hard)
 		return EG_EXIT_HARD;
 	if (tot->failed)
 		return EG_EXIT_FAIL;

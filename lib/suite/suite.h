@@ -10,10 +10,43 @@
 #include <stddef.h>
 
 #include "epgate/epgate.h"
+#include "epgate/step.h"
+#include "epgate/world.h"
 
 int eg_cmd_check(int argc, char **argv);
 int eg_cmd_run(int argc, char **argv);
+/* epgate l2-rank (src/cmd_rank.c; l2-gpu-rank is in cmd_gpu.h). */
 int eg_cmd_l2_rank(int argc, char **argv);
+
+/* One rank of an L2 job (under `epgate launch` or srun): every workload
+ * of the file whose world is the job's size, through a multi-process
+ * engine in a memory space, verified by the step on every rank; the
+ * verdicts meet at rank 0, which appends one results line per workload.
+ * memory "host": the host engines (a2a, dense, planted faults) over
+ * libfabric; "cuda": the GPU engines over NCCL, with the transport
+ * evidence line and the fabric-hmem line. */
+typedef struct eg_rank_opts {
+	const char *prog;     /* for messages and repro lines */
+	const char *memory;   /* "host" or "cuda" */
+	const char *engine;   /* host: multi-process engines; cuda: a2a,
+				 dense */
+	const char *provider; /* host: libfabric provider, NULL: per pair */
+	const char *file;     /* NULL: the L2 matrix */
+	const char *filter;   /* only workloads whose name contains it */
+	const char *results;  /* rank 0 appends JSON lines, or NULL */
+	const struct eg_overrides *overrides; /* --KEY=VALUE, or NULL */
+	unsigned num_comms, iters;
+	/* cuda only: the path asked for ("auto", "nvlink", "xnode"),
+	 * "hostid"/"nop2p" or NULL, NCCL's log folder, the device (-1:
+	 * rank modulo the device count) */
+	const char *path, *xnode_mode, *log_dir;
+	int device;
+} eg_rank_opts_t;
+
+/* Returns an automake exit code: 0 all verified, 1 a mismatch or an
+ * engine error (or, on cuda, another path than asked), 77 not built for
+ * the memory or no GPU, 99 bad input or a harness error. */
+int eg_rank_run(const eg_rank_opts_t *o);
 
 /* L2: multi-process engines over real transports, one `epgate launch`
  * per configuration; results become TAP points and JUnit cases as each
@@ -29,6 +62,8 @@ typedef enum eg_l2_set {
 	EG_L2_FULL = 1,	 /* epgate check --full */
 } eg_l2_set_t;
 
+struct eg_overrides;
+
 typedef struct eg_l2_opts {
 	eg_l2_set_t set;
 	const char *tap_path, *junit_path;
@@ -36,6 +71,13 @@ typedef struct eg_l2_opts {
 	unsigned iters;
 	double timeout_s; /* per blocking step, for each job */
 	int verbose;
+	/* What every job's ranks run (passed on to l2-rank): */
+	const char *file;   /* workloads; NULL: the L2 matrix */
+	const char *filter; /* only workloads whose name contains it */
+	const struct eg_overrides *overrides; /* --KEY=VALUE, or NULL */
+	/* a multi-process engine in place of each configuration's own
+	 * (configurations that become the same run once); NULL: theirs */
+	const char *engine;
 } eg_l2_opts_t;
 
 /* Returns an automake exit code; totals like L1. */
@@ -66,18 +108,10 @@ json_t *eg_case_diag(const eg_workload_t *w, const eg_verdict_t *v,
 		     const char *stage, unsigned iter, int engine_err,
 		     const char *repro);
 
-/* One rank's verdict on one workload in a multi-process job (L2 on host
- * or GPU): allgathered over the bootstrap, so plain data. */
-typedef struct eg_rank_verdict {
-	int32_t harness_err, engine_err;
-	uint32_t iter;
-	char stage[24];
-	eg_verdict_t v;
-} eg_rank_verdict_t;
-
 /* Rank 0's results line for a workload from every rank's verdict:
  * {"workload", "status" (pass, fail, error), the members of extra (may
- * be NULL; its references are taken), "diag" when not passed}. */
+ * be NULL; its references are taken), "diag" when not passed, with the
+ * "rank" of the first error, else of the first mismatch}. */
 json_t *eg_rank_results_line(const eg_workload_t *w,
 			     const eg_rank_verdict_t *all, uint32_t W,
 			     const char *repro, json_t *extra);
@@ -118,6 +152,11 @@ int eg_overrides_apply(const eg_overrides_t *o, eg_workload_t *w,
  * errors; returns <0 on failure. */
 int eg_cli_load_workloads(const char *prog, const char *file,
 			  const eg_overrides_t *o, eg_workload_list_t *wl);
+/* The workloads of file whose name contains filter (NULL: all), then
+ * the keys on those only: a key need not suit the workloads left out.
+ * Prints errors; returns <0 on failure. */
+int eg_cli_load_filtered(const char *prog, const char *file, const char *filter,
+			 const eg_overrides_t *o, eg_workload_list_t *wl);
 
 /* epgate bench --engine (suites/epgate/bench_engine.c). */
 typedef struct eg_bench_engine_opts {

@@ -39,9 +39,18 @@ for f in "$B"/*.ini; do
 	expect_bad "$want" check --workload="$f"
 done
 expect_bad "unrecognized option" run --frobnicate
+# L2 checks what its ranks would run before launching any
+expect_bad "one rank per process" check --l2 --engine fault:bitflip
+expect_bad "--hidden=" check --l2 --hidden=99999999999
+expect_bad "--engine" l2-rank --engine self
+expect_bad "--memory" l2-rank --memory disk
+expect_bad "need --memory cuda" l2-rank --path nvlink
+expect_bad "--path" l2-gpu-rank --path moon
+expect_bad "--provider" l2-gpu-rank --provider tcp
+expect_bad "--iters" l2-rank --iters 0
 
 # --help on every command: exit 0 and a usage line.
-for cmd in "" check run launch bench gate l2-rank; do
+for cmd in "" check run launch bench gate l2-rank l2-gpu-rank; do
 	if "$EG_EPGATE" $cmd --help >"$EG_TMP/out" 2>&1 &&
 		grep -q "^usage: epgate" "$EG_TMP/out"; then
 		eg_ok "epgate $cmd --help"

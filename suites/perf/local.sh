@@ -158,4 +158,18 @@ else
 	eg_not_ok "planted: a profile with an unknown axis is refused (exit $rc)"
 	sed 's/^/# /' "$EG_TMP/bad.out"
 fi
+# a wrong engine is not measured: the backend's verified step compares
+# combine bit for bit for an engine that claims the canonical order
+# (fault:order sums in another, docs/faults.md)
+"$EG_EPGATE" launch -n 4 --ranks-per-node 2 -- "$EG_EPGATE" bench \
+	--engine fault:order --data=random --experts=16 --topk=4 --tokens=64 \
+	--iters 2 --warmup 0 >"$EG_TMP/order.out" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ] && grep -q 'not measuring it:.*combine: [0-9]* wrong value' "$EG_TMP/order.out" &&
+	! grep -q 'dispatch_us' "$EG_TMP/order.out"; then
+	eg_ok "planted: fault:order fails the fabric backend's verified step, nothing measured"
+else
+	eg_not_ok "planted: fault:order through the fabric backend (exit $rc)"
+	sed 's/^/# /' "$EG_TMP/order.out" | tail -n 10
+fi
 eg_done

@@ -1,0 +1,72 @@
+/* Memory spaces: where a rank's EP buffers live and the operations that
+ * touch them there. "host" is plain memory with the host twins and the
+ * host verifiers; "cuda" (built with CUDA) is device memory with the
+ * kernels of kernels/ and the device verifiers, on one stream. The
+ * verified step (include/epgate/step.h) and the measurement backends run
+ * the same code on either through this table. Ops table with a size
+ * field: grow by appending. */
+#ifndef EPGATE_SPACE_H
+#define EPGATE_SPACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "epgate/ep.h"
+#include "epgate/gen.h"
+#include "epgate/verify.h"
+
+/* Step timing marks: 0 before dispatch, 1 after it, 2 after the expert
+ * stage, 3 after combine. */
+#define EG_SPACE_MARKS 4
+
+typedef struct eg_space_ops {
+	size_t size; /* sizeof(eg_space_ops_t) as built */
+	const char *name;
+	/* An instance working on stream (a cudaStream_t for "cuda", whose
+	 * device is current; NULL on the host). */
+	int (*open)(void **state, void *stream);
+	void (*close)(void *state);
+	/* bytes may be 0; *p is never NULL on success */
+	int (*alloc)(void *state, void **p, size_t bytes);
+	void (*free)(void *state, void *p);
+	/* host -> space, complete on return */
+	int (*upload)(void *state, void *dst, const void *src, size_t bytes);
+	/* eg_recv_alloc / eg_recv_alloc_cuda: poisoned arrays in the space */
+	int (*recv_alloc)(void *state, eg_recv_t *r, const eg_workload_t *w,
+			  uint32_t rank, uint32_t capacity);
+	void (*recv_free)(void *state, eg_recv_t *r);
+	/* in->rank's tokens and routing into in's buffers (allocated in
+	 * this space for in->tokens tokens) */
+	int (*generate)(void *state, const eg_gen_t *g, eg_rank_input_t *in);
+	/* the expert stage of r's rows into y (num_rows * hidden combine
+	 * elements) */
+	int (*expert)(void *state, const eg_gen_t *g, const eg_recv_t *r,
+		      void *y);
+	/* The verifiers of verify.h on buffers of this space: expected,
+	 * ref64 and mag64 are host memory (the reference's), actual is in
+	 * the space. Same returns: EG_OK, EG_EMISMATCH, or an error. */
+	int (*verify_dispatch)(void *state, const eg_workload_t *w,
+			       const eg_recv_t *expected,
+			       const eg_recv_t *actual, eg_verdict_t *v);
+	int (*verify_combine)(void *state, const eg_workload_t *w, uint32_t s,
+			      eg_compare_t mode, const void *expected,
+			      const double *ref64, const double *mag64,
+			      const void *actual, eg_verdict_t *v);
+	/* Timing: mark i (< EG_SPACE_MARKS) is taken now (host: monotonic
+	 * clock) or when the stream reaches it (cuda: an event); elapsed
+	 * waits for mark n-1 and gives s[i] = seconds from mark i to i+1,
+	 * i < n-1. */
+	int (*mark)(void *state, unsigned i);
+	int (*elapsed)(void *state, unsigned n, double *s);
+} eg_space_ops_t;
+
+/* Host memory: malloc, the host twins and verifiers. */
+extern const eg_space_ops_t eg_space_host;
+/* Device memory of the current device (lib/core/space_cuda.c); only
+ * built with CUDA (HAVE_CUDA). */
+extern const eg_space_ops_t eg_space_cuda;
+
+/* "host", and "cuda" when built with CUDA; NULL otherwise. */
+const eg_space_ops_t *eg_space_find(const char *name);
+
+#endif

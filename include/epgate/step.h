@@ -1,0 +1,102 @@
+/* One verified step: the single place where a rank (or the ranks an
+ * in-process engine holds) runs an engine on one workload and checks it
+ * against the dense reference. L1, the L2 rank program (host and GPU) and
+ * the measurement backends all go through it (docs/semantics.md, "The
+ * verified step").
+ *
+ * A step holds, for ranks [first_rank, first_rank + n_ranks) of a
+ * workload, the engine instance, the generator, the inputs, the receive
+ * buffers, the expert outputs and the combine outputs, all in one memory
+ * space (include/epgate/space.h), allocated once and reused by every
+ * iteration (so an engine that leaves a stale row behind is caught). */
+#ifndef EPGATE_STEP_H
+#define EPGATE_STEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "epgate/bench.h"
+#include "epgate/engine.h"
+#include "epgate/space.h"
+#include "epgate/verify.h"
+
+/* ---- the combine comparison policy ------------------------------------ */
+
+#define EG_CHECK_BITS  0x1u /* bit for bit against the reference */
+#define EG_CHECK_BOUND 0x2u /* within the fp64 bound (verify.h) */
+
+/* The comparisons a combine output gets: bits when the data is exact
+ * (every order gives the same bits) or the engine's flags promise
+ * EG_ENGINE_CANONICAL_ORDER; the fp64 bound whenever the data is random
+ * (it holds for any order, and cross-checks the reference itself). */
+unsigned eg_combine_checks(const eg_workload_t *w, uint32_t engine_flags);
+
+/* ---- a verdict -------------------------------------------------------- */
+
+/* What one process found on one workload: its first failure (stage and
+ * iteration) and the counts of every comparison up to it. Plain data, so
+ * a multi-process job allgathers it over the bootstrap. */
+typedef struct eg_rank_verdict {
+	int32_t harness_err; /* epgate itself failed (no memory, ...) */
+	int32_t engine_err;  /* the engine returned an error */
+	uint32_t iter;	     /* iteration of the failure (else the last) */
+	char stage[24];	     /* "create", "dispatch", "combine", ... */
+	eg_verdict_t v;
+} eg_rank_verdict_t;
+
+void eg_rank_verdict_init(eg_rank_verdict_t *v);
+/* 1 if v holds an error or a mismatch. */
+int eg_rank_verdict_failed(const eg_rank_verdict_t *v);
+
+/* ---- the step --------------------------------------------------------- */
+
+typedef struct eg_step eg_step_t;
+
+typedef struct eg_step_opts {
+	size_t size; /* sizeof(eg_step_opts_t) */
+	const eg_workload_t *w;
+	const eg_engine_ops_t *engine;
+	/* the ranks held and, for a multi-process engine, its world and
+	 * ready transport (kept by the caller for the step's life) */
+	eg_engine_ctx_t ctx;
+	const eg_space_ops_t *space;
+	void *stream; /* the space's stream (cuda), or NULL */
+	/* When set, engine errors are said on stderr where they happen:
+	 * "<say>: rank R: <workload>: <stage>: <error>: <transport's
+	 * error>", the diagnosis if the job is then stopped. */
+	const char *say;
+} eg_step_opts_t;
+
+/* Allocates every buffer and creates the engine. On failure returns <0,
+ * *st is NULL and v (initialized by the caller) says why: harness_err
+ * (stage "setup") or engine_err (stage "create"). */
+int eg_step_open(eg_step_t **st, const eg_step_opts_t *o, eg_rank_verdict_t *v);
+void eg_step_close(eg_step_t *st);
+
+/* Generates iteration iter's inputs (same routing, new values per
+ * iteration) into the held input buffers. */
+int eg_step_generate(eg_step_t *st, uint32_t iter);
+
+/* One verified iteration: generate, dispatch, verify dispatch, expert
+ * stage, combine, verify combine (eg_combine_checks). Findings go into
+ * v, which keeps its first failure: once v has failed, the iteration runs
+ * unchecked. An in-process engine whose dispatch is wrong does not run
+ * combine; a multi-process engine always does (unchecked), so the
+ * collective stays in step with its peers.
+ * Returns EG_OK, EG_EMISMATCH (this iteration was wrong), or the engine's
+ * or harness's error (v says which): the job must not go on. */
+int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v);
+
+/* iters verified iterations from the workload's iter on. In-process
+ * engines stop at the first failure; multi-process engines run every
+ * iteration in lockstep with their peers after a mismatch (keeping its
+ * verdict) and stop only at an error. Returns EG_OK, EG_EMISMATCH or
+ * the error that stopped it. */
+int eg_step_verify_iters(eg_step_t *st, unsigned iters, eg_rank_verdict_t *v);
+
+/* One unverified step on the inputs in place (dispatch, expert stage,
+ * combine), timed with the space's marks: monotonic clock on the host,
+ * events on the stream for cuda. */
+int eg_step_run(eg_step_t *st, eg_bench_times_t *t);
+
+#endif

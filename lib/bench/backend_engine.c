@@ -1,0 +1,207 @@
+/* The engine measurement backend (lib/bench/backend_engine.h): setup
+ * opens the transport and a verified step and generates the input; the
+ * verification is one verified iteration of the step (dispatch and
+ * combine against the dense reference, combine by eg_combine_checks); a
+ * timed step is the step's unverified run, timed by the memory space
+ * (monotonic clock on the host, events on the stream for cuda). Payload
+ * bytes are counted from the routing (docs/metrics.md), operations from
+ * the transport's counters. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/bench_driver.h"
+#include "epgate/error.h"
+#include "epgate/step.h"
+#include "lib/bench/backend_engine.h"
+
+typedef struct eg__eb {
+	const eg_engine_backend_t *kind;
+	const eg_xport_ops_t *x;
+	void *xs;
+	eg_world_t world;
+	eg_workload_t w;
+	eg_step_t *st;
+	eg_perf_bytes_t bytes; /* this rank, one step */
+	uint64_t steps;	       /* since counters_reset */
+	eg_xport_stats_t s0;
+} eg__eb_t;
+
+void eg_engine_backend_teardown(void *state)
+{
+	eg__eb_t *f = state;
+
+	if (!f)
+		return;
+	eg_step_close(f->st); /* the engine before its transport */
+	if (f->xs)
+		f->x->destroy(f->xs);
+	eg_workload_fini(&f->w);
+	free(f);
+}
+
+/* The step on this rank; err says why not. */
+static int eg__eb_step_open(eg__eb_t *f, const eg_bench_setup_t *s,
+			    const eg_engine_ops_t *ops, void *stream, char *err,
+			    size_t errlen)
+{
+	eg_step_opts_t so = {.size = sizeof(so),
+			     .w = &f->w,
+			     .engine = ops,
+			     .ctx = {.size = sizeof(eg_engine_ctx_t),
+				     .first_rank = f->world.rank,
+				     .n_ranks = 1,
+				     .world = &f->world,
+				     .xport = f->x,
+				     .xport_state = f->xs},
+			     .space = eg_space_find(f->kind->space),
+			     .stream = stream};
+	eg_rank_verdict_t v;
+	int rc;
+
+	eg_rank_verdict_init(&v);
+	if (!so.space) {
+		snprintf(err, errlen, "%s: no %s memory in this build",
+			 f->kind->name, f->kind->space);
+		return EG_ENOSYS;
+	}
+	rc = eg_step_open(&f->st, &so, &v);
+	if (rc < 0 && v.engine_err)
+		snprintf(err, errlen, "%s: engine %s: %s", f->kind->name,
+			 s->engine, eg_strerror(rc));
+	else if (rc < 0)
+		snprintf(err, errlen, "%s: setup on rank %u: %s", f->kind->name,
+			 f->world.rank, eg_strerror(rc));
+	/* the input the timed steps run on */
+	if (rc == EG_OK && (rc = eg_step_generate(f->st, f->w.iter)) < 0)
+		snprintf(err, errlen, "%s: input on rank %u: %s", f->kind->name,
+			 f->world.rank, eg_strerror(rc));
+	return rc;
+}
+
+int eg_engine_backend_setup(const eg_engine_backend_t *kind,
+			    const eg_world_t *world, eg_boot_t *boot,
+			    const eg_bench_setup_t *s, const eg_workload_t *w,
+			    void **state, char *err, size_t errlen)
+{
+	const eg_engine_ops_t *ops;
+	void *stream = NULL;
+	eg__eb_t *f;
+	int rc;
+
+	*state = NULL;
+	if (s->size < sizeof(*s) || w->world != world->size) {
+		snprintf(err, errlen,
+			 "%s: the workload's world %u is not the job's %u",
+			 kind->name, w->world, world->size);
+		return EG_EINVAL;
+	}
+	ops = kind->find(s->engine);
+	if (!ops || !(ops->flags & EG_ENGINE_MULTI_PROCESS)) {
+		snprintf(err, errlen,
+			 "%s: \"%s\" is not a multi-process engine (%s)",
+			 kind->name, s->engine, kind->engines);
+		return EG_EINVAL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return EG_ENOMEM;
+	f->kind = kind;
+	f->world = *world;
+	if ((rc = eg_workload_copy(&f->w, w)) < 0) {
+		snprintf(err, errlen, "%s: %s", kind->name, eg_strerror(rc));
+		goto fail;
+	}
+	rc = kind->open(world, boot, s, &f->x, &f->xs, &stream, err, errlen);
+	if (rc < 0) {
+		f->xs = NULL;
+		goto fail;
+	}
+	rc = eg_perf_rank_bytes(&f->w, s->engine, world->rank,
+				world->ranks_per_node, &f->bytes);
+	if (rc < 0 && rc != EG_ENOSYS) {
+		snprintf(err, errlen, "%s: bytes on rank %u: %s", kind->name,
+			 world->rank, eg_strerror(rc));
+		goto fail;
+	}
+	if ((rc = eg__eb_step_open(f, s, ops, stream, err, errlen)) < 0)
+		goto fail;
+	*state = f;
+	return EG_OK;
+fail:
+	eg_engine_backend_teardown(f);
+	return rc;
+}
+
+int eg_engine_backend_verify(void *state, char *err, size_t errlen)
+{
+	eg__eb_t *f = state;
+	uint32_t r = f->world.rank;
+	const char *xe = NULL;
+	eg_rank_verdict_t v;
+
+	eg_rank_verdict_init(&v);
+	eg_step_verify(f->st, f->w.iter, &v);
+	if (v.harness_err) {
+		snprintf(err, errlen, "rank %u: verification (%s): %s", r,
+			 v.stage, eg_strerror(v.harness_err));
+		return v.harness_err;
+	}
+	if (v.engine_err) {
+		xe = f->x->error ? f->x->error(f->xs) : NULL;
+		snprintf(err, errlen, "rank %u: %s failed: %s", r, v.stage,
+			 xe && *xe ? xe : eg_strerror(v.engine_err));
+		return v.engine_err;
+	}
+	if (eg_verdict_total_wrong(&v.v)) {
+		snprintf(err, errlen,
+			 "rank %u: %s: %llu wrong value(s) against the "
+			 "reference (first in %s)",
+			 r, v.stage,
+			 (unsigned long long)eg_verdict_total_wrong(&v.v),
+			 v.v.n_first ? eg_field_name(v.v.first[0].field) : "?");
+		return EG_EMISMATCH;
+	}
+	return EG_OK;
+}
+
+int eg_engine_backend_step(void *state, eg_bench_times_t *t)
+{
+	eg__eb_t *f = state;
+	int rc = eg_step_run(f->st, t);
+
+	if (rc == EG_OK)
+		f->steps++;
+	return rc;
+}
+
+void eg_engine_backend_reset(void *state)
+{
+	eg__eb_t *f = state;
+
+	memset(&f->s0, 0, sizeof(f->s0));
+	f->x->stats(f->xs, &f->s0);
+	f->steps = 0;
+}
+
+int eg_engine_backend_counters(void *state, eg_bench_counters_t *c)
+{
+	eg__eb_t *f = state;
+	eg_xport_stats_t s;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	memset(&s, 0, sizeof(s));
+	if ((rc = f->x->stats(f->xs, &s)) < 0)
+		return rc;
+	c->num_comms = s.num_comms;
+	for (uint32_t k = 0; k < s.num_comms && k < 16; k++)
+		c->ops_posted[k] = s.ops_posted[k] - f->s0.ops_posted[k];
+	c->bytes_so = f->steps * f->bytes.disp_so;
+	c->bytes_su = f->steps * f->bytes.disp_su;
+	f->kind->describe(f->x, f->xs, c);
+	return EG_OK;
+}

@@ -1,0 +1,213 @@
+/* One rank of an L2 job, host or GPU (epgate l2-rank, l2-gpu-rank; argv
+ * in src/cmd_rank.c). Each rank generates its own input, runs the engine
+ * over the transport and verifies its own outputs against the reference
+ * (which needs no communication) through the verified step; the verdicts
+ * meet at rank 0 over the bootstrap, and rank 0 appends one JSON line per
+ * workload to the results file as it goes. The memory (lib/suite/
+ * rank_int.h) says which engines, transport and evidence. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/suite/rank_int.h"
+
+static const eg_rank_memory_t *eg__memory(const char *name)
+{
+	if (!name || !strcmp(name, "host"))
+		return &eg_rank_memory_host;
+	if (!strcmp(name, "cuda"))
+		return &eg_rank_memory_cuda;
+	return NULL;
+}
+
+/* Everything that needs no peer: memory, engine, world, workloads.
+ * Returns 0 or an exit code. */
+static int eg__prepare(eg_rank_job_t *J, char *dpath, size_t dlen)
+{
+	const eg_rank_opts_t *o = J->o;
+	char err[512];
+	int rc;
+
+	J->mem = eg__memory(o->memory);
+	if (!J->mem) {
+		fprintf(stderr, "%s: --memory: \"%s\": want host or cuda\n",
+			o->prog, o->memory);
+		return EG_EXIT_HARD;
+	}
+	J->ops = J->mem->find(o->engine);
+	if (!J->ops) {
+		fprintf(stderr,
+			"%s: --engine: \"%s\" is not a multi-process engine "
+			"(%s)\n",
+			o->prog, o->engine, J->mem->names);
+		return EG_EXIT_HARD;
+	}
+	if ((rc = J->mem->built(o)) != 0)
+		return rc;
+	if (eg_world_from_env(&J->world, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", o->prog, err);
+		return EG_EXIT_HARD;
+	}
+	J->file = o->file;
+	if (!J->file) {
+		if (eg_find_data("fixtures/workloads/l2-matrix.ini", dpath,
+				 dlen) < 0) {
+			fprintf(stderr,
+				"%s: cannot find "
+				"fixtures/workloads/l2-matrix.ini\n",
+				o->prog);
+			return EG_EXIT_HARD;
+		}
+		J->file = dpath;
+	}
+	if (eg_cli_load_filtered(o->prog, J->file, o->filter, o->overrides,
+				 &J->wl) < 0)
+		return EG_EXIT_HARD;
+	return 0;
+}
+
+/* The command that replays workload w alone. */
+static void eg__repro(const eg_rank_job_t *J, const eg_workload_t *w, char *buf,
+		      size_t len)
+{
+	const eg_rank_opts_t *o = J->o;
+	char mem[128] = "";
+	size_t n;
+
+	if (J->mem->repro)
+		J->mem->repro(J, mem, sizeof(mem));
+	snprintf(buf, len,
+		 "epgate launch -n %u --ranks-per-node %u -- %s --engine "
+		 "%s%s --num-comms %u --workload %s --filter %s --iters %u",
+		 J->world.size, J->world.ranks_per_node, o->prog, o->engine,
+		 mem, o->num_comms, J->file, w->name, o->iters);
+	for (unsigned i = 0; o->overrides && i < o->overrides->n; i++) {
+		n = strlen(buf);
+		if (n + 1 < len)
+			snprintf(buf + n, len - n, " --%s=%s",
+				 o->overrides->key[i], o->overrides->val[i]);
+	}
+}
+
+/* Rank 0: the workload's line, with its shape as the ranks saw it. */
+static void eg__line(eg_rank_job_t *J, const eg_workload_t *w,
+		     const eg_rank_verdict_t *all)
+{
+	json_t *extra = J->mem->extra ? J->mem->extra(J) : NULL;
+	char repro[4800], shape[256];
+
+	if (!extra)
+		extra = json_object();
+	eg_workload_summary(w, shape, sizeof(shape));
+	json_object_set_new(extra, "shape", json_string(shape));
+	eg__repro(J, w, repro, sizeof(repro));
+	eg_put_json_line(
+	    J->rf, eg_rank_results_line(w, all, J->world.size, repro, extra));
+}
+
+/* One workload on this rank, then every rank's verdict at every rank. */
+static int eg__workload(eg_rank_job_t *J, const eg_workload_t *w,
+			eg_rank_verdict_t *all)
+{
+	eg_step_opts_t so = {.size = sizeof(so),
+			     .w = w,
+			     .engine = J->ops,
+			     .ctx = {.size = sizeof(eg_engine_ctx_t),
+				     .first_rank = J->world.rank,
+				     .n_ranks = 1,
+				     .world = &J->world,
+				     .xport = J->xops,
+				     .xport_state = J->xstate},
+			     .space = eg_space_find(J->mem->space),
+			     .stream = J->stream,
+			     .say = J->o->prog};
+	eg_rank_verdict_t mine;
+	eg_step_t *st = NULL;
+
+	eg_rank_verdict_init(&mine);
+	mine.iter = w->iter;
+	if (eg_step_open(&st, &so, &mine) == EG_OK) {
+		eg_step_verify_iters(st, J->o->iters, &mine);
+		eg_step_close(st);
+	}
+	if (eg_boot_allgather(J->boot, &mine, sizeof(mine), all,
+			      J->world.timeout_s) < 0) {
+		fprintf(stderr, "%s: rank %u: %s: %s\n", J->o->prog,
+			J->world.rank, w->name, eg_boot_error(J->boot));
+		return EG_EXIT_HARD;
+	}
+	J->ran++;
+	for (uint32_t r = 0; r < J->world.size; r++)
+		J->failed |= eg_rank_verdict_failed(&all[r]);
+	if (J->world.rank == 0)
+		eg__line(J, w, all);
+	return 0;
+}
+
+/* Every workload of the job's size (and filter), in file order. */
+static int eg__workloads(eg_rank_job_t *J)
+{
+	eg_rank_verdict_t *all = calloc(J->world.size, sizeof(*all));
+	int rc = 0;
+
+	if (!all)
+		return EG_EXIT_HARD;
+	for (size_t i = 0; i < J->wl.n && !rc; i++) {
+		const eg_workload_t *w = &J->wl.items[i];
+
+		if (w->world != J->world.size ||
+		    (J->o->filter && !strstr(w->name, J->o->filter)))
+			continue;
+		rc = eg__workload(J, w, all);
+		if (J->mem->broken && J->mem->broken(J))
+			break; /* aborted communicators run nothing more */
+	}
+	free(all);
+	if (rc)
+		return rc;
+	return J->failed ? EG_EXIT_FAIL
+			 : (J->ran ? EG_EXIT_PASS : EG_EXIT_SKIP);
+}
+
+int eg_rank_run(const eg_rank_opts_t *o)
+{
+	eg_rank_job_t J = {.o = o};
+	char dpath[4096];
+	int rc = eg__prepare(&J, dpath, sizeof(dpath));
+
+	if (rc)
+		goto out;
+	rc = eg_boot_open(&J.boot, &J.world, J.world.timeout_s);
+	if (rc < 0) {
+		fprintf(stderr, "%s: rank %u: bootstrap: %s\n", o->prog,
+			J.world.rank,
+			J.boot ? eg_boot_error(J.boot) : eg_strerror(rc));
+		rc = EG_EXIT_HARD;
+		goto out;
+	}
+	if ((rc = J.mem->open(&J)) != 0)
+		goto out;
+	if (J.world.rank == 0 && o->results &&
+	    !(J.rf = fopen(o->results, "a"))) {
+		fprintf(stderr, "%s: --results %s: cannot open\n", o->prog,
+			o->results);
+		rc = EG_EXIT_HARD;
+		goto out;
+	}
+	rc = eg__workloads(&J);
+	if (rc != EG_EXIT_HARD)
+		rc = J.mem->finish(&J, rc);
+out:
+	/* leave together: nobody tears down endpoints a peer still reads */
+	if (J.boot && J.xstate && rc != EG_EXIT_HARD &&
+	    !(J.mem->broken && J.mem->broken(&J)))
+		eg_boot_barrier(J.boot, J.world.timeout_s);
+	if (J.mem)
+		J.mem->close(&J);
+	if (J.boot)
+		eg_boot_close(J.boot);
+	if (J.rf)
+		fclose(J.rf);
+	eg_workload_list_free(&J.wl);
+	return rc;
+}

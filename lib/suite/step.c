@@ -1,0 +1,401 @@
+/* The verified step (include/epgate/step.h): one engine on one workload
+ * for the ranks this process holds, checked against the dense reference
+ * in whichever memory space the buffers live. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/error.h"
+#include "epgate/reference.h"
+#include "epgate/step.h"
+
+struct eg_step {
+	eg_workload_t w; /* a copy; w.iter is the iteration generated */
+	uint32_t iter0;	 /* the workload's own iter */
+	const eg_engine_ops_t *ops;
+	void *engine;
+	eg_engine_ctx_t ctx;
+	const eg_space_ops_t *sp;
+	void *ss;
+	const char *say;
+	uint32_t first, n;
+	eg_gen_t g;
+	/* n each, buffers in the space */
+	eg_rank_input_t *in;
+	eg_recv_t *recv;
+	void **y, **out;
+	/* host: the reference of one rank (the largest) */
+	void *cexp;
+	double *r64, *m64;
+};
+
+unsigned eg_combine_checks(const eg_workload_t *w, uint32_t engine_flags)
+{
+	unsigned c = 0;
+
+	if (w->data == EG_DATA_EXACT ||
+	    (engine_flags & EG_ENGINE_CANONICAL_ORDER))
+		c |= EG_CHECK_BITS;
+	if (w->data == EG_DATA_RANDOM)
+		c |= EG_CHECK_BOUND;
+	return c;
+}
+
+void eg_rank_verdict_init(eg_rank_verdict_t *v)
+{
+	memset(v, 0, sizeof(*v));
+	eg_verdict_init(&v->v);
+}
+
+int eg_rank_verdict_failed(const eg_rank_verdict_t *v)
+{
+	return v->harness_err || v->engine_err ||
+	       eg_verdict_total_wrong(&v->v) != 0;
+}
+
+/* ---- failures, recorded once ------------------------------------------ */
+
+static void eg__where(eg_rank_verdict_t *v, const char *stage, uint32_t iter)
+{
+	snprintf(v->stage, sizeof(v->stage), "%s", stage);
+	v->iter = iter;
+}
+
+static int eg__harness(eg_rank_verdict_t *v, int rc, const char *stage,
+		       uint32_t iter)
+{
+	if (!eg_rank_verdict_failed(v))
+		eg__where(v, stage, iter);
+	if (!v->harness_err)
+		v->harness_err = rc;
+	return rc;
+}
+
+/* An engine error, said where it happens (the transport names the peer):
+ * if the job is then stopped, that line is the diagnosis. */
+static int eg__engine(const eg_step_t *st, eg_rank_verdict_t *v, int rc,
+		      const char *stage, uint32_t iter)
+{
+	if (st->say) {
+		const eg_xport_ops_t *x = st->ctx.xport;
+		const char *e =
+		    x && x->error ? x->error(st->ctx.xport_state) : NULL;
+
+		fprintf(stderr, "%s: rank %u: %s: %s: %s%s%s\n", st->say,
+			st->first, st->w.name, stage, eg_strerror(rc),
+			e && *e ? ": " : "", e && *e ? e : "");
+		fflush(stderr);
+	}
+	if (!eg_rank_verdict_failed(v)) {
+		eg__where(v, stage, iter);
+		v->engine_err = rc;
+	}
+	return rc;
+}
+
+static int eg__mismatch(eg_rank_verdict_t *v, const eg_verdict_t *it,
+			const char *stage, uint32_t iter)
+{
+	eg_verdict_merge(&v->v, it);
+	eg__where(v, stage, iter);
+	return EG_EMISMATCH;
+}
+
+/* ---- buffers ---------------------------------------------------------- */
+
+static void eg__free(eg_step_t *st)
+{
+	for (uint32_t i = 0; i < st->n; i++) {
+		if (st->in) {
+			st->sp->free(st->ss, st->in[i].x);
+			st->sp->free(st->ss, st->in[i].scales);
+			st->sp->free(st->ss, st->in[i].topk_idx);
+			st->sp->free(st->ss, st->in[i].topk_w);
+		}
+		if (st->recv)
+			st->sp->recv_free(st->ss, &st->recv[i]);
+		if (st->y)
+			st->sp->free(st->ss, st->y[i]);
+		if (st->out)
+			st->sp->free(st->ss, st->out[i]);
+	}
+	free(st->in);
+	free(st->recv);
+	free(st->y);
+	free(st->out);
+	free(st->cexp);
+	free(st->r64);
+	free(st->m64);
+}
+
+/* Rank first+i's input buffers, shaped for its tokens. */
+static int eg__alloc_input(eg_step_t *st, uint32_t i)
+{
+	const eg_workload_t *w = &st->w;
+	eg_rank_input_t *in = &st->in[i];
+	size_t T, K = w->topk, nb;
+	int rc;
+
+	in->rank = st->first + i;
+	in->tokens = eg_workload_tokens(w, in->rank);
+	in->dtype = w->dtype;
+	in->hidden = w->hidden;
+	in->topk = w->topk;
+	T = in->tokens;
+	nb = w->dtype == EG_DTYPE_FP8 ? w->hidden / EG_FP8_BLOCK : 0;
+	if ((rc = st->sp->alloc(st->ss, &in->x,
+				T * w->hidden * eg_dtype_size(w->dtype))) < 0 ||
+	    (nb && (rc = st->sp->alloc(st->ss, (void **)&in->scales,
+				       T * nb * sizeof(float))) < 0) ||
+	    (rc = st->sp->alloc(st->ss, (void **)&in->topk_idx,
+				T * K * sizeof(int32_t))) < 0 ||
+	    (rc = st->sp->alloc(st->ss, (void **)&in->topk_w,
+				T * K * sizeof(float))) < 0)
+		return rc;
+	return EG_OK;
+}
+
+static int eg__alloc(eg_step_t *st)
+{
+	const eg_workload_t *w = &st->w;
+	uint32_t cap = eg_recv_max_rows(w), n = st->n;
+	size_t csz = eg_dtype_size(eg_combine_dtype(w->dtype));
+	size_t cmax = 0, tmax = 0;
+	int rc;
+
+	st->in = calloc(n, sizeof(*st->in));
+	st->recv = calloc(n, sizeof(*st->recv));
+	st->y = calloc(n, sizeof(*st->y));
+	st->out = calloc(n, sizeof(*st->out));
+	if (!st->in || !st->recv || !st->y || !st->out)
+		return EG_ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t r = st->first + i;
+		size_t T = eg_workload_tokens(w, r);
+
+		if ((rc = eg__alloc_input(st, i)) < 0 ||
+		    (rc = st->sp->recv_alloc(st->ss, &st->recv[i], w, r, cap)) <
+			0 ||
+		    (rc = st->sp->alloc(st->ss, &st->y[i],
+					(size_t)cap * w->hidden * csz)) < 0 ||
+		    (rc = st->sp->alloc(st->ss, &st->out[i],
+					eg_combine_bytes(w, r))) < 0)
+			return rc;
+		if (eg_combine_bytes(w, r) > cmax)
+			cmax = eg_combine_bytes(w, r);
+		if (T * w->hidden > tmax)
+			tmax = T * w->hidden;
+	}
+	st->cexp = malloc(cmax + 1);
+	st->r64 = malloc((tmax + 1) * sizeof(double));
+	st->m64 = malloc((tmax + 1) * sizeof(double));
+	return st->cexp && st->r64 && st->m64 ? EG_OK : EG_ENOMEM;
+}
+
+/* ---- open, close ------------------------------------------------------ */
+
+void eg_step_close(eg_step_t *st)
+{
+	if (!st)
+		return;
+	if (st->engine)
+		st->ops->destroy(st->engine);
+	if (st->ss) {
+		eg__free(st);
+		st->sp->close(st->ss);
+	}
+	eg_gen_fini(&st->g);
+	eg_workload_fini(&st->w);
+	free(st);
+}
+
+int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
+{
+	eg_step_t *st;
+	int rc;
+
+	*out = NULL;
+	if (o->size < sizeof(*o) || !o->w || !o->engine || !o->space ||
+	    o->space->size < sizeof(eg_space_ops_t) || !o->ctx.n_ranks ||
+	    o->ctx.first_rank + o->ctx.n_ranks > o->w->world)
+		return eg__harness(v, EG_EINVAL, "setup",
+				   o->w ? o->w->iter : 0);
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return eg__harness(v, EG_ENOMEM, "setup", o->w->iter);
+	st->ops = o->engine;
+	st->ctx = o->ctx;
+	st->ctx.size = sizeof(st->ctx);
+	st->sp = o->space;
+	st->say = o->say;
+	st->first = o->ctx.first_rank;
+	st->n = o->ctx.n_ranks;
+	st->iter0 = o->w->iter;
+	if ((rc = eg_workload_copy(&st->w, o->w)) < 0 ||
+	    (rc = st->sp->open(&st->ss, o->stream)) < 0 ||
+	    (rc = eg__alloc(st)) < 0) {
+		eg_step_close(st);
+		return eg__harness(v, rc, "setup", o->w->iter);
+	}
+	rc = st->ops->create(&st->w, &st->ctx, &st->engine);
+	if (rc < 0) {
+		st->engine = NULL;
+		eg__engine(st, v, rc, "create", st->iter0);
+		eg_step_close(st);
+		return rc;
+	}
+	*out = st;
+	return EG_OK;
+}
+
+/* ---- one iteration ---------------------------------------------------- */
+
+int eg_step_generate(eg_step_t *st, uint32_t iter)
+{
+	int rc;
+
+	eg_gen_fini(&st->g);
+	st->w.iter = iter;
+	if ((rc = eg_gen_init(&st->g, &st->w)) < 0)
+		return rc;
+	for (uint32_t i = 0; i < st->n; i++)
+		if ((rc = st->sp->generate(st->ss, &st->g, &st->in[i])) < 0)
+			return rc;
+	return EG_OK;
+}
+
+static int eg__check_dispatch(eg_step_t *st, eg_verdict_t *v)
+{
+	for (uint32_t i = 0; i < st->n; i++) {
+		eg_recv_t exp;
+		int rc = eg_ref_dispatch(&st->w, &st->g, st->first + i, &exp);
+
+		if (rc < 0)
+			return rc;
+		rc = st->sp->verify_dispatch(st->ss, &st->w, &exp, &st->recv[i],
+					     v);
+		eg_recv_free(&exp);
+		if (rc < 0 && rc != EG_EMISMATCH)
+			return rc;
+	}
+	return EG_OK;
+}
+
+static int eg__check_combine(eg_step_t *st, eg_verdict_t *v)
+{
+	unsigned checks = eg_combine_checks(&st->w, st->ops->flags);
+	int bound = !!(checks & EG_CHECK_BOUND);
+
+	for (uint32_t i = 0; i < st->n; i++) {
+		uint32_t s = st->first + i;
+		int rc = eg_ref_combine(&st->w, &st->g, s, st->cexp,
+					bound ? st->r64 : NULL,
+					bound ? st->m64 : NULL);
+
+		if (rc == EG_OK && (checks & EG_CHECK_BITS))
+			rc = st->sp->verify_combine(st->ss, &st->w, s,
+						    EG_COMPARE_BITS, st->cexp,
+						    NULL, NULL, st->out[i], v);
+		if ((rc == EG_OK || rc == EG_EMISMATCH) && bound)
+			rc = st->sp->verify_combine(
+			    st->ss, &st->w, s, EG_COMPARE_BOUNDED, NULL,
+			    st->r64, st->m64, st->out[i], v);
+		if (rc < 0 && rc != EG_EMISMATCH)
+			return rc;
+	}
+	return EG_OK;
+}
+
+/* The expert stage of every held rank. After a wrong (or unchecked)
+ * dispatch its rows may hold any ids: an error there only means the
+ * combine that follows carries garbage, which nobody checks. */
+static int eg__expert(eg_step_t *st)
+{
+	for (uint32_t i = 0; i < st->n; i++) {
+		int rc = st->sp->expert(st->ss, &st->g, &st->recv[i], st->y[i]);
+
+		if (rc < 0)
+			return rc;
+	}
+	return EG_OK;
+}
+
+int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
+{
+	int checked = !eg_rank_verdict_failed(v), wrong = 0, rc;
+	eg_verdict_t it;
+
+	eg_verdict_init(&it);
+	if (checked)
+		v->iter = iter;
+	if ((rc = eg_step_generate(st, iter)) < 0)
+		return eg__harness(v, rc, "generate", iter);
+	rc = st->ops->dispatch(st->engine, st->in, st->recv);
+	if (rc < 0)
+		return eg__engine(st, v, rc, "dispatch", iter);
+	if (checked) {
+		if ((rc = eg__check_dispatch(st, &it)) < 0)
+			return eg__harness(v, rc, "dispatch", iter);
+		wrong = eg_verdict_total_wrong(&it) != 0;
+	}
+	/* in process, combine on a wrong dispatch says nothing new; over a
+	 * transport the peers combine, so this rank does too */
+	if (wrong && !(st->ops->flags & EG_ENGINE_MULTI_PROCESS))
+		return eg__mismatch(v, &it, "dispatch", iter);
+	rc = eg__expert(st);
+	if (rc < 0 && checked && !wrong)
+		return eg__harness(v, rc, "expert", iter);
+	rc = st->ops->combine(st->engine, st->recv, (const void *const *)st->y,
+			      (void *const *)st->out);
+	if (rc < 0)
+		return eg__engine(st, v, rc, "combine", iter);
+	if (wrong)
+		return eg__mismatch(v, &it, "dispatch", iter);
+	if (!checked)
+		return EG_OK;
+	if ((rc = eg__check_combine(st, &it)) < 0)
+		return eg__harness(v, rc, "combine", iter);
+	if (eg_verdict_total_wrong(&it))
+		return eg__mismatch(v, &it, "combine", iter);
+	eg_verdict_merge(&v->v, &it);
+	return EG_OK;
+}
+
+int eg_step_verify_iters(eg_step_t *st, unsigned iters, eg_rank_verdict_t *v)
+{
+	int lockstep = !!(st->ops->flags & EG_ENGINE_MULTI_PROCESS);
+
+	for (unsigned it = 0; it < iters; it++) {
+		int rc = eg_step_verify(st, st->iter0 + it, v);
+
+		if (rc == EG_EMISMATCH && lockstep)
+			continue; /* the peers go on: so does this rank */
+		if (rc < 0)
+			return rc;
+	}
+	return eg_rank_verdict_failed(v) ? EG_EMISMATCH : EG_OK;
+}
+
+int eg_step_run(eg_step_t *st, eg_bench_times_t *t)
+{
+	double s[EG_SPACE_MARKS - 1];
+	int rc;
+
+	if ((rc = st->sp->mark(st->ss, 0)) < 0 ||
+	    (rc = st->ops->dispatch(st->engine, st->in, st->recv)) < 0 ||
+	    (rc = st->sp->mark(st->ss, 1)) < 0 || (rc = eg__expert(st)) < 0 ||
+	    (rc = st->sp->mark(st->ss, 2)) < 0 ||
+	    (rc = st->ops->combine(st->engine, st->recv,
+				   (const void *const *)st->y,
+				   (void *const *)st->out)) < 0 ||
+	    (rc = st->sp->mark(st->ss, 3)) < 0 ||
+	    (rc = st->sp->elapsed(st->ss, EG_SPACE_MARKS, s)) < 0)
+		return rc;
+	t->dispatch_s = s[0];
+	t->expert_s = s[1];
+	t->combine_s = s[2];
+	return EG_OK;
+}
