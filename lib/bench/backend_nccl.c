@@ -6,11 +6,15 @@
  * gaps included); verification is one step checked on the GPU against
  * the dense reference. NCCL counts no operations: the engines count the
  * sends, receives and collectives they issue per communicator. Payload
- * bytes come from the routing, as for the fabric backend
- * (eg_perf_rank_bytes). */
+ * bytes come from the routing and the rows the engine declares
+ * (eg_perf_rank_bytes_rule), as for the fabric backend; the wire bytes of
+ * dispatch (payload, metadata, counts) are what the engine hands NCCL
+ * for other ranks during dispatch, and an engine that times its phases
+ * (nccl-a2a with EPGATE_NCCL_PHASES=1) reports them per step too. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +45,9 @@ typedef struct eg__nb {
 	eg_perf_bytes_t bytes;
 	uint64_t steps;
 	uint64_t ops0[EG_COMMS_MAX];
+	uint64_t wire_dispatch; /* since the last reset */
+	uint32_t n_phases;
+	eg_bench_phase_t phase[EG_BENCH_PHASES_MAX]; /* sums since reset */
 } eg__nb_t;
 
 static void eg__nb_teardown(void *state)
@@ -152,8 +159,8 @@ static int eg__nb_setup(const eg_world_t *world, eg_boot_t *boot,
 				      f->in.topk_w, f->n->stream[0])) < 0 ||
 	    (rc = eg_nccl_sync(f->n, "setup")) < 0)
 		goto fail_mem;
-	rc = eg_perf_rank_bytes(&f->w, s->engine, me, world->ranks_per_node,
-				&f->bytes);
+	rc = eg_perf_rank_bytes_rule(&f->w, eg_engine_rows(f->ops), me,
+				     world->ranks_per_node, &f->bytes);
 	if (rc < 0 && rc != EG_ENOSYS)
 		goto fail_mem;
 	eg_engine_ctx_t ctx = {.size = sizeof(ctx),
@@ -187,16 +194,38 @@ static float eg__ms(cudaEvent_t a, cudaEvent_t b)
 	return ms;
 }
 
+/* The engine's phases of the step just done, added to the sums. */
+static void eg__nb_phases(eg__nb_t *f)
+{
+	eg_engine_phase_t p[EG_BENCH_PHASES_MAX];
+	int n;
+
+	if (f->ops->size <
+		offsetof(eg_engine_ops_t, phases) + sizeof(f->ops->phases) ||
+	    !f->ops->phases)
+		return;
+	n = f->ops->phases(f->eng, p, EG_BENCH_PHASES_MAX);
+	for (int i = 0; i < n; i++) {
+		snprintf(f->phase[i].name, sizeof(f->phase[i].name), "%s",
+			 p[i].name);
+		f->phase[i].ms += p[i].ms;
+	}
+	if (n > 0)
+		f->n_phases = (uint32_t)n;
+}
+
 static int eg__nb_step(void *state, eg_bench_times_t *t)
 {
 	eg__nb_t *f = state;
 	cudaStream_t s0 = f->n->stream[0];
+	uint64_t sent0 = f->n->bytes_sent;
 	int rc;
 
 	cudaEventRecord(f->ev[0], s0);
 	rc = f->ops->dispatch(f->eng, &f->in, &f->recv);
 	if (rc < 0)
 		return rc;
+	f->wire_dispatch += f->n->bytes_sent - sent0;
 	cudaEventRecord(f->ev[1], s0);
 	if ((rc = eg_ep_expert_cuda(&f->g, &f->recv, f->y, s0)) < 0)
 		return rc;
@@ -212,6 +241,7 @@ static int eg__nb_step(void *state, eg_bench_times_t *t)
 	t->expert_s = 1e-3 * eg__ms(f->ev[1], f->ev[2]);
 	t->combine_s = 1e-3 * eg__ms(f->ev[2], f->ev[3]);
 	f->steps++;
+	eg__nb_phases(f);
 	return EG_OK;
 }
 
@@ -294,6 +324,9 @@ static void eg__nb_reset(void *state)
 	eg_nccl_stats(f->n, &s);
 	memcpy(f->ops0, s.ops_posted, sizeof(f->ops0));
 	f->steps = 0;
+	f->wire_dispatch = 0;
+	f->n_phases = 0;
+	memset(f->phase, 0, sizeof(f->phase));
 }
 
 static int eg__nb_counters(void *state, eg_bench_counters_t *c)
@@ -311,6 +344,9 @@ static int eg__nb_counters(void *state, eg_bench_counters_t *c)
 		c->ops_posted[k] = s.ops_posted[k] - f->ops0[k];
 	c->bytes_so = f->steps * f->bytes.disp_so;
 	c->bytes_su = f->steps * f->bytes.disp_su;
+	c->wire_dispatch = f->wire_dispatch;
+	c->n_phases = f->n_phases;
+	memcpy(c->phase, f->phase, sizeof(c->phase));
 	if (eg_nccl_evidence(f->n, &e) < 0)
 		snprintf(sum, sizeof(sum), "unknown (no NCCL log)");
 	else
