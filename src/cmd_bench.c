@@ -137,6 +137,14 @@ static int eg__rewrite(int argc, char **argv, char **out)
 		}
 		i += u - 1;
 	}
+	if (!sub && argc > 1) {
+		fprintf(stderr,
+			"epgate bench: \"%s\": give a subcommand first "
+			"(profile, list, engine, raw, overhead); try `epgate "
+			"bench --help`\n",
+			argv[1]);
+		return -1;
+	}
 	if (!sub) {
 		fputs("epgate bench: give a subcommand (profile, list, engine, "
 		      "raw, overhead); try `epgate bench --help`\n",

@@ -70,8 +70,9 @@ int eg_perf_find_profile(const char *name, char *path, size_t len);
  * host), build, versions, environment knobs, Slurm job id. */
 json_t *eg_perf_context(const eg_profile_t *p, json_t *hosts);
 
-/* The harness's own overhead (`epgate bench --overhead`): prints the
- * measured numbers; 0 when under 2% for an op_us operation, else 1. */
+/* The harness's own overhead (`epgate bench overhead`, bench_overhead.c):
+ * prints the measured numbers; 0 when under 2% for an op_us operation,
+ * else 1. */
 int eg_perf_overhead(unsigned iters, unsigned op_us);
 
 #endif

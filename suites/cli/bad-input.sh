@@ -21,8 +21,8 @@ expect_bad() {
 }
 
 B="$EG_SRCDIR/fixtures/workloads/bad"
-expect_bad "unknown command" frobnicate
-expect_bad "unrecognized option" check --frobnicate
+expect_bad 'unknown command "frobnicate"' frobnicate
+expect_bad 'unknown option "--frobnicate"' check --frobnicate
 expect_bad "unexpected argument" check extra
 expect_bad "--world=-3" check --world=-3
 expect_bad "--world=abc" check --world=abc
@@ -38,10 +38,10 @@ for f in "$B"/*.ini; do
 	want=$(sed -n '1s/^# expect: //p' "$f")
 	expect_bad "$want" check --workload="$f"
 done
-expect_bad "unrecognized option" run --frobnicate
+expect_bad 'unknown option "--frobnicate"' run --frobnicate
 
 # --help on every command: exit 0 and a usage line.
-for cmd in "" check run launch bench gate l2-rank; do
+for cmd in "" check run launch bench gate l2-rank perf-rank version; do
 	if "$EG_EPGATE" $cmd --help >"$EG_TMP/out" 2>&1 &&
 		grep -q "^usage: epgate" "$EG_TMP/out"; then
 		eg_ok "epgate $cmd --help"
