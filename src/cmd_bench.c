@@ -79,30 +79,37 @@ static const eg__sub_t *eg__find(const char *name)
 static const char *eg__alias(int argc, char **argv, int i, const char **val,
 			     int *used)
 {
-	static const char *const flags[] = {"--profile", "--engine", "--raw",
-					    "--overhead"};
-	static const char *const subs[] = {"profile", "engine", "raw",
-					   "overhead"};
+	static const struct {
+		const char *flag, *sub;
+		int value; /* 1: takes one; 2: takes one if a word follows */
+	} flags[] = {{"--profile", "profile", 1},
+		     {"--engine", "engine", 1},
+		     {"--raw", "raw", 2},
+		     {"--overhead", "overhead", 0}};
 	const char *a = argv[i];
+	const char *next = i + 1 < argc ? argv[i + 1] : NULL;
 
 	*val = NULL;
 	*used = 0;
 	for (int f = 0; f < 4; f++) {
-		size_t n = strlen(flags[f]);
+		size_t n = strlen(flags[f].flag);
 
-		if (strncmp(a, flags[f], n) || (a[n] && a[n] != '='))
+		if (strncmp(a, flags[f].flag, n) || (a[n] && a[n] != '='))
 			continue;
 		*used = 1;
-		if (a[n] == '=')
+		if (a[n] == '=') {
 			*val = a + n + 1;
-		else if (f < 2 || (f == 2 && i + 1 < argc && argv[i + 1][0] &&
-				   argv[i + 1][0] != '-'))
-			*val = i + 1 < argc ? argv[i + 1] : NULL, *used = 2;
+		} else if (flags[f].value == 1 ||
+			   (flags[f].value == 2 && next && next[0] &&
+			    next[0] != '-')) {
+			*val = next;
+			*used = 2;
+		}
 		/* `--raw a2a|dense` was the NCCL engine benchmark */
-		if (f == 2 && *val && !eg_nccl_coll_find(*val) &&
+		if (flags[f].value == 2 && *val && !eg_nccl_coll_find(*val) &&
 		    eg_engine_find(*val))
 			return "engine";
-		return subs[f];
+		return flags[f].sub;
 	}
 	return NULL;
 }
@@ -113,7 +120,7 @@ static const char *eg__alias(int argc, char **argv, int i, const char **val,
 static int eg__rewrite(int argc, char **argv, char **out)
 {
 	const char *sub = NULL, *val = NULL;
-	int n = 2, at = -1, used = 0;
+	int n, at = -1, used = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -122,14 +129,17 @@ static int eg__rewrite(int argc, char **argv, char **out)
 
 		if (!s)
 			continue;
-		if (sub) {
+		if (sub) { /* a second one */
 			fputs("epgate bench: give one of --profile NAME, "
 			      "--engine NAME, --raw or --overhead; try "
 			      "`epgate bench --help`\n",
 			      stderr);
 			return -1;
 		}
-		sub = s, val = v, at = i, used = u;
+		sub = s;
+		val = v;
+		at = i;
+		used = u;
 		if (u == 2 && !v) {
 			fprintf(stderr, "epgate bench: %s needs a value\n",
 				argv[i]);

@@ -60,7 +60,7 @@ typedef struct eg_l1_totals {
 	unsigned run, passed, failed, skipped, errors;
 } eg_l1_totals_t;
 
-/* Diagnostics of a failed case (suites/epgate/diag.c). */
+/* Diagnostics of a failed case (lib/suite/diag.c). */
 json_t *eg_case_diag(const eg_workload_t *w, const eg_verdict_t *v,
 		     const char *stage, unsigned iter, int engine_err,
 		     const char *repro);
