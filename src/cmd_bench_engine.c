@@ -55,13 +55,7 @@ static int eg__engine_opt(eg_cli_t *c, int id, const char *arg)
 {
 	eg_bench_engine_opts_t *o = c->ctx;
 
-	if (id == 'n' || id == 'w') {
-		const char *opt = id == 'n' ? "-n" : "-w";
-		unsigned *v = id == 'n' ? &c->job->iters : &c->job->warmup;
-
-		c->job->given |= id == 'n' ? EG_JOB_ITERS : EG_JOB_WARMUP;
-		return eg_cli_uint(c, opt, arg, id == 'n', 1000000, v);
-	}
+	(void)arg; /* both are flags */
 	if (id == O_PHASES)
 		o->phases = 1;
 	else
@@ -97,7 +91,8 @@ int eg_cmd_bench_engine(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	eg_bench_engine_opts_t o = {.engine = "a2a"};
-	eg_job_opts_t job = {.keys = EG_JOB_ALL, .iters = 20, .timeout_s = 60};
+	eg_job_opts_t job = {
+	    .keys = EG_JOB_ALL, .nw = 1, .iters = 20, .timeout_s = 60};
 	eg_xport_cli_t x = {.keys = EG_XP_ALL,
 			    .transport = "fabric",
 			    .num_comms = 1,
@@ -105,7 +100,6 @@ int eg_cmd_bench_engine(int argc, char **argv)
 			    .device = -1};
 	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.prog = "epgate bench engine",
-		       .shorts = "n:w:",
 		       .own = own,
 		       .parse = eg__engine_opt,
 		       .ctx = &o,

@@ -116,25 +116,22 @@ static int eg__raw_opt(eg_cli_t *c, int id, const char *arg)
 	eg__raw_t *r = c->ctx;
 
 	switch (id) {
-	case 'n':
-	case 'w':
-		c->job->given |= id == 'n' ? EG_JOB_ITERS : EG_JOB_WARMUP;
-		return eg_cli_uint(
-		    c, id == 'n' ? "-n" : "-w", arg, id == 'n', 1000000,
-		    id == 'n' ? &c->job->iters : &c->job->warmup);
 	case O_JSON:
 		r->fab.json = r->nccl.json = arg;
 		return 0;
 	case O_SIZE:
-		r->given |= G_FABRIC, r->example = "--size";
+		r->given |= G_FABRIC;
+		r->example = "--size";
 		return eg_cli_bytes(c, "--size", arg, 1, (size_t)1 << 34,
 				    &r->fab.size);
 	case O_MSG_SIZE:
-		r->given |= G_FABRIC, r->example = "--msg-size";
+		r->given |= G_FABRIC;
+		r->example = "--msg-size";
 		return eg_cli_bytes(c, "--msg-size", arg, 1, (size_t)1 << 20,
 				    &r->fab.msg_size);
 	case O_MSGS:
-		r->given |= G_FABRIC, r->example = "--msgs";
+		r->given |= G_FABRIC;
+		r->example = "--msgs";
 		return eg_cli_uint(c, "--msgs", arg, 1, 1u << 20, &r->fab.msgs);
 	default:
 		return eg__raw_nccl_opt(c, r, id, arg);
@@ -202,14 +199,15 @@ int eg_cmd_bench_raw(int argc, char **argv)
 		     .min_bytes = 8,
 		     .max_bytes = (size_t)1 << 30,
 		     .factor = 2}};
-	eg_job_opts_t job = {.keys = EG_JOB_ALL, .iters = 20, .timeout_s = 60};
+	eg_job_opts_t job = {
+	    .keys = EG_JOB_ALL, .nw = 1, .iters = 20, .timeout_s = 60};
 	eg_xport_cli_t x = {.keys = EG_XP_ALL,
 			    .transport = "fabric",
 			    .num_comms = 1,
 			    .path = "auto",
 			    .device = -1};
 	eg_cli_t cl = {.prog = "epgate bench raw",
-		       .shorts = "b:e:f:n:w:d:",
+		       .shorts = "b:e:f:d:",
 		       .own = own,
 		       .parse = eg__raw_opt,
 		       .ctx = &r,

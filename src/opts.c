@@ -159,22 +159,23 @@ int eg_cli_choice(const eg_cli_t *c, const char *opt, const char *s,
 
 /* ---- groups ---------------------------------------------------------- */
 
-static int eg__job(eg_cli_t *c, int id, const char *arg)
+/* spelled: the option as given ("--iters", "-n"). */
+static int eg__job(eg_cli_t *c, int id, const char *spelled, const char *arg)
 {
 	eg_job_opts_t *j = c->job;
 	int rc;
 
 	switch (id) {
 	case EG__O_ITERS:
-		rc = eg_cli_uint(c, "--iters", arg, 1, 1000000, &j->iters);
+		rc = eg_cli_uint(c, spelled, arg, 1, 1000000, &j->iters);
 		j->given |= EG_JOB_ITERS;
 		return rc;
 	case EG__O_WARMUP:
-		rc = eg_cli_uint(c, "--warmup", arg, 0, 1000000, &j->warmup);
+		rc = eg_cli_uint(c, spelled, arg, 0, 1000000, &j->warmup);
 		j->given |= EG_JOB_WARMUP;
 		return rc;
 	default:
-		rc = eg_cli_real(c, "--timeout", arg, 0, 86400, &j->timeout_s);
+		rc = eg_cli_real(c, spelled, arg, 0, 86400, &j->timeout_s);
 		j->given |= EG_JOB_TIMEOUT;
 		return rc;
 	}
@@ -313,7 +314,14 @@ static int eg__one(eg_cli_t *c, int id, const char *arg)
 	if (id >= EG__O_TRANSPORT)
 		return eg__xport(c, id, arg);
 	if (id >= EG__O_ITERS)
-		return eg__job(c, id, arg);
+		return eg__job(c, id,
+			       id == EG__O_ITERS    ? "--iters"
+			       : id == EG__O_WARMUP ? "--warmup"
+						    : "--timeout",
+			       arg);
+	if (c->job && c->job->nw && (id == 'n' || id == 'w'))
+		return eg__job(c, id == 'n' ? EG__O_ITERS : EG__O_WARMUP,
+			       id == 'n' ? "-n" : "-w", arg);
 	if (!c->parse) {
 		eg_cli_error(c, "option %d has no handler (harness)", id);
 		return EG_EINVAL;
@@ -345,8 +353,9 @@ int eg_cli_parse(eg_cli_t *c, int argc, char **argv)
 
 	if (eg__table(c, t) < 0)
 		return eg_cli_error(c, "too many options (harness)");
-	snprintf(shorts, sizeof(shorts), "%s:h%s", c->stop_at_args ? "+" : "",
-		 c->shorts ? c->shorts : "");
+	snprintf(shorts, sizeof(shorts), "%s:h%s%s", c->stop_at_args ? "+" : "",
+		 c->shorts ? c->shorts : "",
+		 c->job && c->job->nw ? "n:w:" : "");
 	c->n_args = 0;
 	optind = 0; /* a fresh scan (GNU: re-reads the optstring's mode) */
 	opterr = 0;

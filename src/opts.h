@@ -16,7 +16,8 @@
 
 /* ---- option groups ---------------------------------------------------- */
 
-/* Job: --iters N, --warmup N, --timeout S (the keys the command takes). */
+/* Job: --iters N, --warmup N, --timeout S (the keys the command takes;
+ * with nw, -n N and -w N too). */
 enum {
 	EG_JOB_ITERS = 1,
 	EG_JOB_WARMUP = 2,
@@ -26,6 +27,7 @@ enum {
 typedef struct eg_job_opts {
 	unsigned keys;	/* EG_JOB_* taken */
 	unsigned given; /* EG_JOB_* given on the command line */
+	int nw;		/* also -n N and -w N, as nccl-tests spells them */
 	unsigned iters, warmup;
 	double timeout_s;
 } eg_job_opts_t;
