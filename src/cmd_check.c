@@ -1,12 +1,8 @@
-/* epgate check: L1 correctness of an engine over a matrix of workloads. */
-#include <getopt.h>
+/* epgate check: argv -> eg_check (lib/suite/check.c). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "lib/suite/suite.h"
-
-#define EG__QUICK_MAX 12
+#include "src/cmd.h"
+#include "src/opts.h"
 
 static void eg__check_usage(FILE *f)
 {
@@ -32,9 +28,7 @@ static void eg__check_usage(FILE *f)
 	    "  --reports DIR    where run folders go (default: reports/runs)\n"
 	    "  --l2             L2 instead: multi-process engines (a2a, "
 	    "dense)\n"
-	    "                   over libfabric, one launch per configuration,\n"
-	    "                   on the L2 matrix or --workload, --filter and\n"
-	    "                   the keys; --engine replaces a2a and dense\n"
+	    "                   over libfabric, one launch per configuration\n"
 	    "  --full           L1, then L2 over the full configuration "
 	    "matrix\n"
 	    "  -v, --verbose    print each failure's details on stderr\n"
@@ -49,256 +43,75 @@ static void eg__check_usage(FILE *f)
 	    f);
 }
 
-/* Keeps the workloads selected by filter and quick, in order. */
-static void eg__select(eg_workload_list_t *wl, const char *filter, int quick)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < wl->n; i++) {
-		if (filter && !strstr(wl->items[i].name, filter)) {
-			eg_workload_fini(&wl->items[i]);
-			continue;
-		}
-		wl->items[n++] = wl->items[i];
-	}
-	wl->n = n;
-	if (quick && n > EG__QUICK_MAX) {
-		/* evenly spaced picks keep every group of the matrix */
-		size_t k = 0;
-		for (size_t j = 0; j < EG__QUICK_MAX; j++) {
-			size_t pick = j * n / EG__QUICK_MAX;
-			eg_workload_t tmp = wl->items[k];
-			wl->items[k] = wl->items[pick];
-			wl->items[pick] = tmp;
-			k++;
-		}
-		for (size_t i = k; i < n; i++)
-			eg_workload_fini(&wl->items[i]);
-		wl->n = k;
-	}
-}
+enum { O_WORKLOAD = 256, O_ENGINE, O_FILTER, O_QUICK, O_LIST, O_L2, O_FULL };
 
-/* L2 over the quick or full configuration set, on the workloads, filter
- * and keys given (the ranks get them); a multi-process --engine replaces
- * the configurations' own. Reports default to the run folder, which also
- * keeps each job's log. */
-static int eg__check_l2(const eg_l1_opts_t *l1, const char *reports, int full,
-			const char *file, const char *filter,
-			const eg_overrides_t *ov)
+static int eg__check_opt(eg_cli_t *c, int id, const char *arg)
 {
-	char run[4096], tap[4200], junit[4200];
-	const eg_engine_ops_t *ops = eg_engine_find(l1->engine);
-	eg_l2_opts_t o = {.set = full ? EG_L2_FULL : EG_L2_QUICK,
-			  .iters = l1->iters,
-			  .timeout_s = 30,
-			  .verbose = l1->verbose,
-			  .workdir = run,
-			  .file = file,
-			  .filter = filter,
-			  .overrides = ov};
-	eg_l1_totals_t tot;
-	const char *t = getenv("EPGATE_TIMEOUT");
-	int rc;
+	eg_check_opts_t *o = c->ctx;
 
-	if (ops && (ops->flags & EG_ENGINE_MULTI_PROCESS))
-		o.engine = l1->engine;
-	else if (!full && strcmp(l1->engine, "self")) {
-		fprintf(stderr,
-			"epgate check: --engine %s runs all ranks in one "
-			"process: L2 wants one that runs one rank per "
-			"process (a2a, dense)\n",
-			l1->engine);
-		return EG_EXIT_HARD;
+	switch (id) {
+	case O_WORKLOAD:
+		o->workload_file = arg;
+		break;
+	case O_ENGINE:
+		o->engine = arg;
+		break;
+	case O_FILTER:
+		o->filter = arg;
+		break;
+	case O_QUICK:
+		o->quick = 1;
+		break;
+	case O_LIST:
+		o->list = 1;
+		break;
+	case O_L2:
+		o->l2 = 1;
+		break;
+	case O_FULL:
+		o->full = 1;
+		break;
+	default: /* -v */
+		o->verbose = 1;
+		break;
 	}
-	if (t && atof(t) > 0)
-		o.timeout_s = atof(t);
-	rc = eg_run_dir_create(reports, run, sizeof(run));
-	if (rc < 0) {
-		fprintf(stderr, "epgate check: --reports %s: %s\n", reports,
-			eg_strerror(rc));
-		return EG_EXIT_HARD;
-	}
-	snprintf(tap, sizeof(tap), "%s/check-l2.tap", run);
-	snprintf(junit, sizeof(junit), "%s/check-l2.junit.xml", run);
-	o.tap_path = l1->tap_path ? l1->tap_path : tap;
-	o.junit_path = l1->junit_path ? l1->junit_path : junit;
-	rc = eg_l2_run(&o, &tot);
-	fprintf(stderr, "epgate check: L2 (%s), %u results; job logs in %s\n",
-		full ? "full" : "quick", tot.run, run);
-	fprintf(stderr, "  TAP:   %s\n  JUnit: %s\n", o.tap_path, o.junit_path);
-	fprintf(stderr, "%u passed, %u failed\n", tot.passed,
-		tot.failed + tot.errors);
-	return rc;
+	return 0;
 }
 
 int eg_cmd_check(int argc, char **argv)
 {
-	enum {
-		O_WORKLOAD = 256,
-		O_ENGINE,
-		O_ITERS,
-		O_FILTER,
-		O_QUICK,
-		O_LIST,
-		O_TAP,
-		O_JUNIT,
-		O_REPORTS,
-		O_L2,
-		O_FULL
-	};
-	struct option opts[48] = {
+	static const struct option own[] = {
 	    {"workload", required_argument, NULL, O_WORKLOAD},
 	    {"engine", required_argument, NULL, O_ENGINE},
-	    {"iters", required_argument, NULL, O_ITERS},
 	    {"filter", required_argument, NULL, O_FILTER},
 	    {"quick", no_argument, NULL, O_QUICK},
 	    {"list", no_argument, NULL, O_LIST},
-	    {"tap", required_argument, NULL, O_TAP},
-	    {"junit", required_argument, NULL, O_JUNIT},
-	    {"reports", required_argument, NULL, O_REPORTS},
 	    {"l2", no_argument, NULL, O_L2},
 	    {"full", no_argument, NULL, O_FULL},
 	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	const char *file = NULL, *filter = NULL, *reports = "reports/runs";
-	eg_l1_opts_t o = {.engine = "self", .iters = 2};
+	eg_check_opts_t o = {.engine = "self"};
+	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2};
+	eg_report_cli_t rep = {.keys = EG_REP_ALL, .reports = "reports/runs"};
 	eg_overrides_t ov = {0};
-	eg_workload_list_t wl = {0};
-	eg_l1_totals_t tot;
-	char run[4096], tap[4200], junit[4200];
-	int quick = 0, list = 0, l2 = 0, full = 0, c, rc;
-	char l2tap[4300], l2junit[4300];
+	eg_cli_t cl = {.prog = "epgate check",
+		       .shorts = "v",
+		       .own = own,
+		       .parse = eg__check_opt,
+		       .ctx = &o,
+		       .usage = eg__check_usage,
+		       .job = &job,
+		       .report = &rep,
+		       .workload = &ov};
+	int rc = eg_cli_parse(&cl, argc, argv);
 
-	if (eg_cli_add_workload_options(opts, 48) < 0)
-		return EG_EXIT_HARD;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		char *end;
-		switch (c) {
-		case O_WORKLOAD:
-			file = optarg;
-			break;
-		case O_ENGINE:
-			o.engine = optarg;
-			break;
-		case O_ITERS:
-			o.iters = (unsigned)strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end ||
-			    o.iters == 0 || o.iters > 1000000) {
-				fprintf(stderr,
-					"epgate check: --iters: \"%s\" is not "
-					"an integer in [1, 1000000]\n",
-					optarg);
-				return EG_EXIT_HARD;
-			}
-			break;
-		case O_FILTER:
-			filter = optarg;
-			break;
-		case O_QUICK:
-			quick = 1;
-			break;
-		case O_LIST:
-			list = 1;
-			break;
-		case O_TAP:
-			o.tap_path = optarg;
-			break;
-		case O_JUNIT:
-			o.junit_path = optarg;
-			break;
-		case O_L2:
-			l2 = 1;
-			break;
-		case O_FULL:
-			full = 1;
-			break;
-		case O_REPORTS:
-			reports = optarg;
-			break;
-		case 'v':
-			o.verbose = 1;
-			break;
-		case 'h':
-			eg__check_usage(stdout);
-			return EG_EXIT_PASS;
-		default:
-			if (c >= EG_OPT_WORKLOAD) {
-				if (eg_overrides_add(&ov, "epgate check", c,
-						     optarg) < 0)
-					return EG_EXIT_HARD;
-				break;
-			}
-			fputs("epgate check: see 'epgate check --help'\n",
-			      stderr);
-			return EG_EXIT_HARD;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "epgate check: unexpected argument \"%s\"\n",
-			argv[optind]);
-		return EG_EXIT_HARD;
-	}
-	const eg_engine_ops_t *ops = eg_engine_find(o.engine);
-	if (!ops) {
-		fprintf(stderr,
-			"epgate check: --engine: unknown engine \"%s\"\n",
-			o.engine);
-		return EG_EXIT_HARD;
-	}
-	if (l2 && !full)
-		return eg__check_l2(&o, reports, 0, file, filter, &ov);
-	if (eg_cli_load_workloads("epgate check", file, &ov, &wl) < 0) {
-		eg_workload_list_free(&wl);
-		return EG_EXIT_HARD;
-	}
-	eg__select(&wl, filter, quick);
-	if (list) {
-		for (size_t i = 0; i < wl.n; i++) {
-			char s[256];
-			eg_workload_summary(&wl.items[i], s, sizeof(s));
-			printf("%-28s %s\n", wl.items[i].name, s);
-		}
-		eg_workload_list_free(&wl);
-		return EG_EXIT_PASS;
-	}
-	if (!o.tap_path || !o.junit_path) {
-		rc = eg_run_dir_create(reports, run, sizeof(run));
-		if (rc < 0) {
-			fprintf(stderr,
-				"epgate check: --reports %s: cannot create a "
-				"run folder: %s\n",
-				reports, eg_strerror(rc));
-			eg_workload_list_free(&wl);
-			return EG_EXIT_HARD;
-		}
-		snprintf(tap, sizeof(tap), "%s/check.tap", run);
-		snprintf(junit, sizeof(junit), "%s/check.junit.xml", run);
-		if (!o.tap_path)
-			o.tap_path = tap;
-		if (!o.junit_path)
-			o.junit_path = junit;
-	}
-	rc = eg_l1_run(&o, &wl, &tot);
-	eg_workload_list_free(&wl);
-	fprintf(stderr, "epgate check: engine %s, %u workloads\n", o.engine,
-		tot.run);
-	fprintf(stderr, "  TAP:   %s\n  JUnit: %s\n", o.tap_path, o.junit_path);
-	fprintf(stderr, "%u passed, %u failed\n", tot.passed,
-		tot.failed + tot.errors);
-	if (full) {
-		/* L2 reports beside L1's */
-		snprintf(l2tap, sizeof(l2tap), "%s.l2.tap", o.tap_path);
-		snprintf(l2junit, sizeof(l2junit), "%s.l2.xml", o.junit_path);
-		o.tap_path = l2tap;
-		o.junit_path = l2junit;
-		int rc2 = eg__check_l2(&o, reports, 1, file, filter, &ov);
-		if (rc2 == EG_EXIT_HARD || rc == EG_EXIT_HARD)
-			return EG_EXIT_HARD;
-		if (rc2 == EG_EXIT_FAIL || rc == EG_EXIT_FAIL)
-			return EG_EXIT_FAIL;
-		return rc == EG_EXIT_PASS || rc2 == EG_EXIT_PASS ? EG_EXIT_PASS
-								 : rc;
-	}
-	return rc;
+	if (rc != EG_CLI_GO)
+		return rc;
+	o.iters = job.iters;
+	o.reports = rep.reports;
+	o.tap = rep.tap;
+	o.junit = rep.junit;
+	o.overrides = &ov;
+	return eg_check(&o);
 }

@@ -1,14 +1,10 @@
-/* epgate launch -n N [--ranks-per-node M] [--timeout S] -- command ... */
-#include <errno.h>
-#include <getopt.h>
-#include <math.h>
+/* epgate launch -n N [--ranks-per-node M] [--timeout S] -- command ...:
+ * argv -> eg_launch (lib/world/launch.c). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "cmd_launch.h"
-#include "epgate/error.h"
 #include "epgate/launch.h"
+#include "src/cmd.h"
+#include "src/opts.h"
 
 static void eg__launch_usage(FILE *f)
 {
@@ -34,97 +30,49 @@ static void eg__launch_usage(FILE *f)
 	      f);
 }
 
-/* A whole number in [lo, hi]; names the option otherwise. */
-static int eg__launch_uint(const char *opt, const char *s, unsigned lo,
-			   unsigned hi, unsigned *out)
+static int eg__launch_opt(eg_cli_t *c, int id, const char *arg)
 {
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end || errno || v < lo || v > hi) {
-		fprintf(stderr,
-			"epgate launch: %s \"%s\": want a whole number in "
-			"[%u, %u]\n",
-			opt, s, lo, hi);
-		return -1;
-	}
-	*out = (unsigned)v;
-	return 0;
+	eg_launch_opts_t *o = c->ctx;
+
+	if (id == 'n')
+		return eg_cli_uint(c, "-n", arg, 1, 4096, &o->n);
+	if (id == 'r')
+		return eg_cli_uint(c, "--ranks-per-node", arg, 1, 4096,
+				   &o->ranks_per_node);
+	/* the job's deadline: no upper bound of ours */
+	return eg_cli_real(c, "--timeout", arg, 0, 1e12, &o->timeout_s);
 }
 
 int eg_cmd_launch(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option own[] = {
 	    {"ranks", required_argument, NULL, 'n'},
 	    {"ranks-per-node", required_argument, NULL, 'r'},
 	    {"timeout", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	eg_launch_opts_t o = {0};
-	char *end;
-	int c;
+	eg_cli_t cl = {.prog = "epgate launch",
+		       .shorts = "n:",
+		       .own = own,
+		       .parse = eg__launch_opt,
+		       .ctx = &o,
+		       .usage = eg__launch_usage,
+		       .stop_at_args =
+			   1}; /* the command's options are its own */
+	int rc = eg_cli_parse(&cl, argc, argv);
 
-	optind = 1;
-	opterr = 0;
-	/* "+": stop at the command, its options are its own */
-	while ((c = getopt_long(argc, argv, "+n:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (eg__launch_uint("-n", optarg, 1, 4096, &o.n) < 0)
-				return EG_EXIT_HARD;
-			break;
-		case 'r':
-			if (eg__launch_uint("--ranks-per-node", optarg, 1, 4096,
-					    &o.ranks_per_node) < 0)
-				return EG_EXIT_HARD;
-			break;
-		case 't':
-			errno = 0;
-			o.timeout_s = strtod(optarg, &end);
-			if (!*optarg || *end || errno ||
-			    !isfinite(o.timeout_s) || o.timeout_s <= 0) {
-				fprintf(stderr,
-					"epgate launch: --timeout \"%s\": want "
-					"a positive number of seconds\n",
-					optarg);
-				return EG_EXIT_HARD;
-			}
-			break;
-		case 'h':
-			eg__launch_usage(stdout);
-			return EG_EXIT_PASS;
-		default:
-			if (optopt == 'n' || optopt == 'r' || optopt == 't')
-				fprintf(stderr,
-					"epgate launch: %s needs a value\n",
-					argv[optind - 1]);
-			else
-				fprintf(
-				    stderr,
-				    "epgate launch: unknown option \"%s\"\n",
-				    argv[optind - 1]);
-			fputs("epgate launch: see 'epgate launch --help'\n",
-			      stderr);
-			return EG_EXIT_HARD;
-		}
-	}
-	if (o.n == 0) {
-		fputs("epgate launch: -n N is required\n", stderr);
-		return EG_EXIT_HARD;
-	}
-	if (o.ranks_per_node > o.n) {
-		fprintf(stderr,
-			"epgate launch: --ranks-per-node %u: more than the %u "
-			"ranks\n",
-			o.ranks_per_node, o.n);
-		return EG_EXIT_HARD;
-	}
-	if (optind >= argc) {
-		fputs("epgate launch: no command given (epgate launch -n N -- "
-		      "command [args])\n",
-		      stderr);
-		return EG_EXIT_HARD;
-	}
-	return eg_launch(&o, argv + optind);
+	if (rc != EG_CLI_GO)
+		return rc;
+	if (o.n == 0)
+		return eg_cli_error(&cl, "-n N is required");
+	if (o.ranks_per_node > o.n)
+		return eg_cli_error(&cl,
+				    "--ranks-per-node %u: more than the %u "
+				    "ranks",
+				    o.ranks_per_node, o.n);
+	if (cl.rest >= argc)
+		return eg_cli_error(&cl, "no command given (epgate launch -n N "
+					 "-- command [args])");
+	return eg_launch(&o, argv + cl.rest);
 }

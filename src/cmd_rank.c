@@ -4,14 +4,12 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "lib/suite/suite.h"
 #include "lib/suite/cmd_gpu.h"
-#include "epgate/nccl.h"
+#include "lib/suite/suite.h"
+#include "src/opts.h"
 
 #define EG__HOST_PROG "epgate l2-rank"
 #define EG__GPU_PROG  "epgate l2-gpu-rank"
@@ -80,177 +78,94 @@ static void eg__gpu_usage(FILE *f)
 enum {
 	EG__O_ENGINE = 256,
 	EG__O_MEMORY,
-	EG__O_PROVIDER,
-	EG__O_COMMS,
-	EG__O_PATH,
-	EG__O_XNODE,
-	EG__O_DEVICE,
 	EG__O_WORKLOAD,
 	EG__O_FILTER,
-	EG__O_ITERS,
 	EG__O_RESULTS,
 	EG__O_LOGDIR,
 };
 
-/* An unsigned option in [lo, hi]; <0 with the message said. */
-static int eg__number(const char *prog, const char *name, const char *s,
-		      unsigned long lo, unsigned long hi, unsigned long *v)
+static int eg__rank_opt(eg_cli_t *c, int id, const char *arg)
 {
-	char *end;
+	eg_rank_opts_t *o = c->ctx;
 
-	*v = strtoul(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end || *v < lo || *v > hi) {
-		fprintf(stderr, "%s: --%s: \"%s\" is out of range [%lu, %lu]\n",
-			prog, name, s, lo, hi);
-		return EG_ERANGE;
+	switch (id) {
+	case EG__O_ENGINE:
+		o->engine = arg;
+		break;
+	case EG__O_MEMORY:
+		o->memory = arg;
+		break;
+	case EG__O_WORKLOAD:
+		o->file = arg;
+		break;
+	case EG__O_FILTER:
+		o->filter = arg;
+		break;
+	case EG__O_RESULTS:
+		o->results = arg;
+		break;
+	default:
+		o->log_dir = arg;
+		break;
 	}
 	return EG_OK;
 }
 
-/* One option into o; <0 when it is bad (said). */
-static int eg__option(const char *prog, int c, const char *arg,
-		      eg_rank_opts_t *o, eg_overrides_t *ov)
-{
-	unsigned long v;
-
-	switch (c) {
-	case EG__O_ENGINE:
-		o->engine = arg;
-		return EG_OK;
-	case EG__O_MEMORY:
-		o->memory = arg;
-		return EG_OK;
-	case EG__O_PROVIDER:
-		o->provider = arg;
-		return EG_OK;
-	case EG__O_COMMS:
-		if (eg__number(prog, "num-comms", arg, 1, EG_COMMS_MAX, &v) < 0)
-			return EG_ERANGE;
-		o->num_comms = (unsigned)v;
-		return EG_OK;
-	case EG__O_ITERS:
-		if (eg__number(prog, "iters", arg, 1, 100000, &v) < 0)
-			return EG_ERANGE;
-		o->iters = (unsigned)v;
-		return EG_OK;
-	case EG__O_DEVICE:
-		if (eg__number(prog, "device", arg, 0, 100000, &v) < 0)
-			return EG_ERANGE;
-		o->device = (int)v;
-		return EG_OK;
-	case EG__O_PATH:
-		o->path = arg;
-		return EG_OK;
-	case EG__O_XNODE:
-		o->xnode_mode = arg;
-		return EG_OK;
-	case EG__O_WORKLOAD:
-		o->file = arg;
-		return EG_OK;
-	case EG__O_FILTER:
-		o->filter = arg;
-		return EG_OK;
-	case EG__O_RESULTS:
-		o->results = arg;
-		return EG_OK;
-	case EG__O_LOGDIR:
-		o->log_dir = arg;
-		return EG_OK;
-	default:
-		if (c >= EG_OPT_WORKLOAD)
-			return eg_overrides_add(ov, prog, c, arg);
-		return EG_EINVAL;
-	}
-}
-
 /* Options that belong to the other memory, and values to check before
  * any peer is involved. */
-static int eg__check(const char *prog, const eg_rank_opts_t *o, int gpu_opts)
+static int eg__check(const eg_cli_t *c, const eg_rank_opts_t *o, int gpu_opts)
 {
-	eg_nccl_path_t p;
-
-	if (strcmp(o->memory, "host") && strcmp(o->memory, "cuda")) {
-		fprintf(stderr, "%s: --memory: \"%s\": want host or cuda\n",
-			prog, o->memory);
-		return EG_EINVAL;
-	}
-	if (!strcmp(o->memory, "cuda") && o->provider) {
-		fprintf(stderr,
-			"%s: --provider: only for host memory (libfabric)\n",
-			prog);
-		return EG_EINVAL;
-	}
-	if (!strcmp(o->memory, "host") && gpu_opts) {
-		fprintf(stderr,
-			"%s: --path, --xnode-mode, --device and --log-dir "
-			"need --memory cuda\n",
-			prog);
-		return EG_EINVAL;
-	}
-	if (o->xnode_mode && strcmp(o->xnode_mode, "hostid") &&
-	    strcmp(o->xnode_mode, "nop2p")) {
-		fprintf(stderr, "%s: --xnode-mode: want hostid or nop2p\n",
-			prog);
-		return EG_EINVAL;
-	}
-	if (eg_nccl_path_parse(o->path, &p) < 0) {
-		fprintf(stderr, "%s: --path: want auto, nvlink or xnode\n",
-			prog);
-		return EG_EINVAL;
-	}
+	if (strcmp(o->memory, "host") && strcmp(o->memory, "cuda"))
+		return eg_cli_error(c, "--memory \"%s\": want host or cuda",
+				    o->memory);
+	if (!strcmp(o->memory, "cuda") && o->provider)
+		return eg_cli_error(c, "--provider: only for host memory "
+				       "(libfabric)");
+	if (!strcmp(o->memory, "host") && gpu_opts)
+		return eg_cli_error(c, "--path, --xnode-mode, --device and "
+				       "--log-dir need --memory cuda");
 	return EG_OK;
 }
 
 static int eg__rank_cmd(int argc, char **argv, int gpu)
 {
-	struct option opts[48] = {
+	static const struct option own[] = {
 	    {"engine", required_argument, NULL, EG__O_ENGINE},
 	    {"memory", required_argument, NULL, EG__O_MEMORY},
-	    {"provider", required_argument, NULL, EG__O_PROVIDER},
-	    {"num-comms", required_argument, NULL, EG__O_COMMS},
-	    {"path", required_argument, NULL, EG__O_PATH},
-	    {"xnode-mode", required_argument, NULL, EG__O_XNODE},
-	    {"device", required_argument, NULL, EG__O_DEVICE},
 	    {"workload", required_argument, NULL, EG__O_WORKLOAD},
 	    {"filter", required_argument, NULL, EG__O_FILTER},
-	    {"iters", required_argument, NULL, EG__O_ITERS},
 	    {"results", required_argument, NULL, EG__O_RESULTS},
 	    {"log-dir", required_argument, NULL, EG__O_LOGDIR},
-	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	const char *prog = gpu ? EG__GPU_PROG : EG__HOST_PROG;
-	eg_rank_opts_t o = {.memory = gpu ? "cuda" : "host",
-			    .engine = "a2a",
-			    .path = "auto",
-			    .num_comms = 1,
-			    .iters = 2,
-			    .device = -1};
+	eg_rank_opts_t o = {.memory = gpu ? "cuda" : "host", .engine = "a2a"};
+	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2};
+	eg_xport_cli_t xp = {.keys = EG_XP_PROVIDER | EG_XP_NCCL,
+			     .path = "auto",
+			     .num_comms = 1,
+			     .device = -1};
 	eg_overrides_t ov = {0};
-	int c, gpu_opts = 0;
+	eg_cli_t cl = {.prog = gpu ? EG__GPU_PROG : EG__HOST_PROG,
+		       .own = own,
+		       .parse = eg__rank_opt,
+		       .ctx = &o,
+		       .usage = gpu ? eg__gpu_usage : eg__host_usage,
+		       .job = &job,
+		       .xport = &xp,
+		       .workload = &ov};
+	int rc = eg_cli_parse(&cl, argc, argv);
 
-	if (eg_cli_add_workload_options(opts, 48) < 0)
-		return EG_EXIT_HARD;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			(gpu ? eg__gpu_usage : eg__host_usage)(stdout);
-			return EG_EXIT_PASS;
-		}
-		gpu_opts |= c == EG__O_PATH || c == EG__O_XNODE ||
-			    c == EG__O_DEVICE || c == EG__O_LOGDIR;
-		if (eg__option(prog, c, optarg, &o, &ov) < 0) {
-			if (c < EG__O_ENGINE) /* getopt said what */
-				fprintf(stderr, "%s: see '%s --help'\n", prog,
-					prog);
-			return EG_EXIT_HARD;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument \"%s\"\n", prog,
-			argv[optind]);
-		return EG_EXIT_HARD;
-	}
-	if (eg__check(prog, &o, gpu_opts) < 0)
+	if (rc != EG_CLI_GO)
+		return rc;
+	o.provider = xp.provider;
+	o.num_comms = xp.num_comms;
+	o.path = xp.path;
+	o.xnode_mode = xp.xnode_mode;
+	o.device = xp.device;
+	o.iters = job.iters;
+	if (eg__check(&cl, &o,
+		      (xp.given & (EG_XP_PATH | EG_XP_XNODE | EG_XP_DEVICE)) ||
+			  o.log_dir) != EG_OK)
 		return EG_EXIT_HARD;
 	/* the GPU job's messages and repro lines use its own command */
 	o.prog = strcmp(o.memory, "cuda") ? EG__HOST_PROG : EG__GPU_PROG;

@@ -28,7 +28,17 @@ typedef struct eg_bench_setup {
 /* Times of one step on this rank, seconds. */
 typedef struct eg_bench_times {
 	double dispatch_s, expert_s, combine_s;
+	/* bytes handed the transport for other ranks during dispatch
+	 * (payload, metadata, counts), when the step counts them; else 0 */
+	uint64_t wire_dispatch;
 } eg_bench_times_t;
+
+/* One phase of the engine's steps (eg_engine_ops_t.phases). */
+#define EG_BENCH_PHASES_MAX 8
+typedef struct eg_bench_phase {
+	char name[24];
+	double ms; /* summed over the timed steps */
+} eg_bench_phase_t;
 
 /* Counters over the timed steps on this rank (after warm-up). */
 typedef struct eg_bench_counters {
@@ -39,6 +49,12 @@ typedef struct eg_bench_counters {
 	char transport_evidence[128]; /* e.g. "fabric shm/tcp;ofi_rxm",
 					 "nccl P2P/NVLink", "nccl NET/Socket" */
 	char versions[128];	      /* "libfabric 1.17", "NCCL 2.28.3" */
+	/* bytes this rank handed the transport for other ranks during
+	 * dispatch (payload, metadata and counts); 0: not counted */
+	uint64_t wire_dispatch;
+	/* the engine's phases, when it times them */
+	uint32_t n_phases;
+	eg_bench_phase_t phase[EG_BENCH_PHASES_MAX];
 } eg_bench_counters_t;
 
 typedef struct eg_bench_backend_ops {

@@ -15,6 +15,7 @@
 
 #include "epgate/bench.h"
 #include "epgate/boot.h"
+#include "epgate/layout.h"
 #include "epgate/transport.h"
 #include "epgate/profile.h"
 #include "epgate/results.h"
@@ -29,15 +30,17 @@ size_t eg_perf_dispatch_row_bytes(const eg_workload_t *w);
 /* One combine row: H elements of the combine dtype. */
 size_t eg_perf_combine_row_bytes(const eg_workload_t *w);
 
-/* Dispatch rows that source rank src sends to each rank d (rows_to[d],
- * W entries; d == src is the rank's own share) for an arm, from its
- * routing (tokens x topk global ids, -1 masked):
- *  - "a2a": one row per (token, destination rank owning at least one of
- *    the token's unmasked experts);
- *  - "dense": every token to every rank.
- * EG_ENOSYS for another arm. */
-int eg_perf_count_rows(const eg_workload_t *w, const char *arm, uint32_t tokens,
-		       const int32_t *topk_idx, uint64_t *rows_to);
+/* Dispatch rows that a source rank sends to each rank d (rows_to[d], W
+ * entries; d == the source is the rank's own share) under an engine's
+ * rows rule (include/epgate/layout.h, declared in its ops table), from
+ * its routing (tokens x topk global ids, -1 masked):
+ *  - EG_ROWS_PER_RANK (a2a): one row per (token, destination rank owning
+ *    at least one of the token's unmasked experts);
+ *  - EG_ROWS_ALL_RANKS (dense): every token to every rank.
+ * EG_ENOSYS for EG_ROWS_NONE. */
+int eg_perf_count_rows(const eg_workload_t *w, eg_rows_rule_t rows,
+		       uint32_t tokens, const int32_t *topk_idx,
+		       uint64_t *rows_to);
 
 /* Payload bytes one rank sends in one step, split by destination: to
  * other (virtual) nodes (SO) and to other ranks of its node (SU). */
@@ -46,9 +49,15 @@ typedef struct eg_perf_bytes {
 	uint64_t comb_so, comb_su; /* combine rows sent back, combine dtype */
 } eg_perf_bytes_t;
 
-/* Bytes of rank `rank` for an arm, from the generated routing of every
- * rank (the combine rows it sends are the rows the others dispatched to
- * it).  ranks_per_node decides what is another node. */
+/* Bytes of rank `rank` under a rows rule, from the generated routing of
+ * every rank (the combine rows it sends are the rows the others
+ * dispatched to it).  ranks_per_node decides what is another node.
+ * EG_ENOSYS for EG_ROWS_NONE. */
+int eg_perf_rank_bytes_rule(const eg_workload_t *w, eg_rows_rule_t rows,
+			    uint32_t rank, uint32_t ranks_per_node,
+			    eg_perf_bytes_t *b);
+/* The same for an arm: the rows its built-in engine declares
+ * (eg_engine_rows_by_name); EG_ENOSYS for an arm with none ("empty"). */
 int eg_perf_rank_bytes(const eg_workload_t *w, const char *arm, uint32_t rank,
 		       uint32_t ranks_per_node, eg_perf_bytes_t *b);
 
@@ -111,8 +120,14 @@ typedef struct eg_perf_rank_report {
 	double so_bytes;   /* backend: dispatch payload to other nodes */
 	double su_bytes;   /* backend: ... to other ranks of its node */
 	double sent_bytes; /* driver: dispatch + combine payload to others */
+	double wire_bytes; /* backend: dispatch wire bytes to others (0: not
+			      counted) */
 	char evidence[128];
 	char versions[128];
+	/* the engine's phases: name and mean per timed step (us) */
+	uint32_t n_phases;
+	char phase_name[EG_BENCH_PHASES_MAX][24];
+	double phase_us[EG_BENCH_PHASES_MAX];
 } eg_perf_rank_report_t;
 
 typedef struct eg_perf_calc_in {
@@ -125,7 +140,7 @@ typedef struct eg_perf_calc_in {
 	const eg_perf_raw_t *raw;	  /* NULL or NONE: no model */
 } eg_perf_calc_in_t;
 
-#define EG_PERF_METRICS_MAX 20
+#define EG_PERF_METRICS_MAX 32
 
 typedef struct eg_perf_calc {
 	eg_metric_t m[EG_PERF_METRICS_MAX];
@@ -136,9 +151,11 @@ typedef struct eg_perf_calc {
 /* The metrics of one point (docs/metrics.md): dispatch_us, combine_us,
  * step_us, tok_s, post_rate (samples per step); so_bytes, su_bytes,
  * ops_posted (per-step summaries); so_gbps, su_gbps (samples, only when
- * the bytes are not zero); with a model: model_bw_us, model_issue_us,
- * model_frac, raw_gbps, raw_post_rate (and transport_so_gbps measured
- * across nodes), and the bound label. */
+ * the bytes are not zero); wire_bytes and wire_gbps when the backend
+ * counts the dispatch's wire bytes; phase_NAME_us for each phase the
+ * engine times; with a model: model_bw_us, model_issue_us, model_frac,
+ * raw_gbps, raw_post_rate (and transport_so_gbps measured across nodes),
+ * and the bound label. */
 int eg_perf_compute(const eg_perf_calc_in_t *in, eg_perf_calc_t *out);
 void eg_perf_calc_fini(eg_perf_calc_t *c);
 

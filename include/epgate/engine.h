@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "epgate/ep.h"
+#include "epgate/layout.h"
 #include "epgate/transport.h"
 #include "epgate/world.h"
 
@@ -20,6 +21,12 @@ typedef struct eg_engine_ctx {
 	const eg_xport_ops_t *xport; /* NULL for in-process engines */
 	void *xport_state;
 } eg_engine_ctx_t;
+
+/* One timed phase of an engine's step. */
+typedef struct eg_engine_phase {
+	const char *name; /* [a-z_]+, e.g. "layout", "pack_exchange" */
+	double ms;
+} eg_engine_phase_t;
 
 typedef struct eg_engine_ops {
 	size_t size; /* sizeof(eg_engine_ops_t) as built by the provider */
@@ -37,7 +44,21 @@ typedef struct eg_engine_ops {
 	void (*destroy)(void *state);
 	/* EG_ENGINE_* bits. */
 	uint32_t flags;
+	/* --- appended: read only when size covers them --- */
+	/* What dispatch sends per source token (layout.h): the byte rule
+	 * of the measurements; EG_ROWS_NONE: undeclared. */
+	eg_rows_rule_t dispatch_rows;
+	/* The last step's phases when the engine times them: up to max
+	 * (name, ms) into p, returns how many (0: not timing). NULL: the
+	 * engine has none. */
+	int (*phases)(void *state, eg_engine_phase_t *p, size_t max);
 } eg_engine_ops_t;
+
+/* The engine's declared rows, or EG_ROWS_NONE (an older ops table). */
+eg_rows_rule_t eg_engine_rows(const eg_engine_ops_t *e);
+/* The rows rule of a built-in engine by name (eg_engine_find), or
+ * EG_ROWS_NONE when there is no such engine. */
+eg_rows_rule_t eg_engine_rows_by_name(const char *name);
 
 /* The engine reduces combine in canonical order (destination rank
  * ascending, fp32), so random data must match the reference bit for bit;

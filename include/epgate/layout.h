@@ -31,4 +31,23 @@ typedef struct eg_layout {
 int eg_layout_build(eg_layout_t *l, const eg_workload_t *w, const eg_gen_t *g);
 void eg_layout_free(eg_layout_t *l);
 
+/* What an engine's dispatch sends per source token: the rows (and so the
+ * bytes, docs/metrics.md) of its layout. Engines declare it in their ops
+ * table (eg_engine_ops_t.dispatch_rows). */
+typedef enum eg_rows_rule {
+	EG_ROWS_NONE = 0,      /* not declared: no byte counts */
+	EG_ROWS_PER_RANK = 1,  /* one row per (token, destination rank that
+				  owns at least one of its unmasked experts):
+				  the sparse all-to-all */
+	EG_ROWS_ALL_RANKS = 2, /* every token to every rank: the allgather */
+} eg_rows_rule_t;
+
+/* Rows one source rank's tokens send to each rank d (rows_to[d], W
+ * entries; d == source is its own share) by rule, from its top-k ids
+ * (tokens * topk, -1 masked; unused for EG_ROWS_ALL_RANKS). EG_ENOSYS for
+ * EG_ROWS_NONE. */
+int eg_layout_rows_to(const eg_workload_t *w, eg_rows_rule_t rule,
+		      const int32_t *topk_idx, uint32_t tokens,
+		      uint64_t *rows_to);
+
 #endif

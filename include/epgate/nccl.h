@@ -151,14 +151,13 @@ extern const eg_xport_ops_t eg_xport_nccl;
 extern const eg_engine_ops_t eg_engine_nccl_a2a;
 extern const eg_engine_ops_t eg_engine_nccl_dense;
 /* With EPGATE_NCCL_PHASES=1 in its environment, nccl-a2a times its
- * phases with CUDA events (stream 0) and keeps the last step's, in ms:
- * [0] layout kernel, [1] count exchange and its copy to the host, [2] the
- * host's turn (prefixes, buffers) up to the first pack launch, [3] the
- * pipelined packs and row exchange on all K communicators, [4] finish
- * kernel; [7] combine exchange, [8] combine kernel ([5], [6] unused).
- * Returns the slots filled. */
+ * phases with CUDA events on stream 0 and its ops table's phases slot
+ * reports the last step's, in ms: layout (the layout kernel), counts (the
+ * count exchange and its copy to the host), host (the host's turn up to
+ * the first pack launch), pack_exchange (the pipelined packs and row
+ * exchange on all K communicators), finish (the finish kernel);
+ * combine_exchange and combine_kernel. */
 #define EG_NCCL_PHASES_MAX 10
-int eg_nccl_a2a_phases(double ms[EG_NCCL_PHASES_MAX]);
 /* By name: "a2a"/"nccl-a2a", "dense"/"nccl-dense"; NULL if unknown. */
 const eg_engine_ops_t *eg_engine_nccl_find(const char *name);
 

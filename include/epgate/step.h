@@ -65,6 +65,9 @@ typedef struct eg_step_opts {
 	 * "<say>: rank R: <workload>: <stage>: <error>: <transport's
 	 * error>", the diagnosis if the job is then stopped. */
 	const char *say;
+	/* eg_step_run reads the transport's byte counter around dispatch
+	 * (t->wire_dispatch); off where reading it costs (libfabric). */
+	int count_wire;
 } eg_step_opts_t;
 
 /* Allocates every buffer and creates the engine. On failure returns <0,
@@ -98,5 +101,9 @@ int eg_step_verify_iters(eg_step_t *st, unsigned iters, eg_rank_verdict_t *v);
  * combine), timed with the space's marks: monotonic clock on the host,
  * events on the stream for cuda. */
 int eg_step_run(eg_step_t *st, eg_bench_times_t *t);
+
+/* The engine's phases of the last step (eg_engine_ops_t.phases): up to
+ * max into p, returns how many; 0 when the engine times none. */
+int eg_step_phases(eg_step_t *st, eg_engine_phase_t *p, size_t max);
 
 #endif

@@ -28,6 +28,10 @@ typedef struct eg__eb {
 	eg_perf_bytes_t bytes; /* this rank, one step */
 	uint64_t steps;	       /* since counters_reset */
 	eg_xport_stats_t s0;
+	/* since counters_reset: dispatch wire bytes, the engine's phases */
+	uint64_t wire_dispatch;
+	uint32_t n_phases;
+	eg_bench_phase_t phase[EG_BENCH_PHASES_MAX];
 } eg__eb_t;
 
 void eg_engine_backend_teardown(void *state)
@@ -58,7 +62,8 @@ static int eg__eb_step_open(eg__eb_t *f, const eg_bench_setup_t *s,
 				     .xport = f->x,
 				     .xport_state = f->xs},
 			     .space = eg_space_find(f->kind->space),
-			     .stream = stream};
+			     .stream = stream,
+			     .count_wire = f->kind->count_wire};
 	eg_rank_verdict_t v;
 	int rc;
 
@@ -120,8 +125,8 @@ int eg_engine_backend_setup(const eg_engine_backend_t *kind,
 		f->xs = NULL;
 		goto fail;
 	}
-	rc = eg_perf_rank_bytes(&f->w, s->engine, world->rank,
-				world->ranks_per_node, &f->bytes);
+	rc = eg_perf_rank_bytes_rule(&f->w, eg_engine_rows(ops), world->rank,
+				     world->ranks_per_node, &f->bytes);
 	if (rc < 0 && rc != EG_ENOSYS) {
 		snprintf(err, errlen, "%s: bytes on rank %u: %s", kind->name,
 			 world->rank, eg_strerror(rc));
@@ -168,13 +173,31 @@ int eg_engine_backend_verify(void *state, char *err, size_t errlen)
 	return EG_OK;
 }
 
+/* The engine's phases of the step just run, added to the sums. */
+static void eg__eb_phases(eg__eb_t *f)
+{
+	eg_engine_phase_t p[EG_BENCH_PHASES_MAX];
+	int n = eg_step_phases(f->st, p, EG_BENCH_PHASES_MAX);
+
+	for (int i = 0; i < n; i++) {
+		snprintf(f->phase[i].name, sizeof(f->phase[i].name), "%s",
+			 p[i].name);
+		f->phase[i].ms += p[i].ms;
+	}
+	if (n > 0)
+		f->n_phases = (uint32_t)n;
+}
+
 int eg_engine_backend_step(void *state, eg_bench_times_t *t)
 {
 	eg__eb_t *f = state;
 	int rc = eg_step_run(f->st, t);
 
-	if (rc == EG_OK)
+	if (rc == EG_OK) {
 		f->steps++;
+		f->wire_dispatch += t->wire_dispatch;
+		eg__eb_phases(f);
+	}
 	return rc;
 }
 
@@ -185,6 +208,9 @@ void eg_engine_backend_reset(void *state)
 	memset(&f->s0, 0, sizeof(f->s0));
 	f->x->stats(f->xs, &f->s0);
 	f->steps = 0;
+	f->wire_dispatch = 0;
+	f->n_phases = 0;
+	memset(f->phase, 0, sizeof(f->phase));
 }
 
 int eg_engine_backend_counters(void *state, eg_bench_counters_t *c)
@@ -202,6 +228,9 @@ int eg_engine_backend_counters(void *state, eg_bench_counters_t *c)
 		c->ops_posted[k] = s.ops_posted[k] - f->s0.ops_posted[k];
 	c->bytes_so = f->steps * f->bytes.disp_so;
 	c->bytes_su = f->steps * f->bytes.disp_su;
+	c->wire_dispatch = f->wire_dispatch;
+	c->n_phases = f->n_phases;
+	memcpy(c->phase, f->phase, sizeof(c->phase));
 	f->kind->describe(f->x, f->xs, c);
 	return EG_OK;
 }

@@ -26,6 +26,8 @@ typedef struct eg_engine_backend {
 	/* transport_evidence and versions of c */
 	void (*describe)(const eg_xport_ops_t *x, void *xs,
 			 eg_bench_counters_t *c);
+	/* count the transport's bytes around dispatch (wire_dispatch) */
+	int count_wire;
 } eg_engine_backend_t;
 
 /* The slots of eg_bench_backend_ops_t; setup takes the kind. */

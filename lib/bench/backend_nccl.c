@@ -82,6 +82,7 @@ static const eg_engine_backend_t eg__nccl = {
     .engines = "a2a, dense",
     .open = eg__nb_open,
     .describe = eg__nb_describe,
+    .count_wire = 1,
 };
 
 static int eg__nb_setup(const eg_world_t *world, eg_boot_t *boot,

@@ -223,6 +223,13 @@ static void eg__report(const eg_perf_ctx_t *c, void *st,
 	snprintf(rep->evidence, sizeof(rep->evidence), "%s",
 		 cnt.transport_evidence);
 	snprintf(rep->versions, sizeof(rep->versions), "%s", cnt.versions);
+	rep->wire_bytes = (double)cnt.wire_dispatch / n;
+	for (uint32_t i = 0; i < cnt.n_phases && i < EG_BENCH_PHASES_MAX; i++) {
+		snprintf(rep->phase_name[i], sizeof(rep->phase_name[i]), "%s",
+			 cnt.phase[i].name);
+		rep->phase_us[i] = cnt.phase[i].ms * 1e3 / n;
+		rep->n_phases = i + 1;
+	}
 	/* the model's bytes: what this rank sends, both directions */
 	if (eg_perf_rank_bytes(w, pt->arm, c->world->rank,
 			       c->world->ranks_per_node, &b) == EG_OK)

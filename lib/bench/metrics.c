@@ -8,6 +8,7 @@
 
 #include "epgate/bench_driver.h"
 #include "epgate/dtype.h"
+#include "epgate/engine.h"
 #include "epgate/error.h"
 #include "epgate/gen.h"
 #include "epgate/stats.h"
@@ -24,50 +25,44 @@ size_t eg_perf_combine_row_bytes(const eg_workload_t *w)
 	return (size_t)w->hidden * eg_dtype_size(eg_combine_dtype(w->dtype));
 }
 
-int eg_perf_count_rows(const eg_workload_t *w, const char *arm, uint32_t tokens,
-		       const int32_t *topk_idx, uint64_t *rows_to)
+int eg_perf_count_rows(const eg_workload_t *w, eg_rows_rule_t rows,
+		       uint32_t tokens, const int32_t *topk_idx,
+		       uint64_t *rows_to)
 {
-	uint32_t W = w->world, K = w->topk;
-	uint32_t L = w->experts / W, *seen;
-
-	for (uint32_t d = 0; d < W; d++)
-		rows_to[d] = 0;
-	if (!strcmp(arm, "dense")) {
-		for (uint32_t d = 0; d < W; d++)
-			rows_to[d] = tokens;
-		return EG_OK;
-	}
-	if (strcmp(arm, "a2a"))
-		return EG_ENOSYS;
-	if (!L)
-		return EG_EINVAL;
-	/* seen[d] == t + 1: token t already counted for rank d (dedup) */
-	seen = calloc(W, sizeof(*seen));
-	if (!seen)
-		return EG_ENOMEM;
-	for (uint32_t t = 0; t < tokens; t++)
-		for (uint32_t k = 0; k < K; k++) {
-			int32_t e = topk_idx[(size_t)t * K + k];
-			uint32_t d;
-
-			if (e < 0 || (uint32_t)e >= w->experts)
-				continue; /* masked */
-			d = (uint32_t)e / L;
-			if (seen[d] != t + 1) {
-				seen[d] = t + 1;
-				rows_to[d]++;
-			}
-		}
-	free(seen);
-	return EG_OK;
+	return eg_layout_rows_to(w, rows, topk_idx, tokens, rows_to);
 }
 
-int eg_perf_rank_bytes(const eg_workload_t *w, const char *arm, uint32_t rank,
-		       uint32_t ranks_per_node, eg_perf_bytes_t *b)
+/* Rank `rank`'s share of source s's rows: what it dispatches (s ==
+ * rank) or sends back in combine (the rows s dispatched to it). */
+static void eg__rank_share(const eg_workload_t *w, uint32_t s, uint32_t rank,
+			   uint32_t rpn, const uint64_t *rows,
+			   eg_perf_bytes_t *b)
 {
-	uint32_t W = w->world, K = w->topk, Tmax = 0;
 	size_t drow = eg_perf_dispatch_row_bytes(w);
 	size_t crow = eg_perf_combine_row_bytes(w);
+
+	if (s != rank) {
+		if (s / rpn != rank / rpn)
+			b->comb_so += rows[rank] * crow;
+		else
+			b->comb_su += rows[rank] * crow;
+		return;
+	}
+	for (uint32_t d = 0; d < w->world; d++) {
+		if (d == rank)
+			continue;
+		if (d / rpn != rank / rpn)
+			b->disp_so += rows[d] * drow;
+		else
+			b->disp_su += rows[d] * drow;
+	}
+}
+
+int eg_perf_rank_bytes_rule(const eg_workload_t *w, eg_rows_rule_t rule,
+			    uint32_t rank, uint32_t ranks_per_node,
+			    eg_perf_bytes_t *b)
+{
+	uint32_t W = w->world, K = w->topk, Tmax = 0;
 	uint64_t *rows = NULL;
 	int32_t *idx = NULL;
 	float *wt = NULL;
@@ -77,6 +72,8 @@ int eg_perf_rank_bytes(const eg_workload_t *w, const char *arm, uint32_t rank,
 	memset(b, 0, sizeof(*b));
 	if (!ranks_per_node || rank >= W)
 		return EG_EINVAL;
+	if (rule == EG_ROWS_NONE)
+		return EG_ENOSYS;
 	for (uint32_t s = 0; s < W; s++)
 		if (eg_workload_tokens(w, s) > Tmax)
 			Tmax = eg_workload_tokens(w, s);
@@ -91,26 +88,13 @@ int eg_perf_rank_bytes(const eg_workload_t *w, const char *arm, uint32_t rank,
 	for (uint32_t s = 0; s < W; s++) {
 		uint32_t T = eg_workload_tokens(w, s);
 
-		/* the dense arm needs no routing; a2a needs every rank's to
-		 * know what comes back to this one */
-		if (strcmp(arm, "dense"))
+		/* every rank's routing: what comes back to this one too
+		 * (a layout of every token to every rank needs none) */
+		if (rule != EG_ROWS_ALL_RANKS)
 			eg_gen_routing_host(&g, s, T, idx, wt);
-		if ((rc = eg_perf_count_rows(w, arm, T, idx, rows)) < 0)
+		if ((rc = eg_perf_count_rows(w, rule, T, idx, rows)) < 0)
 			goto out;
-		if (s == rank) {
-			for (uint32_t d = 0; d < W; d++) {
-				if (d == rank)
-					continue;
-				if (d / ranks_per_node != rank / ranks_per_node)
-					b->disp_so += rows[d] * drow;
-				else
-					b->disp_su += rows[d] * drow;
-			}
-		} else if (s / ranks_per_node != rank / ranks_per_node) {
-			b->comb_so += rows[rank] * crow;
-		} else {
-			b->comb_su += rows[rank] * crow;
-		}
+		eg__rank_share(w, s, rank, ranks_per_node, rows, b);
 	}
 	rc = EG_OK;
 out:
@@ -119,6 +103,13 @@ out:
 	free(idx);
 	free(wt);
 	return rc;
+}
+
+int eg_perf_rank_bytes(const eg_workload_t *w, const char *arm, uint32_t rank,
+		       uint32_t ranks_per_node, eg_perf_bytes_t *b)
+{
+	return eg_perf_rank_bytes_rule(w, eg_engine_rows_by_name(arm), rank,
+				       ranks_per_node, b);
 }
 
 void eg_perf_raw_fini(eg_perf_raw_t *r)
@@ -204,125 +195,206 @@ static int eg__give(eg_perf_calc_t *c, const char *name, double **x, size_t n)
 	return eg__add(c, name, p, n, 0, 0);
 }
 
+/* Per-step counts over the ranks: means ("per GPU") and maxima. */
+typedef struct eg__agg {
+	double so, su, ops;	  /* means over ranks */
+	double ops_max, sent_max; /* busiest endpoint, busiest rank */
+	double wire_max;	  /* busiest rank's dispatch wire bytes */
+} eg__agg_t;
+
+static void eg__aggregate(const eg_perf_calc_in_t *in, eg__agg_t *a)
+{
+	uint32_t W = in->world;
+
+	memset(a, 0, sizeof(*a));
+	for (uint32_t r = 0; r < W; r++) {
+		a->so += in->rep[r].so_bytes / W;
+		a->su += in->rep[r].su_bytes / W;
+		a->ops += in->rep[r].ops_total / W;
+		a->ops_max = fmax(a->ops_max, in->rep[r].ops_max_ep);
+		a->sent_max = fmax(a->sent_max, in->rep[r].sent_bytes);
+		a->wire_max = fmax(a->wire_max, in->rep[r].wire_bytes);
+	}
+}
+
+/* The per-step samples: the slowest rank's phases and whole step. */
+typedef struct eg__steps {
+	double *disp, *comb, *step, *comm, *tok, *rate, *sog, *sug, *wire;
+} eg__steps_t;
+
+static void eg__steps_free(eg__steps_t *t)
+{
+	free(t->disp);
+	free(t->comb);
+	free(t->step);
+	free(t->comm);
+	free(t->tok);
+	free(t->rate);
+	free(t->sog);
+	free(t->sug);
+	free(t->wire);
+	memset(t, 0, sizeof(*t));
+}
+
+/* A rate per step: amount / time (us; a time below the clock's
+ * resolution counts as 1 ns), times scale. */
+static void eg__per_step(double *out, const double *us, unsigned n,
+			 double amount, double scale)
+{
+	for (unsigned i = 0; out && i < n; i++)
+		out[i] = amount / (fmax(us[i], 1e-3) * 1e-6) * scale;
+}
+
+static int eg__steps(const eg_perf_calc_in_t *in, const eg__agg_t *a,
+		     eg__steps_t *t)
+{
+	unsigned n = in->n;
+
+	memset(t, 0, sizeof(*t));
+	t->disp = calloc(n, sizeof(double));
+	t->comb = calloc(n, sizeof(double));
+	t->step = calloc(n, sizeof(double));
+	t->comm = calloc(n, sizeof(double));
+	t->tok = calloc(n, sizeof(double));
+	t->rate = a->ops_max > 0 ? calloc(n, sizeof(double)) : NULL;
+	t->sog = a->so > 0 ? calloc(n, sizeof(double)) : NULL;
+	t->sug = a->su > 0 ? calloc(n, sizeof(double)) : NULL;
+	t->wire = a->wire_max > 0 ? calloc(n, sizeof(double)) : NULL;
+	if (!t->disp || !t->comb || !t->step || !t->comm || !t->tok ||
+	    (a->ops_max > 0 && !t->rate) || (a->so > 0 && !t->sog) ||
+	    (a->su > 0 && !t->sug) || (a->wire_max > 0 && !t->wire))
+		return EG_ENOMEM;
+	for (unsigned i = 0; i < n; i++)
+		for (uint32_t r = 0; r < in->world; r++) {
+			const double *x = in->times + (size_t)r * 3 * n;
+			double d = x[i], e = x[n + i], cb = x[2 * n + i];
+
+			t->disp[i] = fmax(t->disp[i], d * 1e6);
+			t->comb[i] = fmax(t->comb[i], cb * 1e6);
+			t->step[i] = fmax(t->step[i], (d + e + cb) * 1e6);
+			t->comm[i] = fmax(t->comm[i], (d + cb) * 1e6);
+		}
+	eg__per_step(t->tok, t->step, n, (double)in->tokens, 1);
+	eg__per_step(t->rate, t->comm, n, a->ops_max, 1);
+	eg__per_step(t->sog, t->disp, n, a->so, 1e-9);
+	eg__per_step(t->sug, t->disp, n, a->su, 1e-9);
+	eg__per_step(t->wire, t->disp, n, a->wire_max, 1e-9);
+	return EG_OK;
+}
+
+/* The raw numbers behind the model: samples per raw call when measured
+ * in this job, else the profile's values. */
+static int eg__raw_metrics(eg_perf_calc_t *out, const eg_perf_raw_t *raw)
+{
+	double *g, *r, *x;
+	int rc;
+
+	if (raw->src != EG_PERF_RAW_MEASURED || !raw->n) {
+		if ((rc = eg__add(out, "raw_gbps", NULL, 0, raw->bw_gbps, 1)))
+			return rc;
+		return eg__add(out, "raw_post_rate", NULL, 0, raw->post_rate,
+			       1);
+	}
+	g = eg__copy(raw->gbps, raw->n);
+	r = eg__copy(raw->rate, raw->n);
+	x = raw->so_gbps ? eg__copy(raw->so_gbps, raw->n) : NULL;
+	if (!g || !r || (raw->so_gbps && !x)) {
+		free(g);
+		free(r);
+		free(x);
+		return EG_ENOMEM;
+	}
+	if ((rc = eg__give(out, "raw_gbps", &g, raw->n)) ||
+	    (rc = eg__give(out, "raw_post_rate", &r, raw->n)) ||
+	    (x && (rc = eg__give(out, "transport_so_gbps", &x, raw->n)))) {
+		free(r);
+		free(x);
+	}
+	return rc;
+}
+
+/* The model line: both predictions, how much they explain, the label. */
+static int eg__model_metrics(eg_perf_calc_t *out, const eg_perf_raw_t *raw,
+			     const eg__agg_t *a, double comm_med)
+{
+	double bw_us = a->sent_max / (raw->bw_gbps * 1e9) * 1e6;
+	double is_us = a->ops_max > 0 ? a->ops_max / raw->post_rate * 1e6 : NAN;
+	double frac = fmax(bw_us, isnan(is_us) ? 0 : is_us) / comm_med;
+	int rc;
+
+	if ((rc = eg__add(out, "model_bw_us", NULL, 0, bw_us, 1)) ||
+	    (!isnan(is_us) &&
+	     (rc = eg__add(out, "model_issue_us", NULL, 0, is_us, 1))) ||
+	    (rc = eg__add(out, "model_frac", NULL, 0, frac, 1)) ||
+	    (rc = eg__raw_metrics(out, raw)))
+		return rc;
+	eg__model(out, comm_med, bw_us, is_us);
+	return EG_OK;
+}
+
+/* The engine's phases: phase_NAME_us, the mean over ranks of each rank's
+ * mean per step (ranks that report the phase). */
+static int eg__phase_metrics(eg_perf_calc_t *out, const eg_perf_calc_in_t *in)
+{
+	const eg_perf_rank_report_t *r0 = &in->rep[0];
+	char name[48];
+	int rc = EG_OK;
+
+	for (uint32_t i = 0; i < r0->n_phases && !rc; i++) {
+		double sum = 0;
+		unsigned cnt = 0;
+
+		for (uint32_t r = 0; r < in->world; r++)
+			if (i < in->rep[r].n_phases &&
+			    !strcmp(in->rep[r].phase_name[i],
+				    r0->phase_name[i])) {
+				sum += in->rep[r].phase_us[i];
+				cnt++;
+			}
+		snprintf(name, sizeof(name), "phase_%.24s_us",
+			 r0->phase_name[i]);
+		rc = eg__add(out, name, NULL, 0, sum / cnt, in->n);
+	}
+	return rc;
+}
+
 int eg_perf_compute(const eg_perf_calc_in_t *in, eg_perf_calc_t *out)
 {
 	unsigned n = in->n;
-	uint32_t W = in->world;
-	double *disp = NULL, *comb = NULL, *step = NULL, *comm = NULL;
-	double *tok = NULL, *rate = NULL, *sog = NULL, *sug = NULL;
-	double so = 0, su = 0, ops = 0, ops_max = 0, sent_max = 0;
-	const eg_perf_raw_t *raw = in->raw;
-	int rc = EG_ENOMEM;
+	eg__agg_t a;
+	eg__steps_t t;
+	double comm_med;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!n || !W || !in->times || !in->rep)
+	if (!n || !in->world || !in->times || !in->rep)
 		return EG_EINVAL;
-	for (uint32_t r = 0; r < W; r++) {
-		so += in->rep[r].so_bytes / W;
-		su += in->rep[r].su_bytes / W;
-		ops += in->rep[r].ops_total / W;
-		ops_max = fmax(ops_max, in->rep[r].ops_max_ep);
-		sent_max = fmax(sent_max, in->rep[r].sent_bytes);
-	}
-	disp = calloc(n, sizeof(double));
-	comb = calloc(n, sizeof(double));
-	step = calloc(n, sizeof(double));
-	comm = calloc(n, sizeof(double));
-	tok = calloc(n, sizeof(double));
-	if (ops_max > 0)
-		rate = calloc(n, sizeof(double));
-	if (so > 0)
-		sog = calloc(n, sizeof(double));
-	if (su > 0)
-		sug = calloc(n, sizeof(double));
-	if (!disp || !comb || !step || !comm || !tok ||
-	    (ops_max > 0 && !rate) || (so > 0 && !sog) || (su > 0 && !sug))
+	eg__aggregate(in, &a);
+	if ((rc = eg__steps(in, &a, &t)) < 0)
 		goto fail;
-	for (unsigned i = 0; i < n; i++)
-		for (uint32_t r = 0; r < W; r++) {
-			const double *t = in->times + (size_t)r * 3 * n;
-			double d = t[i], e = t[n + i], cb = t[2 * n + i];
-
-			disp[i] = fmax(disp[i], d * 1e6);
-			comb[i] = fmax(comb[i], cb * 1e6);
-			step[i] = fmax(step[i], (d + e + cb) * 1e6);
-			comm[i] = fmax(comm[i], (d + cb) * 1e6);
-		}
-	for (unsigned i = 0; i < n; i++) {
-		/* a time below the clock's resolution counts as 1 ns */
-		tok[i] = (double)in->tokens / (fmax(step[i], 1e-3) * 1e-6);
-		if (rate)
-			rate[i] = ops_max / (fmax(comm[i], 1e-3) * 1e-6);
-		if (sog)
-			sog[i] = so / (fmax(disp[i], 1e-3) * 1e-6) / 1e9;
-		if (sug)
-			sug[i] = su / (fmax(disp[i], 1e-3) * 1e-6) / 1e9;
-	}
-	double comm_med = fmax(eg_stats_median(comm, n), 1e-3);
-
-	if ((rc = eg__give(out, "dispatch_us", &disp, n)) ||
-	    (rc = eg__give(out, "combine_us", &comb, n)) ||
-	    (rc = eg__give(out, "step_us", &step, n)) ||
-	    (rc = eg__give(out, "tok_s", &tok, n)) ||
-	    (rc = eg__add(out, "so_bytes", NULL, 0, so, n)) ||
-	    (rc = eg__add(out, "su_bytes", NULL, 0, su, n)) ||
-	    (sog && (rc = eg__give(out, "so_gbps", &sog, n))) ||
-	    (sug && (rc = eg__give(out, "su_gbps", &sug, n))) ||
-	    (rc = eg__add(out, "ops_posted", NULL, 0, ops, n)) ||
-	    (rate && (rc = eg__give(out, "post_rate", &rate, n))))
+	comm_med = fmax(eg_stats_median(t.comm, n), 1e-3);
+	if ((rc = eg__give(out, "dispatch_us", &t.disp, n)) ||
+	    (rc = eg__give(out, "combine_us", &t.comb, n)) ||
+	    (rc = eg__give(out, "step_us", &t.step, n)) ||
+	    (rc = eg__give(out, "tok_s", &t.tok, n)) ||
+	    (rc = eg__add(out, "so_bytes", NULL, 0, a.so, n)) ||
+	    (rc = eg__add(out, "su_bytes", NULL, 0, a.su, n)) ||
+	    (t.sog && (rc = eg__give(out, "so_gbps", &t.sog, n))) ||
+	    (t.sug && (rc = eg__give(out, "su_gbps", &t.sug, n))) ||
+	    (rc = eg__add(out, "ops_posted", NULL, 0, a.ops, n)) ||
+	    (t.rate && (rc = eg__give(out, "post_rate", &t.rate, n))) ||
+	    (t.wire &&
+	     ((rc = eg__add(out, "wire_bytes", NULL, 0, a.wire_max, n)) ||
+	      (rc = eg__give(out, "wire_gbps", &t.wire, n)))) ||
+	    (rc = eg__phase_metrics(out, in)))
 		goto fail;
-	if (raw && raw->src != EG_PERF_RAW_NONE) {
-		double bw_us = sent_max / (raw->bw_gbps * 1e9) * 1e6;
-		double is_us =
-		    ops_max > 0 ? ops_max / raw->post_rate * 1e6 : NAN;
-		double frac = fmax(bw_us, isnan(is_us) ? 0 : is_us) / comm_med;
-
-		if ((rc = eg__add(out, "model_bw_us", NULL, 0, bw_us, 1)) ||
-		    (!isnan(is_us) && (rc = eg__add(out, "model_issue_us", NULL,
-						    0, is_us, 1))) ||
-		    (rc = eg__add(out, "model_frac", NULL, 0, frac, 1)))
-			goto fail;
-		if (raw->src == EG_PERF_RAW_MEASURED && raw->n) {
-			double *g = eg__copy(raw->gbps, raw->n);
-			double *r = eg__copy(raw->rate, raw->n);
-			double *x = raw->so_gbps
-					? eg__copy(raw->so_gbps, raw->n)
-					: NULL;
-
-			rc = EG_ENOMEM;
-			if (!g || !r || (raw->so_gbps && !x)) {
-				free(g);
-				free(r);
-				free(x);
-				goto fail;
-			}
-			if ((rc = eg__give(out, "raw_gbps", &g, raw->n)) ||
-			    (rc = eg__give(out, "raw_post_rate", &r, raw->n)) ||
-			    (x && (rc = eg__give(out, "transport_so_gbps", &x,
-						 raw->n)))) {
-				free(r);
-				free(x);
-				goto fail;
-			}
-		} else if ((rc = eg__add(out, "raw_gbps", NULL, 0, raw->bw_gbps,
-					 1)) ||
-			   (rc = eg__add(out, "raw_post_rate", NULL, 0,
-					 raw->post_rate, 1))) {
-			goto fail;
-		}
-		eg__model(out, comm_med, bw_us, is_us);
-	}
-	free(comm);
+	if (in->raw && in->raw->src != EG_PERF_RAW_NONE &&
+	    (rc = eg__model_metrics(out, in->raw, &a, comm_med)))
+		goto fail;
+	eg__steps_free(&t);
 	return EG_OK;
 fail:
-	free(disp);
-	free(comb);
-	free(step);
-	free(comm);
-	free(tok);
-	free(rate);
-	free(sog);
-	free(sug);
+	eg__steps_free(&t);
 	eg_perf_calc_fini(out);
 	return rc;
 }

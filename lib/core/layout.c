@@ -39,6 +39,42 @@ void eg_layout_source(const eg_workload_t *w, const int32_t *topk_idx,
 	}
 }
 
+int eg_layout_rows_to(const eg_workload_t *w, eg_rows_rule_t rule,
+		      const int32_t *topk_idx, uint32_t tokens,
+		      uint64_t *rows_to)
+{
+	uint32_t W = w->world, K = w->topk;
+	uint32_t L = eg_workload_local_experts(w), *seen;
+
+	for (uint32_t d = 0; d < W; d++)
+		rows_to[d] = rule == EG_ROWS_ALL_RANKS ? tokens : 0;
+	if (rule == EG_ROWS_ALL_RANKS)
+		return EG_OK;
+	if (rule != EG_ROWS_PER_RANK)
+		return EG_ENOSYS;
+	if (!L)
+		return EG_EINVAL;
+	/* seen[d] == t + 1: token t already counted for rank d (dedup) */
+	seen = calloc(W, sizeof(*seen));
+	if (!seen)
+		return EG_ENOMEM;
+	for (uint32_t t = 0; t < tokens; t++)
+		for (uint32_t k = 0; k < K; k++) {
+			int32_t e = topk_idx[(size_t)t * K + k];
+			uint32_t d;
+
+			if (e < 0 || (uint32_t)e >= w->experts)
+				continue; /* masked */
+			d = (uint32_t)e / L;
+			if (seen[d] != t + 1) {
+				seen[d] = t + 1;
+				rows_to[d]++;
+			}
+		}
+	free(seen);
+	return EG_OK;
+}
+
 void eg_layout_free(eg_layout_t *l)
 {
 	free(l->tokens);

@@ -245,6 +245,7 @@ const eg_engine_ops_t eg_engine_a2a = {
     .combine = eg__a2a_combine,
     .destroy = eg__a2a_destroy,
     .flags = EG_ENGINE_CANONICAL_ORDER | EG_ENGINE_MULTI_PROCESS,
+    .dispatch_rows = EG_ROWS_PER_RANK,
 };
 
 const eg_engine_ops_t eg_engine_fault_order = {

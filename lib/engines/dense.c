@@ -248,4 +248,5 @@ const eg_engine_ops_t eg_engine_dense = {
     .combine = eg__dense_combine,
     .destroy = eg__dense_destroy,
     .flags = EG_ENGINE_CANONICAL_ORDER | EG_ENGINE_MULTI_PROCESS,
+    .dispatch_rows = EG_ROWS_ALL_RANKS,
 };

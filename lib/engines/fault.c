@@ -232,6 +232,7 @@ static void eg__fault_destroy(void *state)
 	    .combine = eg__fault_combine,                                      \
 	    .destroy = eg__fault_destroy,                                      \
 	    .flags = EG_ENGINE_CANONICAL_ORDER,                                \
+	    .dispatch_rows = EG_ROWS_PER_RANK,                                 \
 	};
 EG__FAULTS(EG__F_OPS)
 #undef EG__F_OPS

@@ -41,18 +41,35 @@ typedef struct eg__na2a {
 	cudaEvent_t ev0, ev[EG_COMMS_MAX];
 	cudaEvent_t evp[EG_COMMS_MAX], ev_aux; /* packs done */
 	cudaStream_t aux;		       /* this rank's own rows */
-	/* EPGATE_NCCL_PHASES=1: timing events at the phase boundaries */
+	/* EPGATE_NCCL_PHASES=1: timing events at the phase boundaries, and
+	 * the last step's intervals between them (ms) */
 	int phases;
 	cudaEvent_t pev[EG_NCCL_PHASES_MAX + 1];
+	double phase_ms[EG_NCCL_PHASES_MAX];
 } eg__na2a_t;
 
-/* The last step's phases (one engine per process in the benches). */
-static double eg__last_phase_ms[EG_NCCL_PHASES_MAX];
+/* The phases a step reports: (slot, name); slots 5 and 6 are unused. */
+static const struct {
+	int slot;
+	const char *name;
+} eg__phase_names[] = {
+    {0, "layout"},	   {1, "counts"}, {2, "host"},
+    {3, "pack_exchange"},  {4, "finish"}, {7, "combine_exchange"},
+    {8, "combine_kernel"},
+};
 
-int eg_nccl_a2a_phases(double ms[EG_NCCL_PHASES_MAX])
+static int eg__na2a_phases(void *state, eg_engine_phase_t *p, size_t max)
 {
-	memcpy(ms, eg__last_phase_ms, sizeof(eg__last_phase_ms));
-	return EG_NCCL_PHASES_MAX;
+	eg__na2a_t *a = state;
+	size_t n = sizeof(eg__phase_names) / sizeof(eg__phase_names[0]);
+
+	if (!a->phases)
+		return 0;
+	for (size_t i = 0; i < n && i < max; i++) {
+		p[i].name = eg__phase_names[i].name;
+		p[i].ms = a->phase_ms[eg__phase_names[i].slot];
+	}
+	return (int)(n < max ? n : max);
 }
 
 static void eg__mark(eg__na2a_t *a, int i)
@@ -67,7 +84,7 @@ static void eg__phases_read(eg__na2a_t *a, int first, int last)
 	for (int i = first; a->phases && i < last; i++) {
 		float ms = 0;
 		cudaEventElapsedTime(&ms, a->pev[i], a->pev[i + 1]);
-		eg__last_phase_ms[i] = ms;
+		a->phase_ms[i] = ms;
 	}
 }
 
@@ -474,6 +491,8 @@ const eg_engine_ops_t eg_engine_nccl_a2a = {
     .combine = eg__na2a_combine,
     .destroy = eg__na2a_destroy,
     .flags = EG_ENGINE_CANONICAL_ORDER | EG_ENGINE_MULTI_PROCESS,
+    .dispatch_rows = EG_ROWS_PER_RANK,
+    .phases = eg__na2a_phases,
 };
 
 #else
@@ -490,6 +509,7 @@ const eg_engine_ops_t eg_engine_nccl_a2a = {
     .name = "nccl-a2a",
     .create = eg__na2a_create,
     .flags = EG_ENGINE_CANONICAL_ORDER | EG_ENGINE_MULTI_PROCESS,
+    .dispatch_rows = EG_ROWS_PER_RANK,
 };
 
 #endif

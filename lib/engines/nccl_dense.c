@@ -318,6 +318,7 @@ const eg_engine_ops_t eg_engine_nccl_dense = {
     .combine = eg__ndense_combine,
     .destroy = eg__ndense_destroy,
     .flags = EG_ENGINE_MULTI_PROCESS,
+    .dispatch_rows = EG_ROWS_ALL_RANKS,
 };
 
 #else
@@ -334,6 +335,7 @@ const eg_engine_ops_t eg_engine_nccl_dense = {
     .name = "nccl-dense",
     .create = eg__ndense_create,
     .flags = EG_ENGINE_MULTI_PROCESS,
+    .dispatch_rows = EG_ROWS_ALL_RANKS,
 };
 
 #endif

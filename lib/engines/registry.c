@@ -28,3 +28,16 @@ const char *const *eg_engine_names(void)
 	names[EG__N_ENGINES] = NULL;
 	return names;
 }
+
+eg_rows_rule_t eg_engine_rows(const eg_engine_ops_t *e)
+{
+	if (!e || e->size < offsetof(eg_engine_ops_t, dispatch_rows) +
+				sizeof(e->dispatch_rows))
+		return EG_ROWS_NONE;
+	return e->dispatch_rows;
+}
+
+eg_rows_rule_t eg_engine_rows_by_name(const char *name)
+{
+	return name ? eg_engine_rows(eg_engine_find(name)) : EG_ROWS_NONE;
+}

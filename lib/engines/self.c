@@ -215,4 +215,5 @@ const eg_engine_ops_t eg_engine_self = {
     .combine = eg__self_combine,
     .destroy = eg__self_destroy,
     .flags = EG_ENGINE_CANONICAL_ORDER,
+    .dispatch_rows = EG_ROWS_PER_RANK,
 };

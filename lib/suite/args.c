@@ -1,47 +1,10 @@
-/* Command-line handling shared by check and run: workload keys as
- * options, and loading the workloads a command asks for. */
+/* Workload overrides (keys given on a command line, parsed in src/opts.c)
+ * and loading the workloads a command asks for. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/suite/suite.h"
-
-const char *const eg_workload_keys[] = {
-    "name",	  "world",   "experts", "topk", "hidden", "dtype", "tokens",
-    "zero_ranks", "routing", "mask",	"data", "seed",	  "iter",  NULL,
-};
-
-int eg_cli_add_workload_options(struct option *opts, size_t cap)
-{
-	size_t n = 0;
-	while (n < cap && opts[n].name)
-		n++;
-	for (size_t k = 0; eg_workload_keys[k]; k++) {
-		if (n + 1 >= cap)
-			return EG_ERANGE;
-		opts[n].name = eg_workload_keys[k];
-		opts[n].has_arg = required_argument;
-		opts[n].flag = NULL;
-		opts[n].val = EG_OPT_WORKLOAD + (int)k;
-		n++;
-	}
-	memset(&opts[n], 0, sizeof(opts[n]));
-	return (int)n;
-}
-
-int eg_overrides_add(eg_overrides_t *o, const char *prog, int opt,
-		     const char *val)
-{
-	if (o->n >= EG_OVERRIDES_MAX) {
-		fprintf(stderr, "%s: too many workload options (max %d)\n",
-			prog, EG_OVERRIDES_MAX);
-		return EG_ERANGE;
-	}
-	o->key[o->n] = eg_workload_keys[opt - EG_OPT_WORKLOAD];
-	o->val[o->n] = val;
-	o->n++;
-	return EG_OK;
-}
 
 int eg_overrides_apply(const eg_overrides_t *o, eg_workload_t *w,
 		       const char *prog)

@@ -442,16 +442,15 @@ static int eg__slurm(const char *path, const eg_profile_t *p,
 		     const eg_perf_run_opts_t *o, const char *run_dir,
 		     eg_perf_totals_t *tot)
 {
-	char *argv[8];
-	int a = 0;
+	eg_perf_rank_opts_t ro = {.profile = path, .results = tot->results};
 
 	if (!getenv("SLURM_PROCID") || !getenv("SLURM_STEP_ID")) {
 		fprintf(stderr,
 			EG__PROG ": under Slurm the ranks run the points: "
 				 "srun -N NODES -n WORLD epgate perf-rank "
 				 "--profile %s --results FILE, once per "
-				 "(world, nodes) of `epgate bench --profile "
-				 "%s --list` (slurm/epgate.sbatch does it)\n",
+				 "(world, nodes) of `epgate bench list %s` "
+				 "(slurm/epgate.sbatch does it)\n",
 			p->name, p->name);
 		return EG_EXIT_HARD;
 	}
@@ -462,26 +461,160 @@ static int eg__slurm(const char *path, const eg_profile_t *p,
 			 "%s/perf-%s.w%s.n%s.json", run_dir, p->name,
 			 getenv("SLURM_NTASKS") ? getenv("SLURM_NTASKS") : "",
 			 getenv("SLURM_NNODES") ? getenv("SLURM_NNODES") : "");
-	argv[a++] = "perf-rank";
-	argv[a++] = "--profile";
-	argv[a++] = (char *)path;
-	argv[a++] = "--results";
-	argv[a++] = tot->results;
-	argv[a] = NULL;
-	return eg_cmd_perf_rank(a, argv);
+	return eg_perf_rank_run(&ro);
+}
+
+/* One sweep: one job per (world, nodes), in the order its points first
+ * name them. Returns 1 when a job ended in a hard error. */
+static int eg__sweep(eg__run_t *r, size_t s, const eg_perf_point_t *pts,
+		     size_t n, const char *self, const char *path,
+		     const char *run_dir)
+{
+	uint32_t groups[256][2];
+	unsigned cnt[256], ng = 0;
+	int hard = 0;
+
+	r->sweep = r->p->sweeps[s].name;
+	r->sweep_total = r->sweep_done = 0;
+	r->last[0] = 0;
+	r->t_sweep = eg_now();
+	for (size_t i = 0; i < n; i++) {
+		unsigned g;
+
+		if (pts[i].sweep != s)
+			continue;
+		r->sweep_total++;
+		for (g = 0; g < ng; g++)
+			if (groups[g][0] == pts[i].v[EG_AXIS_WORLD].num &&
+			    groups[g][1] == pts[i].v[EG_AXIS_NODES].num)
+				break;
+		if (g == ng && ng < 256) {
+			groups[ng][0] = pts[i].v[EG_AXIS_WORLD].num;
+			groups[ng][1] = pts[i].v[EG_AXIS_NODES].num;
+			cnt[ng++] = 0;
+		}
+		if (g < 256)
+			cnt[g]++;
+	}
+	eg__progress(r, 0);
+	for (unsigned g = 0; g < ng; g++) {
+		int jrc = eg__job(r, self, path, run_dir, r->sweep,
+				  groups[g][0], groups[g][1], cnt[g]);
+
+		r->tot->jobs++;
+		if (jrc != EG_EXIT_PASS && jrc != EG_EXIT_FAIL) {
+			r->tot->jobs_failed++;
+			hard = 1;
+		}
+	}
+	eg__progress(r, 1);
+	return hard;
+}
+
+/* Whether this process runs the points here: -1 to go on,
+ * else the exit code (under Slurm: the ranks' own run). */
+static int eg__where(const char *path, const eg_profile_t *p,
+		     const eg_perf_run_opts_t *o, const char *run_dir,
+		     eg_perf_totals_t *tot)
+{
+	if (getenv("SLURM_JOB_ID"))
+		return eg__slurm(path, p, o, run_dir, tot);
+	if (p->launcher == EG_LAUNCHER_SLURM) {
+		fprintf(stderr,
+			EG__PROG ": profile %s runs under Slurm: sbatch "
+				 "slurm/epgate.sbatch %s\n",
+			p->name, p->name);
+		return EG_EXIT_SKIP;
+	}
+	if (!eg_bench_backend_find(p->transport)) {
+		fprintf(stderr,
+			EG__PROG ": profile %s: transport %s is not built into "
+				 "this epgate\n",
+			p->name, p->transport);
+		return EG_EXIT_SKIP;
+	}
+	return -1;
+}
+
+/* The results file with the profile's context. */
+static int eg__results_open(eg__run_t *r, const char *run_dir)
+{
+	eg_perf_totals_t *tot = r->tot;
+	char err[EG_RESULTS_ERR_MAX];
+	json_t *ctx;
+	int rc;
+
+	if (r->o->results)
+		snprintf(tot->results, sizeof(tot->results), "%s",
+			 r->o->results);
+	else
+		snprintf(tot->results, sizeof(tot->results), "%s/perf-%s.json",
+			 run_dir, r->p->name);
+	ctx = eg_perf_context(r->p, NULL);
+	rc = ctx ? eg_results_create(&r->wr, tot->results, 0, ctx, err,
+				     sizeof(err))
+		 : EG_ENOMEM;
+	json_decref(ctx);
+	if (rc < 0)
+		fprintf(stderr, EG__PROG ": %s\n",
+			rc == EG_ENOMEM ? "out of memory" : err);
+	return rc;
+}
+
+/* Every sweep as local jobs, the table, then the gates. */
+static int eg__local(eg__run_t *r, const eg_perf_point_t *pts, size_t n,
+		     const char *path, const char *run_dir)
+{
+	eg_perf_totals_t *tot = r->tot;
+	char self[4096];
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int hard = 0, ex;
+
+	if (sl <= 0) {
+		fprintf(stderr, EG__PROG ": cannot find its own executable\n");
+		return EG_EXIT_HARD;
+	}
+	self[sl] = 0;
+	if (eg__results_open(r, run_dir) < 0)
+		return EG_EXIT_HARD;
+	r->tty = r->o->progress < 0 ? isatty(2) : r->o->progress;
+	r->total = (unsigned)n;
+	r->t0 = eg_now();
+	printf("epgate bench: profile %s (%s), %zu point(s) in %zu sweep(s); "
+	       "results %s\n",
+	       r->p->name, path, n, r->p->n_sweeps, tot->results);
+	fflush(stdout);
+	for (size_t s = 0; s < r->p->n_sweeps; s++)
+		hard |= eg__sweep(r, s, pts, n, self, path, run_dir);
+	eg_results_close(r->wr);
+	r->wr = NULL;
+	tot->seconds = eg_now() - r->t0;
+	eg__table(tot->results);
+	printf("epgate bench: %u of %u point(s) measured, %u failed, %.1f s; "
+	       "results %s\n",
+	       tot->measured, tot->points, tot->failed, tot->seconds,
+	       tot->results);
+	ex = hard ? EG_EXIT_HARD : tot->failed ? EG_EXIT_FAIL : EG_EXIT_PASS;
+	if (!r->o->apply_gates || !r->p->gates)
+		return ex;
+	tot->gate_exit = eg__gates(self, r->p, run_dir, tot->results);
+	if (tot->gate_exit == EG_EXIT_HARD)
+		ex = EG_EXIT_HARD;
+	else if (tot->gate_exit == EG_EXIT_FAIL && ex == EG_EXIT_PASS)
+		ex = EG_EXIT_FAIL;
+	return ex;
 }
 
 int eg_perf_run_profile(const char *profile, const char *run_dir,
 			const eg_perf_run_opts_t *o, eg_perf_totals_t *tot)
 {
 	static const eg_perf_run_opts_t defaults = {.progress = -1};
-	char path[4096], self[4096], err[EG_PROFILE_ERR_MAX];
+	char path[4096], err[EG_PROFILE_ERR_MAX];
 	eg_profile_t p;
 	eg_perf_point_t *pts = NULL;
 	size_t n = 0;
 	eg__run_t r = {0};
-	int hard = 0, ex = EG_EXIT_HARD;
-	ssize_t sl;
+	int ex = EG_EXIT_HARD;
 
 	memset(tot, 0, sizeof(*tot));
 	tot->gate_exit = -1;
@@ -502,116 +635,13 @@ int eg_perf_run_profile(const char *profile, const char *run_dir,
 		goto out;
 	}
 	tot->points = (unsigned)n;
-	if (getenv("SLURM_JOB_ID")) {
-		ex = eg__slurm(path, &p, o, run_dir, tot);
+	ex = eg__where(path, &p, o, run_dir, tot);
+	if (ex >= 0)
 		goto out;
-	}
-	if (p.launcher == EG_LAUNCHER_SLURM) {
-		fprintf(stderr,
-			EG__PROG ": profile %s runs under Slurm: sbatch "
-				 "slurm/epgate.sbatch %s\n",
-			p.name, p.name);
-		ex = EG_EXIT_SKIP;
-		goto out;
-	}
-	if (!eg_bench_backend_find(p.transport)) {
-		fprintf(stderr,
-			EG__PROG ": profile %s: transport %s is not built into "
-				 "this epgate\n",
-			p.name, p.transport);
-		ex = EG_EXIT_SKIP;
-		goto out;
-	}
-	sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (sl <= 0) {
-		fprintf(stderr, EG__PROG ": cannot find its own executable\n");
-		goto out;
-	}
-	self[sl] = 0;
-	if (o->results)
-		snprintf(tot->results, sizeof(tot->results), "%s", o->results);
-	else
-		snprintf(tot->results, sizeof(tot->results), "%s/perf-%s.json",
-			 run_dir, p.name);
-	json_t *ctx = eg_perf_context(&p, NULL);
-	int rc = ctx ? eg_results_create(&r.wr, tot->results, 0, ctx, err,
-					 sizeof(err))
-		     : EG_ENOMEM;
-
-	json_decref(ctx);
-	if (rc < 0) {
-		fprintf(stderr, EG__PROG ": %s\n",
-			rc == EG_ENOMEM ? "out of memory" : err);
-		goto out;
-	}
 	r.p = &p;
 	r.o = o;
 	r.tot = tot;
-	r.tty = o->progress < 0 ? isatty(2) : o->progress;
-	r.total = (unsigned)n;
-	r.t0 = eg_now();
-	printf("epgate bench: profile %s (%s), %zu point(s) in %zu sweep(s); "
-	       "results %s\n",
-	       p.name, path, n, p.n_sweeps, tot->results);
-	fflush(stdout);
-	for (size_t s = 0; s < p.n_sweeps; s++) {
-		/* one job per (world, nodes) of the sweep, in the order the
-		 * points first name them */
-		uint32_t groups[256][2];
-		unsigned cnt[256], ng = 0;
-
-		r.sweep = p.sweeps[s].name;
-		r.sweep_total = r.sweep_done = 0;
-		r.last[0] = 0;
-		r.t_sweep = eg_now();
-		for (size_t i = 0; i < n; i++) {
-			unsigned g;
-
-			if (pts[i].sweep != s)
-				continue;
-			r.sweep_total++;
-			for (g = 0; g < ng; g++)
-				if (groups[g][0] ==
-					pts[i].v[EG_AXIS_WORLD].num &&
-				    groups[g][1] == pts[i].v[EG_AXIS_NODES].num)
-					break;
-			if (g == ng && ng < 256) {
-				groups[ng][0] = pts[i].v[EG_AXIS_WORLD].num;
-				groups[ng][1] = pts[i].v[EG_AXIS_NODES].num;
-				cnt[ng++] = 0;
-			}
-			if (g < 256)
-				cnt[g]++;
-		}
-		eg__progress(&r, 0);
-		for (unsigned g = 0; g < ng; g++) {
-			int jrc = eg__job(&r, self, path, run_dir, r.sweep,
-					  groups[g][0], groups[g][1], cnt[g]);
-
-			tot->jobs++;
-			if (jrc != EG_EXIT_PASS && jrc != EG_EXIT_FAIL) {
-				tot->jobs_failed++;
-				hard = 1;
-			}
-		}
-		eg__progress(&r, 1);
-	}
-	eg_results_close(r.wr);
-	r.wr = NULL;
-	tot->seconds = eg_now() - r.t0;
-	eg__table(tot->results);
-	printf("epgate bench: %u of %u point(s) measured, %u failed, %.1f s; "
-	       "results %s\n",
-	       tot->measured, tot->points, tot->failed, tot->seconds,
-	       tot->results);
-	ex = hard ? EG_EXIT_HARD : tot->failed ? EG_EXIT_FAIL : EG_EXIT_PASS;
-	if (o->apply_gates && p.gates) {
-		tot->gate_exit = eg__gates(self, &p, run_dir, tot->results);
-		if (tot->gate_exit == EG_EXIT_HARD)
-			ex = EG_EXIT_HARD;
-		else if (tot->gate_exit == EG_EXIT_FAIL && ex == EG_EXIT_PASS)
-			ex = EG_EXIT_FAIL;
-	}
+	ex = eg__local(&r, pts, n, path, run_dir);
 out:
 	if (r.wr)
 		eg_results_close(r.wr);

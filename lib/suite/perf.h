@@ -38,8 +38,29 @@ typedef struct eg_perf_totals {
 int eg_perf_run_profile(const char *profile, const char *run_dir,
 			const eg_perf_run_opts_t *o, eg_perf_totals_t *tot);
 
-/* `epgate perf-rank`: one rank of a sweep job (docs/profiles.md). */
-int eg_cmd_perf_rank(int argc, char **argv);
+/* One rank of a sweep job (`epgate perf-rank`, docs/profiles.md):
+ * measures every point of the profile whose world and node count are the
+ * job's (only those of the named sweeps, when any); rank 0 appends each
+ * to the results file, or as one JSON line to the spool file. Returns an
+ * automake exit code: 0 all measured, 1 a point failed verification, 77
+ * no point for this job or its transport not built, 99 an error. */
+#define EG_PERF_SWEEPS_MAX 32
+typedef struct eg_perf_rank_opts {
+	const char *profile;	     /* a name under profiles/, or a file */
+	const char *results, *spool; /* exactly one */
+	const char *sweeps[EG_PERF_SWEEPS_MAX];
+	unsigned n_sweeps;
+} eg_perf_rank_opts_t;
+int eg_perf_rank_run(const eg_perf_rank_opts_t *o);
+
+/* `epgate bench list NAME`: the profile's points and the jobs that run
+ * them (srun lines under Slurm). Returns 0, or 99 on a bad profile. */
+int eg_perf_list(const char *profile);
+
+/* `epgate bench profile NAME`: a new run folder under reports (none on
+ * the ranks other than 0 under srun), then eg_perf_run_profile. */
+int eg_perf_bench_profile(const char *profile, const char *reports,
+			  const eg_perf_run_opts_t *o);
 
 /* Finds a profile by name (profiles/NAME.profile in the data folders) or
  * takes a path as is. */
@@ -49,8 +70,9 @@ int eg_perf_find_profile(const char *name, char *path, size_t len);
  * host), build, versions, environment knobs, Slurm job id. */
 json_t *eg_perf_context(const eg_profile_t *p, json_t *hosts);
 
-/* The harness's own overhead (`epgate bench --overhead`): prints the
- * measured numbers; 0 when under 2% for an op_us operation, else 1. */
+/* The harness's own overhead (`epgate bench overhead`, bench_overhead.c):
+ * prints the measured numbers; 0 when under 2% for an op_us operation,
+ * else 1. */
 int eg_perf_overhead(unsigned iters, unsigned op_us);
 
 #endif

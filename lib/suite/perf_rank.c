@@ -8,7 +8,6 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,37 +19,10 @@
 #include "lib/suite/suite.h"
 #include "lib/suite/perf.h"
 
-#define EG__PROG       "epgate perf-rank"
-#define EG__SWEEPS_MAX 32
-
-typedef struct eg__ropts {
-	const char *profile, *results, *spool;
-	const char *sweeps[EG__SWEEPS_MAX];
-	unsigned n_sweeps;
-} eg__ropts_t;
-
-static void eg__rank_usage(FILE *f)
-{
-	fputs("usage: epgate launch -n W [--ranks-per-node M] -- \\\n"
-	      "         epgate perf-rank --profile FILE [--sweep NAME]...\n"
-	      "         (--results FILE | --spool FILE)\n"
-	      "       srun -N NODES -n W epgate perf-rank --profile FILE "
-	      "--results FILE\n"
-	      "\n"
-	      "One rank of a performance sweep: measures every point of the\n"
-	      "profile whose world and node count are this job's (only the\n"
-	      "named sweeps with --sweep). Rank 0 appends each point to the\n"
-	      "results file (--results) or as one JSON line to a spool file\n"
-	      "(--spool, read by `epgate bench --profile`).\n"
-	      "\n"
-	      "Exit status: 0 all measured, 1 a point failed verification, "
-	      "77\n"
-	      "no point for this job or transport not built, 99 error.\n",
-	      f);
-}
+#define EG__PROG "epgate perf-rank"
 
 /* Points of this job: same world and nodes, and a chosen sweep. */
-static int eg__mine(const eg__ropts_t *o, const eg_perf_point_t *pt,
+static int eg__mine(const eg_perf_rank_opts_t *o, const eg_perf_point_t *pt,
 		    const eg_world_t *w)
 {
 	int ok = !o->n_sweeps;
@@ -183,382 +155,226 @@ static double eg__med(const eg_point_t *p, const char *name)
 			    : m->s.median;
 }
 
-static int eg__rank_run(const eg__ropts_t *o)
-{
+/* One job's state on this rank. */
+typedef struct eg__rank {
+	const eg_perf_rank_opts_t *o;
 	eg_world_t w;
-	eg_boot_t *b = NULL;
+	eg_boot_t *b;
 	eg_profile_t p;
-	eg_perf_point_t *pts = NULL;
+	const eg_bench_backend_ops_t *be;
+	eg_perf_point_t *pts;
+	size_t n, mine, done;
+	unsigned failed;
 	eg_perf_raw_t raw[EG_COMMS_MAX + 1];
-	eg__sink_t sink = {0};
-	char err[EG_PROFILE_ERR_MAX];
-	size_t n = 0, mine = 0, done = 0;
-	unsigned failed = 0;
-	int rc, ex = EG_EXIT_HARD;
+	eg__sink_t sink;
+} eg__rank_t;
 
-	memset(raw, 0, sizeof(raw));
-	if (eg_world_from_env(&w, err, sizeof(err)) < 0) {
-		fprintf(stderr, EG__PROG ": %s\n", err);
-		return EG_EXIT_HARD;
+/* Rank 0's sink: the results file (with the job's context) or the
+ * spool. */
+static int eg__sink_open(eg__rank_t *r)
+{
+	char err[EG_PROFILE_ERR_MAX];
+	json_t *hosts =
+	    r->o->results ? eg__hosts(r->b, &r->w, r->p.timeout_s) : NULL;
+	int rc = EG_OK;
+
+	if (!r->w.rank && r->o->results) {
+		json_t *ctx = eg_perf_context(&r->p, hosts);
+
+		rc = ctx ? eg_results_create(&r->sink.wr, r->o->results, 0, ctx,
+					     err, sizeof(err))
+			 : EG_ENOMEM;
+		json_decref(ctx);
+		if (rc < 0)
+			fprintf(stderr, EG__PROG ": %s\n",
+				rc == EG_ENOMEM ? "out of memory" : err);
+	} else if (!r->w.rank && !(r->sink.spool = fopen(r->o->spool, "a"))) {
+		fprintf(stderr, EG__PROG ": cannot open %s\n", r->o->spool);
+		rc = EG_EIO;
 	}
-	if (eg_profile_load(&p, o->profile, err, sizeof(err)) < 0) {
+	json_decref(hosts);
+	return rc;
+}
+
+/* World, profile, backend, this job's points, bootstrap, sink. Returns
+ * EG_EXIT_PASS to go on, else the exit code. */
+static int eg__rank_open(eg__rank_t *r)
+{
+	char err[EG_PROFILE_ERR_MAX];
+	int rc;
+
+	if (eg_world_from_env(&r->w, err, sizeof(err)) < 0 ||
+	    eg_profile_load(&r->p, r->o->profile, err, sizeof(err)) < 0) {
 		fprintf(stderr, EG__PROG ": %s\n", err);
 		return EG_EXIT_HARD;
 	}
 	/* the profile's knobs, unless the environment sets them already */
-	for (size_t i = 0; i < p.n_env; i++)
-		setenv(p.env_keys[i], p.env_vals[i], 0);
-	const eg_bench_backend_ops_t *be = eg_bench_backend_find(p.transport);
-	if (!be) {
-		if (!w.rank)
+	for (size_t i = 0; i < r->p.n_env; i++)
+		setenv(r->p.env_keys[i], r->p.env_vals[i], 0);
+	if (!(r->be = eg_bench_backend_find(r->p.transport))) {
+		if (!r->w.rank)
 			fprintf(stderr,
 				EG__PROG ": transport \"%s\" is not built "
 					 "into this epgate\n",
-				p.transport);
-		ex = EG_EXIT_SKIP;
-		goto out;
+				r->p.transport);
+		return EG_EXIT_SKIP;
 	}
-	if (eg_profile_points(&p, &pts, &n, err, sizeof(err)) < 0) {
+	if (eg_profile_points(&r->p, &r->pts, &r->n, err, sizeof(err)) < 0) {
 		fprintf(stderr, EG__PROG ": %s\n", err);
-		goto out;
+		return EG_EXIT_HARD;
 	}
-	for (size_t i = 0; i < n; i++)
-		mine += eg__mine(o, &pts[i], &w);
-	if (!mine) {
-		if (!w.rank)
+	for (size_t i = 0; i < r->n; i++)
+		r->mine += eg__mine(r->o, &r->pts[i], &r->w);
+	if (!r->mine) {
+		if (!r->w.rank)
 			fprintf(stderr,
 				EG__PROG ": no point of profile %s has world "
 					 "%u on %u node(s)\n",
-				p.name, w.size, w.nodes);
-		ex = EG_EXIT_SKIP;
-		goto out;
+				r->p.name, r->w.size, r->w.nodes);
+		return EG_EXIT_SKIP;
 	}
-	if ((rc = eg_boot_open(&b, &w, p.timeout_s)) < 0) {
-		fprintf(stderr, EG__PROG ": rank %u: bootstrap: %s\n", w.rank,
-			b ? eg_boot_error(b) : eg_strerror(rc));
-		goto out;
+	if ((rc = eg_boot_open(&r->b, &r->w, r->p.timeout_s)) < 0) {
+		fprintf(stderr, EG__PROG ": rank %u: bootstrap: %s\n",
+			r->w.rank,
+			r->b ? eg_boot_error(r->b) : eg_strerror(rc));
+		return EG_EXIT_HARD;
 	}
-	json_t *hosts = o->results ? eg__hosts(b, &w, p.timeout_s) : NULL;
+	return eg__sink_open(r) < 0 ? EG_EXIT_HARD : EG_EXIT_PASS;
+}
 
-	if (!w.rank && o->results) {
-		json_t *ctx = eg_perf_context(&p, hosts);
-
-		rc = ctx ? eg_results_create(&sink.wr, o->results, 0, ctx, err,
-					     sizeof(err))
-			 : EG_ENOMEM;
-		json_decref(ctx);
-		if (rc < 0) {
-			fprintf(stderr, EG__PROG ": %s\n", err);
-			json_decref(hosts);
-			goto out;
-		}
-	} else if (!w.rank && !(sink.spool = fopen(o->spool, "a"))) {
-		fprintf(stderr, EG__PROG ": cannot open %s\n", o->spool);
-		json_decref(hosts);
-		goto out;
-	}
-	json_decref(hosts);
-	if (!w.rank)
-		printf("perf: profile %s, %zu point(s) on %u rank(s), %u "
-		       "node(s), transport %s\n",
-		       p.name, mine, w.size, w.nodes, p.transport);
+/* A point that failed verification: not measured, the job goes on. */
+static void eg__point_wrong(eg__rank_t *r, const eg_perf_point_t *pt,
+			    const char *err)
+{
+	r->failed++;
+	if (r->w.rank)
+		return;
+	fprintf(stderr, EG__PROG ": %s: %s\n", pt->id, err);
+	eg__sink_failed(&r->sink, pt->id, err);
+	printf("perf: point %zu/%zu %s: FAILED verification\n", r->done,
+	       r->mine, pt->id);
 	fflush(stdout);
-	eg_perf_ctx_t ctx = {.world = &w,
-			     .boot = b,
-			     .backend = be,
-			     .provider = p.provider,
-			     .timeout_s = p.timeout_s,
-			     .device = -1};
-	ex = EG_EXIT_PASS;
-	for (size_t i = 0; i < n; i++) {
-		const eg_perf_point_t *pt = &pts[i];
-		eg_workload_t wl;
-		eg_point_t out;
+}
 
-		if (!eg__mine(o, pt, &w))
-			continue;
-		done++;
-		if (eg_perf_point_workload(&p, pt, &wl, err, sizeof(err)) < 0) {
-			fprintf(stderr, EG__PROG ": %s: %s\n", pt->id, err);
-			ex = EG_EXIT_HARD;
-			break;
-		}
-		const eg_perf_raw_t *r =
-		    eg__raw_for(raw, &p, &w, b, pt->v[EG_AXIS_NUM_COMMS].num);
-		rc = eg_perf_measure(&ctx, pt, &wl, r, &out, err, sizeof(err));
-		eg_workload_fini(&wl);
-		if (rc == EG_EMISMATCH) {
-			/* a wrong engine is not measured; the others are */
-			failed++;
-			if (!w.rank) {
-				fprintf(stderr, EG__PROG ": %s: %s\n", pt->id,
-					err);
-				eg__sink_failed(&sink, pt->id, err);
-				printf("perf: point %zu/%zu %s: FAILED "
-				       "verification\n",
-				       done, mine, pt->id);
-				fflush(stdout);
-			}
-			continue;
-		}
-		if (rc < 0) {
-			/* the job's collectives are in an unknown state */
-			fprintf(stderr, EG__PROG ": rank %u: %s: %s\n", w.rank,
-				pt->id, err);
-			if (!w.rank)
-				eg__sink_failed(&sink, pt->id, err);
-			ex = EG_EXIT_HARD;
-			break;
-		}
-		if (!w.rank) {
-			const json_t *bd =
-			    json_object_get(out.evidence, "bound");
+/* Rank 0: the measured point into the sink, and its line. */
+static int eg__point_done(eg__rank_t *r, const eg_perf_point_t *pt,
+			  eg_point_t *out)
+{
+	const json_t *bd = json_object_get(out->evidence, "bound");
+	int rc = eg__sink_point(&r->sink, out);
 
-			rc = eg__sink_point(&sink, &out);
-			printf(
-			    "perf: point %zu/%zu %s: step %.1f us "
-			    "(dispatch %.1f, combine %.1f), %.0f tok/s%s%s\n",
-			    done, mine, pt->id, eg__med(&out, "step_us"),
-			    eg__med(&out, "dispatch_us"),
-			    eg__med(&out, "combine_us"), eg__med(&out, "tok_s"),
-			    bd ? ", bound " : "",
-			    bd ? json_string_value(bd) : "");
-			fflush(stdout);
-			eg_perf_point_free(&out);
-			if (rc < 0) {
-				ex = EG_EXIT_HARD;
-				break;
-			}
-		}
+	printf("perf: point %zu/%zu %s: step %.1f us (dispatch %.1f, combine "
+	       "%.1f), %.0f tok/s%s%s\n",
+	       r->done, r->mine, pt->id, eg__med(out, "step_us"),
+	       eg__med(out, "dispatch_us"), eg__med(out, "combine_us"),
+	       eg__med(out, "tok_s"), bd ? ", bound " : "",
+	       bd ? json_string_value(bd) : "");
+	fflush(stdout);
+	eg_perf_point_free(out);
+	return rc;
+}
+
+/* One point of this job. Returns EG_OK (measured, or wrong and counted)
+ * or an error that ends the job. */
+static int eg__rank_point(eg__rank_t *r, const eg_perf_ctx_t *ctx,
+			  const eg_perf_point_t *pt)
+{
+	char err[EG_PROFILE_ERR_MAX];
+	eg_workload_t wl;
+	eg_point_t out;
+	int rc;
+
+	r->done++;
+	if (eg_perf_point_workload(&r->p, pt, &wl, err, sizeof(err)) < 0) {
+		fprintf(stderr, EG__PROG ": %s: %s\n", pt->id, err);
+		return EG_EINVAL;
 	}
-	if (ex == EG_EXIT_PASS && failed)
-		ex = EG_EXIT_FAIL;
-out:
+	const eg_perf_raw_t *raw = eg__raw_for(r->raw, &r->p, &r->w, r->b,
+					       pt->v[EG_AXIS_NUM_COMMS].num);
+	rc = eg_perf_measure(ctx, pt, &wl, raw, &out, err, sizeof(err));
+	eg_workload_fini(&wl);
+	if (rc == EG_EMISMATCH) {
+		eg__point_wrong(r, pt, err);
+		return EG_OK;
+	}
+	if (rc < 0) {
+		/* the job's collectives are in an unknown state */
+		fprintf(stderr, EG__PROG ": rank %u: %s: %s\n", r->w.rank,
+			pt->id, err);
+		if (!r->w.rank)
+			eg__sink_failed(&r->sink, pt->id, err);
+		return rc;
+	}
+	return r->w.rank ? EG_OK : eg__point_done(r, pt, &out);
+}
+
+static void eg__rank_close(eg__rank_t *r, int ex)
+{
 	for (unsigned k = 0; k <= EG_COMMS_MAX; k++)
-		if (raw[k].n != (size_t)-1)
-			eg_perf_raw_fini(&raw[k]);
-	if (b) {
+		if (r->raw[k].n != (size_t)-1)
+			eg_perf_raw_fini(&r->raw[k]);
+	if (r->b) {
 		/* nobody tears down while a peer may still be in a step */
 		if (ex != EG_EXIT_HARD)
-			eg_boot_barrier(b, p.timeout_s);
-		eg_boot_close(b);
+			eg_boot_barrier(r->b, r->p.timeout_s);
+		eg_boot_close(r->b);
 	}
-	if (sink.wr)
-		eg_results_close(sink.wr);
-	if (sink.spool)
-		fclose(sink.spool);
-	free(pts);
-	eg_profile_free(&p);
+	if (r->sink.wr)
+		eg_results_close(r->sink.wr);
+	if (r->sink.spool)
+		fclose(r->sink.spool);
+	free(r->pts);
+	eg_profile_free(&r->p);
+}
+
+static int eg__rank_run(const eg_perf_rank_opts_t *o)
+{
+	eg__rank_t r;
+	int ex;
+
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	ex = eg__rank_open(&r);
+	if (ex == EG_EXIT_PASS) {
+		eg_perf_ctx_t ctx = {.world = &r.w,
+				     .boot = r.b,
+				     .backend = r.be,
+				     .provider = r.p.provider,
+				     .timeout_s = r.p.timeout_s,
+				     .device = -1};
+
+		if (!r.w.rank)
+			printf("perf: profile %s, %zu point(s) on %u rank(s), "
+			       "%u node(s), transport %s\n",
+			       r.p.name, r.mine, r.w.size, r.w.nodes,
+			       r.p.transport);
+		fflush(stdout);
+		for (size_t i = 0; i < r.n && ex == EG_EXIT_PASS; i++)
+			if (eg__mine(o, &r.pts[i], &r.w) &&
+			    eg__rank_point(&r, &ctx, &r.pts[i]) < 0)
+				ex = EG_EXIT_HARD;
+		if (ex == EG_EXIT_PASS && r.failed)
+			ex = EG_EXIT_FAIL;
+	}
+	eg__rank_close(&r, ex);
 	return ex;
 }
 
-int eg_cmd_perf_rank(int argc, char **argv)
+int eg_perf_rank_run(const eg_perf_rank_opts_t *o)
 {
-	static const struct option opts[] = {
-	    {"profile", required_argument, NULL, 'p'},
-	    {"sweep", required_argument, NULL, 's'},
-	    {"results", required_argument, NULL, 'r'},
-	    {"spool", required_argument, NULL, 'S'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	eg__ropts_t o = {0};
+	eg_perf_rank_opts_t c = *o;
 	char path[4096];
-	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			o.profile = optarg;
-			break;
-		case 's':
-			if (o.n_sweeps == EG__SWEEPS_MAX) {
-				fputs(EG__PROG ": too many --sweep\n", stderr);
-				return EG_EXIT_HARD;
-			}
-			o.sweeps[o.n_sweeps++] = optarg;
-			break;
-		case 'r':
-			o.results = optarg;
-			break;
-		case 'S':
-			o.spool = optarg;
-			break;
-		case 'h':
-			eg__rank_usage(stdout);
-			return EG_EXIT_PASS;
-		case ':':
-			fprintf(stderr, EG__PROG ": %s needs a value\n",
-				argv[optind - 1]);
-			return EG_EXIT_HARD;
-		default:
-			fprintf(stderr, EG__PROG ": unknown option \"%s\"\n",
-				argv[optind - 1]);
-			return EG_EXIT_HARD;
-		}
-	}
-	if (optind < argc || !o.profile || !o.results == !o.spool) {
-		fputs(EG__PROG ": give --profile and one of --results or "
+	if (!o->profile || !o->results == !o->spool) {
+		fputs(EG__PROG ": give a profile and one of --results or "
 			       "--spool; see --help\n",
 		      stderr);
 		return EG_EXIT_HARD;
 	}
-	if (eg_perf_find_profile(o.profile, path, sizeof(path)) < 0) {
-		fprintf(stderr, EG__PROG ": no profile \"%s\"\n", o.profile);
+	if (eg_perf_find_profile(o->profile, path, sizeof(path)) < 0) {
+		fprintf(stderr, EG__PROG ": no profile \"%s\"\n", o->profile);
 		return EG_EXIT_HARD;
 	}
-	o.profile = path;
-	return eg__rank_run(&o);
-}
-
-/* ---- harness overhead --------------------------------------------------- */
-
-/* iters bare runs of the loop, appended to t (us). */
-static void eg__bare(uint64_t loops, unsigned iters, double *t)
-{
-	for (unsigned i = 0; i < iters; i++) {
-		double t0 = eg_now();
-
-		eg_perf_spin(loops);
-		t[i] = (eg_now() - t0) * 1e6;
-	}
-}
-
-/* One point of the null backend through the driver; rank 0 gets its
- * step_us samples appended to t. */
-static int eg__null_point(const eg_perf_ctx_t *c, const char *arm,
-			  unsigned iters, double *t, double *wall_us)
-{
-	eg_perf_point_t pt = {0};
-	eg_workload_t w;
-	eg_point_t out;
-	char err[512], ws[16];
-	double t0;
-	int rc;
-
-	eg_workload_init(&w);
-	snprintf(ws, sizeof(ws), "%u", c->world->size);
-	eg_workload_set(&w, "world", ws, err);
-	snprintf(pt.id, sizeof(pt.id), "overhead/%s", arm);
-	pt.suite = "overhead";
-	pt.arm = arm;
-	pt.iters = iters;
-	pt.warmup = 10;
-	pt.v[EG_AXIS_WORLD].num = c->world->size;
-	pt.v[EG_AXIS_NODES].num = c->world->nodes;
-	pt.v[EG_AXIS_NUM_COMMS].num = 1;
-	t0 = eg_now();
-	rc = eg_perf_measure(c, &pt, &w, NULL, &out, err, sizeof(err));
-	*wall_us += (eg_now() - t0) * 1e6;
-	eg_workload_fini(&w);
-	if (rc < 0) {
-		fprintf(stderr, "epgate bench --overhead: %s\n", err);
-		return rc;
-	}
-	if (!c->world->rank) {
-		const eg_metric_t *m = eg_point_metric(&out, "step_us");
-
-		memcpy(t, m->samples, iters * sizeof(double));
-		eg_perf_point_free(&out);
-	}
-	return EG_OK;
-}
-
-/* Rounds of (bare loop, the loop through the driver, an empty step
- * through the driver), pooled: a drift of the machine's speed hits all
- * three alike. */
-#define EG__ROUNDS 4
-
-int eg_perf_overhead(unsigned iters, unsigned op_us)
-{
-	eg_world_t w;
-	eg_boot_t *b = NULL;
-	char err[512], arm[48];
-	unsigned per = iters / EG__ROUNDS ? iters / EG__ROUNDS : 1;
-	unsigned n = per * EG__ROUNDS;
-	double *bare = calloc(n, sizeof(double));
-	double *drv = calloc(n, sizeof(double));
-	double *emp = calloc(n, sizeof(double));
-	double wall_d = 0, wall_e = 0;
-	int rc, ex = EG_EXIT_HARD;
-
-	if (!bare || !drv || !emp ||
-	    eg_world_from_env(&w, err, sizeof(err)) < 0) {
-		fprintf(stderr, "epgate bench: %s\n",
-			bare && drv && emp ? err : "out of memory");
-		goto out;
-	}
-	if ((rc = eg_boot_open(&b, &w, 60)) < 0) {
-		fprintf(stderr, "epgate bench: bootstrap: %s\n",
-			b ? eg_boot_error(b) : eg_strerror(rc));
-		goto out;
-	}
-	eg_perf_ctx_t c = {.world = &w,
-			   .boot = b,
-			   .backend = &eg_bench_backend_null,
-			   .timeout_s = 60,
-			   .device = -1};
-	/* the same loop count everywhere (calibrated on rank 0) */
-	uint64_t loops = eg_perf_spin_calibrate(op_us);
-
-	if (eg_boot_bcast(b, &loops, sizeof(loops), 0, 60) < 0)
-		goto out;
-	snprintf(arm, sizeof(arm), "loop:%llu", (unsigned long long)loops);
-	for (unsigned r = 0; r < EG__ROUNDS; r++) {
-		eg__bare(loops, per, bare + (size_t)r * per);
-		if (eg__null_point(&c, arm, per, drv + (size_t)r * per,
-				   &wall_d) < 0 ||
-		    eg__null_point(&c, "empty", per, emp + (size_t)r * per,
-				   &wall_e) < 0)
-			goto out;
-	}
-	ex = EG_EXIT_PASS;
-	if (!w.rank) {
-		double mb = eg_stats_median(bare, n);
-		double md = eg_stats_median(drv, n);
-		double me = eg_stats_median(emp, n);
-		double over = (md - mb) / mb * 100;
-		double floor_pct = me / op_us * 100;
-
-		printf("epgate bench --overhead: %u rank(s), %u rounds of %u "
-		       "steps each\n",
-		       w.size, EG__ROUNDS, per);
-		printf("  bare loop (%llu iterations), median   %10.3f us\n",
-		       (unsigned long long)loops, mb);
-		printf("  the loop through the driver, step_us %10.3f us\n",
-		       md);
-		printf("  an empty step through the driver     %10.3f us\n",
-		       me);
-		printf("  wall time per timed step, setup, barriers and "
-		       "statistics included: %.1f us (loop), %.1f us "
-		       "(empty)\n",
-		       wall_d / n, wall_e / n);
-		printf("  overhead: driver vs bare %+.2f%%; empty step %.3f%% "
-		       "of %u us\n",
-		       over, floor_pct, op_us);
-		if (w.size > 1) {
-			/* step_us is the slowest of W ranks' times: noise
-			 * alone lifts it above one rank's median */
-			printf("  not judged: with %u ranks step_us is the "
-			       "slowest rank's, which is not the harness's "
-			       "overhead; run it on one rank\n",
-			       w.size);
-		} else if (fabs(over) >= 2 || floor_pct >= 2) {
-			printf("  FAIL: the harness adds 2%% or more to a %u "
-			       "us operation\n",
-			       op_us);
-			ex = EG_EXIT_FAIL;
-		} else {
-			printf("  PASS: under 2%% for a %u us operation\n",
-			       op_us);
-		}
-	}
-out:
-	eg_boot_close(b);
-	free(bare);
-	free(drv);
-	free(emp);
-	return ex;
+	c.profile = path;
+	return eg__rank_run(&c);
 }

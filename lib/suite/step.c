@@ -4,6 +4,7 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ struct eg_step {
 	const eg_space_ops_t *sp;
 	void *ss;
 	const char *say;
+	int count_wire;
 	uint32_t first, n;
 	eg_gen_t g;
 	/* n each, buffers in the space */
@@ -231,6 +233,9 @@ int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 	st->ctx.size = sizeof(st->ctx);
 	st->sp = o->space;
 	st->say = o->say;
+	st->count_wire =
+	    o->size >= offsetof(eg_step_opts_t, count_wire) + sizeof(int) &&
+	    o->count_wire;
 	st->first = o->ctx.first_rank;
 	st->n = o->ctx.n_ranks;
 	st->iter0 = o->w->iter;
@@ -379,14 +384,31 @@ int eg_step_verify_iters(eg_step_t *st, unsigned iters, eg_rank_verdict_t *v)
 	return eg_rank_verdict_failed(v) ? EG_EMISMATCH : EG_OK;
 }
 
+/* Bytes the transport has sent to other ranks so far (0: not counted). */
+static uint64_t eg__sent(const eg_step_t *st)
+{
+	eg_xport_stats_t s;
+
+	if (!st->count_wire || !st->ctx.xport || !st->ctx.xport->stats)
+		return 0;
+	memset(&s, 0, sizeof(s));
+	return st->ctx.xport->stats(st->ctx.xport_state, &s) < 0 ? 0
+								 : s.bytes_sent;
+}
+
 int eg_step_run(eg_step_t *st, eg_bench_times_t *t)
 {
 	double s[EG_SPACE_MARKS - 1];
+	uint64_t sent0 = 0;
 	int rc;
 
-	if ((rc = st->sp->mark(st->ss, 0)) < 0 ||
-	    (rc = st->ops->dispatch(st->engine, st->in, st->recv)) < 0 ||
-	    (rc = st->sp->mark(st->ss, 1)) < 0 || (rc = eg__expert(st)) < 0 ||
+	if ((rc = st->sp->mark(st->ss, 0)) < 0)
+		return rc;
+	sent0 = eg__sent(st);
+	if ((rc = st->ops->dispatch(st->engine, st->in, st->recv)) < 0)
+		return rc;
+	t->wire_dispatch = eg__sent(st) - sent0;
+	if ((rc = st->sp->mark(st->ss, 1)) < 0 || (rc = eg__expert(st)) < 0 ||
 	    (rc = st->sp->mark(st->ss, 2)) < 0 ||
 	    (rc = st->ops->combine(st->engine, st->recv,
 				   (const void *const *)st->y,
@@ -398,4 +420,14 @@ int eg_step_run(eg_step_t *st, eg_bench_times_t *t)
 	t->expert_s = s[1];
 	t->combine_s = s[2];
 	return EG_OK;
+}
+
+int eg_step_phases(eg_step_t *st, eg_engine_phase_t *p, size_t max)
+{
+	const eg_engine_ops_t *o = st->ops;
+
+	if (o->size < offsetof(eg_engine_ops_t, phases) + sizeof(o->phases) ||
+	    !o->phases || !st->engine)
+		return 0;
+	return o->phases(st->engine, p, max);
 }

@@ -6,7 +6,6 @@
 #include "config.h"
 #endif
 
-#include <getopt.h>
 #include <stddef.h>
 
 #include "epgate/epgate.h"
@@ -103,7 +102,7 @@ typedef struct eg_l1_totals {
 	unsigned run, passed, failed, skipped, errors;
 } eg_l1_totals_t;
 
-/* Diagnostics of a failed case (suites/epgate/diag.c). */
+/* Diagnostics of a failed case (lib/suite/diag.c). */
 json_t *eg_case_diag(const eg_workload_t *w, const eg_verdict_t *v,
 		     const char *stage, unsigned iter, int engine_err,
 		     const char *repro);
@@ -131,16 +130,6 @@ typedef struct eg_overrides {
 	const char *val[EG_OVERRIDES_MAX];
 } eg_overrides_t;
 
-/* Workload keys as getopt_long options (has_arg required, val =
- * EG_OPT_WORKLOAD + index); eg_workload_keys[index] names the key. */
-#define EG_OPT_WORKLOAD 1000
-extern const char *const eg_workload_keys[];
-/* Appends the workload options after the last entry of opts (zeroed
- * beyond it; capacity cap, NULL-terminated result); returns the new
- * count or <0 if it does not fit. */
-int eg_cli_add_workload_options(struct option *opts, size_t cap);
-int eg_overrides_add(eg_overrides_t *o, const char *prog, int opt,
-		     const char *val);
 /* Applies the overrides and validates; on error prints
  * "<prog>: --key=value: message" and returns <0. */
 int eg_overrides_apply(const eg_overrides_t *o, eg_workload_t *w,
@@ -158,13 +147,29 @@ int eg_cli_load_workloads(const char *prog, const char *file,
 int eg_cli_load_filtered(const char *prog, const char *file, const char *filter,
 			 const eg_overrides_t *o, eg_workload_list_t *wl);
 
-/* epgate bench --engine (suites/epgate/bench_engine.c). */
-typedef struct eg_bench_engine_opts {
-	const char *engine, *provider;
-	unsigned num_comms, iters, warmup;
-	double timeout_s;
-	const eg_overrides_t *workload; /* keys on top of the defaults */
-} eg_bench_engine_opts_t;
-int eg_bench_engine(const eg_bench_engine_opts_t *o);
+/* epgate check (lib/suite/check.c): L1 of an engine over the selected
+ * workloads (or, with l2, the quick L2 set instead; with full, L1 and
+ * then the full L2 set); reports default to a new run folder under
+ * reports. Returns an automake exit code. */
+typedef struct eg_check_opts {
+	const char *engine;		 /* "self" */
+	const char *workload_file;	 /* NULL: the L1 matrix */
+	const eg_overrides_t *overrides; /* workload keys on top */
+	const char *filter;		 /* names containing it, or NULL */
+	unsigned iters;
+	int quick, list, l2, full, verbose;
+	const char *reports, *tap, *junit; /* tap, junit: NULL = RUN/... */
+} eg_check_opts_t;
+int eg_check(const eg_check_opts_t *o);
+
+/* epgate run (lib/suite/run.c): the main job on the local profile: L1
+ * (engine over the L1 matrix), L2 quick, the local profile's sweeps and
+ * gates, into one new run folder under reports with summary.json. */
+typedef struct eg_run_opts {
+	const char *reports; /* "reports/runs" */
+	const char *engine;  /* L1's, "self" */
+	int verbose;
+} eg_run_opts_t;
+int eg_run_local(const eg_run_opts_t *o);
 
 #endif

@@ -21,8 +21,8 @@ expect_bad() {
 }
 
 B="$EG_SRCDIR/fixtures/workloads/bad"
-expect_bad "unknown command" frobnicate
-expect_bad "unrecognized option" check --frobnicate
+expect_bad 'unknown command "frobnicate"' frobnicate
+expect_bad 'unknown option "--frobnicate"' check --frobnicate
 expect_bad "unexpected argument" check extra
 expect_bad "--world=-3" check --world=-3
 expect_bad "--world=abc" check --world=abc
@@ -38,7 +38,7 @@ for f in "$B"/*.ini; do
 	want=$(sed -n '1s/^# expect: //p' "$f")
 	expect_bad "$want" check --workload="$f"
 done
-expect_bad "unrecognized option" run --frobnicate
+expect_bad 'unknown option "--frobnicate"' run --frobnicate
 # L2 checks what its ranks would run before launching any
 expect_bad "one rank per process" check --l2 --engine fault:bitflip
 expect_bad "--hidden=" check --l2 --hidden=99999999999
@@ -50,7 +50,7 @@ expect_bad "--provider" l2-gpu-rank --provider tcp
 expect_bad "--iters" l2-rank --iters 0
 
 # --help on every command: exit 0 and a usage line.
-for cmd in "" check run launch bench gate l2-rank l2-gpu-rank; do
+for cmd in "" check run launch bench gate l2-rank l2-gpu-rank perf-rank version; do
 	if "$EG_EPGATE" $cmd --help >"$EG_TMP/out" 2>&1 &&
 		grep -q "^usage: epgate" "$EG_TMP/out"; then
 		eg_ok "epgate $cmd --help"

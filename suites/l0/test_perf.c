@@ -6,6 +6,7 @@
  * point or spool line is rejected, a backend whose verified step is wrong
  * is not measured.  No timing is asserted. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include <check.h>
 
 #include "epgate/bench_driver.h"
+#include "epgate/engine.h"
+#include "epgate/nccl.h"
 #include "epgate/error.h"
 #include "epgate/gate.h"
 
@@ -51,16 +54,18 @@ START_TEST(rows_by_hand)
 	eg_workload_t w;
 
 	eg_test_workload(&w, kv);
-	ck_assert_int_eq(eg_perf_count_rows(&w, "a2a", 5, idx, rows), EG_OK);
+	ck_assert_int_eq(eg_perf_count_rows(&w, EG_ROWS_PER_RANK, 5, idx, rows),
+			 EG_OK);
 	ck_assert_uint_eq(rows[0], 1);
 	ck_assert_uint_eq(rows[1], 1);
 	ck_assert_uint_eq(rows[2], 2);
 	ck_assert_uint_eq(rows[3], 1);
 	/* dense: every token to every rank, whatever its routing */
-	ck_assert_int_eq(eg_perf_count_rows(&w, "dense", 5, idx, rows), EG_OK);
+	ck_assert_int_eq(
+	    eg_perf_count_rows(&w, EG_ROWS_ALL_RANKS, 5, idx, rows), EG_OK);
 	for (int d = 0; d < 4; d++)
 		ck_assert_uint_eq(rows[d], 5);
-	ck_assert_int_eq(eg_perf_count_rows(&w, "self", 5, idx, rows),
+	ck_assert_int_eq(eg_perf_count_rows(&w, EG_ROWS_NONE, 5, idx, rows),
 			 EG_ENOSYS);
 	eg_workload_fini(&w);
 }
@@ -124,6 +129,46 @@ START_TEST(bytes_hot_rank)
 	ck_assert_uint_eq(b.disp_so, 0);
 	ck_assert_uint_eq(b.disp_su, 3 * 16 * row);
 	ck_assert_int_eq(eg_perf_rank_bytes(&w, "dense", 4, 2, &b), EG_EINVAL);
+	eg_workload_fini(&w);
+}
+END_TEST
+
+/* The byte rule is the engine's: what its ops table declares, never its
+ * name. */
+START_TEST(rows_from_the_ops_table)
+{
+	static const char *const kv[] = {"world=4",   "experts=8", "topk=2",
+					 "hidden=64", "tokens=9",  NULL};
+	eg_engine_ops_t old = eg_engine_a2a, swapped = eg_engine_a2a;
+	eg_perf_bytes_t a, d, b;
+	eg_workload_t w;
+
+	ck_assert_int_eq(eg_engine_rows(&eg_engine_a2a), EG_ROWS_PER_RANK);
+	ck_assert_int_eq(eg_engine_rows(&eg_engine_dense), EG_ROWS_ALL_RANKS);
+	/* the GPU engines declare what their host twins do */
+	ck_assert_int_eq(eg_engine_rows(eg_engine_nccl_find("a2a")),
+			 EG_ROWS_PER_RANK);
+	ck_assert_int_eq(eg_engine_rows(eg_engine_nccl_find("dense")),
+			 EG_ROWS_ALL_RANKS);
+	/* an ops table from before the field: undeclared */
+	old.size = offsetof(eg_engine_ops_t, dispatch_rows);
+	ck_assert_int_eq(eg_engine_rows(&old), EG_ROWS_NONE);
+	ck_assert_int_eq(eg_engine_rows_by_name("empty"), EG_ROWS_NONE);
+	eg_test_workload(&w, kv);
+	ck_assert_int_eq(eg_perf_rank_bytes(&w, "a2a", 1, 2, &a), EG_OK);
+	ck_assert_int_eq(eg_perf_rank_bytes(&w, "dense", 1, 2, &d), EG_OK);
+	ck_assert_uint_ne(a.disp_so + a.disp_su, d.disp_so + d.disp_su);
+	/* planted: a2a's name with dense's layout counts dense's bytes */
+	swapped.dispatch_rows = EG_ROWS_ALL_RANKS;
+	ck_assert_int_eq(
+	    eg_perf_rank_bytes_rule(&w, eg_engine_rows(&swapped), 1, 2, &b),
+	    EG_OK);
+	ck_assert_uint_eq(b.disp_so, d.disp_so);
+	ck_assert_uint_eq(b.disp_su, d.disp_su);
+	ck_assert_uint_eq(b.comb_so, d.comb_so);
+	ck_assert_int_eq(eg_perf_rank_bytes(&w, "empty", 1, 2, &b), EG_ENOSYS);
+	ck_assert_int_eq(eg_perf_rank_bytes_rule(&w, EG_ROWS_NONE, 1, 2, &b),
+			 EG_ENOSYS);
 	eg_workload_fini(&w);
 }
 END_TEST
@@ -261,6 +306,52 @@ START_TEST(compute_slowest_rank)
 	eg_perf_calc_fini(&c);
 	in.n = 0;
 	ck_assert_int_eq(eg_perf_compute(&in, &c), EG_EINVAL);
+}
+END_TEST
+
+/* What a backend adds: the dispatch's wire bytes (the busiest rank's) and
+ * the engine's phases (the mean over ranks). */
+START_TEST(wire_and_phases)
+{
+	static const double t[2 * 6] = {
+	    100e-6, 200e-6, 5e-6, 5e-6, 50e-6, 50e-6, /* rank 0 */
+	    80e-6,  400e-6, 5e-6, 5e-6, 50e-6, 50e-6, /* rank 1 */
+	};
+	eg_perf_rank_report_t rep[2] = {
+	    {.wire_bytes = 1e6,
+	     .n_phases = 2,
+	     .phase_name = {"layout", "pack_exchange"},
+	     .phase_us = {10, 60}},
+	    {.wire_bytes = 3e6,
+	     .n_phases = 2,
+	     .phase_name = {"layout", "pack_exchange"},
+	     .phase_us = {20, 80}},
+	};
+	eg_perf_calc_in_t in = {
+	    .world = 2, .nodes = 1, .n = 2, .times = t, .rep = rep};
+	eg_perf_calc_t c;
+	const eg_metric_t *m;
+
+	ck_assert_int_eq(eg_perf_compute(&in, &c), EG_OK);
+	ck_assert_double_eq_tol(metric(&c, "wire_bytes")->s.median, 3e6, 1e-9);
+	m = metric(&c, "wire_gbps");
+	ck_assert_ptr_nonnull(m);
+	/* the busiest rank's bytes over the slowest dispatch of each step */
+	ck_assert_double_eq_tol(m->samples[0], 3e6 / 100e-6 / 1e9, 1e-9);
+	ck_assert_double_eq_tol(m->samples[1], 3e6 / 400e-6 / 1e9, 1e-9);
+	ck_assert_double_eq_tol(metric(&c, "phase_layout_us")->s.median, 15,
+				1e-9);
+	ck_assert_double_eq_tol(metric(&c, "phase_pack_exchange_us")->s.median,
+				70, 1e-9);
+	eg_perf_calc_fini(&c);
+	/* a backend that counts neither: no such metrics */
+	rep[0].wire_bytes = rep[1].wire_bytes = 0;
+	rep[0].n_phases = rep[1].n_phases = 0;
+	ck_assert_int_eq(eg_perf_compute(&in, &c), EG_OK);
+	ck_assert_ptr_null(metric(&c, "wire_bytes"));
+	ck_assert_ptr_null(metric(&c, "wire_gbps"));
+	ck_assert_ptr_null(metric(&c, "phase_layout_us"));
+	eg_perf_calc_fini(&c);
 }
 END_TEST
 
@@ -608,6 +699,8 @@ int main(void)
 	tcase_add_test(t, rows_by_hand);
 	tcase_add_test(t, row_sizes);
 	tcase_add_test(t, bytes_hot_rank);
+	tcase_add_test(t, rows_from_the_ops_table);
+	tcase_add_test(t, wire_and_phases);
 	tcase_add_test(t, compute_slowest_rank);
 	tcase_add_test(t, tiny_sweep_read_back_and_gated);
 	tcase_add_test(t, corrupted_results_rejected);

@@ -355,7 +355,7 @@ START_TEST(test_run_and_space)
 	eg_workload_t w;
 	eg_step_t *st = NULL;
 	eg_rank_verdict_t v;
-	eg_bench_times_t t = {-1, -1, -1};
+	eg_bench_times_t t = {-1, -1, -1, 0};
 	void *s = NULL, *p = NULL;
 	double d[EG_SPACE_MARKS - 1];
 

@@ -1,0 +1,185 @@
+/* epgate check: L1 correctness of an engine over a matrix of workloads,
+ * and L2 (multi-process engines, one launch per configuration). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/suite/suite.h"
+
+#define EG__PROG      "epgate check"
+#define EG__QUICK_MAX 12
+
+/* Keeps the workloads selected by filter and quick, in order. */
+static void eg__select(eg_workload_list_t *wl, const char *filter, int quick)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < wl->n; i++) {
+		if (filter && !strstr(wl->items[i].name, filter)) {
+			eg_workload_fini(&wl->items[i]);
+			continue;
+		}
+		wl->items[n++] = wl->items[i];
+	}
+	wl->n = n;
+	if (quick && n > EG__QUICK_MAX) {
+		/* evenly spaced picks keep every group of the matrix */
+		size_t k = 0;
+		for (size_t j = 0; j < EG__QUICK_MAX; j++) {
+			size_t pick = j * n / EG__QUICK_MAX;
+			eg_workload_t tmp = wl->items[k];
+			wl->items[k] = wl->items[pick];
+			wl->items[pick] = tmp;
+			k++;
+		}
+		for (size_t i = k; i < n; i++)
+			eg_workload_fini(&wl->items[i]);
+		wl->n = k;
+	}
+}
+
+/* L2 over the quick or full configuration set, on the workloads, filter
+ * and keys given (the ranks get them); a multi-process --engine replaces
+ * the configurations' own. Reports default to the run folder, which also
+ * keeps each job's log. */
+static int eg__check_l2(const eg_check_opts_t *c, const char *tap_path,
+			const char *junit_path, int full)
+{
+	char run[4096], tap[4200], junit[4200];
+	const eg_engine_ops_t *ops = eg_engine_find(c->engine);
+	eg_l2_opts_t o = {.set = full ? EG_L2_FULL : EG_L2_QUICK,
+			  .iters = c->iters,
+			  .timeout_s = 30,
+			  .verbose = c->verbose,
+			  .workdir = run,
+			  .file = c->workload_file,
+			  .filter = c->filter,
+			  .overrides = c->overrides};
+	eg_l1_totals_t tot;
+	const char *t = getenv("EPGATE_TIMEOUT");
+	int rc;
+
+	if (ops && (ops->flags & EG_ENGINE_MULTI_PROCESS))
+		o.engine = c->engine;
+	else if (!full && strcmp(c->engine, "self")) {
+		fprintf(stderr,
+			EG__PROG ": --engine %s runs all ranks in one process: "
+				 "L2 wants one that runs one rank per process "
+				 "(a2a, dense)\n",
+			c->engine);
+		return EG_EXIT_HARD;
+	}
+	if (t && atof(t) > 0)
+		o.timeout_s = atof(t);
+	rc = eg_run_dir_create(c->reports, run, sizeof(run));
+	if (rc < 0) {
+		fprintf(stderr, EG__PROG ": --reports %s: %s\n", c->reports,
+			eg_strerror(rc));
+		return EG_EXIT_HARD;
+	}
+	snprintf(tap, sizeof(tap), "%s/check-l2.tap", run);
+	snprintf(junit, sizeof(junit), "%s/check-l2.junit.xml", run);
+	o.tap_path = tap_path ? tap_path : tap;
+	o.junit_path = junit_path ? junit_path : junit;
+	rc = eg_l2_run(&o, &tot);
+	fprintf(stderr, EG__PROG ": L2 (%s), %u results; job logs in %s\n",
+		full ? "full" : "quick", tot.run, run);
+	fprintf(stderr, "  TAP:   %s\n  JUnit: %s\n", o.tap_path, o.junit_path);
+	fprintf(stderr, "%u passed, %u failed\n", tot.passed,
+		tot.failed + tot.errors);
+	return rc;
+}
+
+static void eg__list(const eg_workload_list_t *wl)
+{
+	for (size_t i = 0; i < wl->n; i++) {
+		char s[256];
+
+		eg_workload_summary(&wl->items[i], s, sizeof(s));
+		printf("%-28s %s\n", wl->items[i].name, s);
+	}
+}
+
+/* L1 over the selected workloads; reports default to a new run folder
+ * (their paths in tap and junit, 4200 bytes each). */
+static int eg__check_l1(const eg_check_opts_t *c, eg_workload_list_t *wl,
+			eg_l1_opts_t *o, char *tap, char *junit)
+{
+	char run[4096];
+	eg_l1_totals_t tot;
+	int rc;
+
+	if (!o->tap_path || !o->junit_path) {
+		rc = eg_run_dir_create(c->reports, run, sizeof(run));
+		if (rc < 0) {
+			fprintf(stderr,
+				EG__PROG ": --reports %s: cannot create a run "
+					 "folder: %s\n",
+				c->reports, eg_strerror(rc));
+			return EG_EXIT_HARD;
+		}
+		snprintf(tap, 4200, "%s/check.tap", run);
+		snprintf(junit, 4200, "%s/check.junit.xml", run);
+		if (!o->tap_path)
+			o->tap_path = tap;
+		if (!o->junit_path)
+			o->junit_path = junit;
+	}
+	rc = eg_l1_run(o, wl, &tot);
+	fprintf(stderr, EG__PROG ": engine %s, %u workloads\n", o->engine,
+		tot.run);
+	fprintf(stderr, "  TAP:   %s\n  JUnit: %s\n", o->tap_path,
+		o->junit_path);
+	fprintf(stderr, "%u passed, %u failed\n", tot.passed,
+		tot.failed + tot.errors);
+	return rc;
+}
+
+/* The worse of L1's and L2's exit codes (a pass where either passed and
+ * the other skipped). */
+static int eg__worse(int rc, int rc2)
+{
+	if (rc2 == EG_EXIT_HARD || rc == EG_EXIT_HARD)
+		return EG_EXIT_HARD;
+	if (rc2 == EG_EXIT_FAIL || rc == EG_EXIT_FAIL)
+		return EG_EXIT_FAIL;
+	return rc == EG_EXIT_PASS || rc2 == EG_EXIT_PASS ? EG_EXIT_PASS : rc;
+}
+
+int eg_check(const eg_check_opts_t *c)
+{
+	eg_l1_opts_t o = {.engine = c->engine,
+			  .iters = c->iters,
+			  .tap_path = c->tap,
+			  .junit_path = c->junit,
+			  .verbose = c->verbose};
+	eg_workload_list_t wl = {0};
+	char tap[4200], junit[4200], l2tap[4300], l2junit[4300];
+	int rc;
+
+	if (!eg_engine_find(c->engine)) {
+		fprintf(stderr, EG__PROG ": --engine: unknown engine \"%s\"\n",
+			c->engine);
+		return EG_EXIT_HARD;
+	}
+	if (c->l2 && !c->full)
+		return eg__check_l2(c, c->tap, c->junit, 0);
+	if (eg_cli_load_workloads(EG__PROG, c->workload_file, c->overrides,
+				  &wl) < 0) {
+		eg_workload_list_free(&wl);
+		return EG_EXIT_HARD;
+	}
+	eg__select(&wl, c->filter, c->quick);
+	if (c->list) {
+		eg__list(&wl);
+		eg_workload_list_free(&wl);
+		return EG_EXIT_PASS;
+	}
+	rc = eg__check_l1(c, &wl, &o, tap, junit);
+	eg_workload_list_free(&wl);
+	if (!c->full)
+		return rc;
+	/* L2 reports beside L1's */
+	snprintf(l2tap, sizeof(l2tap), "%s.l2.tap", o.tap_path);
+	snprintf(l2junit, sizeof(l2junit), "%s.l2.xml", o.junit_path);
+	return eg__worse(rc, eg__check_l2(c, l2tap, l2junit, 1));
+}

@@ -1,0 +1,132 @@
+/* epgate bench engine [NAME]: argv -> eg_bench_engine
+ * (lib/suite/bench_engine.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/suite/bench_run.h"
+#include "src/cmd.h"
+#include "src/opts.h"
+
+static void eg__engine_usage(FILE *f)
+{
+	fputs(
+	    "usage: epgate launch -n N [--ranks-per-node M] -- \\\n"
+	    "         epgate bench engine [a2a|dense] [--transport fabric|nccl]"
+	    "\n"
+	    "         [options] [--KEY=VALUE ...]\n"
+	    "\n"
+	    "One point of an engine (a2a by default) on one workload, built\n"
+	    "from the options and measured exactly as a profile point is: the\n"
+	    "driver of the sweeps (lib/bench/driver.c) over the fabric\n"
+	    "backend (host memory, libfabric) or the nccl backend (GPU\n"
+	    "memory, NCCL); the first step verified, warm-up, timed steps\n"
+	    "each after a barrier, the slowest rank per step. Rank 0 prints\n"
+	    "every metric of docs/metrics.md. World = the ranks launched.\n"
+	    "\n"
+	    "  --transport T      fabric (default) or nccl\n"
+	    "  --provider P       fabric: shm, tcp, efa ... (default auto)\n"
+	    "  --num-comms K      endpoints / communicators (1)\n"
+	    "  --path P           nccl: auto, nvlink or xnode (checked)\n"
+	    "  --xnode-mode M     nccl: hostid or nop2p\n"
+	    "  --device D         nccl: CUDA device (rank modulo count)\n"
+	    "  --phases           nccl: the engine times its phases, reported\n"
+	    "                     as phase_*_us (EPGATE_NCCL_PHASES=1)\n"
+	    "  --vs-alltoall      nccl: then NCCL's alltoall of the same\n"
+	    "                     bytes to other ranks, side by side with the\n"
+	    "                     engine's phases (blocking communicators\n"
+	    "                     for both unless EPGATE_NCCL_BLOCKING=0)\n"
+	    "  -n, --iters N      timed steps (20)\n"
+	    "  -w, --warmup N     untimed steps first (3 fabric, 5 nccl)\n"
+	    "  --timeout S        deadline per blocking step (60)\n"
+	    "  --KEY=VALUE        workload keys: --tokens --hidden --experts\n"
+	    "                     --topk --dtype --routing --mask --data ...\n"
+	    "\n"
+	    "Old spellings: bench --engine NAME ...; bench --raw a2a|dense\n"
+	    "--transport nccl ...\n"
+	    "\n"
+	    "Exit status: 0 measured, 1 a wrong result or a transport error,\n"
+	    "77 transport not built or no CUDA device, 99 bad arguments.\n",
+	    f);
+}
+
+enum { O_PHASES = 256, O_VS };
+
+static int eg__engine_opt(eg_cli_t *c, int id, const char *arg)
+{
+	eg_bench_engine_opts_t *o = c->ctx;
+
+	(void)arg; /* both are flags */
+	if (id == O_PHASES)
+		o->phases = 1;
+	else
+		o->vs_alltoall = 1;
+	return 0;
+}
+
+/* Options that go with one transport only. */
+static int eg__engine_check(const eg_cli_t *c, const eg_xport_cli_t *x,
+			    const eg_bench_engine_opts_t *o)
+{
+	int nccl = !strcmp(x->transport, "nccl");
+
+	if (nccl && (x->given & EG_XP_PROVIDER))
+		return eg_cli_error(c, "--provider goes with --transport "
+				       "fabric");
+	if (!nccl && (x->given & (EG_XP_PATH | EG_XP_XNODE | EG_XP_DEVICE)))
+		return eg_cli_error(c, "--%s goes with --transport nccl",
+				    x->given & EG_XP_PATH    ? "path"
+				    : x->given & EG_XP_XNODE ? "xnode-mode"
+							     : "device");
+	if (!nccl && (o->phases || o->vs_alltoall))
+		return eg_cli_error(c, "--%s goes with --transport nccl",
+				    o->phases ? "phases" : "vs-alltoall");
+	return 0;
+}
+
+int eg_cmd_bench_engine(int argc, char **argv)
+{
+	static const struct option own[] = {
+	    {"phases", no_argument, NULL, O_PHASES},
+	    {"vs-alltoall", no_argument, NULL, O_VS},
+	    {NULL, 0, NULL, 0},
+	};
+	eg_bench_engine_opts_t o = {.engine = "a2a"};
+	eg_job_opts_t job = {
+	    .keys = EG_JOB_ALL, .nw = 1, .iters = 20, .timeout_s = 60};
+	eg_xport_cli_t x = {.keys = EG_XP_ALL,
+			    .transport = "fabric",
+			    .num_comms = 1,
+			    .path = "auto",
+			    .device = -1};
+	eg_overrides_t ov = {0};
+	eg_cli_t cl = {.prog = "epgate bench engine",
+		       .own = own,
+		       .parse = eg__engine_opt,
+		       .ctx = &o,
+		       .usage = eg__engine_usage,
+		       .job = &job,
+		       .xport = &x,
+		       .workload = &ov,
+		       .max_args = 1};
+	int rc = eg_cli_parse(&cl, argc, argv);
+
+	if (rc != EG_CLI_GO)
+		return rc;
+	if (eg__engine_check(&cl, &x, &o))
+		return EG_EXIT_HARD;
+	if (cl.n_args)
+		o.engine = cl.arg[0];
+	o.transport = x.transport;
+	o.provider = x.provider;
+	o.path = x.path;
+	o.xnode_mode = x.xnode_mode;
+	o.device = x.device;
+	o.num_comms = x.num_comms;
+	o.iters = job.iters;
+	o.warmup = job.given & EG_JOB_WARMUP	 ? job.warmup
+		   : strcmp(x.transport, "nccl") ? 3
+						 : 5;
+	o.timeout_s = job.timeout_s;
+	o.workload = &ov;
+	return eg_bench_engine(&o);
+}

@@ -1,0 +1,115 @@
+/* epgate bench profile NAME | bench list NAME: argv -> the sweep
+ * orchestrator (lib/suite/perf.c, bench_profile.c). */
+#include <stdio.h>
+
+#include "lib/suite/perf.h"
+#include "src/cmd.h"
+#include "src/opts.h"
+
+static void eg__profile_usage(FILE *f)
+{
+	fputs(
+	    "usage: epgate bench profile NAME|FILE [--results FILE] "
+	    "[--reports DIR]\n"
+	    "                            [--no-gates] [--list] [-v]\n"
+	    "       epgate bench list NAME|FILE\n"
+	    "\n"
+	    "Runs the sweeps of a profile (profiles/NAME.profile,\n"
+	    "docs/profiles.md): one `epgate launch` job per sweep, world and\n"
+	    "node count, every point verified and then timed; the results\n"
+	    "(schema epgate/results/v1) go into a new run folder under\n"
+	    "--reports with one log per job, then the profile's gate file\n"
+	    "judges them (perf-gates.tap, perf-gates.junit.xml). `list`\n"
+	    "prints the points and the jobs (srun lines under Slurm) and\n"
+	    "runs nothing.\n"
+	    "\n"
+	    "  NAME|FILE          a profile name (local, h200x2-nvlink,\n"
+	    "                     h200x2-xnode, p5en-ep16, p5en-ep32) or "
+	    "file\n"
+	    "  --results FILE     results file (default RUN/perf-NAME.json)\n"
+	    "  --reports DIR      where run folders go (reports/runs)\n"
+	    "  --no-gates         do not apply the profile's gate file\n"
+	    "  --list             as `bench list NAME`\n"
+	    "  -v, --verbose      show every job's output\n"
+	    "\n"
+	    "Old spelling: epgate bench --profile NAME [--list] ...\n"
+	    "\n"
+	    "Exit status: 0 all measured and no gate failed, 1 a point or a\n"
+	    "gate failed, 77 nothing could run (a Slurm profile outside\n"
+	    "Slurm, a transport not built), 99 bad input.\n",
+	    f);
+}
+
+enum { O_RESULTS = 256, O_NO_GATES, O_LIST };
+
+typedef struct eg__popts {
+	eg_perf_run_opts_t run;
+	int list;
+} eg__popts_t;
+
+static int eg__profile_opt(eg_cli_t *c, int id, const char *arg)
+{
+	eg__popts_t *o = c->ctx;
+
+	if (id == O_RESULTS)
+		o->run.results = arg;
+	else if (id == O_NO_GATES)
+		o->run.apply_gates = 0;
+	else if (id == O_LIST)
+		o->list = 1;
+	else
+		o->run.verbose = 1;
+	return 0;
+}
+
+int eg_cmd_bench_profile(int argc, char **argv)
+{
+	static const struct option own[] = {
+	    {"results", required_argument, NULL, O_RESULTS},
+	    {"no-gates", no_argument, NULL, O_NO_GATES},
+	    {"list", no_argument, NULL, O_LIST},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {NULL, 0, NULL, 0},
+	};
+	eg__popts_t o = {.run = {.apply_gates = 1, .progress = -1}};
+	eg_report_cli_t rep = {.keys = EG_REP_REPORTS,
+			       .reports = "reports/runs"};
+	eg_overrides_t ov = {0};
+	eg_cli_t cl = {.prog = "epgate bench profile",
+		       .shorts = "v",
+		       .own = own,
+		       .parse = eg__profile_opt,
+		       .ctx = &o,
+		       .usage = eg__profile_usage,
+		       .report = &rep,
+		       .workload = &ov,
+		       .max_args = 1};
+	int rc = eg_cli_parse(&cl, argc, argv);
+
+	if (rc != EG_CLI_GO)
+		return rc;
+	if (!cl.n_args)
+		return eg_cli_error(&cl, "give a profile: NAME or FILE");
+	if (ov.n)
+		return eg_cli_error(&cl,
+				    "the profile gives the workloads; no "
+				    "workload options (--%s)",
+				    ov.key[0]);
+	if (o.list)
+		return eg_perf_list(cl.arg[0]);
+	return eg_perf_bench_profile(cl.arg[0], rep.reports, &o.run);
+}
+
+int eg_cmd_bench_list(int argc, char **argv)
+{
+	eg_cli_t cl = {.prog = "epgate bench list",
+		       .usage = eg__profile_usage,
+		       .max_args = 1};
+	int rc = eg_cli_parse(&cl, argc, argv);
+
+	if (rc != EG_CLI_GO)
+		return rc;
+	if (!cl.n_args)
+		return eg_cli_error(&cl, "give a profile: NAME or FILE");
+	return eg_perf_list(cl.arg[0]);
+}

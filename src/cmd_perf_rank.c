@@ -1,0 +1,77 @@
+/* epgate perf-rank (internal): argv -> eg_perf_rank_run
+ * (lib/suite/perf_rank.c). */
+#include <stdio.h>
+
+#include "lib/suite/perf.h"
+#include "src/cmd.h"
+#include "src/opts.h"
+
+static void eg__rank_usage(FILE *f)
+{
+	fputs("usage: epgate launch -n W [--ranks-per-node M] -- \\\n"
+	      "         epgate perf-rank --profile FILE [--sweep NAME]...\n"
+	      "         (--results FILE | --spool FILE)\n"
+	      "       srun -N NODES -n W epgate perf-rank --profile FILE "
+	      "--results FILE\n"
+	      "\n"
+	      "One rank of a performance sweep: measures every point of the\n"
+	      "profile whose world and node count are this job's (only the\n"
+	      "named sweeps with --sweep). Rank 0 appends each point to the\n"
+	      "results file (--results) or as one JSON line to a spool file\n"
+	      "(--spool, read by `epgate bench profile`).\n"
+	      "\n"
+	      "Exit status: 0 all measured, 1 a point failed verification, "
+	      "77\n"
+	      "no point for this job or transport not built, 99 error.\n",
+	      f);
+}
+
+static int eg__rank_opt(eg_cli_t *c, int id, const char *arg)
+{
+	eg_perf_rank_opts_t *o = c->ctx;
+
+	switch (id) {
+	case 'p':
+		o->profile = arg;
+		return 0;
+	case 'r':
+		o->results = arg;
+		return 0;
+	case 'S':
+		o->spool = arg;
+		return 0;
+	default:
+		if (o->n_sweeps == EG_PERF_SWEEPS_MAX) {
+			eg_cli_error(c, "too many --sweep (max %d)",
+				     EG_PERF_SWEEPS_MAX);
+			return -1;
+		}
+		o->sweeps[o->n_sweeps++] = arg;
+		return 0;
+	}
+}
+
+int eg_cmd_perf_rank(int argc, char **argv)
+{
+	static const struct option own[] = {
+	    {"profile", required_argument, NULL, 'p'},
+	    {"sweep", required_argument, NULL, 's'},
+	    {"results", required_argument, NULL, 'r'},
+	    {"spool", required_argument, NULL, 'S'},
+	    {NULL, 0, NULL, 0},
+	};
+	eg_perf_rank_opts_t o = {0};
+	eg_cli_t cl = {.prog = "epgate perf-rank",
+		       .own = own,
+		       .parse = eg__rank_opt,
+		       .ctx = &o,
+		       .usage = eg__rank_usage};
+	int rc = eg_cli_parse(&cl, argc, argv);
+
+	if (rc != EG_CLI_GO)
+		return rc;
+	if (!o.profile || !o.results == !o.spool)
+		return eg_cli_error(&cl, "give --profile and one of --results "
+					 "or --spool; see --help");
+	return eg_perf_rank_run(&o);
+}

@@ -1,0 +1,386 @@
+/* The one command-line parser and the shared option groups (opts.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/nccl.h"
+#include "epgate/transport.h"
+#include "src/opts.h"
+
+/* Option ids: the command's own are letters or 256..599. */
+enum {
+	EG__O_HELP = 'h',
+	EG__O_ITERS = 600,
+	EG__O_WARMUP,
+	EG__O_TIMEOUT,
+	EG__O_TRANSPORT = 610,
+	EG__O_PROVIDER,
+	EG__O_NUM_COMMS,
+	EG__O_PATH,
+	EG__O_XNODE,
+	EG__O_DEVICE,
+	EG__O_REPORTS = 620,
+	EG__O_TAP,
+	EG__O_JUNIT,
+	EG__O_WORKLOAD = 1000, /* + index in eg__workload_keys */
+};
+
+#define EG__OPTS_MAX 96
+
+static const char *const eg__workload_keys[] = {
+    "name",	  "world",   "experts", "topk", "hidden", "dtype", "tokens",
+    "zero_ranks", "routing", "mask",	"data", "seed",	  "iter",  NULL,
+};
+
+/* A group's options: (name, has_arg, id, key bit). */
+typedef struct eg__gopt {
+	const char *name;
+	int id;
+	unsigned key;
+} eg__gopt_t;
+
+static const eg__gopt_t eg__job_opts[] = {
+    {"iters", EG__O_ITERS, EG_JOB_ITERS},
+    {"warmup", EG__O_WARMUP, EG_JOB_WARMUP},
+    {"timeout", EG__O_TIMEOUT, EG_JOB_TIMEOUT},
+    {NULL, 0, 0},
+};
+static const eg__gopt_t eg__xport_opts[] = {
+    {"transport", EG__O_TRANSPORT, EG_XP_TRANSPORT},
+    {"provider", EG__O_PROVIDER, EG_XP_PROVIDER},
+    {"num-comms", EG__O_NUM_COMMS, EG_XP_NUM_COMMS},
+    {"path", EG__O_PATH, EG_XP_PATH},
+    {"xnode-mode", EG__O_XNODE, EG_XP_XNODE},
+    {"device", EG__O_DEVICE, EG_XP_DEVICE},
+    {NULL, 0, 0},
+};
+static const eg__gopt_t eg__report_opts[] = {
+    {"reports", EG__O_REPORTS, EG_REP_REPORTS},
+    {"tap", EG__O_TAP, EG_REP_TAP},
+    {"junit", EG__O_JUNIT, EG_REP_JUNIT},
+    {NULL, 0, 0},
+};
+
+int eg_cli_error(const eg_cli_t *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", c->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return EG_EXIT_HARD;
+}
+
+int eg_cli_uint(const eg_cli_t *c, const char *opt, const char *s,
+		unsigned long long lo, unsigned long long hi, unsigned *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = s && *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+	if (!s || *s < '0' || *s > '9' || *end || errno || v < lo || v > hi) {
+		eg_cli_error(c,
+			     "%s \"%s\": want a whole number in [%llu, %llu]",
+			     opt, s ? s : "", lo, hi);
+		return EG_ERANGE;
+	}
+	*out = (unsigned)v;
+	return EG_OK;
+}
+
+int eg_cli_bytes(const eg_cli_t *c, const char *opt, const char *s, size_t lo,
+		 size_t hi, size_t *out)
+{
+	char *end;
+	unsigned long long v, mult = 1;
+
+	errno = 0;
+	v = s && *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+	if (s && *s >= '0' && *s <= '9' && end[0] && !end[1]) {
+		static const char suffix[] = "kKmMgG";
+		const char *k = strchr(suffix, end[0]);
+
+		if (k)
+			mult = 1ull << (10 * (1 + (k - suffix) / 2));
+		end += !!k;
+	}
+	if (!s || *s < '0' || *s > '9' || *end || errno ||
+	    v > (unsigned long long)hi / mult || v * mult < lo) {
+		eg_cli_error(c,
+			     "%s \"%s\": want bytes in [%zu, %zu] (K, M, G: "
+			     "binary multiples)",
+			     opt, s ? s : "", lo, hi);
+		return EG_ERANGE;
+	}
+	*out = (size_t)(v * mult);
+	return EG_OK;
+}
+
+int eg_cli_real(const eg_cli_t *c, const char *opt, const char *s, double lo,
+		double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = s && *s ? strtod(s, &end) : NAN;
+	if (!s || !*s || *end || errno || !isfinite(v) || !(v > lo) || v > hi) {
+		eg_cli_error(c, "%s \"%s\": want a number above %g, at most %g",
+			     opt, s ? s : "", lo, hi);
+		return EG_ERANGE;
+	}
+	*out = v;
+	return EG_OK;
+}
+
+int eg_cli_choice(const eg_cli_t *c, const char *opt, const char *s,
+		  const char *const *choices)
+{
+	char want[256] = "";
+	size_t len = 0;
+
+	for (int i = 0; choices[i]; i++) {
+		if (s && !strcmp(s, choices[i]))
+			return i;
+		len += (size_t)snprintf(
+		    want + len, sizeof(want) - len, "%s%s",
+		    i ? (choices[i + 1] ? ", " : " or ") : "", choices[i]);
+		if (len >= sizeof(want))
+			break;
+	}
+	eg_cli_error(c, "%s \"%s\": want %s", opt, s ? s : "", want);
+	return EG_EINVAL;
+}
+
+/* ---- groups ---------------------------------------------------------- */
+
+/* spelled: the option as given ("--iters", "-n"). */
+static int eg__job(eg_cli_t *c, int id, const char *spelled, const char *arg)
+{
+	eg_job_opts_t *j = c->job;
+	int rc;
+
+	switch (id) {
+	case EG__O_ITERS:
+		rc = eg_cli_uint(c, spelled, arg, 1, 1000000, &j->iters);
+		j->given |= EG_JOB_ITERS;
+		return rc;
+	case EG__O_WARMUP:
+		rc = eg_cli_uint(c, spelled, arg, 0, 1000000, &j->warmup);
+		j->given |= EG_JOB_WARMUP;
+		return rc;
+	default:
+		rc = eg_cli_real(c, spelled, arg, 0, 86400, &j->timeout_s);
+		j->given |= EG_JOB_TIMEOUT;
+		return rc;
+	}
+}
+
+static int eg__nonempty(const eg_cli_t *c, const char *opt, const char *arg,
+			const char **out)
+{
+	if (!*arg) {
+		eg_cli_error(c, "%s: empty", opt);
+		return EG_EINVAL;
+	}
+	*out = arg;
+	return EG_OK;
+}
+
+static int eg__xport(eg_cli_t *c, int id, const char *arg)
+{
+	static const char *const transports[] = {"fabric", "nccl", NULL};
+	static const char *const modes[] = {"hostid", "nop2p", NULL};
+	eg_xport_cli_t *x = c->xport;
+	eg_nccl_path_t p;
+	int i;
+
+	x->given |= 1u << (id - EG__O_TRANSPORT);
+	switch (id) {
+	case EG__O_TRANSPORT:
+		if ((i = eg_cli_choice(c, "--transport", arg, transports)) < 0)
+			return i;
+		x->transport = transports[i];
+		return EG_OK;
+	case EG__O_PROVIDER:
+		return eg__nonempty(c, "--provider", arg, &x->provider);
+	case EG__O_NUM_COMMS:
+		return eg_cli_uint(c, "--num-comms", arg, 1, EG_COMMS_MAX,
+				   &x->num_comms);
+	case EG__O_PATH:
+		if (eg_nccl_path_parse(arg, &p) < 0) {
+			eg_cli_error(
+			    c, "--path \"%s\": want auto, nvlink or xnode",
+			    arg);
+			return EG_EINVAL;
+		}
+		x->path = eg_nccl_path_name(p);
+		return EG_OK;
+	case EG__O_XNODE:
+		if ((i = eg_cli_choice(c, "--xnode-mode", arg, modes)) < 0)
+			return i;
+		x->xnode_mode = modes[i];
+		return EG_OK;
+	default: {
+		unsigned d;
+		int rc = eg_cli_uint(c, "--device", arg, 0, 1023, &d);
+
+		x->device = (int)d;
+		return rc;
+	}
+	}
+}
+
+static int eg__report(eg_cli_t *c, int id, const char *arg)
+{
+	eg_report_cli_t *r = c->report;
+
+	if (id == EG__O_REPORTS)
+		return eg__nonempty(c, "--reports", arg, &r->reports);
+	if (id == EG__O_TAP)
+		return eg__nonempty(c, "--tap", arg, &r->tap);
+	return eg__nonempty(c, "--junit", arg, &r->junit);
+}
+
+static int eg__workload(eg_cli_t *c, int id, const char *arg)
+{
+	eg_overrides_t *o = c->workload;
+
+	if (o->n >= EG_OVERRIDES_MAX) {
+		eg_cli_error(c, "too many workload options (max %d)",
+			     EG_OVERRIDES_MAX);
+		return EG_ERANGE;
+	}
+	o->key[o->n] = eg__workload_keys[id - EG__O_WORKLOAD];
+	o->val[o->n] = arg;
+	o->n++;
+	return EG_OK;
+}
+
+/* ---- the table and the loop ------------------------------------------ */
+
+static int eg__add(struct option *t, size_t *n, const char *name, int has_arg,
+		   int id)
+{
+	if (*n + 1 >= EG__OPTS_MAX)
+		return EG_ERANGE;
+	t[*n] = (struct option){name, has_arg, NULL, id};
+	(*n)++;
+	return EG_OK;
+}
+
+static int eg__add_group(struct option *t, size_t *n, const eg__gopt_t *g,
+			 unsigned keys)
+{
+	int rc = EG_OK;
+
+	for (; g->name && rc == EG_OK; g++)
+		if (keys & g->key)
+			rc = eg__add(t, n, g->name, required_argument, g->id);
+	return rc;
+}
+
+static int eg__table(const eg_cli_t *c, struct option *t)
+{
+	size_t n = 0;
+	int rc = eg__add(t, &n, "help", no_argument, EG__O_HELP);
+
+	for (const struct option *o = c->own; o && o->name && !rc; o++)
+		rc = eg__add(t, &n, o->name, o->has_arg, o->val);
+	if (c->job && !rc)
+		rc = eg__add_group(t, &n, eg__job_opts, c->job->keys);
+	if (c->xport && !rc)
+		rc = eg__add_group(t, &n, eg__xport_opts, c->xport->keys);
+	if (c->report && !rc)
+		rc = eg__add_group(t, &n, eg__report_opts, c->report->keys);
+	for (int k = 0; c->workload && eg__workload_keys[k] && !rc; k++)
+		rc = eg__add(t, &n, eg__workload_keys[k], required_argument,
+			     EG__O_WORKLOAD + k);
+	memset(&t[n], 0, sizeof(t[n]));
+	return rc;
+}
+
+static int eg__one(eg_cli_t *c, int id, const char *arg)
+{
+	if (id >= EG__O_WORKLOAD)
+		return eg__workload(c, id, arg);
+	if (id >= EG__O_REPORTS)
+		return eg__report(c, id, arg);
+	if (id >= EG__O_TRANSPORT)
+		return eg__xport(c, id, arg);
+	if (id >= EG__O_ITERS)
+		return eg__job(c, id,
+			       id == EG__O_ITERS    ? "--iters"
+			       : id == EG__O_WARMUP ? "--warmup"
+						    : "--timeout",
+			       arg);
+	if (c->job && c->job->nw && (id == 'n' || id == 'w'))
+		return eg__job(c, id == 'n' ? EG__O_ITERS : EG__O_WARMUP,
+			       id == 'n' ? "-n" : "-w", arg);
+	if (!c->parse) {
+		eg_cli_error(c, "option %d has no handler (harness)", id);
+		return EG_EINVAL;
+	}
+	return c->parse(c, id, arg);
+}
+
+/* The arguments left after the options. */
+static int eg__positional(eg_cli_t *c, int argc, char **argv)
+{
+	if (c->stop_at_args) {
+		c->rest = optind;
+		return EG_CLI_GO;
+	}
+	for (int i = optind; i < argc; i++) {
+		if (c->n_args >= c->max_args || c->n_args >= EG_CLI_ARGS_MAX)
+			return eg_cli_error(c, "unexpected argument \"%s\"",
+					    argv[i]);
+		c->arg[c->n_args++] = argv[i];
+	}
+	return EG_CLI_GO;
+}
+
+int eg_cli_parse(eg_cli_t *c, int argc, char **argv)
+{
+	struct option t[EG__OPTS_MAX];
+	char shorts[64];
+	int id;
+
+	if (eg__table(c, t) < 0)
+		return eg_cli_error(c, "too many options (harness)");
+	snprintf(shorts, sizeof(shorts), "%s:h%s%s", c->stop_at_args ? "+" : "",
+		 c->shorts ? c->shorts : "",
+		 c->job && c->job->nw ? "n:w:" : "");
+	c->n_args = 0;
+	optind = 0; /* a fresh scan (GNU: re-reads the optstring's mode) */
+	opterr = 0;
+	while ((id = getopt_long(argc, argv, shorts, t, NULL)) != -1) {
+		if (id == EG__O_HELP) {
+			if (c->usage)
+				c->usage(stdout);
+			return EG_EXIT_PASS;
+		}
+		if (id == ':')
+			return eg_cli_error(c,
+					    "%s needs a value; see '%s --help'",
+					    argv[optind - 1], c->prog);
+		if (id == '?') {
+			if (optopt && optopt < 256)
+				return eg_cli_error(c,
+						    "unknown option \"-%c\"; "
+						    "see '%s --help'",
+						    optopt, c->prog);
+			return eg_cli_error(
+			    c, "unknown option \"%s\"; see '%s --help'",
+			    argv[optind - 1], c->prog);
+		}
+		if (eg__one(c, id, optarg) < 0)
+			return EG_EXIT_HARD;
+	}
+	return eg__positional(c, argc, argv);
+}

@@ -1,0 +1,125 @@
+/* The command line of every epgate command: one parser (getopt_long
+ * underneath) and the option groups several commands share, each parsed
+ * in one place (as fabtests composes its option fragments): a command
+ * names its own options and the groups it takes, and gets back filled
+ * option structs, its positional arguments, or the exit code to return
+ * (0 after --help; 99 after a bad argument, with one line on stderr that
+ * names it). */
+#ifndef EPGATE_SRC_OPTS_H
+#define EPGATE_SRC_OPTS_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "lib/suite/suite.h"
+
+/* ---- option groups ---------------------------------------------------- */
+
+/* Job: --iters N, --warmup N, --timeout S (the keys the command takes;
+ * with nw, -n N and -w N too). */
+enum {
+	EG_JOB_ITERS = 1,
+	EG_JOB_WARMUP = 2,
+	EG_JOB_TIMEOUT = 4,
+	EG_JOB_ALL = 7,
+};
+typedef struct eg_job_opts {
+	unsigned keys;	/* EG_JOB_* taken */
+	unsigned given; /* EG_JOB_* given on the command line */
+	int nw;		/* also -n N and -w N, as nccl-tests spells them */
+	unsigned iters, warmup;
+	double timeout_s;
+} eg_job_opts_t;
+
+/* Transport: --transport fabric|nccl, --provider P (fabric), and NCCL's
+ * --num-comms K (fabric endpoints too), --path auto|nvlink|xnode,
+ * --xnode-mode hostid|nop2p, --device D. */
+enum {
+	EG_XP_TRANSPORT = 1,
+	EG_XP_PROVIDER = 2,
+	EG_XP_NUM_COMMS = 4,
+	EG_XP_PATH = 8,
+	EG_XP_XNODE = 16,
+	EG_XP_DEVICE = 32,
+	EG_XP_NCCL = 4 | 8 | 16 | 32,
+	EG_XP_ALL = 63,
+};
+typedef struct eg_xport_cli {
+	unsigned keys, given;	/* EG_XP_* taken, given */
+	const char *transport;	/* "fabric", "nccl" */
+	const char *provider;	/* NULL: auto */
+	unsigned num_comms;	/* K */
+	const char *path;	/* "auto", "nvlink", "xnode" */
+	const char *xnode_mode; /* NULL: hostid */
+	int device;		/* -1: rank modulo the device count */
+} eg_xport_cli_t;
+
+/* Reports: --reports DIR, --tap FILE, --junit FILE. */
+enum {
+	EG_REP_REPORTS = 1,
+	EG_REP_TAP = 2,
+	EG_REP_JUNIT = 4,
+	EG_REP_ALL = 7,
+};
+typedef struct eg_report_cli {
+	unsigned keys;
+	const char *reports, *tap, *junit;
+} eg_report_cli_t;
+
+/* Workload: every workload key as --KEY=VALUE (or --KEY VALUE) into an
+ * eg_overrides_t (lib/suite/suite.h): name world experts topk hidden
+ * dtype tokens zero_ranks routing mask data seed iter. */
+
+/* ---- the parser ------------------------------------------------------- */
+
+#define EG_CLI_ARGS_MAX 4
+#define EG_CLI_GO	(-1) /* eg_cli_parse: go on */
+
+typedef struct eg_cli eg_cli_t;
+struct eg_cli {
+	const char *prog;	  /* "epgate bench raw": every message's */
+	const char *shorts;	  /* the command's short options ("v", "n:") */
+	const struct option *own; /* its long options ({0}-terminated; val:
+				     a short letter or 256..599), or NULL */
+	/* the command's own options: EG_OK, or <0 after a message */
+	int (*parse)(eg_cli_t *c, int id, const char *arg);
+	void *ctx; /* for parse */
+	void (*usage)(FILE *f);
+	/* the groups the command takes; NULL: none */
+	eg_job_opts_t *job;
+	eg_xport_cli_t *xport;
+	eg_report_cli_t *report;
+	eg_overrides_t *workload;
+	unsigned max_args; /* positional arguments taken, at most */
+	int stop_at_args;  /* the first non-option ends the options, which
+			      leaves it and the rest to the command (launch) */
+	/* out */
+	unsigned n_args;
+	const char *arg[EG_CLI_ARGS_MAX];
+	int rest; /* argv index of the first argument left (stop_at_args) */
+};
+
+/* Parses argv (argv[0] is the command's name). Returns EG_CLI_GO, or the
+ * exit code to return now. */
+int eg_cli_parse(eg_cli_t *c, int argc, char **argv);
+
+/* One line "PROG: message" on stderr; returns EG_EXIT_HARD. */
+int eg_cli_error(const eg_cli_t *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Values. Each returns 0, or prints "PROG: OPT "S": want ..." and returns
+ * <0. */
+int eg_cli_uint(const eg_cli_t *c, const char *opt, const char *s,
+		unsigned long long lo, unsigned long long hi, unsigned *out);
+/* Bytes with binary K/M/G suffixes ("4096", "64K", "1M", "1G"). */
+int eg_cli_bytes(const eg_cli_t *c, const char *opt, const char *s, size_t lo,
+		 size_t hi, size_t *out);
+/* A number in (lo, hi]. */
+int eg_cli_real(const eg_cli_t *c, const char *opt, const char *s, double lo,
+		double hi, double *out);
+/* One of choices (NULL-terminated): its index. */
+int eg_cli_choice(const eg_cli_t *c, const char *opt, const char *s,
+		  const char *const *choices);
+
+#endif
