@@ -16,13 +16,6 @@
 #define EG__DEFAULT_TIMEOUT 60.0
 #define EG__SECRET_MIN	    16 /* hex digits: 64 bits at least */
 
-double eg_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int eg__fail(char *err, size_t len, int rc, const char *fmt, ...)
 {
 	va_list ap;
