@@ -17,6 +17,8 @@
 
 #include <yaml.h>
 
+#include "epgate/num.h" /* EG_NUM_* flags of eg_yaml_num */
+
 /* Limits: far above any real profile or gate file (a few KB, five
  * levels deep). */
 #define EG_YAML_MAX_BYTES ((size_t)256 << 10)
