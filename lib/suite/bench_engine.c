@@ -119,7 +119,7 @@ int eg_bench_engine(const eg_bench_engine_opts_t *o)
 		eg__row(&out.metrics[i]);
 	printf("  times: slowest rank per step; bytes: payload per rank per "
 	       "step; post_rate: busiest endpoint (docs/metrics.md)\n");
-	eg_perf_point_free(&out);
+	eg_point_fini(&out);
 out:
 	if (b) {
 		if (ex != EG_EXIT_HARD)

@@ -78,15 +78,18 @@ static int eg__sink_point(eg__sink_t *s, const eg_point_t *p)
 		}
 		return EG_OK;
 	}
-	json_t *j = eg_perf_point_json(p);
-	char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	int rc =
-	    line && fprintf(s->spool, "%s\n", line) > 0 && fflush(s->spool) == 0
-		? EG_OK
-		: EG_EIO;
+	/* serialised once, here; parsed once, by the orchestrator */
+	char *line;
+	int rc = eg_point_line(p, &line, "spool", err, sizeof(err));
 
+	if (rc) {
+		fprintf(stderr, EG__PROG ": %s\n", err);
+		return rc;
+	}
+	rc = fprintf(s->spool, "%s\n", line) > 0 && fflush(s->spool) == 0
+		 ? EG_OK
+		 : EG_EIO;
 	free(line);
-	json_decref(j);
 	if (rc)
 		fprintf(stderr, EG__PROG ": cannot write the spool file\n");
 	return rc;
@@ -183,172 +186,206 @@ static double eg__med(const eg_point_t *p, const char *name)
 			    : m->s.median;
 }
 
-static int eg__rank_run(const eg__ropts_t *o)
-{
+/* One rank's job: its world, profile, points and where rank 0 puts
+ * them. */
+typedef struct eg__rank {
+	const eg__ropts_t *o;
 	eg_world_t w;
-	eg_boot_t *b = NULL;
+	eg_boot_t *b;
 	eg_profile_t p;
-	eg_perf_point_t *pts = NULL;
+	const eg_bench_backend_ops_t *be;
+	eg_perf_point_t *pts;
+	size_t n, mine;
 	eg_perf_raw_t raw[EG_COMMS_MAX + 1];
-	eg__sink_t sink = {0};
-	char err[EG_PROFILE_ERR_MAX];
-	size_t n = 0, mine = 0, done = 0;
-	unsigned failed = 0;
-	int rc, ex = EG_EXIT_HARD;
+	eg__sink_t sink;
+} eg__rank_t;
 
-	memset(raw, 0, sizeof(raw));
-	if (eg_world_from_env(&w, err, sizeof(err)) < 0) {
-		fprintf(stderr, EG__PROG ": %s\n", err);
-		return EG_EXIT_HARD;
-	}
-	if (eg_profile_load(&p, o->profile, err, sizeof(err)) < 0) {
+/* Profile, backend, this job's points.  Returns -1 to go on, else the
+ * exit code. */
+static int eg__rank_plan(eg__rank_t *k)
+{
+	char err[EG_PROFILE_ERR_MAX];
+
+	if (eg_world_from_env(&k->w, err, sizeof(err)) < 0 ||
+	    eg_profile_load(&k->p, k->o->profile, err, sizeof(err)) < 0) {
 		fprintf(stderr, EG__PROG ": %s\n", err);
 		return EG_EXIT_HARD;
 	}
 	/* the profile's knobs, unless the environment sets them already */
-	for (size_t i = 0; i < p.n_env; i++)
-		setenv(p.env_keys[i], p.env_vals[i], 0);
-	const eg_bench_backend_ops_t *be = eg_bench_backend_find(p.transport);
-	if (!be) {
-		if (!w.rank)
+	for (size_t i = 0; i < k->p.n_env; i++)
+		setenv(k->p.env_keys[i], k->p.env_vals[i], 0);
+	if (!(k->be = eg_bench_backend_find(k->p.transport))) {
+		if (!k->w.rank)
 			fprintf(stderr,
 				EG__PROG ": transport \"%s\" is not built "
 					 "into this epgate\n",
-				p.transport);
-		ex = EG_EXIT_SKIP;
-		goto out;
+				k->p.transport);
+		return EG_EXIT_SKIP;
 	}
-	if (eg_profile_points(&p, &pts, &n, err, sizeof(err)) < 0) {
+	if (eg_profile_points(&k->p, &k->pts, &k->n, err, sizeof(err)) < 0) {
 		fprintf(stderr, EG__PROG ": %s\n", err);
-		goto out;
+		return EG_EXIT_HARD;
 	}
-	for (size_t i = 0; i < n; i++)
-		mine += eg__mine(o, &pts[i], &w);
-	if (!mine) {
-		if (!w.rank)
+	for (size_t i = 0; i < k->n; i++)
+		k->mine += eg__mine(k->o, &k->pts[i], &k->w);
+	if (!k->mine) {
+		if (!k->w.rank)
 			fprintf(stderr,
 				EG__PROG ": no point of profile %s has world "
 					 "%u on %u node(s)\n",
-				p.name, w.size, w.nodes);
-		ex = EG_EXIT_SKIP;
-		goto out;
+				k->p.name, k->w.size, k->w.nodes);
+		return EG_EXIT_SKIP;
 	}
-	if ((rc = eg_boot_open(&b, &w, p.timeout_s)) < 0) {
-		fprintf(stderr, EG__PROG ": rank %u: bootstrap: %s\n", w.rank,
-			b ? eg_boot_error(b) : eg_strerror(rc));
-		goto out;
+	return -1;
+}
+
+/* The bootstrap, and rank 0's results file or spool. */
+static int eg__rank_open(eg__rank_t *k)
+{
+	char err[EG_RESULTS_ERR_MAX];
+	json_t *hosts;
+	int rc;
+
+	if ((rc = eg_boot_open(&k->b, &k->w, k->p.timeout_s)) < 0) {
+		fprintf(stderr, EG__PROG ": rank %u: bootstrap: %s\n",
+			k->w.rank,
+			k->b ? eg_boot_error(k->b) : eg_strerror(rc));
+		return rc;
 	}
-	json_t *hosts = o->results ? eg__hosts(b, &w, p.timeout_s) : NULL;
+	hosts = k->o->results ? eg__hosts(k->b, &k->w, k->p.timeout_s) : NULL;
+	if (!k->w.rank && k->o->results) {
+		json_t *ctx = eg_perf_context(&k->p, hosts);
 
-	if (!w.rank && o->results) {
-		json_t *ctx = eg_perf_context(&p, hosts);
-
-		rc = ctx ? eg_results_create(&sink.wr, o->results, 0, ctx, err,
-					     sizeof(err))
+		rc = ctx ? eg_results_create(&k->sink.wr, k->o->results, 0, ctx,
+					     err, sizeof(err))
 			 : EG_ENOMEM;
 		json_decref(ctx);
-		if (rc < 0) {
-			fprintf(stderr, EG__PROG ": %s\n", err);
-			json_decref(hosts);
-			goto out;
-		}
-	} else if (!w.rank && !(sink.spool = fopen(o->spool, "a"))) {
-		fprintf(stderr, EG__PROG ": cannot open %s\n", o->spool);
-		json_decref(hosts);
-		goto out;
+		if (rc < 0)
+			fprintf(stderr, EG__PROG ": %s\n",
+				rc == EG_ENOMEM ? "out of memory" : err);
+	} else if (!k->w.rank && !(k->sink.spool = fopen(k->o->spool, "a"))) {
+		fprintf(stderr, EG__PROG ": cannot open %s\n", k->o->spool);
+		rc = EG_EIO;
 	}
 	json_decref(hosts);
-	if (!w.rank)
+	return rc < 0 ? rc : 0;
+}
+
+/* Rank 0: the measured point to its sink, and one line on stdout. */
+static int eg__rank_put(eg__rank_t *k, const eg_perf_point_t *pt, size_t done,
+			eg_point_t *out)
+{
+	const json_t *bd = json_object_get(out->evidence, "bound");
+	int rc = eg__sink_point(&k->sink, out);
+
+	printf("perf: point %zu/%zu %s: step %.1f us (dispatch %.1f, combine "
+	       "%.1f), %.0f tok/s%s%s\n",
+	       done, k->mine, pt->id, eg__med(out, "step_us"),
+	       eg__med(out, "dispatch_us"), eg__med(out, "combine_us"),
+	       eg__med(out, "tok_s"), bd ? ", bound " : "",
+	       bd ? json_string_value(bd) : "");
+	fflush(stdout);
+	eg_point_fini(out);
+	return rc;
+}
+
+/* One point on every rank: EG_OK, EG_EMISMATCH (not measured, the job
+ * goes on) or another error (the job stops). */
+static int eg__rank_point(eg__rank_t *k, const eg_perf_ctx_t *ctx,
+			  const eg_perf_point_t *pt, size_t done)
+{
+	char err[EG_PROFILE_ERR_MAX];
+	eg_workload_t wl;
+	eg_point_t out;
+	int rc;
+
+	if (eg_perf_point_workload(&k->p, pt, &wl, err, sizeof(err)) < 0) {
+		fprintf(stderr, EG__PROG ": %s: %s\n", pt->id, err);
+		return EG_EINVAL;
+	}
+	rc = eg_perf_measure(ctx, pt, &wl,
+			     eg__raw_for(k->raw, &k->p, &k->w, k->b,
+					 pt->v[EG_AXIS_NUM_COMMS].num),
+			     &out, err, sizeof(err));
+	eg_workload_fini(&wl);
+	if (rc == EG_EMISMATCH && !k->w.rank) {
+		/* a wrong engine is not measured; the others are */
+		fprintf(stderr, EG__PROG ": %s: %s\n", pt->id, err);
+		eg__sink_failed(&k->sink, pt->id, err);
+		printf("perf: point %zu/%zu %s: FAILED verification\n", done,
+		       k->mine, pt->id);
+		fflush(stdout);
+	} else if (rc < 0 && rc != EG_EMISMATCH) {
+		/* the job's collectives are in an unknown state */
+		fprintf(stderr, EG__PROG ": rank %u: %s: %s\n", k->w.rank,
+			pt->id, err);
+		if (!k->w.rank)
+			eg__sink_failed(&k->sink, pt->id, err);
+	} else if (!rc && !k->w.rank) {
+		rc = eg__rank_put(k, pt, done, &out);
+	}
+	return rc;
+}
+
+/* This job's points in order; the exit code. */
+static int eg__rank_points(eg__rank_t *k)
+{
+	eg_perf_ctx_t ctx = {.world = &k->w,
+			     .boot = k->b,
+			     .backend = k->be,
+			     .provider = k->p.provider,
+			     .timeout_s = k->p.timeout_s,
+			     .device = -1};
+	size_t done = 0;
+	unsigned failed = 0;
+
+	if (!k->w.rank)
 		printf("perf: profile %s, %zu point(s) on %u rank(s), %u "
 		       "node(s), transport %s\n",
-		       p.name, mine, w.size, w.nodes, p.transport);
+		       k->p.name, k->mine, k->w.size, k->w.nodes,
+		       k->p.transport);
 	fflush(stdout);
-	eg_perf_ctx_t ctx = {.world = &w,
-			     .boot = b,
-			     .backend = be,
-			     .provider = p.provider,
-			     .timeout_s = p.timeout_s,
-			     .device = -1};
-	ex = EG_EXIT_PASS;
-	for (size_t i = 0; i < n; i++) {
-		const eg_perf_point_t *pt = &pts[i];
-		eg_workload_t wl;
-		eg_point_t out;
+	for (size_t i = 0; i < k->n; i++) {
+		int rc;
 
-		if (!eg__mine(o, pt, &w))
+		if (!eg__mine(k->o, &k->pts[i], &k->w))
 			continue;
-		done++;
-		if (eg_perf_point_workload(&p, pt, &wl, err, sizeof(err)) < 0) {
-			fprintf(stderr, EG__PROG ": %s: %s\n", pt->id, err);
-			ex = EG_EXIT_HARD;
-			break;
-		}
-		const eg_perf_raw_t *r =
-		    eg__raw_for(raw, &p, &w, b, pt->v[EG_AXIS_NUM_COMMS].num);
-		rc = eg_perf_measure(&ctx, pt, &wl, r, &out, err, sizeof(err));
-		eg_workload_fini(&wl);
-		if (rc == EG_EMISMATCH) {
-			/* a wrong engine is not measured; the others are */
+		rc = eg__rank_point(k, &ctx, &k->pts[i], ++done);
+		if (rc == EG_EMISMATCH)
 			failed++;
-			if (!w.rank) {
-				fprintf(stderr, EG__PROG ": %s: %s\n", pt->id,
-					err);
-				eg__sink_failed(&sink, pt->id, err);
-				printf("perf: point %zu/%zu %s: FAILED "
-				       "verification\n",
-				       done, mine, pt->id);
-				fflush(stdout);
-			}
-			continue;
-		}
-		if (rc < 0) {
-			/* the job's collectives are in an unknown state */
-			fprintf(stderr, EG__PROG ": rank %u: %s: %s\n", w.rank,
-				pt->id, err);
-			if (!w.rank)
-				eg__sink_failed(&sink, pt->id, err);
-			ex = EG_EXIT_HARD;
-			break;
-		}
-		if (!w.rank) {
-			const json_t *bd =
-			    json_object_get(out.evidence, "bound");
-
-			rc = eg__sink_point(&sink, &out);
-			printf(
-			    "perf: point %zu/%zu %s: step %.1f us "
-			    "(dispatch %.1f, combine %.1f), %.0f tok/s%s%s\n",
-			    done, mine, pt->id, eg__med(&out, "step_us"),
-			    eg__med(&out, "dispatch_us"),
-			    eg__med(&out, "combine_us"), eg__med(&out, "tok_s"),
-			    bd ? ", bound " : "",
-			    bd ? json_string_value(bd) : "");
-			fflush(stdout);
-			eg_perf_point_free(&out);
-			if (rc < 0) {
-				ex = EG_EXIT_HARD;
-				break;
-			}
-		}
+		else if (rc < 0)
+			return EG_EXIT_HARD;
 	}
-	if (ex == EG_EXIT_PASS && failed)
-		ex = EG_EXIT_FAIL;
-out:
-	for (unsigned k = 0; k <= EG_COMMS_MAX; k++)
-		if (raw[k].n != (size_t)-1)
-			eg_perf_raw_fini(&raw[k]);
-	if (b) {
+	return failed ? EG_EXIT_FAIL : EG_EXIT_PASS;
+}
+
+static int eg__rank_run(const eg__ropts_t *o)
+{
+	eg__rank_t *k = calloc(1, sizeof(*k));
+	int ex;
+
+	if (!k)
+		return EG_EXIT_HARD;
+	k->o = o;
+	ex = eg__rank_plan(k);
+	if (ex < 0)
+		ex = eg__rank_open(k) < 0 ? EG_EXIT_HARD : eg__rank_points(k);
+	for (unsigned c = 0; c <= EG_COMMS_MAX; c++)
+		if (k->raw[c].n != (size_t)-1)
+			eg_perf_raw_fini(&k->raw[c]);
+	if (k->b) {
 		/* nobody tears down while a peer may still be in a step */
 		if (ex != EG_EXIT_HARD)
-			eg_boot_barrier(b, p.timeout_s);
-		eg_boot_close(b);
+			eg_boot_barrier(k->b, k->p.timeout_s);
+		eg_boot_close(k->b);
 	}
-	if (sink.wr)
-		eg_results_close(sink.wr);
-	if (sink.spool)
-		fclose(sink.spool);
-	free(pts);
-	eg_profile_free(&p);
+	if (k->sink.wr)
+		eg_results_close(k->sink.wr);
+	if (k->sink.spool)
+		fclose(k->sink.spool);
+	free(k->pts);
+	eg_profile_free(&k->p);
+	free(k);
 	return ex;
 }
 
@@ -461,7 +498,7 @@ static int eg__null_point(const eg_perf_ctx_t *c, const char *arm,
 		const eg_metric_t *m = eg_point_metric(&out, "step_us");
 
 		memcpy(t, m->samples, iters * sizeof(double));
-		eg_perf_point_free(&out);
+		eg_point_fini(&out);
 	}
 	return EG_OK;
 }
