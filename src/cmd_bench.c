@@ -32,6 +32,7 @@
 #include "epgate/bench_driver.h"
 #include "epgate/boot.h"
 #include "epgate/error.h"
+#include "epgate/num.h"
 #include "epgate/report.h"
 #include "epgate/transport.h"
 #include "epgate/world.h"
@@ -110,52 +111,28 @@ static int eg__bad_arg(const char *opt, const char *val, const char *why)
 	return EG_EXIT_HARD;
 }
 
+/* Numbers through the base parser (lib/base/num.c); the messages are
+ * eg__bad_arg's. */
 static int eg__uint(const char *s, unsigned long long lo, unsigned long long hi,
 		    unsigned long long *out)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 
-	if (!s || !*s || *s == '-')
-		return -1;
-	v = strtoull(s, &end, 10);
-	if (*end || v < lo || v > hi)
+	if (!s || eg_parse_u64(NULL, s, lo, hi, 0, &v, NULL, 0) < 0)
 		return -1;
 	*out = v;
 	return 0;
 }
 
-/* "4096", "64K", "1M", "2G" (binary multiples). */
+/* "4096", "64K", "1M", "2G" (binary multiples), up to 16G. */
 static int eg__bytes(const char *s, size_t *out)
 {
-	char num[32];
-	size_t n = s ? strlen(s) : 0, mult = 1;
-	unsigned long long v;
+	uint64_t v;
 
-	if (!n || n >= sizeof(num))
+	if (!s ||
+	    eg_parse_bytes(NULL, s, 1, (uint64_t)1 << 34, 0, &v, NULL, 0) < 0)
 		return -1;
-	memcpy(num, s, n + 1);
-	switch (num[n - 1]) {
-	case 'k':
-	case 'K':
-		mult = (size_t)1 << 10;
-		break;
-	case 'm':
-	case 'M':
-		mult = (size_t)1 << 20;
-		break;
-	case 'g':
-	case 'G':
-		mult = (size_t)1 << 30;
-		break;
-	default:
-		break;
-	}
-	if (mult > 1)
-		num[n - 1] = 0;
-	if (eg__uint(num, 1, ((unsigned long long)1 << 34) / mult, &v))
-		return -1;
-	*out = (size_t)v * mult;
+	*out = (size_t)v;
 	return 0;
 }
 

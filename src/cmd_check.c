@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "epgate/num.h"
 #include "lib/suite/suite.h"
 
 #define EG__QUICK_MAX 12
@@ -89,8 +90,10 @@ static int eg__check_l2(const eg_l1_opts_t *l1, const char *reports, int full)
 	const char *t = getenv("EPGATE_TIMEOUT");
 	int rc;
 
-	if (t && atof(t) > 0)
-		o.timeout_s = atof(t);
+	double v;
+
+	if (t && !eg_parse_double(NULL, t, 0, 1e6, EG_NUM_LO_OPEN, &v, NULL, 0))
+		o.timeout_s = v; /* a bad value: the world's check names it */
 	rc = eg_run_dir_create(reports, run, sizeof(run));
 	if (rc < 0) {
 		fprintf(stderr, "epgate check: --reports %s: %s\n", reports,
@@ -153,7 +156,7 @@ int eg_cmd_check(int argc, char **argv)
 		return EG_EXIT_HARD;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		char *end;
+		char err[256];
 		switch (c) {
 		case O_WORKLOAD:
 			file = optarg;
@@ -162,13 +165,9 @@ int eg_cmd_check(int argc, char **argv)
 			o.engine = optarg;
 			break;
 		case O_ITERS:
-			o.iters = (unsigned)strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end ||
-			    o.iters == 0 || o.iters > 1000000) {
-				fprintf(stderr,
-					"epgate check: --iters: \"%s\" is not "
-					"an integer in [1, 1000000]\n",
-					optarg);
+			if (eg_parse_uint("--iters", optarg, 1, 1000000,
+					  &o.iters, err, sizeof(err)) < 0) {
+				fprintf(stderr, "epgate check: %s\n", err);
 				return EG_EXIT_HARD;
 			}
 			break;

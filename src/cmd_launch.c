@@ -1,7 +1,5 @@
 /* epgate launch -n N [--ranks-per-node M] [--timeout S] -- command ... */
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +7,7 @@
 #include "cmd_launch.h"
 #include "epgate/error.h"
 #include "epgate/launch.h"
+#include "epgate/num.h"
 
 static void eg__launch_usage(FILE *f)
 {
@@ -38,17 +37,12 @@ static void eg__launch_usage(FILE *f)
 static int eg__launch_uint(const char *opt, const char *s, unsigned lo,
 			   unsigned hi, unsigned *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end || errno || v < lo || v > hi) {
-		fprintf(stderr,
-			"epgate launch: %s \"%s\": want a whole number in "
-			"[%u, %u]\n",
-			opt, s, lo, hi);
+	char err[256];
+
+	if (eg_parse_uint(opt, s, lo, hi, out, err, sizeof(err)) < 0) {
+		fprintf(stderr, "epgate launch: %s\n", err);
 		return -1;
 	}
-	*out = (unsigned)v;
 	return 0;
 }
 
@@ -62,7 +56,7 @@ int eg_cmd_launch(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	eg_launch_opts_t o = {0};
-	char *end;
+	char err[256];
 	int c;
 
 	optind = 1;
@@ -80,14 +74,11 @@ int eg_cmd_launch(int argc, char **argv)
 				return EG_EXIT_HARD;
 			break;
 		case 't':
-			errno = 0;
-			o.timeout_s = strtod(optarg, &end);
-			if (!*optarg || *end || errno ||
-			    !isfinite(o.timeout_s) || o.timeout_s <= 0) {
-				fprintf(stderr,
-					"epgate launch: --timeout \"%s\": want "
-					"a positive number of seconds\n",
-					optarg);
+			if (eg_parse_double("--timeout", optarg, 0, 1e9,
+					    EG_NUM_SIGNED | EG_NUM_LO_OPEN,
+					    &o.timeout_s, err,
+					    sizeof(err)) < 0) {
+				fprintf(stderr, "epgate launch: %s\n", err);
 				return EG_EXIT_HARD;
 			}
 			break;

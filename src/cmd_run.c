@@ -2,10 +2,12 @@
  * every suite this build has, into one run folder. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "epgate/file.h"
 #include "lib/suite/suite.h"
 #include "lib/suite/perf.h"
 
@@ -39,13 +41,13 @@ static json_t *eg__totals_json(const eg_l1_totals_t *t, const char *tap,
 			 "junit", junit);
 }
 
-/* summary.json, rewritten after each suite (tmp + rename). */
+/* summary.json, rewritten atomically after each suite (lib/base/file.c). */
 static int eg__summary(const char *path, const char *run, const char *engine,
 		       const eg_l1_totals_t *t1, const char *tap1,
 		       const char *junit1, const eg_l1_totals_t *t2,
 		       const char *tap2, const char *junit2, int rc)
 {
-	char tmp[4300];
+	char err[4400], *text;
 	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i}", "schema",
 			      "epgate/run-summary/v1", "profile", "local",
 			      "run_dir", run, "engine_l1", engine, "exit", rc);
@@ -54,12 +56,15 @@ static int eg__summary(const char *path, const char *run, const char *engine,
 	json_object_set_new(j, "l1", eg__totals_json(t1, tap1, junit1));
 	if (t2)
 		json_object_set_new(j, "l2", eg__totals_json(t2, tap2, junit2));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	int bad =
-	    json_dump_file(j, tmp, JSON_INDENT(2)) < 0 || rename(tmp, path) < 0;
+	text = json_dumps(j, JSON_INDENT(2));
 	json_decref(j);
+	if (!text)
+		snprintf(err, sizeof(err), "%s: out of memory", path);
+	int bad = !text || eg_file_write_atomic_buf(path, text, strlen(text),
+						    err, sizeof(err)) < 0;
+	free(text);
 	if (bad) {
-		fprintf(stderr, "epgate run: cannot write %s\n", path);
+		fprintf(stderr, "epgate run: %s\n", err);
 		return EG_EIO;
 	}
 	return EG_OK;

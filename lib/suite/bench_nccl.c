@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "epgate/num.h"
 #include "lib/suite/suite.h"
 #include "lib/suite/cmd_gpu.h"
 
@@ -63,34 +64,28 @@ static void eg__bn_usage(FILE *f)
 	    f);
 }
 
-/* "4096", "64K", "1M", "1G" */
+/* A bad number: the base parser's message, exit 99. */
+static int eg__bn_bad(const char *err)
+{
+	fprintf(stderr, EG__PROG ": %s\n", err);
+	return EG_EXIT_HARD;
+}
+
+/* The long name of a numeric option. */
+static const char *eg__bn_opt(int c)
+{
+	return c == 'n'	  ? "--iters"
+	       : c == 'w' ? "--warmup"
+	       : c == 'D' ? "--device"
+			  : "--timeout";
+}
+
+/* "4096", "64K", "1M", "1G", up to 64G (lib/base/num.c) */
 static int eg__bn_bytes(const char *s, size_t *out)
 {
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
+	uint64_t v;
 
-	if (end == s || *s == '-')
-		return -1;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		v <<= 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		v <<= 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		v <<= 30;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end || !v || v > (1ull << 36))
+	if (eg_parse_bytes(NULL, s, 1, 1ull << 36, 0, &v, NULL, 0) < 0)
 		return -1;
 	*out = (size_t)v;
 	return 0;
@@ -756,7 +751,7 @@ int eg_bench_nccl_raw(const char *coll, int argc, char **argv)
 	int bf16 = 0, sendrecv = 0, device = -1, c, which;
 	const char *json = NULL, *xnode = NULL, *path = "auto";
 	eg_overrides_t ov = {0};
-	char *end;
+	char err[256];
 
 	if (!coll)
 		coll = "";
@@ -779,7 +774,7 @@ int eg_bench_nccl_raw(const char *coll, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hb:e:f:n:w:d:", opts, NULL)) !=
 	       -1) {
-		unsigned long v;
+		unsigned v;
 
 		if (c >= EG_OPT_WORKLOAD) {
 			if (eg_overrides_add(&ov, EG__PROG, c, optarg) < 0)
@@ -791,16 +786,10 @@ int eg_bench_nccl_raw(const char *coll, int argc, char **argv)
 		case 'T':
 			break; /* read by `epgate bench` */
 		case 'k':
-			v = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || !v ||
-			    v > EG_COMMS_MAX) {
-				fprintf(stderr,
-					EG__PROG ": --num-comms %s: "
-						 "want 1..%d\n",
-					optarg, EG_COMMS_MAX);
-				return EG_EXIT_HARD;
-			}
-			comms = (unsigned)v;
+			if (eg_parse_uint("--num-comms", optarg, 1,
+					  EG_COMMS_MAX, &comms, err,
+					  sizeof(err)) < 0)
+				return eg__bn_bad(err);
 			break;
 		case 'b':
 		case 'e':
@@ -813,26 +802,19 @@ int eg_bench_nccl_raw(const char *coll, int argc, char **argv)
 			}
 			break;
 		case 'f':
-			factor = strtod(optarg, &end);
-			if (*end || !(factor > 1.0) || factor > 1024) {
-				fprintf(stderr,
-					EG__PROG ": -f %s: want a "
-						 "factor > 1\n",
-					optarg);
-				return EG_EXIT_HARD;
-			}
+			if (eg_parse_double("--step-factor", optarg, 1, 1024,
+					    EG_NUM_LO_OPEN, &factor, err,
+					    sizeof(err)) < 0)
+				return eg__bn_bad(err);
 			break;
 		case 'n':
 		case 'w':
 		case 'D':
 		case 't':
-			v = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end ||
-			    (c != 'w' && c != 'D' && !v) || v > 100000) {
-				fprintf(stderr, EG__PROG ": %s: out of range\n",
-					optarg);
-				return EG_EXIT_HARD;
-			}
+			if (eg_parse_uint(eg__bn_opt(c), optarg,
+					  c != 'w' && c != 'D', 100000, &v, err,
+					  sizeof(err)) < 0)
+				return eg__bn_bad(err);
 			if (c == 'n')
 				iters = (unsigned)v;
 			else if (c == 'w')

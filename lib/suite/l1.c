@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "epgate/clock.h"
 #include "lib/suite/suite.h"
 
 #define EG__DETAIL_MAX 4096
@@ -22,13 +22,6 @@ typedef struct eg__case {
 	unsigned iter;
 	int harness_err, engine_err;
 } eg__case_t;
-
-static double eg__now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void eg__case_free(eg__case_t *c)
 {
@@ -226,7 +219,7 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 		eg__case_t c;
 		eg_workload_t wi;
 		char sum[256], desc[384], repro[1024];
-		double t0 = eg__now();
+		double t0 = eg_now();
 
 		memset(&c, 0, sizeof(c));
 		c.w = w;
@@ -247,7 +240,7 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 				break;
 		}
 		eg_workload_to_args(&wi, repro, sizeof(repro));
-		double dt = eg__now() - t0;
+		double dt = eg_now() - t0;
 		tot->run++;
 		if (rc < 0) {
 			json_t *d = json_object();

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "epgate/num.h"
 #include "lib/suite/suite.h"
 #include "lib/suite/cmd_gpu.h"
 #include "epgate/cuda_ep.h"
@@ -490,11 +491,11 @@ int eg_cmd_l2_gpu_rank(int argc, char **argv)
 	const char *path = "auto";
 	unsigned comms = 1, iters = 2;
 	int device = -1, c;
-	char *end;
+	char msg[256];
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		unsigned long v;
+		unsigned v;
 
 		switch (c) {
 		case 'e':
@@ -503,17 +504,13 @@ int eg_cmd_l2_gpu_rank(int argc, char **argv)
 		case 'k':
 		case 'i':
 		case 'd':
-			v = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end ||
-			    (c != 'd' && v == 0) ||
-			    v > (c == 'k' ? EG_COMMS_MAX : 100000)) {
-				fprintf(stderr,
-					EG__PROG ": --%s: \"%s\" is out of "
-						 "range\n",
-					c == 'k'   ? "num-comms"
-					: c == 'i' ? "iters"
-						   : "device",
-					optarg);
+			if (eg_parse_uint(c == 'k'   ? "--num-comms"
+					  : c == 'i' ? "--iters"
+						     : "--device",
+					  optarg, c != 'd',
+					  c == 'k' ? EG_COMMS_MAX : 100000, &v,
+					  msg, sizeof(msg)) < 0) {
+				fprintf(stderr, EG__PROG ": %s\n", msg);
 				return EG_EXIT_HARD;
 			}
 			if (c == 'k')

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "epgate/num.h"
 #include "lib/suite/suite.h"
 
 typedef eg_rank_verdict_t eg__l2_msg_t;
@@ -218,24 +219,16 @@ int eg_cmd_l2_rank(int argc, char **argv)
 			provider = optarg;
 			break;
 		case 'k':
-		case 'i': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || v == 0 ||
-			    v > (c == 'k' ? EG_COMMS_MAX : 100000)) {
-				fprintf(stderr,
-					"epgate l2-rank: --%s: \"%s\" is out "
-					"of range\n",
-					c == 'k' ? "num-comms" : "iters",
-					optarg);
+		case 'i':
+			if (eg_parse_uint(c == 'k' ? "--num-comms" : "--iters",
+					  optarg, 1,
+					  c == 'k' ? EG_COMMS_MAX : 100000,
+					  c == 'k' ? &comms : &iters, err,
+					  sizeof(err)) < 0) {
+				fprintf(stderr, "epgate l2-rank: %s\n", err);
 				return EG_EXIT_HARD;
 			}
-			if (c == 'k')
-				comms = (unsigned)v;
-			else
-				iters = (unsigned)v;
 			break;
-		}
 		case 'w':
 			file = optarg;
 			break;

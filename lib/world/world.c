@@ -1,16 +1,14 @@
 /* The world from the environment: the local launcher's EPGATE_* variables,
  * else Slurm's, else a world of one. Every error names the variable and
  * its value, because a wrong world otherwise shows up as a hang. */
-#include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "epgate/error.h"
+#include "epgate/num.h"
 #include "epgate/world.h"
 
 #define EG__DEFAULT_TIMEOUT 60.0
@@ -27,21 +25,20 @@ static int eg__fail(char *err, size_t len, int rc, const char *fmt, ...)
 	return rc;
 }
 
-/* A decimal integer in [lo, hi], nothing else (no sign, no spaces). */
+/* A decimal integer in [lo, hi], nothing else (no sign, no spaces):
+ * the base parser (lib/base/num.c); the messages are this file's, in the
+ * VAR=value form the user wrote. */
 static int eg__parse_u(const char *s, unsigned long long lo,
 		       unsigned long long hi, unsigned long long *out)
 {
-	char *end;
-	if (!s || *s < '0' || *s > '9')
+	uint64_t v;
+	int rc = s ? eg_parse_u64(NULL, s, lo, hi, 0, &v, NULL, 0) : EG_EINVAL;
+
+	if (rc == EG_EINVAL)
 		return EG_EPARSE;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return EG_EPARSE;
-	if (v < lo || v > hi)
-		return EG_ERANGE;
-	*out = v;
-	return EG_OK;
+	if (rc == EG_OK)
+		*out = v;
+	return rc;
 }
 
 /* var must hold an integer in [lo, hi]; names it otherwise. */
@@ -50,7 +47,7 @@ static int eg__env_u32(const char *var, unsigned long long lo,
 		       size_t len)
 {
 	const char *s = getenv(var);
-	unsigned long long v;
+	unsigned long long v = 0;
 	if (!s)
 		return eg__fail(err, len, EG_EINVAL, "%s is not set", var);
 	int rc = eg__parse_u(s, lo, hi, &v);
@@ -69,13 +66,12 @@ static int eg__env_u32(const char *var, unsigned long long lo,
 static int eg__env_timeout(eg_world_t *w, char *err, size_t len)
 {
 	const char *s = getenv("EPGATE_TIMEOUT");
-	char *end;
+	double v;
 	w->timeout_s = EG__DEFAULT_TIMEOUT;
 	if (!s)
 		return EG_OK;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v) || v <= 0 || v > 1e6)
+	if (eg_parse_double(NULL, s, 0, 1e6, EG_NUM_SIGNED | EG_NUM_LO_OPEN, &v,
+			    NULL, 0) < 0)
 		return eg__fail(
 		    err, len, EG_EINVAL,
 		    "EPGATE_TIMEOUT=\"%s\": not a number of seconds "
@@ -130,7 +126,7 @@ static int eg__env_boot_addr(eg_world_t *w, char *err, size_t len)
 	const char *s = getenv("EPGATE_BOOT_ADDR");
 	const char *colon, *h = s;
 	size_t hl;
-	unsigned long long port;
+	unsigned long long port = 0;
 	if (!s)
 		return eg__fail(err, len, EG_EINVAL,
 				"EPGATE_BOOT_ADDR is not set (required for "
@@ -163,7 +159,7 @@ bad:
 static int eg__env_boot_fd(eg_world_t *w, char *err, size_t len)
 {
 	const char *s = getenv("EPGATE_BOOT_FD");
-	unsigned long long fd;
+	unsigned long long fd = 0;
 	if (!s || w->rank != 0)
 		return EG_OK; /* only rank 0 listens */
 	if (eg__parse_u(s, 0, 65535, &fd) < 0)
@@ -217,7 +213,7 @@ static int eg__from_launcher(eg_world_t *w, char *err, size_t len)
 static int eg__from_slurm(eg_world_t *w, char *err, size_t len)
 {
 	uint32_t nnodes, real_rpn = 0, v;
-	unsigned long long job, port;
+	unsigned long long job = 0, port = 0;
 	const char *list, *listvar, *s;
 	int rc;
 
