@@ -1,7 +1,6 @@
 /* Whole files (include/epgate/file.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,21 +9,6 @@
 
 #include "epgate/error.h"
 #include "epgate/file.h"
-
-static int eg__ferr(char *err, size_t errlen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int eg__ferr(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* Reads f to its end into *text; refuses to go past max bytes (the size
  * stat gave may be wrong for pipes and /proc files). */
@@ -75,29 +59,30 @@ int eg_file_read(const char *path, size_t max, char **text, size_t *len,
 	if (!f) {
 		int en = errno;
 
-		return eg__ferr(err, errlen, en == ENOENT ? EG_ENOENT : EG_EIO,
-				"%s: cannot open: %s", path, strerror(en));
+		return eg_err_set(err, errlen,
+				  en == ENOENT ? EG_ENOENT : EG_EIO,
+				  "%s: cannot open: %s", path, strerror(en));
 	}
 	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
 	    (unsigned long long)st.st_size > max) {
 		fclose(f);
-		return eg__ferr(err, errlen, EG_ERANGE,
-				"%s: %llu bytes, over the limit of %zu", path,
-				(unsigned long long)st.st_size, max);
+		return eg_err_set(err, errlen, EG_ERANGE,
+				  "%s: %llu bytes, over the limit of %zu", path,
+				  (unsigned long long)st.st_size, max);
 	}
 	rc = eg__slurp(f, max, text, &n);
 	fclose(f);
 	if (rc == EG_ERANGE) {
 		free(*text);
 		*text = NULL;
-		return eg__ferr(err, errlen, rc,
-				"%s: more than %zu bytes, over the limit", path,
-				max);
+		return eg_err_set(err, errlen, rc,
+				  "%s: more than %zu bytes, over the limit",
+				  path, max);
 	}
 	if (rc == EG_EIO)
-		return eg__ferr(err, errlen, rc, "%s: read error", path);
+		return eg_err_set(err, errlen, rc, "%s: read error", path);
 	if (rc < 0)
-		return eg__ferr(err, errlen, rc, "%s: out of memory", path);
+		return eg_err_set(err, errlen, rc, "%s: out of memory", path);
 	if (len)
 		*len = n;
 	return EG_OK;
@@ -134,14 +119,14 @@ int eg_file_write_atomic(const char *path, eg_file_fill_fn fn, void *arg,
 	FILE *f;
 
 	if (!tmp)
-		return eg__ferr(err, errlen, EG_ENOMEM, "%s: out of memory",
-				path);
+		return eg_err_set(err, errlen, EG_ENOMEM, "%s: out of memory",
+				  path);
 	snprintf(tmp, n, "%s.tmp", path);
 	f = fopen(tmp, "w");
 	if (!f) {
 		en = errno;
-		rc = eg__ferr(err, errlen, EG_EIO, "%s: cannot create: %s", tmp,
-			      strerror(en));
+		rc = eg_err_set(err, errlen, EG_EIO, "%s: cannot create: %s",
+				tmp, strerror(en));
 		free(tmp);
 		return rc;
 	}
@@ -159,8 +144,8 @@ int eg_file_write_atomic(const char *path, eg_file_fill_fn fn, void *arg,
 		rc = EG_EIO;
 	}
 	if (rc) {
-		eg__ferr(err, errlen, rc, "%s: write failed: %s", path,
-			 en ? strerror(en) : eg_strerror(rc));
+		eg_err_set(err, errlen, rc, "%s: write failed: %s", path,
+			   en ? strerror(en) : eg_strerror(rc));
 		unlink(tmp);
 	} else {
 		eg__sync_dir(path);

@@ -583,14 +583,25 @@ static int eg__init(eg_profile_t *pf, const char *name)
 	return 0;
 }
 
-/* The profile in a loaded document (pf holds the defaults). */
-static int eg__from_yaml(eg_profile_t *pf, eg_yaml_t *y)
+/* The profile from text, or from the file name when text is NULL. */
+static int eg__read(eg_profile_t *pf, const char *text, size_t len,
+		    const char *name, char *err, size_t errlen)
 {
-	int rc = eg__top(y, eg_yaml_root(y), pf);
+	eg_yaml_t y;
+	int rc = eg__init(pf, name);
 
 	if (!rc)
-		rc = eg__check_points(y, pf);
-	eg_yaml_fini(y);
+		rc = text ? eg_yaml_parse(&y, text, len, name, "profile", err,
+					  errlen)
+			  : eg_yaml_load(&y, name, "profile", err, errlen);
+	if (rc) {
+		eg_profile_free(pf);
+		return rc;
+	}
+	rc = eg__top(&y, eg_yaml_root(&y), pf);
+	if (!rc)
+		rc = eg__check_points(&y, pf);
+	eg_yaml_fini(&y);
 	if (rc)
 		eg_profile_free(pf);
 	return rc;
@@ -599,29 +610,11 @@ static int eg__from_yaml(eg_profile_t *pf, eg_yaml_t *y)
 int eg_profile_parse(eg_profile_t *pf, const char *text, size_t len,
 		     const char *name, char *err, size_t errlen)
 {
-	eg_yaml_t y;
-	int rc;
-
-	if ((rc = eg__init(pf, name)))
-		return rc;
-	if ((rc = eg_yaml_parse(&y, text, len, name, "profile", err, errlen))) {
-		eg_profile_free(pf);
-		return rc;
-	}
-	return eg__from_yaml(pf, &y);
+	return eg__read(pf, text ? text : "", len, name, err, errlen);
 }
 
 int eg_profile_load(eg_profile_t *pf, const char *path, char *err,
 		    size_t errlen)
 {
-	eg_yaml_t y;
-	int rc;
-
-	if ((rc = eg__init(pf, path)))
-		return rc;
-	if ((rc = eg_yaml_load(&y, path, "profile", err, errlen))) {
-		eg_profile_free(pf);
-		return rc;
-	}
-	return eg__from_yaml(pf, &y);
+	return eg__read(pf, NULL, 0, path, err, errlen);
 }

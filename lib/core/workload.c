@@ -20,20 +20,9 @@
 static const char eg__routing_help[] =
     "(uniform, zipf:S, hot-expert:E[:P], hot-rank:R[:P])";
 
-static int eg__fail(char *err, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int eg__fail(char *err, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		va_start(ap, fmt);
-		vsnprintf(err, EG_ERRMSG_MAX, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
+/* Workload messages fill an EG_ERRMSG_MAX buffer. */
+#define eg__fail(err, rc, ...)                                                 \
+	eg_err_set((err), (err) ? EG_ERRMSG_MAX : 0, (rc), __VA_ARGS__)
 
 /* A value shortened for messages, so one line stays one line. */
 static const char *eg__shown(const char *v, char out[48])

@@ -571,14 +571,22 @@ static void eg__init(eg_gate_file_t *gf)
 					 EG_GATE_REPS,	    EG_GATE_RESAMPLES};
 }
 
-/* The gate file in a loaded document. */
-static int eg__from_yaml(eg_gate_file_t *gf, eg_yaml_t *y)
+/* The gate file from text, or from the file name when text is NULL. */
+static int eg__read(eg_gate_file_t *gf, const char *text, size_t len,
+		    const char *name, char *err, size_t errlen)
 {
-	int rc = eg__top(y, eg_yaml_root(y), gf);
+	eg_yaml_t y;
+	int rc;
 
-	if (!rc && !(gf->path = strdup(y->name)))
+	eg__init(gf);
+	rc = text ? eg_yaml_parse(&y, text, len, name, "gate file", err, errlen)
+		  : eg_yaml_load(&y, name, "gate file", err, errlen);
+	if (rc)
+		return rc;
+	rc = eg__top(&y, eg_yaml_root(&y), gf);
+	if (!rc && !(gf->path = strdup(name)))
 		rc = EG_ENOMEM;
-	eg_yaml_fini(y);
+	eg_yaml_fini(&y);
 	if (rc)
 		eg_gate_file_free(gf);
 	return rc;
@@ -587,21 +595,11 @@ static int eg__from_yaml(eg_gate_file_t *gf, eg_yaml_t *y)
 int eg_gate_file_parse(eg_gate_file_t *gf, const char *text, size_t len,
 		       const char *name, char *err, size_t errlen)
 {
-	eg_yaml_t y;
-	int rc;
-
-	eg__init(gf);
-	rc = eg_yaml_parse(&y, text, len, name, "gate file", err, errlen);
-	return rc ? rc : eg__from_yaml(gf, &y);
+	return eg__read(gf, text ? text : "", len, name, err, errlen);
 }
 
 int eg_gate_file_load(eg_gate_file_t *gf, const char *path, char *err,
 		      size_t errlen)
 {
-	eg_yaml_t y;
-	int rc;
-
-	eg__init(gf);
-	rc = eg_yaml_load(&y, path, "gate file", err, errlen);
-	return rc ? rc : eg__from_yaml(gf, &y);
+	return eg__read(gf, NULL, 0, path, err, errlen);
 }

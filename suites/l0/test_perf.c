@@ -429,6 +429,37 @@ START_TEST(tiny_sweep_read_back_and_gated)
 		eg_gate_result_fini(&res);
 	}
 	eg_gate_file_free(&gf);
+
+	/* the whole run in process, as the sweep orchestrator does it: the
+	 * planted gate fails the run, and both reports say so */
+	const char *gpath = tmpname("tiny.gate"), *tap = tmpname("g.tap");
+	const char *junit = tmpname("g.xml");
+	FILE *f = fopen(gpath, "w");
+	char line[512];
+	int not_ok = 0;
+
+	ck_assert_ptr_nonnull(f);
+	fputs(tiny_gates, f);
+	fclose(f);
+	eg_gate_run_opts_t go = {.gates = gpath,
+				 .data = &d,
+				 .tap = tap,
+				 .junit = junit,
+				 .prog = "test"};
+	ck_assert_int_eq(eg_gate_run(&go), EG_EXIT_FAIL);
+	f = fopen(tap, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		not_ok += !strncmp(line, "not ok ", 7);
+	fclose(f);
+	ck_assert_int_eq(not_ok, 1);
+	ck_assert_int_eq(access(junit, R_OK), 0);
+	/* planted: a gate file that is not there is a hard error */
+	go.gates = "/nonexistent/tiny.gate";
+	ck_assert_int_eq(eg_gate_run(&go), EG_EXIT_HARD);
+	unlink(gpath);
+	unlink(tap);
+	unlink(junit);
 	eg_results_free(&r);
 	unlink(path);
 }
