@@ -25,8 +25,10 @@ typedef struct eg_job {
 	const eg_job_env_t *env;
 	size_t n_env;
 	const char *log; /* the launcher's output, or NULL */
-	/* each line of that output (with its newline), or NULL; neither log
-	 * nor on_line: the output goes where this process's goes */
+	/* each line of that output (with its newline), or NULL: with it the
+	 * output comes through a pipe (and this process writes the log);
+	 * without it the job writes the log itself; with neither, the
+	 * output goes where this process's goes */
 	void (*on_line)(const char *line, void *arg);
 	void *arg;
 } eg_job_t;

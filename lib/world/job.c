@@ -55,8 +55,12 @@ static const char **eg__argv(const eg_job_t *j, const char *self,
 	return argv;
 }
 
+/* The child: output to out (a pipe), else to the log file, else where
+ * this process's goes; the environment; the launcher. */
 static void eg__child(const eg_job_t *j, const char *const *argv, int out)
 {
+	if (out < 0 && j->log)
+		out = open(j->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (out >= 0) {
 		dup2(out, 1);
 		dup2(out, 2);
@@ -108,7 +112,9 @@ static int eg__wait(pid_t pid)
 int eg_job_run(const eg_job_t *j, char *err, size_t errlen)
 {
 	const char *self = eg_self_exe(), **argv;
-	int fds[2] = {-1, -1}, piped = j->log || j->on_line;
+	/* a pipe only for a callback: a log alone is written by the job
+	 * itself, so nothing here waits on ranks that outlive it */
+	int fds[2] = {-1, -1}, piped = j->on_line != NULL;
 	char num[3][32];
 	pid_t pid;
 
