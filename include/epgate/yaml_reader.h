@@ -42,6 +42,13 @@ int eg_yaml_load(eg_yaml_t *y, const char *path, const char *what, char *err,
 		 size_t errlen);
 void eg_yaml_fini(eg_yaml_t *y);
 yaml_node_t *eg_yaml_root(eg_yaml_t *y);
+/* The whole life of a document: parses text (or reads the file name when
+ * text is NULL), hands its root to fn, frees it.  The loader's code, or
+ * fn's. */
+typedef int (*eg_yaml_fn)(eg_yaml_t *y, yaml_node_t *root, void *arg);
+int eg_yaml_read(const char *text, size_t len, const char *name,
+		 const char *what, eg_yaml_fn fn, void *arg, char *err,
+		 size_t errlen);
 
 /* "NAME:LINE: message" into the error buffer; returns EG_EPARSE.  The
  * node's line (line 1 for NULL), or a line given. */

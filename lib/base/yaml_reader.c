@@ -202,6 +202,21 @@ yaml_node_t *eg_yaml_root(eg_yaml_t *y)
 	return y->loaded ? yaml_document_get_root_node(&y->doc) : NULL;
 }
 
+int eg_yaml_read(const char *text, size_t len, const char *name,
+		 const char *what, eg_yaml_fn fn, void *arg, char *err,
+		 size_t errlen)
+{
+	eg_yaml_t y;
+	int rc = text ? eg_yaml_parse(&y, text, len, name, what, err, errlen)
+		      : eg_yaml_load(&y, name, what, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = fn(&y, eg_yaml_root(&y), arg);
+	eg_yaml_fini(&y);
+	return rc;
+}
+
 /* ---- structure ---------------------------------------------------------- */
 
 size_t eg_yaml_len(const yaml_node_t *n)

@@ -583,25 +583,23 @@ static int eg__init(eg_profile_t *pf, const char *name)
 	return 0;
 }
 
+static int eg__from_yaml(eg_yaml_t *y, yaml_node_t *root, void *arg)
+{
+	eg_profile_t *pf = arg;
+	int rc = eg__top(y, root, pf);
+
+	return rc ? rc : eg__check_points(y, pf);
+}
+
 /* The profile from text, or from the file name when text is NULL. */
 static int eg__read(eg_profile_t *pf, const char *text, size_t len,
 		    const char *name, char *err, size_t errlen)
 {
-	eg_yaml_t y;
 	int rc = eg__init(pf, name);
 
 	if (!rc)
-		rc = text ? eg_yaml_parse(&y, text, len, name, "profile", err,
-					  errlen)
-			  : eg_yaml_load(&y, name, "profile", err, errlen);
-	if (rc) {
-		eg_profile_free(pf);
-		return rc;
-	}
-	rc = eg__top(&y, eg_yaml_root(&y), pf);
-	if (!rc)
-		rc = eg__check_points(&y, pf);
-	eg_yaml_fini(&y);
+		rc = eg_yaml_read(text, len, name, "profile", eg__from_yaml, pf,
+				  err, errlen);
 	if (rc)
 		eg_profile_free(pf);
 	return rc;

@@ -571,22 +571,25 @@ static void eg__init(eg_gate_file_t *gf)
 					 EG_GATE_REPS,	    EG_GATE_RESAMPLES};
 }
 
+static int eg__from_yaml(eg_yaml_t *y, yaml_node_t *root, void *arg)
+{
+	eg_gate_file_t *gf = arg;
+	int rc = eg__top(y, root, gf);
+
+	if (!rc && !(gf->path = strdup(y->name)))
+		rc = EG_ENOMEM;
+	return rc;
+}
+
 /* The gate file from text, or from the file name when text is NULL. */
 static int eg__read(eg_gate_file_t *gf, const char *text, size_t len,
 		    const char *name, char *err, size_t errlen)
 {
-	eg_yaml_t y;
 	int rc;
 
 	eg__init(gf);
-	rc = text ? eg_yaml_parse(&y, text, len, name, "gate file", err, errlen)
-		  : eg_yaml_load(&y, name, "gate file", err, errlen);
-	if (rc)
-		return rc;
-	rc = eg__top(&y, eg_yaml_root(&y), gf);
-	if (!rc && !(gf->path = strdup(name)))
-		rc = EG_ENOMEM;
-	eg_yaml_fini(&y);
+	rc = eg_yaml_read(text, len, name, "gate file", eg__from_yaml, gf, err,
+			  errlen);
 	if (rc)
 		eg_gate_file_free(gf);
 	return rc;

@@ -163,6 +163,40 @@ START_TEST(load_file)
 }
 END_TEST
 
+static int count_keys(eg_yaml_t *z, yaml_node_t *root, void *arg)
+{
+	ck_assert_str_eq(z->name, "r.yml");
+	*(size_t *)arg = eg_yaml_len(root);
+	return eg_yaml_len(root) > 2 ? eg_yaml_err(z, root, "too many") : 0;
+}
+
+/* eg_yaml_read: the document's whole life around one call; the loader's
+ * errors and fn's come back. */
+START_TEST(read_with_fn)
+{
+	size_t n = 0;
+
+	ck_assert_int_eq(eg_yaml_read("a: 1\nb: 2\n", 10, "r.yml", "test file",
+				      count_keys, &n, err, sizeof(err)),
+			 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(eg_yaml_read("a: 1\nb: 2\nc: 3\n", 15, "r.yml",
+				      "test file", count_keys, &n, err,
+				      sizeof(err)),
+			 EG_EPARSE);
+	ck_assert_str_eq(err, "r.yml:1: too many");
+	n = 99;
+	ck_assert_int_eq(eg_yaml_read("a: [1\n", 6, "r.yml", "test file",
+				      count_keys, &n, err, sizeof(err)),
+			 EG_EPARSE);
+	ck_assert_uint_eq(n, 99); /* fn never ran */
+	ck_assert_int_eq(eg_yaml_read(NULL, 0, "/nonexistent/r.yml",
+				      "test file", count_keys, &n, err,
+				      sizeof(err)),
+			 EG_ENOENT);
+}
+END_TEST
+
 START_TEST(mappings)
 {
 	static const char *const allowed[] = {"a", "b", NULL};
@@ -357,6 +391,7 @@ int main(void)
 	tcase_add_test(t, depth_limit);
 	tcase_add_test(t, size_limit);
 	tcase_add_test(t, load_file);
+	tcase_add_test(t, read_with_fn);
 	tcase_add_test(t, mappings);
 	tcase_add_test(t, many_keys);
 	tcase_add_test(t, strings_words_lists);
