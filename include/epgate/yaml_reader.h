@@ -27,7 +27,7 @@
 typedef struct eg_yaml {
 	yaml_document_t doc;
 	int loaded;
-	char name[1024]; /* the path or name in messages */
+	char name[4096]; /* the path or name in messages */
 	char *err;	 /* where the getters' messages go */
 	size_t errlen;
 } eg_yaml_t;
