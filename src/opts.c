@@ -7,6 +7,7 @@
 
 #include "epgate/nccl.h"
 #include "epgate/transport.h"
+#include "epgate/num.h"
 #include "src/opts.h"
 
 /* Option ids: the command's own are letters or 256..599. */
@@ -75,19 +76,18 @@ int eg_cli_error(const eg_cli_t *c, const char *fmt, ...)
 	return EG_EXIT_HARD;
 }
 
+/* The base parsers (lib/base/num.c) do the work and word the message:
+ * one number parser, one message shape, here as everywhere. */
 int eg_cli_uint(const eg_cli_t *c, const char *opt, const char *s,
 		unsigned long long lo, unsigned long long hi, unsigned *out)
 {
-	char *end;
-	unsigned long long v;
+	char err[256];
+	uint64_t v;
+	int rc = eg_parse_u64(opt, s ? s : "", lo, hi, 0, &v, err, sizeof(err));
 
-	errno = 0;
-	v = s && *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
-	if (!s || *s < '0' || *s > '9' || *end || errno || v < lo || v > hi) {
-		eg_cli_error(c,
-			     "%s \"%s\": want a whole number in [%llu, %llu]",
-			     opt, s ? s : "", lo, hi);
-		return EG_ERANGE;
+	if (rc < 0) {
+		eg_cli_error(c, "%s", err);
+		return rc;
 	}
 	*out = (unsigned)v;
 	return EG_OK;
@@ -96,46 +96,29 @@ int eg_cli_uint(const eg_cli_t *c, const char *opt, const char *s,
 int eg_cli_bytes(const eg_cli_t *c, const char *opt, const char *s, size_t lo,
 		 size_t hi, size_t *out)
 {
-	char *end;
-	unsigned long long v, mult = 1;
+	char err[256];
+	uint64_t v;
+	int rc =
+	    eg_parse_bytes(opt, s ? s : "", lo, hi, 0, &v, err, sizeof(err));
 
-	errno = 0;
-	v = s && *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
-	if (s && *s >= '0' && *s <= '9' && end[0] && !end[1]) {
-		static const char suffix[] = "kKmMgG";
-		const char *k = strchr(suffix, end[0]);
-
-		if (k)
-			mult = 1ull << (10 * (1 + (k - suffix) / 2));
-		end += !!k;
+	if (rc < 0) {
+		eg_cli_error(c, "%s", err);
+		return rc;
 	}
-	if (!s || *s < '0' || *s > '9' || *end || errno ||
-	    v > (unsigned long long)hi / mult || v * mult < lo) {
-		eg_cli_error(c,
-			     "%s \"%s\": want bytes in [%zu, %zu] (K, M, G: "
-			     "binary multiples)",
-			     opt, s ? s : "", lo, hi);
-		return EG_ERANGE;
-	}
-	*out = (size_t)(v * mult);
+	*out = (size_t)v;
 	return EG_OK;
 }
 
 int eg_cli_real(const eg_cli_t *c, const char *opt, const char *s, double lo,
 		double hi, double *out)
 {
-	char *end;
-	double v;
+	char err[256];
+	int rc = eg_parse_double(opt, s ? s : "", lo, hi, EG_NUM_LO_OPEN, out,
+				 err, sizeof(err));
 
-	errno = 0;
-	v = s && *s ? strtod(s, &end) : NAN;
-	if (!s || !*s || *end || errno || !isfinite(v) || !(v > lo) || v > hi) {
-		eg_cli_error(c, "%s \"%s\": want a number above %g, at most %g",
-			     opt, s ? s : "", lo, hi);
-		return EG_ERANGE;
-	}
-	*out = v;
-	return EG_OK;
+	if (rc < 0)
+		eg_cli_error(c, "%s", err);
+	return rc;
 }
 
 int eg_cli_choice(const eg_cli_t *c, const char *opt, const char *s,

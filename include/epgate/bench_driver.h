@@ -173,21 +173,13 @@ typedef struct eg_perf_ctx {
 /* Measures one point on every rank (collective; every rank passes the
  * same point and workload).  On rank 0, *out receives the results point
  * (id, suite, arm, axes, evidence, metrics with raw samples); free it with
- * eg_perf_point_free.  raw: numbers for the model line, or NULL.
+ * eg_point_fini.  raw: numbers for the model line, or NULL.
  * Returns EG_OK; EG_EMISMATCH when the verified step was wrong on some
  * rank (every rank returns it; err names the ranks and nothing is
  * measured); another code on an error, with one line in err. */
 int eg_perf_measure(const eg_perf_ctx_t *c, const eg_perf_point_t *pt,
 		    const eg_workload_t *w, const eg_perf_raw_t *raw,
 		    eg_point_t *out, char *err, size_t errlen);
-void eg_perf_point_free(eg_point_t *p);
-
-/* A point as one JSON object of results v1 (samples and summaries as
- * given), for spool files; and back: parses one such line through the
- * results reader's validation into r (r->points[0]). */
-json_t *eg_perf_point_json(const eg_point_t *p);
-int eg_perf_point_parse(const char *line, eg_results_t *r, char *err,
-			size_t errlen);
 
 /* The "null" backend: transport "null", arms "empty" (a step that does
  * nothing) and "work:US" (a calibrated busy loop of about US

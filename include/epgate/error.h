@@ -2,6 +2,8 @@
 #ifndef EPGATE_ERROR_H
 #define EPGATE_ERROR_H
 
+#include <stddef.h>
+
 /* X(name, value, message) */
 #define EG_ERRNO_MAP(X)                                                        \
 	X(EINVAL, -1, "invalid argument")                                      \
@@ -32,6 +34,11 @@ typedef enum eg_errno {
 const char *eg_strerror(int err);
 /* Symbolic name ("EG_EINVAL"); never NULL. */
 const char *eg_err_name(int err);
+/* One line of message into err (nothing when err is NULL or len 0);
+ * returns rc, so that "return eg_err_set(err, len, EG_EINVAL, ...)"
+ * reports and fails in one step. */
+int eg_err_set(char *err, size_t len, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Exit codes, automake's convention. */
 enum {

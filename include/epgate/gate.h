@@ -160,6 +160,25 @@ int eg_gate_eval(const eg_gate_file_t *gf, const eg_gate_t *g,
 		 size_t errlen);
 void eg_gate_result_fini(eg_gate_result_t *r);
 
+/* A whole gate run, what `epgate gate` and the sweep orchestrator do:
+ * loads the gate file, checks its names against the results, evaluates
+ * every gate, writes one TAP point and one JUnit case per gate (to tap
+ * and junit, or into a new run folder under reports for those not
+ * given), prints the verdict table on stdout and messages on stderr
+ * (after prog: "epgate gate: ...").  Returns an automake exit code: 0 no
+ * gate failed (inconclusive ones listed on stderr; with strict they
+ * fail), 1 a gate failed, 77 every gate skipped for lack of data, 99
+ * bad input or a hard error. */
+typedef struct eg_gate_run_opts {
+	const char *gates;	    /* the gate file */
+	const eg_gate_data_t *data; /* results judged, baseline optional */
+	const char *tap, *junit;    /* report paths, or NULL */
+	const char *reports;	    /* run folders; NULL: reports/runs */
+	int strict;
+	const char *prog;
+} eg_gate_run_opts_t;
+int eg_gate_run(const eg_gate_run_opts_t *o);
+
 const char *eg_gate_verdict_name(eg_gate_verdict_t v); /* "pass" ... */
 const char *eg_rule_name(eg_rule_t r);		       /* "bound" ... */
 

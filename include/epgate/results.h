@@ -16,6 +16,8 @@
 #include "epgate/stats.h"
 
 #define EG_RESULTS_SCHEMA "epgate/results/v1"
+/* Largest results file the reader takes. */
+#define EG_RESULTS_MAX_BYTES ((size_t)1 << 30)
 /* Room for "FILE: points[12].metrics.step_us.ci_lo: message". */
 #define EG_RESULTS_ERR_MAX 1024
 
@@ -47,23 +49,55 @@ typedef struct eg_results {
 } eg_results_t;
 
 /* Reads and validates path.  On error returns <0 (EG_ENOENT, EG_EIO,
- * EG_EPARSE, EG_ENOMEM) with one line in err: "path:line:col: message"
- * for malformed JSON, "path: json.path: message" otherwise. */
+ * EG_EPARSE, EG_ERANGE over EG_RESULTS_MAX_BYTES, EG_ENOMEM) with one
+ * line in err: "path:line:col: message" for malformed JSON, "path:
+ * json.path: message" otherwise. */
 int eg_results_read(eg_results_t *r, const char *path, char *err,
 		    size_t errlen);
 /* Same, from a JSON text (name stands for the path in messages). */
 int eg_results_parse(eg_results_t *r, const char *text, const char *name,
 		     char *err, size_t errlen);
 void eg_results_free(eg_results_t *r);
+/* Reads n files into a new array (*out, free with eg_results_free_all
+ * also after an error; *nout of them read); stops at the first error. */
+int eg_results_read_all(char *const *paths, size_t n, eg_results_t **out,
+			size_t *nout, char *err, size_t errlen);
+void eg_results_free_all(eg_results_t *r, size_t n);
 /* The metric called name at p, or NULL. */
 const eg_metric_t *eg_point_metric(const eg_point_t *p, const char *name);
+/* Moves *p to the end of r->points (*p is zeroed; the caller keeps
+ * ids unique). */
+int eg_results_push(eg_results_t *r, eg_point_t *p);
+
+/* ---- one point, one codec --------------------------------------------
+ * The JSON object of one point, as it stands in a file's "points" and,
+ * on one line, in the spool files of sweep jobs.  Messages name the
+ * source and the point: "name: jpath.metrics.step_us.n: message". */
+
+/* The point's object: metrics given as samples get their summary
+ * computed from them (their s is ignored), the others are written as
+ * their summary s (median and n required). */
+int eg_point_to_json(const eg_point_t *p, json_t **out, const char *name,
+		     const char *jpath, char *err, size_t errlen);
+/* Validates one point object (the reader's rules) and converts it; p is
+ * zeroed first and left empty on error. */
+int eg_point_from_json(json_t *o, eg_point_t *p, const char *name,
+		       const char *jpath, char *err, size_t errlen);
+/* The same object as one compact line (no newline; free() it), and
+ * back; jpath is "point". */
+int eg_point_line(const eg_point_t *p, char **line, const char *name, char *err,
+		  size_t errlen);
+int eg_point_parse_line(const char *line, eg_point_t *p, const char *name,
+			char *err, size_t errlen);
+/* Frees what a point holds (from the reader, the codec or the perf
+ * driver) and zeroes it. */
+void eg_point_fini(eg_point_t *p);
 
 /* Incremental writer.  create writes a valid document with the context
  * and no points (context: an object or NULL; it is copied, and "created"
- * is set to the current UTC time when absent).  append validates the
- * point, computes the summaries of metrics given as samples (their s is
- * ignored), and rewrites the file atomically.  A metric with
- * n_samples = 0 is written as its summary s (median and n required). */
+ * is set to the current UTC time when absent).  append turns the point
+ * into its object (eg_point_to_json), validates it like the reader, and
+ * rewrites the file atomically (lib/base/file.c). */
 typedef struct eg_results_writer eg_results_writer_t;
 int eg_results_create(eg_results_writer_t **w, const char *path, int recorded,
 		      json_t *context, char *err, size_t errlen);

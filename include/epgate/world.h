@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "epgate/clock.h" /* eg_now, for the world's deadlines */
+
 #define EG_HOST_MAX   256
 #define EG_SECRET_MAX 65
 
@@ -48,8 +50,5 @@ int eg_hostlist_first(const char *list, char *out, size_t len);
  * ranks and by the fabric transport for its own pid (regions named
  * after it cannot belong to a live process). */
 void eg_shm_sweep(long pid);
-
-/* Monotonic seconds. */
-double eg_now(void);
 
 #endif

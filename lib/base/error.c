@@ -1,3 +1,6 @@
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "epgate/error.h"
 
 const char *eg_strerror(int err)
@@ -26,4 +29,16 @@ const char *eg_err_name(int err)
 #undef EG__ERR_NAME
 	}
 	return "EG_UNKNOWN";
+}
+
+int eg_err_set(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && len) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
 }

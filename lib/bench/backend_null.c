@@ -4,13 +4,13 @@
  * microseconds on this core; "loop:N" is that loop with exactly N
  * iterations (so two runs do the same work).  `epgate bench --overhead` times
  * both through the driver to measure the harness's own overhead. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "epgate/bench_driver.h"
 #include "epgate/error.h"
+#include "epgate/num.h"
 
 typedef struct eg__null {
 	uint64_t iterations; /* 0: empty */
@@ -22,8 +22,8 @@ static int eg__null_setup(const eg_world_t *world, eg_boot_t *boot,
 			  void **state, char *err, size_t errlen)
 {
 	eg__null_t *n;
-	unsigned long us = 0, loops = 0;
-	char *end = NULL;
+	uint64_t us = 0, loops = 0;
+	int bad = 0;
 
 	(void)world;
 	(void)boot;
@@ -31,13 +31,14 @@ static int eg__null_setup(const eg_world_t *world, eg_boot_t *boot,
 	*state = NULL;
 	if (!s->engine)
 		return EG_EINVAL;
-	if (!strncmp(s->engine, "work:", 5) &&
-	    isdigit((unsigned char)s->engine[5]))
-		us = strtoul(s->engine + 5, &end, 10);
-	else if (!strncmp(s->engine, "loop:", 5) &&
-		 isdigit((unsigned char)s->engine[5]))
-		loops = strtoul(s->engine + 5, &end, 10);
-	if (strcmp(s->engine, "empty") && (!end || *end || !(us || loops))) {
+	/* work:US and loop:N take whole numbers (lib/base/num.c) */
+	if (!strncmp(s->engine, "work:", 5))
+		bad = eg_parse_u64(NULL, s->engine + 5, 1, UINT64_MAX, 0, &us,
+				   NULL, 0);
+	else if (!strncmp(s->engine, "loop:", 5))
+		bad = eg_parse_u64(NULL, s->engine + 5, 1, UINT64_MAX, 0,
+				   &loops, NULL, 0);
+	if (strcmp(s->engine, "empty") && (bad || !(us || loops))) {
 		snprintf(err, errlen,
 			 "null: unknown arm \"%s\" (empty, work:US, loop:N)",
 			 s->engine);

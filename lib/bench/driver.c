@@ -4,7 +4,6 @@
  * rank 0, which takes the slowest rank per step and builds the results
  * point.  Every rank votes after setup and after verification, so a
  * failure on one rank ends the point on all of them with one message. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,23 +59,6 @@ static int eg__agree(const eg_perf_ctx_t *c, int rc, const char *what,
 		rc = EG_EIO;
 	free(all);
 	return rc;
-}
-
-void eg_perf_point_free(eg_point_t *p)
-{
-	if (!p)
-		return;
-	free(p->id);
-	free(p->suite);
-	free(p->arm);
-	json_decref(p->axes);
-	json_decref(p->evidence);
-	for (size_t i = 0; i < p->n_metrics; i++) {
-		free(p->metrics[i].name);
-		free(p->metrics[i].samples);
-	}
-	free(p->metrics);
-	memset(p, 0, sizeof(*p));
 }
 
 static char *eg__dup(const char *s)
@@ -268,7 +250,7 @@ static int eg__build(const eg_perf_ctx_t *c, const eg_perf_point_t *pt,
 	if (!out->id || !out->suite || !out->arm || !out->axes ||
 	    !out->evidence || !out->metrics) {
 		eg_perf_calc_fini(&calc);
-		eg_perf_point_free(out);
+		eg_point_fini(out);
 		snprintf(err, errlen, "out of memory");
 		return EG_ENOMEM;
 	}
@@ -349,103 +331,5 @@ out:
 	free(times);
 	free(all_t);
 	free(rep);
-	return rc;
-}
-
-/* ---- spool lines ---------------------------------------------------- */
-
-static int eg__put_num(json_t *o, const char *k, double v)
-{
-	return isfinite(v) ? json_object_set_new(o, k, json_real(v)) : 0;
-}
-
-json_t *eg_perf_point_json(const eg_point_t *p)
-{
-	json_t *o = json_object(), *ms = json_object();
-	int bad = !o || !ms;
-
-	if (bad)
-		goto fail;
-	bad |= json_object_set_new(o, "id", json_string(p->id));
-	bad |= json_object_set_new(o, "suite", json_string(p->suite));
-	bad |= json_object_set_new(o, "arm", json_string(p->arm));
-	bad |= json_object_set_new(
-	    o, "axes", p->axes ? json_deep_copy(p->axes) : json_object());
-	if (p->evidence)
-		bad |= json_object_set_new(o, "evidence",
-					   json_deep_copy(p->evidence));
-	for (size_t i = 0; !bad && i < p->n_metrics; i++) {
-		const eg_metric_t *m = &p->metrics[i];
-		json_t *mo = json_object(), *a;
-
-		if (!mo || json_object_set_new(ms, m->name, mo)) {
-			bad = 1;
-			break;
-		}
-		if (m->n_samples) {
-			/* the reader checks the median against the samples */
-			bad |= eg__put_num(
-			    mo, "median",
-			    eg_stats_median(m->samples, m->n_samples));
-			bad |= json_object_set_new(
-			    mo, "n", json_integer((json_int_t)m->n_samples));
-			a = json_array();
-			bad |= !a || json_object_set_new(mo, "samples", a);
-			for (size_t k = 0; !bad && k < m->n_samples; k++)
-				bad |= json_array_append_new(
-				    a, json_real(m->samples[k]));
-			continue;
-		}
-		bad |= eg__put_num(mo, "median", m->s.median);
-		bad |= json_object_set_new(mo, "n",
-					   json_integer((json_int_t)m->s.n));
-		bad |= eg__put_num(mo, "p10", m->s.p10);
-		bad |= eg__put_num(mo, "p90", m->s.p90);
-		bad |= eg__put_num(mo, "cv", m->s.cv);
-		if (isfinite(m->s.ci_lo) && isfinite(m->s.ci_hi)) {
-			bad |= eg__put_num(mo, "ci_lo", m->s.ci_lo);
-			bad |= eg__put_num(mo, "ci_hi", m->s.ci_hi);
-		}
-	}
-	bad |= json_object_set(o, "metrics", ms);
-	if (bad)
-		goto fail;
-	json_decref(ms);
-	return o;
-fail:
-	json_decref(ms);
-	json_decref(o);
-	return NULL;
-}
-
-int eg_perf_point_parse(const char *line, eg_results_t *r, char *err,
-			size_t errlen)
-{
-	json_error_t je;
-	json_t *p = json_loads(line, JSON_REJECT_DUPLICATES, &je), *doc;
-	char *text;
-	int rc;
-
-	memset(r, 0, sizeof(*r));
-	if (!p || !json_is_object(p)) {
-		snprintf(err, errlen, "spool: malformed point: %s",
-			 p ? "not an object" : je.text);
-		json_decref(p);
-		return EG_EPARSE;
-	}
-	/* through the reader: a spooled point is checked like a file's */
-	doc = json_pack("{s:s, s:b, s:{}, s:[o]}", "schema", EG_RESULTS_SCHEMA,
-			"recorded", 0, "context", "points", p);
-	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-	json_decref(doc);
-	if (!text)
-		return EG_ENOMEM;
-	rc = eg_results_parse(r, text, "spool", err, errlen);
-	free(text);
-	if (!rc && r->n_points != 1) {
-		eg_results_free(r);
-		snprintf(err, errlen, "spool: expected one point");
-		return EG_EPARSE;
-	}
 	return rc;
 }

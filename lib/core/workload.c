@@ -2,7 +2,6 @@
  * counts and the one-line repro command. A typo in a workload file or on
  * the command line is an error that names the key and the bad value, never
  * a silent default. */
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +10,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/num.h"
 #include "epgate/workload.h"
 
 #define EG__ZIPF_MAX  100.0	/* beyond this every weight but one is ~0 */
@@ -20,20 +20,9 @@
 static const char eg__routing_help[] =
     "(uniform, zipf:S, hot-expert:E[:P], hot-rank:R[:P])";
 
-static int eg__fail(char *err, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int eg__fail(char *err, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		va_start(ap, fmt);
-		vsnprintf(err, EG_ERRMSG_MAX, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
+/* Workload messages fill an EG_ERRMSG_MAX buffer. */
+#define eg__fail(err, rc, ...)                                                 \
+	eg_err_set((err), (err) ? EG_ERRMSG_MAX : 0, (rc), __VA_ARGS__)
 
 /* A value shortened for messages, so one line stays one line. */
 static const char *eg__shown(const char *v, char out[48])
@@ -52,44 +41,15 @@ static int eg__is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-static int eg__is_xdigit(char c)
-{
-	return eg__is_digit(c) || (c >= 'a' && c <= 'f') ||
-	       (c >= 'A' && c <= 'F');
-}
+/* Numbers through the base parser (lib/base/num.c): one message shape
+ * for workload keys, options and profile keys. */
 
 /* Whole-string unsigned integer, decimal or 0x hex; no sign, no blanks. */
 static int eg__parse_u64(const char *key, const char *s, uint64_t max,
 			 uint64_t *out, char *err)
 {
-	char buf[48];
-	const char *digits = s;
-	char *end;
-	int base = 10;
-	uint64_t v;
-
-	if (!*s)
-		return eg__fail(err, EG_EINVAL, "%s: empty value", key);
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		digits = s + 2;
-	}
-	if (base == 16 ? !eg__is_xdigit(*digits) : !eg__is_digit(*digits))
-		return eg__fail(err, EG_EINVAL,
-				"%s: \"%s\" is not a non-negative integer", key,
-				eg__shown(s, buf));
-	errno = 0;
-	v = strtoull(digits, &end, base);
-	if (*end)
-		return eg__fail(err, EG_EINVAL,
-				"%s: \"%s\" is not a non-negative integer", key,
-				eg__shown(s, buf));
-	if (errno == ERANGE || v > max)
-		return eg__fail(err, EG_ERANGE,
-				"%s: %s exceeds the limit %" PRIu64, key,
-				eg__shown(s, buf), max);
-	*out = v;
-	return 0;
+	return eg_parse_u64(key, s, 0, max, EG_NUM_HEX, out, err,
+			    err ? EG_ERRMSG_MAX : 0);
 }
 
 static int eg__parse_u32(const char *key, const char *s, uint32_t max,
@@ -107,25 +67,8 @@ static int eg__parse_u32(const char *key, const char *s, uint32_t max,
 static int eg__parse_double(const char *key, const char *s, double lo,
 			    double hi, double *out, char *err)
 {
-	char buf[48];
-	char *end;
-	double v;
-
-	if (!*s)
-		return eg__fail(err, EG_EINVAL, "%s: empty value", key);
-	if (!eg__is_digit(s[0]) && s[0] != '.')
-		return eg__fail(err, EG_EINVAL, "%s: \"%s\" is not a number",
-				key, eg__shown(s, buf));
-	errno = 0;
-	v = strtod(s, &end);
-	if (*end || end == s)
-		return eg__fail(err, EG_EINVAL, "%s: \"%s\" is not a number",
-				key, eg__shown(s, buf));
-	if (errno == ERANGE || !isfinite(v) || v < lo || v > hi)
-		return eg__fail(err, EG_ERANGE, "%s: %s is outside [%g, %g]",
-				key, eg__shown(s, buf), lo, hi);
-	*out = v;
-	return 0;
+	return eg_parse_double(key, s, lo, hi, 0, out, err,
+			       err ? EG_ERRMSG_MAX : 0);
 }
 
 /* Names end up in report files, JUnit classnames and shell commands. */

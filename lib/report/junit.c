@@ -1,15 +1,14 @@
 /* JUnit XML as Jenkins and GitLab read it, built with libxml2's tree API.
- * The document lives in memory; after every case it is serialized to
- * "<path>.tmp", fsync'ed and renamed over path, so the file on disk is
- * always a complete, valid report of the cases finished so far.
+ * The document lives in memory; after every case it is serialized and
+ * replaces the file atomically (lib/base/file.c: "<path>.tmp", fsync,
+ * rename), so the file on disk is always a complete, valid report of the
+ * cases finished so far.
  *
  * Status mapping: FAIL <failure>, ERROR <error>, SKIP <skipped>, TODO a
  * passing testcase with a "TODO: ..." <system-out> note, PASS a bare
  * testcase (details, if any, in <system-out>). */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +18,13 @@
 #include <libxml/tree.h>
 
 #include "epgate/error.h"
+#include "epgate/file.h"
 #include "epgate/report.h"
 
 #define EG__X(s) ((const xmlChar *)(s))
 
 struct eg_junit {
 	char *path;
-	char *tmp;
 	char *name; /* suite name, the default classname */
 	xmlDocPtr doc;
 	xmlNodePtr suites;
@@ -151,43 +150,19 @@ static int eg__junit_counts(eg_junit_t *j)
 	return r;
 }
 
-/* Serialize, write to tmp, fsync, rename over path. */
+/* Serialize and replace the file atomically (lib/base/file.c). */
 static int eg__junit_flush(eg_junit_t *j)
 {
 	xmlChar *buf = NULL;
-	size_t off = 0;
-	int len = 0, fd, r = 0;
+	int len = 0, r;
 
 	xmlDocDumpFormatMemoryEnc(j->doc, &buf, &len, "UTF-8", 1);
 	if (!buf || len < 0) {
 		xmlFree(buf);
 		return EG_EXML;
 	}
-	fd = open(j->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		xmlFree(buf);
-		return EG_EIO;
-	}
-	while (off < (size_t)len) {
-		ssize_t w = write(fd, buf + off, (size_t)len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			r = EG_EIO;
-			break;
-		}
-		off += (size_t)w;
-	}
+	r = eg_file_write_atomic_buf(j->path, buf, (size_t)len, NULL, 0);
 	xmlFree(buf);
-	if (!r && fsync(fd) != 0)
-		r = EG_EIO;
-	if (close(fd) != 0 && !r)
-		r = EG_EIO;
-	if (!r && rename(j->tmp, j->path) != 0)
-		r = EG_EIO;
-	if (r)
-		unlink(j->tmp);
 	return r;
 }
 
@@ -198,7 +173,6 @@ static void eg__junit_free(eg_junit_t *j)
 	if (j->doc)
 		xmlFreeDoc(j->doc);
 	free(j->name);
-	free(j->tmp);
 	free(j->path);
 	free(j);
 }
@@ -209,7 +183,6 @@ int eg_junit_open(eg_junit_t **jp, const char *path, const char *suite)
 	struct tm tm;
 	time_t now = time(NULL);
 	eg_junit_t *j;
-	size_t pl;
 	int r = EG_ENOMEM;
 
 	if (!jp || !path || !*path || !suite)
@@ -218,14 +191,10 @@ int eg_junit_open(eg_junit_t **jp, const char *path, const char *suite)
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return EG_ENOMEM;
-	pl = strlen(path);
 	j->path = strdup(path);
 	j->name = strdup(suite);
-	j->tmp = malloc(pl + 5);
-	if (!j->path || !j->name || !j->tmp)
+	if (!j->path || !j->name)
 		goto fail;
-	memcpy(j->tmp, path, pl);
-	memcpy(j->tmp + pl, ".tmp", 5);
 
 	r = EG_EXML;
 	j->doc = xmlNewDoc(EG__X("1.0"));

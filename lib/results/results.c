@@ -3,13 +3,13 @@
  * Validation is strict (unknown keys are errors) so that a typo in a
  * hand-written recorded campaign cannot silently drop a figure. */
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/file.h"
 #include "results_int.h"
 
 const eg_metric_info_t eg_known_metrics[] = {
@@ -243,26 +243,6 @@ int eg__context_check(json_t *o, eg__rerr_t *e)
 	return 0;
 }
 
-static void eg__metric_fini(eg_metric_t *m)
-{
-	free(m->name);
-	free(m->samples);
-	memset(m, 0, sizeof(*m));
-}
-
-void eg__point_fini(eg_point_t *p)
-{
-	free(p->id);
-	free(p->suite);
-	free(p->arm);
-	json_decref(p->axes);
-	json_decref(p->evidence);
-	for (size_t i = 0; i < p->n_metrics; i++)
-		eg__metric_fini(&p->metrics[i]);
-	free(p->metrics);
-	memset(p, 0, sizeof(*p));
-}
-
 /* Optional finite number member (NAN when absent). */
 static int eg__num(json_t *o, const char *key, const char *p, double *out,
 		   eg__rerr_t *e)
@@ -479,7 +459,7 @@ int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
 	}
 	return 0;
 fail:
-	eg__point_fini(p);
+	eg_point_fini(p);
 	return rc;
 }
 
@@ -496,7 +476,7 @@ void eg_results_free(eg_results_t *r)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->n_points; i++)
-		eg__point_fini(&r->points[i]);
+		eg_point_fini(&r->points[i]);
 	free(r->points);
 	free(r->path);
 	json_decref(r->context);
@@ -613,47 +593,14 @@ int eg_results_parse(eg_results_t *r, const char *text, const char *name,
 
 int eg_results_read(eg_results_t *r, const char *path, char *err, size_t errlen)
 {
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-	FILE *f;
+	char *text;
+	size_t len;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	f = fopen(path, "r");
-	if (!f) {
-		int en = errno;
-
-		snprintf(err, errlen, "%s: cannot open: %s", path,
-			 strerror(en));
-		return en == ENOENT ? EG_ENOENT : EG_EIO;
-	}
-	for (;;) {
-		size_t got;
-
-		if (cap - len < 4096) {
-			char *t = realloc(text, cap ? 2 * cap : 65536);
-
-			if (!t) {
-				fclose(f);
-				free(text);
-				return EG_ENOMEM;
-			}
-			text = t;
-			cap = cap ? 2 * cap : 65536;
-		}
-		got = fread(text + len, 1, cap - len - 1, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	rc = ferror(f) ? EG_EIO : 0;
-	fclose(f);
-	if (rc) {
-		snprintf(err, errlen, "%s: read error", path);
-		free(text);
+	rc = eg_file_read(path, EG_RESULTS_MAX_BYTES, &text, &len, err, errlen);
+	if (rc < 0)
 		return rc;
-	}
-	text[len] = '\0';
 	if (strlen(text) != len) {
 		snprintf(err, errlen, "%s: malformed JSON: a NUL byte", path);
 		free(text);
@@ -662,4 +609,30 @@ int eg_results_read(eg_results_t *r, const char *path, char *err, size_t errlen)
 	rc = eg_results_parse(r, text, path, err, errlen);
 	free(text);
 	return rc;
+}
+
+int eg_results_read_all(char *const *paths, size_t n, eg_results_t **out,
+			size_t *nout, char *err, size_t errlen)
+{
+	*nout = 0;
+	*out = calloc(n ? n : 1, sizeof(**out));
+	if (!*out) {
+		snprintf(err, errlen, "out of memory");
+		return EG_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int rc = eg_results_read(&(*out)[i], paths[i], err, errlen);
+
+		if (rc)
+			return rc;
+		*nout = i + 1;
+	}
+	return 0;
+}
+
+void eg_results_free_all(eg_results_t *r, size_t n)
+{
+	for (size_t i = 0; r && i < n; i++)
+		eg_results_free(&r[i]);
+	free(r);
 }

@@ -25,7 +25,6 @@ uint64_t eg__results_seed(const char *id, const char *metric);
  * "points[3]") and converts it; p is zeroed first and freed on error. */
 int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
 			eg__rerr_t *e);
-void eg__point_fini(eg_point_t *p);
 /* Validates the context object. */
 int eg__context_check(json_t *o, eg__rerr_t *e);
 

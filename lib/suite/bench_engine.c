@@ -211,7 +211,7 @@ int eg_bench_engine(const eg_bench_engine_opts_t *o)
 	if (ex == EG_EXIT_PASS && o->vs_alltoall)
 		ex = eg_bench_vs_alltoall(o, &world, b, &out);
 out:
-	eg_perf_point_free(&out);
+	eg_point_fini(&out);
 	if (b) {
 		if (ex != EG_EXIT_HARD)
 			eg_boot_barrier(b, o->timeout_s);

@@ -57,7 +57,7 @@ static int eg__null_point(const eg_perf_ctx_t *c, const char *arm,
 		const eg_metric_t *m = eg_point_metric(&out, "step_us");
 
 		memcpy(t, m->samples, iters * sizeof(double));
-		eg_perf_point_free(&out);
+		eg_point_fini(&out);
 	}
 	return EG_OK;
 }

@@ -3,15 +3,13 @@
  * job's rank 0 appends a JSON line per workload; after each job those
  * lines become TAP points and JUnit cases, so what ran before a crash is
  * already reported. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "epgate/clock.h"
+#include "epgate/job.h"
 #include "lib/suite/suite.h"
 
 /* make check and `epgate run`: 4 ranks in 2 virtual nodes in every
@@ -25,13 +23,6 @@ static const eg_l2_config_t eg__quick[] = {
     {4, 2, 4, "a2a", NULL},    {3, 2, 1, "a2a", NULL},
     {3, 3, 4, "dense", "shm"}, {2, 2, 1, "a2a", "tcp"},
 };
-
-static double eg__now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The full matrix: W in {2,3,4,8} x one or two nodes x shm/tcp x K 1/4
  * x both engines. */
@@ -68,34 +59,19 @@ static void eg__config_name(const eg_l2_config_t *c, char *buf, size_t len)
 			*p = '-';
 }
 
-/* Runs one job; returns the launcher's exit code or <0. */
+/* Runs one job (lib/world/job.c); returns the launcher's exit code or
+ * <0. */
 static int eg__launch(const eg_l2_opts_t *o, const eg_l2_config_t *c,
-		      const char *self, const char *matrix, const char *results,
-		      const char *log)
+		      const char *matrix, const char *results, const char *log)
 {
-	char n[16], rpn[16], k[16], it[16], tmo[32], to_env[32];
+	char k[16], it[16], to_env[32], err[256];
 	char keys[EG_OVERRIDES_MAX][64];
-	const char *argv[40 + 2 * EG_OVERRIDES_MAX];
-	int a = 0, status;
-	pid_t pid;
+	const char *argv[32 + 2 * EG_OVERRIDES_MAX];
+	int a = 0, rc;
 
-	snprintf(n, sizeof(n), "%u", c->world);
-	snprintf(rpn, sizeof(rpn), "%u", c->ranks_per_node);
 	snprintf(k, sizeof(k), "%u", c->num_comms);
 	snprintf(it, sizeof(it), "%u", o->iters ? o->iters : 2);
-	/* the job's own deadline: generous over the per-step one */
-	snprintf(tmo, sizeof(tmo), "%.0f", o->timeout_s * 4 + 30);
 	snprintf(to_env, sizeof(to_env), "%.1f", o->timeout_s);
-	argv[a++] = self;
-	argv[a++] = "launch";
-	argv[a++] = "-n";
-	argv[a++] = n;
-	argv[a++] = "--ranks-per-node";
-	argv[a++] = rpn;
-	argv[a++] = "--timeout";
-	argv[a++] = tmo;
-	argv[a++] = "--";
-	argv[a++] = self;
 	argv[a++] = "l2-rank";
 	argv[a++] = "--engine";
 	argv[a++] = c->engine;
@@ -122,26 +98,20 @@ static int eg__launch(const eg_l2_opts_t *o, const eg_l2_config_t *c,
 	argv[a++] = "--results";
 	argv[a++] = results;
 	argv[a] = NULL;
-	pid = fork();
-	if (pid < 0)
-		return EG_ESYS;
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-			close(fd);
-		}
-		setenv("EPGATE_TIMEOUT", to_env, 1);
-		execv(self, (char *const *)argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return EG_ESYS;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return EG_EXIT_HARD;
+	eg_job_env_t env = {"EPGATE_TIMEOUT", to_env, 0};
+	/* the job's own deadline: generous over the per-step one */
+	eg_job_t j = {.ranks = c->world,
+		      .ranks_per_node = c->ranks_per_node,
+		      .timeout_s = o->timeout_s * 4 + 30,
+		      .args = argv,
+		      .env = &env,
+		      .n_env = 1,
+		      .log = log};
+
+	rc = eg_job_run(&j, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "epgate: L2 job: %s\n", err);
+	return rc;
 }
 
 /* Last lines of a log, for a failed job's report. */
@@ -309,12 +279,12 @@ static void eg__job_error(eg__l2_t *L, const char *name, const char *cls,
 }
 
 /* One configuration: its job, then its results. */
-static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *self,
-		       const char *file, unsigned expected)
+static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *file,
+		       unsigned expected)
 {
 	const eg_l2_opts_t *o = L->o;
 	char name[96], results[4200], log[4200], cls[128];
-	double t0 = eg__now_s();
+	double t0 = eg_now();
 	unsigned seen;
 	int rc;
 
@@ -325,8 +295,8 @@ static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *self,
 	unlink(results);
 	if (o->verbose)
 		fprintf(stderr, "  L2 %s (%u workloads) ...\n", name, expected);
-	rc = eg__launch(o, c, self, file, results, log);
-	double dt = eg__now_s() - t0;
+	rc = eg__launch(o, c, file, results, log);
+	double dt = eg_now() - t0;
 	seen =
 	    eg__collect(L, name, cls, results, dt / (expected ? expected : 1));
 	if (rc != EG_EXIT_PASS && !(rc == EG_EXIT_FAIL && seen == expected))
@@ -334,12 +304,11 @@ static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *self,
 }
 
 /* What the jobs will run, checked here first: bad input is said once. */
-static int eg__prepare(const eg_l2_opts_t *o, char *self, char *file,
-		       size_t len, eg_workload_list_t *wl)
+static int eg__prepare(const eg_l2_opts_t *o, char *file, size_t len,
+		       eg_workload_list_t *wl)
 {
 	const eg_engine_ops_t *ops =
 	    o->engine ? eg_engine_find(o->engine) : NULL;
-	ssize_t sl;
 
 	if (o->engine && (!ops || !(ops->flags & EG_ENGINE_MULTI_PROCESS))) {
 		fprintf(stderr,
@@ -348,12 +317,10 @@ static int eg__prepare(const eg_l2_opts_t *o, char *self, char *file,
 			o->engine);
 		return EG_EINVAL;
 	}
-	sl = readlink("/proc/self/exe", self, len - 1);
-	if (sl <= 0) {
+	if (!eg_self_exe()) {
 		fprintf(stderr, "epgate: cannot find its own executable\n");
 		return EG_ENOENT;
 	}
-	self[sl] = 0;
 	if (o->file) {
 		snprintf(file, len, "%s", o->file);
 	} else if (eg_find_data("fixtures/workloads/l2-matrix.ini", file, len) <
@@ -370,12 +337,12 @@ int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot)
 {
 	eg_l2_config_t cfg[64];
 	size_t ncfg = eg__configs(o, cfg, 64);
-	char self[4096], file[4096];
+	char file[4096];
 	eg_workload_list_t wl = {0};
 	eg__l2_t L = {.o = o, .tot = tot};
 
 	memset(tot, 0, sizeof(*tot));
-	if (eg__prepare(o, self, file, sizeof(file), &wl) < 0) {
+	if (eg__prepare(o, file, sizeof(file), &wl) < 0) {
 		eg_workload_list_free(&wl);
 		return EG_EXIT_HARD;
 	}
@@ -391,7 +358,7 @@ int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot)
 		unsigned expected = eg__expected(&wl, cfg[i].world);
 
 		if (expected) /* a job with nothing to run is not launched */
-			eg__config(&L, &cfg[i], self, file, expected);
+			eg__config(&L, &cfg[i], file, expected);
 	}
 	eg_tap_close(L.tap);
 	eg_junit_close(L.junit);

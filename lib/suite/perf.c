@@ -1,22 +1,22 @@
 /* The sweep orchestrator (docs/profiles.md): a profile's points run as
- * one `epgate launch` job per (sweep, world, nodes), every point of the
- * job measured inside the same ranks (a launch costs about 0.3 s here and
- * a point about as much, so one job per point would double the run).
- * Rank 0 of each job spools each point as one JSON line; the orchestrator
- * reads the job's output through a pipe, and on every "perf: point" line
- * moves the new spool lines into the results file (incremental and
- * atomic, lib/results/), so a crash keeps every point measured before it.
- * Under Slurm nothing is forked: the srun'd ranks run the points. */
+ * one `epgate launch` job per (sweep, world, nodes) (lib/world/job.c),
+ * every point of the job measured inside the same ranks (a launch costs
+ * about 0.3 s here and a point about as much, so one job per point would
+ * double the run).  Rank 0 of each job spools each point as one JSON
+ * line; the orchestrator reads the job's output line by line, and on
+ * every "perf: point" line parses the new spool lines (once) and appends
+ * the points to the results file (incremental and atomic, lib/results/),
+ * so a crash keeps every point measured before it.  It keeps the points
+ * it wrote: the table and the gates (lib/gate/run.c, in process) judge
+ * those.  Under Slurm nothing is forked: the srun'd ranks run the
+ * points. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #ifdef HAVE_LIBFABRIC
@@ -25,6 +25,8 @@
 
 #include "epgate/bench_driver.h"
 #include "epgate/error.h"
+#include "epgate/gate.h"
+#include "epgate/job.h"
 #include "lib/suite/suite.h"
 #include "lib/suite/perf.h"
 
@@ -141,8 +143,11 @@ fail:
 
 typedef struct eg__run {
 	const eg_profile_t *p;
+	const char *path; /* the profile file */
+	const char *run_dir;
 	const eg_perf_run_opts_t *o;
 	eg_results_writer_t *wr;
+	eg_results_t held; /* the points wr wrote: table and gates */
 	eg_perf_totals_t *tot;
 	int tty;
 	double t0, t_sweep;
@@ -190,11 +195,67 @@ static void eg__progress(eg__run_t *r, int final)
 	fflush(stderr);
 }
 
-/* Moves every complete new line of the job's spool into the results. */
+/* A point parsed once, written, and kept (or the reason it was not). */
+static int eg__keep(eg__run_t *r, json_t *j, char *err, size_t errlen)
+{
+	eg_point_t pt;
+	int rc = eg_point_from_json(j, &pt, r->spool, "point", err, errlen);
+
+	if (!rc && (rc = eg_results_append(r->wr, &pt, err, errlen)) < 0)
+		eg_point_fini(&pt);
+	if (!rc && (rc = eg_results_push(&r->held, &pt)) < 0) {
+		snprintf(err, errlen, "%s: out of memory", r->spool);
+		eg_point_fini(&pt);
+	}
+	return rc;
+}
+
+/* One spool line: a point, or a point that failed verification. */
+static void eg__ingest_line(eg__run_t *r, const char *line)
+{
+	char err[sizeof(r->spool) + EG_RESULTS_ERR_MAX];
+	json_error_t je;
+	json_t *j = json_loads(line, JSON_REJECT_DUPLICATES, &je);
+	const json_t *failed = json_object_get(j, "failed");
+	int rc;
+
+	r->done++;
+	r->sweep_done++;
+	r->job_points++;
+	if (json_is_string(failed)) {
+		r->tot->failed++;
+		snprintf(r->last, sizeof(r->last), "%s FAILED",
+			 json_string_value(failed));
+		json_decref(j);
+		return;
+	}
+	if (j) {
+		rc = eg__keep(r, j, err, sizeof(err));
+	} else {
+		snprintf(err, sizeof(err), "%s: malformed point: %s", r->spool,
+			 je.text);
+		rc = EG_EPARSE;
+	}
+	json_decref(j);
+	if (rc < 0) {
+		fprintf(stderr, "%s%s: %s\n", r->tty ? "\n" : "", EG__PROG,
+			err);
+		r->tot->failed++;
+		return;
+	}
+	const eg_point_t *pt = &r->held.points[r->held.n_points - 1];
+	const eg_metric_t *m = eg_point_metric(pt, "step_us");
+
+	r->tot->measured++;
+	snprintf(r->last, sizeof(r->last), "%s %.0f us", pt->id,
+		 m ? m->s.median : NAN);
+}
+
+/* Every complete new line of the job's spool. */
 static void eg__ingest(eg__run_t *r)
 {
 	FILE *f = fopen(r->spool, "r");
-	char *line = NULL, err[EG_RESULTS_ERR_MAX];
+	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
 
@@ -205,180 +266,104 @@ static void eg__ingest(eg__run_t *r)
 		return;
 	}
 	while ((len = getline(&line, &cap, f)) > 0) {
-		json_error_t je;
-		json_t *j;
-		eg_results_t one;
-
 		if (line[len - 1] != '\n')
 			break; /* rank 0 is still writing it */
 		r->off += len;
-		r->done++;
-		r->sweep_done++;
-		r->job_points++;
-		j = json_loads(line, 0, &je);
-		if (j && json_object_get(j, "failed")) {
-			r->tot->failed++;
-			snprintf(
-			    r->last, sizeof(r->last), "%s FAILED",
-			    json_string_value(json_object_get(j, "failed")));
-			json_decref(j);
-			eg__progress(r, 0);
-			continue;
-		}
-		json_decref(j);
-		if (eg_perf_point_parse(line, &one, err, sizeof(err)) < 0 ||
-		    eg_results_append(r->wr, &one.points[0], err, sizeof(err)) <
-			0) {
-			fprintf(stderr, "%s%s: %s\n", r->tty ? "\n" : "",
-				EG__PROG, err);
-			r->tot->failed++;
-		} else {
-			const eg_point_t *pt = &one.points[0];
-			const eg_metric_t *m = eg_point_metric(pt, "step_us");
-
-			r->tot->measured++;
-			snprintf(r->last, sizeof(r->last), "%s %.0f us", pt->id,
-				 m ? m->s.median : NAN);
-		}
-		eg_results_free(&one);
+		eg__ingest_line(r, line);
 		eg__progress(r, 0);
 	}
 	free(line);
 	fclose(f);
 }
 
+/* Each line of the job's output. */
+static void eg__on_line(const char *line, void *arg)
+{
+	eg__run_t *r = arg;
+
+	if (r->o->verbose)
+		fprintf(stderr, "%s%s", r->tty ? "\r\033[K" : "", line);
+	if (strstr(line, "perf: point "))
+		eg__ingest(r);
+}
+
+/* The points a job did not report: failed, and said where. */
+static void eg__missing(eg__run_t *r, uint32_t W, uint32_t N, unsigned points,
+			int status, const char *log)
+{
+	unsigned missing = points - r->job_points;
+
+	r->tot->failed += missing;
+	r->done += missing;
+	r->sweep_done += missing;
+	fprintf(stderr,
+		"%s" EG__PROG ": job %s w%u n%u exited %d after %u of %u "
+		"point(s); log %s\n",
+		r->tty ? "\n" : "", r->sweep, W, N, status, r->job_points,
+		points, log);
+}
+
 /* One job: launch, watch its output, ingest its points.  Returns the
  * launcher's exit status (or 99). */
-static int eg__job(eg__run_t *r, const char *self, const char *profile,
-		   const char *run_dir, const char *sweep, uint32_t W,
-		   uint32_t N, unsigned points)
+static int eg__job(eg__run_t *r, uint32_t W, uint32_t N, unsigned points)
 {
-	char n[16], rpn[16], tmo[32], env_t[32], log[4200];
-	const char *argv[24];
-	int a = 0, fds[2], status;
-	FILE *in, *lf;
-	char *line = NULL;
-	size_t cap = 0;
-	pid_t pid;
-
-	snprintf(n, sizeof(n), "%u", W);
-	snprintf(rpn, sizeof(rpn), "%u", W / N);
+	const char *args[] = {"perf-rank", "--profile", r->path,  "--sweep",
+			      r->sweep,	   "--spool",	r->spool, NULL};
+	eg_job_env_t *env = calloc(r->p->n_env + 1, sizeof(*env));
+	char env_t[32], log[4200], err[256];
 	/* the job's deadline backs up the per-step ones */
-	snprintf(tmo, sizeof(tmo), "%.0f",
-		 120 + 4 * r->p->timeout_s + 60.0 * points);
+	eg_job_t j = {.ranks = W,
+		      .ranks_per_node = W / N,
+		      .timeout_s = 120 + 4 * r->p->timeout_s + 60.0 * points,
+		      .args = args,
+		      .env = env,
+		      .n_env = r->p->n_env + 1,
+		      .log = log,
+		      .on_line = eg__on_line,
+		      .arg = r};
+	int status;
+
+	if (!env)
+		return EG_EXIT_HARD;
 	snprintf(env_t, sizeof(env_t), "%.0f", r->p->timeout_s);
+	env[0] = (eg_job_env_t){"EPGATE_TIMEOUT", env_t, 0};
+	for (size_t i = 0; i < r->p->n_env; i++)
+		env[i + 1] =
+		    (eg_job_env_t){r->p->env_keys[i], r->p->env_vals[i], 1};
 	snprintf(r->spool, sizeof(r->spool), "%s/perf-%s.w%u.n%u.spool",
-		 run_dir, sweep, W, N);
-	snprintf(log, sizeof(log), "%s/perf-%s.w%u.n%u.log", run_dir, sweep, W,
-		 N);
+		 r->run_dir, r->sweep, W, N);
+	snprintf(log, sizeof(log), "%s/perf-%s.w%u.n%u.log", r->run_dir,
+		 r->sweep, W, N);
 	unlink(r->spool);
 	r->off = 0;
 	r->job_points = 0;
-	argv[a++] = self;
-	argv[a++] = "launch";
-	argv[a++] = "-n";
-	argv[a++] = n;
-	argv[a++] = "--ranks-per-node";
-	argv[a++] = rpn;
-	argv[a++] = "--timeout";
-	argv[a++] = tmo;
-	argv[a++] = "--";
-	argv[a++] = self;
-	argv[a++] = "perf-rank";
-	argv[a++] = "--profile";
-	argv[a++] = profile;
-	argv[a++] = "--sweep";
-	argv[a++] = sweep;
-	argv[a++] = "--spool";
-	argv[a++] = r->spool;
-	argv[a] = NULL;
-	if (pipe(fds) < 0)
-		return EG_EXIT_HARD;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return EG_EXIT_HARD;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		close(fds[1]);
-		setenv("EPGATE_TIMEOUT", env_t, 1);
-		for (size_t i = 0; i < r->p->n_env; i++)
-			setenv(r->p->env_keys[i], r->p->env_vals[i], 0);
-		execv(self, (char *const *)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	in = fdopen(fds[0], "r");
-	lf = fopen(log, "w");
-	while (in && getline(&line, &cap, in) > 0) {
-		if (lf) {
-			fputs(line, lf);
-			fflush(lf);
-		}
-		if (r->o->verbose)
-			fprintf(stderr, "%s%s", r->tty ? "\r\033[K" : "", line);
-		if (strstr(line, "perf: point "))
-			eg__ingest(r);
-	}
-	free(line);
-	if (in)
-		fclose(in);
-	else
-		close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			status = -1;
-			break;
-		}
-	eg__ingest(r);
-	if (lf)
-		fclose(lf);
-	unlink(r->spool);
-	if (status != -1 && WIFEXITED(status))
-		status = WEXITSTATUS(status);
-	else
+	status = eg_job_run(&j, err, sizeof(err));
+	if (status < 0) {
+		fprintf(stderr, EG__PROG ": %s\n", err);
 		status = EG_EXIT_HARD;
-	if (r->job_points < points) {
-		/* the rest never came: count them failed, and say where */
-		unsigned missing = points - r->job_points;
-
-		r->tot->failed += missing;
-		r->done += missing;
-		r->sweep_done += missing;
-		fprintf(stderr,
-			"%s" EG__PROG ": job %s w%u n%u exited %d after %u of "
-			"%u point(s); log %s\n",
-			r->tty ? "\n" : "", sweep, W, N, status, r->job_points,
-			points, log);
 	}
+	free(env);
+	eg__ingest(r);
+	unlink(r->spool);
+	if (r->job_points < points)
+		eg__missing(r, W, N, points, status, log);
 	return status;
 }
 
-/* A table of the measured points, read back through the reader. */
-static void eg__table(const char *results)
+/* A table of the measured points. */
+static void eg__table(const eg_results_t *r)
 {
 	static const char *const cols[] = {
 	    "step_us",	      "dispatch_us", "combine_us", "tok_s",
 	    "so_gbps",	      "su_gbps",     "post_rate",  "model_bw_us",
 	    "model_issue_us", "model_frac",  NULL};
-	eg_results_t r;
-	char err[EG_RESULTS_ERR_MAX];
 
-	if (eg_results_read(&r, results, err, sizeof(err)) < 0) {
-		fprintf(stderr, EG__PROG ": %s\n", err);
-		return;
-	}
 	printf("%-46s", "point (medians)");
 	for (int c = 0; cols[c]; c++)
 		printf(" %11s", cols[c]);
 	printf(" %s\n", "bound");
-	for (size_t i = 0; i < r.n_points; i++) {
-		const eg_point_t *p = &r.points[i];
+	for (size_t i = 0; i < r->n_points; i++) {
+		const eg_point_t *p = &r->points[i];
 		const json_t *b = json_object_get(p->evidence, "bound");
 
 		printf("%-46s", p->id);
@@ -392,52 +377,32 @@ static void eg__table(const char *results)
 		}
 		printf(" %s\n", b ? json_string_value(b) : "-");
 	}
-	eg_results_free(&r);
 }
 
-/* epgate gate on the results, reports into the run folder. */
-static int eg__gates(const char *self, const eg_profile_t *p,
-		     const char *run_dir, const char *results)
+/* The profile's gates on the points written, reports into the run
+ * folder: the same run as `epgate gate` (lib/gate/run.c), in process. */
+static int eg__gates(const eg__run_t *r)
 {
 	char gates[4096], tap[4200], junit[4200];
-	const char *argv[12];
-	int a = 0, status;
-	pid_t pid;
+	eg_gate_data_t d = {.cur = &r->held, .n_cur = 1};
+	eg_gate_run_opts_t go = {.gates = gates,
+				 .data = &d,
+				 .tap = tap,
+				 .junit = junit,
+				 .prog = "epgate gate"};
 
-	if (eg_find_data(p->gates, gates, sizeof(gates)) < 0) {
+	if (eg_find_data(r->p->gates, gates, sizeof(gates)) < 0) {
 		fprintf(stderr, EG__PROG ": profile %s: no gate file %s\n",
-			p->name, p->gates);
+			r->p->name, r->p->gates);
 		return EG_EXIT_HARD;
 	}
-	snprintf(tap, sizeof(tap), "%s/perf-gates.tap", run_dir);
-	snprintf(junit, sizeof(junit), "%s/perf-gates.junit.xml", run_dir);
-	argv[a++] = self;
-	argv[a++] = "gate";
-	argv[a++] = "--gates";
-	argv[a++] = gates;
-	argv[a++] = "--tap";
-	argv[a++] = tap;
-	argv[a++] = "--junit";
-	argv[a++] = junit;
-	argv[a++] = results;
-	argv[a] = NULL;
+	snprintf(tap, sizeof(tap), "%s/perf-gates.tap", r->run_dir);
+	snprintf(junit, sizeof(junit), "%s/perf-gates.junit.xml", r->run_dir);
 	printf("gates: %s\n", gates);
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return EG_EXIT_HARD;
-	if (pid == 0) {
-		execv(self, (char *const *)argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return EG_EXIT_HARD;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : EG_EXIT_HARD;
+	fflush(stdout);
+	return eg_gate_run(&go);
 }
 
-/* Under Slurm: this process is a rank (inside srun) and runs its points;
- * outside srun it says how to run them. */
 static int eg__slurm(const char *path, const eg_profile_t *p,
 		     const eg_perf_run_opts_t *o, const char *run_dir,
 		     eg_perf_totals_t *tot)
@@ -464,55 +429,8 @@ static int eg__slurm(const char *path, const eg_profile_t *p,
 	return eg_perf_rank_run(&ro);
 }
 
-/* One sweep: one job per (world, nodes), in the order its points first
- * name them. Returns 1 when a job ended in a hard error. */
-static int eg__sweep(eg__run_t *r, size_t s, const eg_perf_point_t *pts,
-		     size_t n, const char *self, const char *path,
-		     const char *run_dir)
-{
-	uint32_t groups[256][2];
-	unsigned cnt[256], ng = 0;
-	int hard = 0;
-
-	r->sweep = r->p->sweeps[s].name;
-	r->sweep_total = r->sweep_done = 0;
-	r->last[0] = 0;
-	r->t_sweep = eg_now();
-	for (size_t i = 0; i < n; i++) {
-		unsigned g;
-
-		if (pts[i].sweep != s)
-			continue;
-		r->sweep_total++;
-		for (g = 0; g < ng; g++)
-			if (groups[g][0] == pts[i].v[EG_AXIS_WORLD].num &&
-			    groups[g][1] == pts[i].v[EG_AXIS_NODES].num)
-				break;
-		if (g == ng && ng < 256) {
-			groups[ng][0] = pts[i].v[EG_AXIS_WORLD].num;
-			groups[ng][1] = pts[i].v[EG_AXIS_NODES].num;
-			cnt[ng++] = 0;
-		}
-		if (g < 256)
-			cnt[g]++;
-	}
-	eg__progress(r, 0);
-	for (unsigned g = 0; g < ng; g++) {
-		int jrc = eg__job(r, self, path, run_dir, r->sweep,
-				  groups[g][0], groups[g][1], cnt[g]);
-
-		r->tot->jobs++;
-		if (jrc != EG_EXIT_PASS && jrc != EG_EXIT_FAIL) {
-			r->tot->jobs_failed++;
-			hard = 1;
-		}
-	}
-	eg__progress(r, 1);
-	return hard;
-}
-
-/* Whether this process runs the points here: -1 to go on,
- * else the exit code (under Slurm: the ranks' own run). */
+/* Whether this host runs the profile's points: 99 (-1: yes), 77 or the
+ * Slurm path's own exit code. */
 static int eg__where(const char *path, const eg_profile_t *p,
 		     const eg_perf_run_opts_t *o, const char *run_dir,
 		     eg_perf_totals_t *tot)
@@ -533,75 +451,106 @@ static int eg__where(const char *path, const eg_profile_t *p,
 			p->name, p->transport);
 		return EG_EXIT_SKIP;
 	}
+	if (!eg_self_exe()) {
+		fprintf(stderr, EG__PROG ": cannot find its own executable\n");
+		return EG_EXIT_HARD;
+	}
 	return -1;
 }
 
-/* The results file with the profile's context. */
-static int eg__results_open(eg__run_t *r, const char *run_dir)
+/* The results file, with the profile's context, and the held copy. */
+static int eg__start(eg__run_t *r)
 {
-	eg_perf_totals_t *tot = r->tot;
 	char err[EG_RESULTS_ERR_MAX];
-	json_t *ctx;
-	int rc;
+	json_t *ctx = eg_perf_context(r->p, NULL);
+	int rc = ctx ? eg_results_create(&r->wr, r->tot->results, 0, ctx, err,
+					 sizeof(err))
+		     : EG_ENOMEM;
 
-	if (r->o->results)
-		snprintf(tot->results, sizeof(tot->results), "%s",
-			 r->o->results);
-	else
-		snprintf(tot->results, sizeof(tot->results), "%s/perf-%s.json",
-			 run_dir, r->p->name);
-	ctx = eg_perf_context(r->p, NULL);
-	rc = ctx ? eg_results_create(&r->wr, tot->results, 0, ctx, err,
-				     sizeof(err))
-		 : EG_ENOMEM;
-	json_decref(ctx);
+	r->held.path = strdup(r->tot->results);
+	r->held.context = ctx;
+	if (!rc && !r->held.path)
+		rc = EG_ENOMEM;
 	if (rc < 0)
 		fprintf(stderr, EG__PROG ": %s\n",
 			rc == EG_ENOMEM ? "out of memory" : err);
 	return rc;
 }
 
-/* Every sweep as local jobs, the table, then the gates. */
-static int eg__local(eg__run_t *r, const eg_perf_point_t *pts, size_t n,
-		     const char *path, const char *run_dir)
+/* One sweep: one job per (world, nodes), in the order the points first
+ * name them.  Returns 1 when a job failed hard. */
+static int eg__sweep(eg__run_t *r, size_t s, const eg_perf_point_t *pts,
+		     size_t n)
+{
+	uint32_t groups[256][2];
+	unsigned cnt[256], ng = 0;
+	int hard = 0;
+
+	r->sweep = r->p->sweeps[s].name;
+	r->sweep_total = r->sweep_done = 0;
+	r->last[0] = 0;
+	r->t_sweep = eg_now();
+	for (size_t i = 0; i < n; i++) {
+		uint32_t W = pts[i].v[EG_AXIS_WORLD].num;
+		uint32_t N = pts[i].v[EG_AXIS_NODES].num;
+		unsigned g = 0;
+
+		if (pts[i].sweep != s)
+			continue;
+		r->sweep_total++;
+		while (g < ng && (groups[g][0] != W || groups[g][1] != N))
+			g++;
+		if (g == ng && ng < 256) {
+			groups[ng][0] = W;
+			groups[ng][1] = N;
+			cnt[ng++] = 0;
+		}
+		if (g < 256)
+			cnt[g]++;
+	}
+	eg__progress(r, 0);
+	for (unsigned g = 0; g < ng; g++) {
+		int jrc = eg__job(r, groups[g][0], groups[g][1], cnt[g]);
+
+		r->tot->jobs++;
+		if (jrc != EG_EXIT_PASS && jrc != EG_EXIT_FAIL) {
+			r->tot->jobs_failed++;
+			hard = 1;
+		}
+	}
+	eg__progress(r, 1);
+	return hard;
+}
+
+/* Every sweep, then the table and the gates; the exit code. */
+static int eg__run(eg__run_t *r, const eg_perf_point_t *pts, size_t n)
 {
 	eg_perf_totals_t *tot = r->tot;
-	char self[4096];
-	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	int hard = 0, ex;
 
-	if (sl <= 0) {
-		fprintf(stderr, EG__PROG ": cannot find its own executable\n");
-		return EG_EXIT_HARD;
-	}
-	self[sl] = 0;
-	if (eg__results_open(r, run_dir) < 0)
-		return EG_EXIT_HARD;
-	r->tty = r->o->progress < 0 ? isatty(2) : r->o->progress;
-	r->total = (unsigned)n;
-	r->t0 = eg_now();
 	printf("epgate bench: profile %s (%s), %zu point(s) in %zu sweep(s); "
 	       "results %s\n",
-	       r->p->name, path, n, r->p->n_sweeps, tot->results);
+	       r->p->name, r->path, n, r->p->n_sweeps, tot->results);
 	fflush(stdout);
+	r->t0 = eg_now();
 	for (size_t s = 0; s < r->p->n_sweeps; s++)
-		hard |= eg__sweep(r, s, pts, n, self, path, run_dir);
+		hard |= eg__sweep(r, s, pts, n);
 	eg_results_close(r->wr);
 	r->wr = NULL;
 	tot->seconds = eg_now() - r->t0;
-	eg__table(tot->results);
+	eg__table(&r->held);
 	printf("epgate bench: %u of %u point(s) measured, %u failed, %.1f s; "
 	       "results %s\n",
 	       tot->measured, tot->points, tot->failed, tot->seconds,
 	       tot->results);
 	ex = hard ? EG_EXIT_HARD : tot->failed ? EG_EXIT_FAIL : EG_EXIT_PASS;
-	if (!r->o->apply_gates || !r->p->gates)
-		return ex;
-	tot->gate_exit = eg__gates(self, r->p, run_dir, tot->results);
-	if (tot->gate_exit == EG_EXIT_HARD)
-		ex = EG_EXIT_HARD;
-	else if (tot->gate_exit == EG_EXIT_FAIL && ex == EG_EXIT_PASS)
-		ex = EG_EXIT_FAIL;
+	if (r->o->apply_gates && r->p->gates) {
+		tot->gate_exit = eg__gates(r);
+		if (tot->gate_exit == EG_EXIT_HARD)
+			ex = EG_EXIT_HARD;
+		else if (tot->gate_exit == EG_EXIT_FAIL && ex == EG_EXIT_PASS)
+			ex = EG_EXIT_FAIL;
+	}
 	return ex;
 }
 
@@ -635,16 +584,26 @@ int eg_perf_run_profile(const char *profile, const char *run_dir,
 		goto out;
 	}
 	tot->points = (unsigned)n;
-	ex = eg__where(path, &p, o, run_dir, tot);
-	if (ex >= 0)
+	if ((ex = eg__where(path, &p, o, run_dir, tot)) >= 0)
 		goto out;
-	r.p = &p;
-	r.o = o;
-	r.tot = tot;
-	ex = eg__local(&r, pts, n, path, run_dir);
+	ex = EG_EXIT_HARD;
+	if (o->results)
+		snprintf(tot->results, sizeof(tot->results), "%s", o->results);
+	else
+		snprintf(tot->results, sizeof(tot->results), "%s/perf-%s.json",
+			 run_dir, p.name);
+	r = (eg__run_t){.p = &p,
+			.path = path,
+			.run_dir = run_dir,
+			.o = o,
+			.tot = tot,
+			.total = (unsigned)n};
+	r.tty = o->progress < 0 ? isatty(2) : o->progress;
+	if (eg__start(&r) == 0)
+		ex = eg__run(&r, pts, n);
 out:
-	if (r.wr)
-		eg_results_close(r.wr);
+	eg_results_close(r.wr);
+	eg_results_free(&r.held);
 	free(pts);
 	eg_profile_free(&p);
 	return ex;

@@ -50,15 +50,18 @@ static int eg__sink_point(eg__sink_t *s, const eg_point_t *p)
 		}
 		return EG_OK;
 	}
-	json_t *j = eg_perf_point_json(p);
-	char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	int rc =
-	    line && fprintf(s->spool, "%s\n", line) > 0 && fflush(s->spool) == 0
-		? EG_OK
-		: EG_EIO;
+	/* serialised once, here; parsed once, by the orchestrator */
+	char *line;
+	int rc = eg_point_line(p, &line, "spool", err, sizeof(err));
 
+	if (rc) {
+		fprintf(stderr, EG__PROG ": %s\n", err);
+		return rc;
+	}
+	rc = fprintf(s->spool, "%s\n", line) > 0 && fflush(s->spool) == 0
+		 ? EG_OK
+		 : EG_EIO;
 	free(line);
-	json_decref(j);
 	if (rc)
 		fprintf(stderr, EG__PROG ": cannot write the spool file\n");
 	return rc;
@@ -270,7 +273,7 @@ static int eg__point_done(eg__rank_t *r, const eg_perf_point_t *pt,
 	       eg__med(out, "tok_s"), bd ? ", bound " : "",
 	       bd ? json_string_value(bd) : "");
 	fflush(stdout);
-	eg_perf_point_free(out);
+	eg_point_fini(out);
 	return rc;
 }
 

@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "lib/suite/perf.h"
+#include "epgate/file.h"
 #include "lib/suite/suite.h"
 
 /* One suite's reports and totals. */
@@ -23,12 +24,12 @@ static json_t *eg__totals_json(const eg__suite_out_t *s)
 			 s->tap, "junit", s->junit);
 }
 
-/* summary.json, rewritten after each suite (tmp + rename). */
+/* summary.json, rewritten atomically after each suite (lib/base/file.c). */
 static int eg__summary(const char *path, const char *run, const char *engine,
 		       const eg__suite_out_t *l1, const eg__suite_out_t *l2,
 		       int rc)
 {
-	char tmp[4300];
+	char err[4400], *text;
 	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i}", "schema",
 			      "epgate/run-summary/v1", "profile", "local",
 			      "run_dir", run, "engine_l1", engine, "exit", rc);
@@ -37,12 +38,15 @@ static int eg__summary(const char *path, const char *run, const char *engine,
 	json_object_set_new(j, "l1", eg__totals_json(l1));
 	if (l2->ran)
 		json_object_set_new(j, "l2", eg__totals_json(l2));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	int bad =
-	    json_dump_file(j, tmp, JSON_INDENT(2)) < 0 || rename(tmp, path) < 0;
+	text = json_dumps(j, JSON_INDENT(2));
 	json_decref(j);
+	if (!text)
+		snprintf(err, sizeof(err), "%s: out of memory", path);
+	int bad = !text || eg_file_write_atomic_buf(path, text, strlen(text),
+						    err, sizeof(err)) < 0;
+	free(text);
 	if (bad) {
-		fprintf(stderr, "epgate run: cannot write %s\n", path);
+		fprintf(stderr, "epgate run: %s\n", err);
 		return EG_EIO;
 	}
 	return EG_OK;

@@ -1,54 +1,32 @@
 /* The world from the environment: the local launcher's EPGATE_* variables,
  * else Slurm's, else a world of one. Every error names the variable and
  * its value, because a wrong world otherwise shows up as a hang. */
-#include <errno.h>
 #include <fcntl.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "epgate/error.h"
+#include "epgate/num.h"
 #include "epgate/world.h"
 
 #define EG__DEFAULT_TIMEOUT 60.0
 #define EG__SECRET_MIN	    16 /* hex digits: 64 bits at least */
 
-double eg_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int eg__fail(char *err, size_t len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
-/* A decimal integer in [lo, hi], nothing else (no sign, no spaces). */
+/* A decimal integer in [lo, hi], nothing else (no sign, no spaces):
+ * the base parser (lib/base/num.c); the messages are this file's, in the
+ * VAR=value form the user wrote. */
 static int eg__parse_u(const char *s, unsigned long long lo,
 		       unsigned long long hi, unsigned long long *out)
 {
-	char *end;
-	if (!s || *s < '0' || *s > '9')
+	uint64_t v;
+	int rc = s ? eg_parse_u64(NULL, s, lo, hi, 0, &v, NULL, 0) : EG_EINVAL;
+
+	if (rc == EG_EINVAL)
 		return EG_EPARSE;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return EG_EPARSE;
-	if (v < lo || v > hi)
-		return EG_ERANGE;
-	*out = v;
-	return EG_OK;
+	if (rc == EG_OK)
+		*out = v;
+	return rc;
 }
 
 /* var must hold an integer in [lo, hi]; names it otherwise. */
@@ -57,18 +35,18 @@ static int eg__env_u32(const char *var, unsigned long long lo,
 		       size_t len)
 {
 	const char *s = getenv(var);
-	unsigned long long v;
+	unsigned long long v = 0;
 	if (!s)
-		return eg__fail(err, len, EG_EINVAL, "%s is not set", var);
+		return eg_err_set(err, len, EG_EINVAL, "%s is not set", var);
 	int rc = eg__parse_u(s, lo, hi, &v);
 	if (rc == EG_EPARSE)
-		return eg__fail(err, len, rc,
-				"%s=\"%s\": not a non-negative integer", var,
-				s);
+		return eg_err_set(err, len, rc,
+				  "%s=\"%s\": not a non-negative integer", var,
+				  s);
 	if (rc < 0)
-		return eg__fail(err, len, rc,
-				"%s=%s: out of range [%llu, %llu]", var, s, lo,
-				hi);
+		return eg_err_set(err, len, rc,
+				  "%s=%s: out of range [%llu, %llu]", var, s,
+				  lo, hi);
 	*out = (uint32_t)v;
 	return EG_OK;
 }
@@ -76,14 +54,13 @@ static int eg__env_u32(const char *var, unsigned long long lo,
 static int eg__env_timeout(eg_world_t *w, char *err, size_t len)
 {
 	const char *s = getenv("EPGATE_TIMEOUT");
-	char *end;
+	double v;
 	w->timeout_s = EG__DEFAULT_TIMEOUT;
 	if (!s)
 		return EG_OK;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v) || v <= 0 || v > 1e6)
-		return eg__fail(
+	if (eg_parse_double(NULL, s, 0, 1e6, EG_NUM_SIGNED | EG_NUM_LO_OPEN, &v,
+			    NULL, 0) < 0)
+		return eg_err_set(
 		    err, len, EG_EINVAL,
 		    "EPGATE_TIMEOUT=\"%s\": not a number of seconds "
 		    "in (0, 1e6]",
@@ -97,19 +74,19 @@ static int eg__env_secret(eg_world_t *w, char *err, size_t len)
 	const char *s = getenv("EPGATE_SECRET");
 	if (!s) {
 		if (w->size > 1)
-			return eg__fail(err, len, EG_EINVAL,
-					"EPGATE_SECRET is not set (required "
-					"for a job of %u ranks)",
-					w->size);
+			return eg_err_set(err, len, EG_EINVAL,
+					  "EPGATE_SECRET is not set (required "
+					  "for a job of %u ranks)",
+					  w->size);
 		return EG_OK;
 	}
 	size_t n = strlen(s);
 	if (n < EG__SECRET_MIN || n >= EG_SECRET_MAX ||
 	    strspn(s, "0123456789abcdefABCDEF") != n)
-		return eg__fail(err, len, EG_EINVAL,
-				"EPGATE_SECRET=\"%.80s\": want %d to %d hex "
-				"digits",
-				s, EG__SECRET_MIN, EG_SECRET_MAX - 1);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "EPGATE_SECRET=\"%.80s\": want %d to %d hex "
+				  "digits",
+				  s, EG__SECRET_MIN, EG_SECRET_MAX - 1);
 	memcpy(w->secret, s, n + 1);
 	return EG_OK;
 }
@@ -123,10 +100,10 @@ static int eg__set_job_id(eg_world_t *w, const char *var, const char *s,
 	static const char ok[] = "abcdefghijklmnopqrstuvwxyz"
 				 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
 	if (n == 0 || n >= sizeof(w->job_id) || strspn(s, ok) != n)
-		return eg__fail(err, len, EG_EINVAL,
-				"%s=\"%.80s\": want 1 to %zu characters of "
-				"[A-Za-z0-9._-]",
-				var, s, sizeof(w->job_id) - 1);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "%s=\"%.80s\": want 1 to %zu characters of "
+				  "[A-Za-z0-9._-]",
+				  var, s, sizeof(w->job_id) - 1);
 	memcpy(w->job_id, s, n + 1);
 	return EG_OK;
 }
@@ -137,12 +114,12 @@ static int eg__env_boot_addr(eg_world_t *w, char *err, size_t len)
 	const char *s = getenv("EPGATE_BOOT_ADDR");
 	const char *colon, *h = s;
 	size_t hl;
-	unsigned long long port;
+	unsigned long long port = 0;
 	if (!s)
-		return eg__fail(err, len, EG_EINVAL,
-				"EPGATE_BOOT_ADDR is not set (required for "
-				"rank %u of %u)",
-				w->rank, w->size);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "EPGATE_BOOT_ADDR is not set (required for "
+				  "rank %u of %u)",
+				  w->rank, w->size);
 	colon = strrchr(s, ':');
 	if (!colon)
 		goto bad;
@@ -161,28 +138,28 @@ static int eg__env_boot_addr(eg_world_t *w, char *err, size_t len)
 	w->boot_port = (uint16_t)port;
 	return EG_OK;
 bad:
-	return eg__fail(err, len, EG_EINVAL,
-			"EPGATE_BOOT_ADDR=\"%.200s\": want host:port with a "
-			"port in [1, 65535]",
-			s);
+	return eg_err_set(err, len, EG_EINVAL,
+			  "EPGATE_BOOT_ADDR=\"%.200s\": want host:port with a "
+			  "port in [1, 65535]",
+			  s);
 }
 
 static int eg__env_boot_fd(eg_world_t *w, char *err, size_t len)
 {
 	const char *s = getenv("EPGATE_BOOT_FD");
-	unsigned long long fd;
+	unsigned long long fd = 0;
 	if (!s || w->rank != 0)
 		return EG_OK; /* only rank 0 listens */
 	if (eg__parse_u(s, 0, 65535, &fd) < 0)
-		return eg__fail(err, len, EG_EINVAL,
-				"EPGATE_BOOT_FD=\"%.80s\": not a file "
-				"descriptor number",
-				s);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "EPGATE_BOOT_FD=\"%.80s\": not a file "
+				  "descriptor number",
+				  s);
 	if (fcntl((int)fd, F_GETFD) < 0)
-		return eg__fail(err, len, EG_EINVAL,
-				"EPGATE_BOOT_FD=%s: not an open file "
-				"descriptor",
-				s);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "EPGATE_BOOT_FD=%s: not an open file "
+				  "descriptor",
+				  s);
 	w->boot_fd = (int)fd;
 	return EG_OK;
 }
@@ -193,9 +170,9 @@ static int eg__from_launcher(eg_world_t *w, char *err, size_t len)
 	int rc;
 
 	if (!getenv("EPGATE_SIZE"))
-		return eg__fail(err, len, EG_EINVAL,
-				"EPGATE_SIZE is not set (EPGATE_RANK=%s is)",
-				getenv("EPGATE_RANK"));
+		return eg_err_set(err, len, EG_EINVAL,
+				  "EPGATE_SIZE is not set (EPGATE_RANK=%s is)",
+				  getenv("EPGATE_RANK"));
 	if ((rc = eg__env_u32("EPGATE_SIZE", 1, 1u << 20, &w->size, err, len)) <
 		0 ||
 	    (rc = eg__env_u32("EPGATE_RANK", 0, w->size - 1, &w->rank, err,
@@ -224,7 +201,7 @@ static int eg__from_launcher(eg_world_t *w, char *err, size_t len)
 static int eg__from_slurm(eg_world_t *w, char *err, size_t len)
 {
 	uint32_t nnodes, real_rpn = 0, v;
-	unsigned long long job, port;
+	unsigned long long job = 0, port = 0;
 	const char *list, *listvar, *s;
 	int rc;
 
@@ -242,7 +219,7 @@ static int eg__from_slurm(eg_world_t *w, char *err, size_t len)
 				      &w->ranks_per_node, err, len)) < 0)
 			return rc;
 	} else if (!real_rpn) {
-		return eg__fail(
+		return eg_err_set(
 		    err, len, EG_EINVAL,
 		    "SLURM_NTASKS=%u is not a multiple of "
 		    "SLURM_NNODES=%u (give every node the same "
@@ -256,23 +233,23 @@ static int eg__from_slurm(eg_world_t *w, char *err, size_t len)
 				      len)) < 0)
 			return rc;
 		if (v != w->rank / real_rpn)
-			return eg__fail(err, len, EG_EINVAL,
-					"SLURM_NODEID=%u: task %u of %u on %u "
-					"nodes should be on node %u (use "
-					"block distribution: srun -m block)",
-					v, w->rank, w->size, nnodes,
-					w->rank / real_rpn);
+			return eg_err_set(
+			    err, len, EG_EINVAL,
+			    "SLURM_NODEID=%u: task %u of %u on %u "
+			    "nodes should be on node %u (use "
+			    "block distribution: srun -m block)",
+			    v, w->rank, w->size, nnodes, w->rank / real_rpn);
 	}
 	if (real_rpn && getenv("SLURM_LOCALID")) {
 		if ((rc = eg__env_u32("SLURM_LOCALID", 0, real_rpn - 1, &v, err,
 				      len)) < 0)
 			return rc;
 		if (v != w->rank % real_rpn)
-			return eg__fail(err, len, EG_EINVAL,
-					"SLURM_LOCALID=%u: task %u should be "
-					"local task %u (use block "
-					"distribution: srun -m block)",
-					v, w->rank, w->rank % real_rpn);
+			return eg_err_set(err, len, EG_EINVAL,
+					  "SLURM_LOCALID=%u: task %u should be "
+					  "local task %u (use block "
+					  "distribution: srun -m block)",
+					  v, w->rank, w->rank % real_rpn);
 	}
 	/* The step's first node runs task 0; the job's may not (a step on
 	 * part of the allocation). */
@@ -280,26 +257,28 @@ static int eg__from_slurm(eg_world_t *w, char *err, size_t len)
 	if (!(list = getenv(listvar)))
 		list = getenv(listvar = "SLURM_JOB_NODELIST");
 	if (!list)
-		return eg__fail(err, len, EG_EINVAL,
-				"SLURM_JOB_NODELIST is not set");
+		return eg_err_set(err, len, EG_EINVAL,
+				  "SLURM_JOB_NODELIST is not set");
 	if (eg_hostlist_first(list, w->boot_host, sizeof(w->boot_host)) < 0)
-		return eg__fail(err, len, EG_EINVAL,
-				"%s=\"%.200s\": not a Slurm hostlist", listvar,
-				list);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "%s=\"%.200s\": not a Slurm hostlist",
+				  listvar, list);
 	if (!(s = getenv("SLURM_JOB_ID")))
-		return eg__fail(err, len, EG_EINVAL, "SLURM_JOB_ID is not set");
+		return eg_err_set(err, len, EG_EINVAL,
+				  "SLURM_JOB_ID is not set");
 	if (eg__parse_u(s, 0, ~0ull, &job) < 0)
-		return eg__fail(err, len, EG_EINVAL,
-				"SLURM_JOB_ID=\"%.80s\": not a job number", s);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "SLURM_JOB_ID=\"%.80s\": not a job number",
+				  s);
 	if ((rc = eg__set_job_id(w, "SLURM_JOB_ID", s, err, len)) < 0)
 		return rc;
 	port = 20000 + job % 20000;
 	if ((s = getenv("EPGATE_BOOT_PORT")) &&
 	    eg__parse_u(s, 1, 65535, &port) < 0)
-		return eg__fail(err, len, EG_EINVAL,
-				"EPGATE_BOOT_PORT=\"%.80s\": want a port in "
-				"[1, 65535]",
-				s);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "EPGATE_BOOT_PORT=\"%.80s\": want a port in "
+				  "[1, 65535]",
+				  s);
 	w->boot_port = (uint16_t)port;
 	w->from_slurm = 1;
 	return EG_OK;
@@ -319,7 +298,7 @@ int eg_world_from_env(eg_world_t *w, char *err, size_t errlen)
 		return rc;
 	if (getenv("EPGATE_RANK") || getenv("EPGATE_SIZE")) {
 		if (!getenv("EPGATE_RANK"))
-			return eg__fail(
+			return eg_err_set(
 			    err, errlen, EG_EINVAL,
 			    "EPGATE_RANK is not set (EPGATE_SIZE=%s "
 			    "is)",

@@ -35,23 +35,23 @@ list nosuch|no profile "nosuch"
 list local extra|unexpected argument "extra"
 engine --transport ib|--transport "ib"
 engine nope|"nope" is not a multi-process engine
-engine --iters 0|--iters "0"
-engine -w x|-w "x"
-engine --timeout 0|--timeout "0"
-engine --num-comms 17|--num-comms "17"
+engine --iters 0|--iters: 0 is out of range
+engine -w x|-w: "x" is not
+engine --timeout 0|--timeout: 0 is out of range
+engine --num-comms 17|--num-comms: 17 is out of range
 engine --tokens abc|--tokens=abc
 engine --vs-alltoall|--vs-alltoall goes with --transport nccl
 engine --phases|--phases goes with --transport nccl
 engine --path nvlink|--path goes with --transport nccl
 engine --transport nccl --provider shm|--provider goes with --transport fabric
-engine --transport nccl --device x|--device "x"
+engine --transport nccl --device x|--device: "x" is not
 engine --transport nccl --path pcie|--path "pcie"
 engine --transport nccl --xnode-mode x|--xnode-mode "x"
 engine a2a dense|unexpected argument "dense"
-raw --size 0|--size "0"
-raw --msg-size 2M|--msg-size "2M"
-raw --msgs 0|--msgs "0"
-raw -n 0|-n "0"
+raw --size 0|--size: 0 is out of range
+raw --msg-size 2M|--msg-size: 2M is out of range
+raw --msgs 0|--msgs: 0 is out of range
+raw -n 0|-n: 0 is out of range
 raw --path xnode|--path goes with a collective
 raw --transport nccl|--transport nccl needs a collective
 raw bogus|unknown collective "bogus"
@@ -60,15 +60,15 @@ raw alltoall --provider shm|--provider goes with the fabric benchmark
 raw alltoall --num-comms 2|--num-comms
 raw alltoall --transport fabric|alltoall runs over NCCL
 raw alltoall -d fp16|-d "fp16"
-raw alltoall -f 1|-f "1"
+raw alltoall -f 1|-f: 1 is out of range (1, 1024]
 raw alltoall -b 2M -e 1M|-b is above -e
-raw alltoall -e 1X|-e "1X"
+raw alltoall -e 1X|-e: "1X" is not a byte count
 raw alltoall --impl foo|--impl "foo"
 raw alltoall allgather|unexpected argument "allgather"
-overhead --op-us 0|--op-us "0"
-overhead --iters x|--iters "x"
+overhead --op-us 0|--op-us: 0 is out of range
+overhead --iters x|--iters: "x" is not
 overhead extra|unexpected argument "extra"
---raw --num-comms 0|--num-comms "0"
+--raw --num-comms 0|--num-comms: 0 is out of range
 --raw bogus|unknown collective "bogus"
 --engine nope --tokens 8|"nope" is not a multi-process engine
 EOF

@@ -432,22 +432,26 @@ static void tiny_sweep(const char *path, eg_results_t *r)
 		ck_assert_msg(eg_results_append(wr, &out, err, sizeof(err)) ==
 				  EG_OK,
 			      "%s", err);
-		/* the spool form goes through the reader too */
-		json_t *j = eg_perf_point_json(&out);
-		char *line = json_dumps(j, JSON_COMPACT);
-		eg_results_t one;
+		/* the spool form is the same codec, through the reader's
+		 * validation */
+		char *line;
+		eg_point_t one;
 
 		ck_assert_int_eq(
-		    eg_perf_point_parse(line, &one, err, sizeof(err)), EG_OK);
-		ck_assert_str_eq(one.points[0].id, out.id);
+		    eg_point_line(&out, &line, "spool", err, sizeof(err)),
+		    EG_OK);
+		ck_assert_ptr_null(strchr(line, '\n'));
+		ck_assert_int_eq(
+		    eg_point_parse_line(line, &one, "spool", err, sizeof(err)),
+		    EG_OK);
+		ck_assert_str_eq(one.id, out.id);
 		ck_assert_double_eq(
-		    eg_point_metric(&one.points[0], "step_us")->s.median,
+		    eg_point_metric(&one, "step_us")->s.median,
 		    eg_stats_median(eg_point_metric(&out, "step_us")->samples,
 				    5));
-		eg_results_free(&one);
+		eg_point_fini(&one);
 		free(line);
-		json_decref(j);
-		eg_perf_point_free(&out);
+		eg_point_fini(&out);
 		eg_workload_fini(&w);
 	}
 	ck_assert_uint_eq(eg_results_count(wr), 4);
@@ -516,6 +520,37 @@ START_TEST(tiny_sweep_read_back_and_gated)
 		eg_gate_result_fini(&res);
 	}
 	eg_gate_file_free(&gf);
+
+	/* the whole run in process, as the sweep orchestrator does it: the
+	 * planted gate fails the run, and both reports say so */
+	const char *gpath = tmpname("tiny.gate"), *tap = tmpname("g.tap");
+	const char *junit = tmpname("g.xml");
+	FILE *f = fopen(gpath, "w");
+	char line[512];
+	int not_ok = 0;
+
+	ck_assert_ptr_nonnull(f);
+	fputs(tiny_gates, f);
+	fclose(f);
+	eg_gate_run_opts_t go = {.gates = gpath,
+				 .data = &d,
+				 .tap = tap,
+				 .junit = junit,
+				 .prog = "test"};
+	ck_assert_int_eq(eg_gate_run(&go), EG_EXIT_FAIL);
+	f = fopen(tap, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		not_ok += !strncmp(line, "not ok ", 7);
+	fclose(f);
+	ck_assert_int_eq(not_ok, 1);
+	ck_assert_int_eq(access(junit, R_OK), 0);
+	/* planted: a gate file that is not there is a hard error */
+	go.gates = "/nonexistent/tiny.gate";
+	ck_assert_int_eq(eg_gate_run(&go), EG_EXIT_HARD);
+	unlink(gpath);
+	unlink(tap);
+	unlink(junit);
 	eg_results_free(&r);
 	unlink(path);
 }
@@ -563,16 +598,23 @@ START_TEST(corrupted_results_rejected)
 	ck_assert_ptr_nonnull(strstr(err, "malformed JSON"));
 
 	/* a spool line with a sample that is not a number */
+	eg_point_t pt;
+
 	ck_assert_int_eq(
-	    eg_perf_point_parse("{\"id\": \"x\", \"suite\": \"s\", \"arm\": "
+	    eg_point_parse_line("{\"id\": \"x\", \"suite\": \"s\", \"arm\": "
 				"\"a2a\", \"axes\": {}, \"metrics\": "
 				"{\"step_us\": {\"median\": 1, \"n\": 1, "
 				"\"samples\": [\"1\"]}}}",
-				&r, err, sizeof(err)),
+				&pt, "spool", err, sizeof(err)),
 	    EG_EPARSE);
-	ck_assert_ptr_nonnull(strstr(err, "spool: points[0].metrics.step_us"));
-	ck_assert_int_eq(eg_perf_point_parse("{\"id\": ", &r, err, sizeof(err)),
-			 EG_EPARSE);
+	ck_assert_str_eq(err,
+			 "spool: point.metrics.step_us.samples[0]: expected a "
+			 "number");
+	ck_assert_ptr_null(pt.id);
+	ck_assert_int_eq(
+	    eg_point_parse_line("{\"id\": ", &pt, "spool", err, sizeof(err)),
+	    EG_EPARSE);
+	ck_assert_ptr_nonnull(strstr(err, "spool: malformed point: "));
 	free(text);
 	unlink(path);
 	unlink(bad);

@@ -245,6 +245,115 @@ START_TEST(writer_refuses_bad_points)
 }
 END_TEST
 
+/* One point, one codec: object and line both ways, the same figures as
+ * the writer's; each refusal on a planted bad input. */
+START_TEST(point_codec)
+{
+	char err[EG_RESULTS_ERR_MAX], *line;
+	eg_point_t p, back, one;
+	eg_metric_t m[2];
+	json_t *o;
+
+	make_point(&p, m, "c1", 4);
+	ck_assert_int_eq(
+	    eg_point_to_json(&p, &o, "mem", "points[0]", err, sizeof(err)), 0);
+	/* the summary of samples is computed, the samples kept */
+	ck_assert_double_eq(
+	    json_real_value(json_object_get(
+		json_object_get(json_object_get(o, "metrics"), "step_us"),
+		"median")),
+	    100.125);
+	ck_assert_int_eq(
+	    eg_point_from_json(o, &back, "mem", "points[0]", err, sizeof(err)),
+	    0);
+	json_decref(o);
+	ck_assert_str_eq(back.id, "c1");
+	ck_assert_uint_eq(back.n_metrics, 2);
+	ck_assert_uint_eq(eg_point_metric(&back, "step_us")->n_samples, 6);
+	ck_assert(!isnan(eg_point_metric(&back, "step_us")->s.ci_lo));
+	/* the line form: one line, parsed to the same point */
+	ck_assert_int_eq(eg_point_line(&back, &line, "spool", err, sizeof(err)),
+			 0);
+	ck_assert_ptr_null(strchr(line, '\n'));
+	ck_assert_int_eq(
+	    eg_point_parse_line(line, &one, "spool", err, sizeof(err)), 0);
+	ck_assert_double_eq(eg_point_metric(&one, "step_us")->s.ci_hi,
+			    eg_point_metric(&back, "step_us")->s.ci_hi);
+	ck_assert_double_eq(eg_point_metric(&one, "so_gbps")->s.median, 33.5);
+	free(line);
+	eg_point_fini(&one);
+	eg_point_fini(&back);
+	ck_assert_ptr_null(back.id); /* fini zeroes */
+	/* planted: an incomplete point is not serialised */
+	p.arm = NULL;
+	ck_assert_int_eq(eg_point_line(&p, &line, "spool", err, sizeof(err)),
+			 EG_EINVAL);
+	ck_assert_ptr_null(line);
+	ck_assert_str_eq(err, "spool: point: incomplete point (id, suite, arm, "
+			      "a finite median and n are required)");
+	free_point(&p);
+	/* planted: bad lines */
+	ck_assert_int_eq(eg_point_parse_line("{\"id\": \"a\", \"id\": \"b\"}",
+					     &one, "s.spool:3", err,
+					     sizeof(err)),
+			 EG_EPARSE);
+	ck_assert_ptr_nonnull(strstr(err, "s.spool:3: malformed point: "));
+	ck_assert_int_eq(eg_point_parse_line("{\"id\": \"a\", \"suite\": "
+					     "\"s\", \"arm\": \"a2a\", "
+					     "\"axes\": {}, \"metrics\": {}}",
+					     &one, "s.spool:4", err,
+					     sizeof(err)),
+			 EG_EPARSE);
+	ck_assert_str_eq(err, "s.spool:4: point.metrics: expected a non-empty "
+			      "object");
+	ck_assert_ptr_null(one.id);
+}
+END_TEST
+
+/* Points pushed into results in memory; several files read at once,
+ * stopping at a planted missing one. */
+START_TEST(push_and_read_all)
+{
+	char path[128], missing[128], err[EG_RESULTS_ERR_MAX];
+	char *paths[3] = {path, missing, path};
+	eg_results_writer_t *w;
+	eg_results_t held = {0}, *all;
+	eg_point_t p, q;
+	eg_metric_t m[2];
+	json_t *o;
+	size_t n;
+
+	make_point(&p, m, "h1", 2);
+	ck_assert_int_eq(eg_point_to_json(&p, &o, "mem", "p", err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(
+	    eg_point_from_json(o, &q, "mem", "p", err, sizeof(err)), 0);
+	json_decref(o);
+	free_point(&p);
+	ck_assert_int_eq(eg_results_push(&held, &q), 0);
+	ck_assert_ptr_null(q.id);
+	ck_assert_uint_eq(held.n_points, 1);
+	ck_assert_str_eq(held.points[0].id, "h1");
+	eg_results_free(&held);
+
+	snprintf(path, sizeof(path), "%s/a.json", dir);
+	snprintf(missing, sizeof(missing), "%s/none.json", dir);
+	ck_assert_int_eq(eg_results_create(&w, path, 0, NULL, err, sizeof(err)),
+			 0);
+	eg_results_close(w);
+	ck_assert_int_eq(
+	    eg_results_read_all(paths, 1, &all, &n, err, sizeof(err)), 0);
+	ck_assert_uint_eq(n, 1);
+	eg_results_free_all(all, n);
+	ck_assert_int_eq(
+	    eg_results_read_all(paths, 3, &all, &n, err, sizeof(err)),
+	    EG_ENOENT);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_nonnull(strstr(err, "none.json: cannot open"));
+	eg_results_free_all(all, n);
+}
+END_TEST
+
 /* A valid document; each rejection below is one edit of it. */
 static const char *good =
     "{\"schema\": \"epgate/results/v1\", \"recorded\": true,\n"
@@ -408,6 +517,8 @@ int main(void)
 	tcase_add_test(t, round_trip);
 	tcase_add_test(t, incremental_and_atomic);
 	tcase_add_test(t, writer_refuses_bad_points);
+	tcase_add_test(t, point_codec);
+	tcase_add_test(t, push_and_read_all);
 	tcase_add_test(t, reader_accepts_the_base);
 	tcase_add_test(t, known_names);
 	tcase_add_loop_test(t, reader_rejects, 0,

@@ -15,6 +15,7 @@
 
 #include "eg_test.h"
 #include "epgate/boot.h"
+#include "epgate/job.h"
 #include "epgate/world.h"
 
 #define SECRET "00112233445566778899aabbccddeeff"
@@ -624,6 +625,24 @@ START_TEST(test_boot_dead_and_stalled)
 }
 END_TEST
 
+/* The job helper's own path: this program, absolute, read once.  (Its
+ * jobs run `<self> launch`, so they are exercised by the epgate command:
+ * suites/l2/l2.sh and suites/perf/local.sh.) */
+START_TEST(test_self_exe)
+{
+	const char *a = eg_self_exe(), *b = eg_self_exe();
+	size_t n;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_eq(a, b);
+	ck_assert_int_eq(a[0], '/');
+	n = strlen(a);
+	ck_assert_uint_ge(n, 11);
+	ck_assert_str_eq(a + n - 11, "/test_world");
+	ck_assert_int_eq(access(a, X_OK), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("world");
@@ -636,6 +655,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_bad_env, 0,
 			    (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_hostlist);
+	tcase_add_test(tc, test_self_exe);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("boot");
 	tcase_set_timeout(tc, 60);

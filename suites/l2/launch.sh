@@ -223,10 +223,11 @@ while IFS='|' read -r args want; do
 		eval '[ "$rc" -eq 99 ] && has x "$want"'
 done <<'EOF'
 -- true|-n N is required
--n x -- true|-n "x"
--n 0 -- true|-n "0"
+-n x -- true|-n: "x" is not a non-negative integer
+-n 0 -- true|-n: 0 is out of range
 -n 4 --ranks-per-node 5 -- true|--ranks-per-node 5
--n 2 --timeout abc -- true|--timeout "abc"
+-n 2 --timeout abc -- true|--timeout: "abc" is not a number
+-n 2 --timeout 0 -- true|--timeout: 0 is out of range
 -n 2 --bogus -- true|unknown option "--bogus"
 -n 2|no command given
 -n 2 -- /nonexistent/cmd|cannot run "/nonexistent/cmd"
