@@ -67,6 +67,13 @@ void eg_verdict_merge(eg_verdict_t *a, const eg_verdict_t *b)
 		a->first[a->n_first++] = b->first[i];
 }
 
+void eg_verdict_wrong(eg_verdict_t *v, const eg_mismatch_t *m)
+{
+	v->wrong[m->field]++;
+	if (v->n_first < EG_VERIFY_MAX_FIRST)
+		v->first[v->n_first++] = *m;
+}
+
 /* Counts one wrong element of field f and keeps its coordinates if there
  * is room. */
 static void eg__wrong(eg_verdict_t *v, eg_field_t f, int32_t rank,
@@ -321,6 +328,9 @@ int eg_verify_dispatch(const eg_workload_t *w, const eg_recv_t *expected,
 	rc = eg__cmp_row_set(e, ne, a, na, &lv);
 	if (rc < 0)
 		return rc;
+	/* what the engine found in its own native layout */
+	if (a->findings)
+		eg_verdict_merge(&lv, a->findings);
 
 	eg_verdict_merge(v, &lv);
 	return eg_verdict_total_wrong(&lv) ? EG_EMISMATCH : EG_OK;

@@ -21,7 +21,17 @@ typedef struct eg__case {
 	const char *stage; /* where it failed */
 	unsigned iter;
 	int harness_err, engine_err;
+	char emsg[1024]; /* the engine's own message (plugins) */
 } eg__case_t;
+
+static void eg__engine_err(eg__case_t *c, int rc, const char *stage)
+{
+	const char *m = eg_engine_error(c->ops, c->engine);
+
+	c->engine_err = rc;
+	c->stage = stage;
+	snprintf(c->emsg, sizeof(c->emsg), "%s", m ? m : "");
+}
 
 static double eg__now(void)
 {
@@ -78,8 +88,7 @@ static int eg__case_setup(eg__case_t *c)
 	rc = c->ops->create(w, &ctx, &c->engine);
 	if (rc < 0) {
 		c->engine = NULL;
-		c->engine_err = rc;
-		c->stage = "create";
+		eg__engine_err(c, rc, "create");
 	}
 	return EG_OK;
 }
@@ -104,8 +113,7 @@ static int eg__case_iter(eg__case_t *c, eg_workload_t *wi)
 	}
 	rc = c->ops->dispatch(c->engine, c->in, c->recv);
 	if (rc < 0) {
-		c->engine_err = rc;
-		c->stage = "dispatch";
+		eg__engine_err(c, rc, "dispatch");
 		return EG_OK;
 	}
 	for (uint32_t d = 0; d < W; d++) {
@@ -133,8 +141,7 @@ static int eg__case_iter(eg__case_t *c, eg_workload_t *wi)
 	rc = c->ops->combine(c->engine, c->recv, (const void *const *)c->y,
 			     (void *const *)c->out);
 	if (rc < 0) {
-		c->engine_err = rc;
-		c->stage = "combine";
+		eg__engine_err(c, rc, "combine");
 		return EG_OK;
 	}
 	int bits = wi->data == EG_DATA_EXACT ||
@@ -194,7 +201,8 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 			o->engine);
 		return EG_EXIT_HARD;
 	}
-	if (ops->flags & EG_ENGINE_MULTI_PROCESS) {
+	if ((ops->flags & EG_ENGINE_MULTI_PROCESS) &&
+	    !(ops->flags & EG_ENGINE_WORLD1)) {
 		fprintf(stderr,
 			"epgate check: --engine %s runs one rank per process: "
 			"use 'epgate check --l2' (or epgate launch ... "
@@ -262,16 +270,29 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 			json_decref(d);
 			tot->errors++;
 			hard = 1;
+		} else if (c.engine_err == EG_ENOSYS && c.stage &&
+			   !strcmp(c.stage, "create")) {
+			/* the engine does not take this workload (a
+			 * plugin's declared limits): a skip, with why */
+			eg_tap_point(tap, EG_STATUS_SKIP, desc,
+				     c.emsg[0] ? c.emsg : "not supported",
+				     NULL);
+			eg_junit_case(junit, classname, w->name, dt,
+				      EG_STATUS_SKIP, c.emsg, NULL);
+			tot->skipped++;
 		} else if (c.engine_err || eg_verdict_total_wrong(&c.v)) {
 			json_t *d = eg_case_diag(c.w, &c.v, c.stage, c.iter,
 						 c.engine_err, repro);
 			char *detail = malloc(EG__DETAIL_MAX);
-			char msg[256];
+			char msg[1400];
+			if (c.emsg[0])
+				json_object_set_new(d, "engine_message",
+						    json_string(c.emsg));
 			if (c.engine_err)
 				snprintf(msg, sizeof(msg),
-					 "%s returned %s (iteration %u)",
+					 "%s returned %s (iteration %u)%s%s",
 					 c.stage, eg_err_name(c.engine_err),
-					 c.iter);
+					 c.iter, c.emsg[0] ? ": " : "", c.emsg);
 			else
 				snprintf(
 				    msg, sizeof(msg),
@@ -311,7 +332,7 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 		return EG_EXIT_HARD;
 	if (tot->failed)
 		return EG_EXIT_FAIL;
-	if (tot->run == 0)
+	if (tot->run == 0 || tot->skipped == tot->run)
 		return EG_EXIT_SKIP;
 	return EG_EXIT_PASS;
 }
