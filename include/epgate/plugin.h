@@ -50,9 +50,9 @@ extern "C" {
 /* Element types. fp8 is e4m3 with one fp32 scale per 128 channels of a
  * token (scale * e4m3 value = the channel); its expert outputs and combine
  * results are bf16. The others combine in themselves. */
-#define EG_PLUGIN_DTYPE_BF16	 0
-#define EG_PLUGIN_DTYPE_FP32	 1
-#define EG_PLUGIN_DTYPE_FP8	 2
+#define EG_PLUGIN_DTYPE_BF16   0
+#define EG_PLUGIN_DTYPE_FP32   1
+#define EG_PLUGIN_DTYPE_FP8    2
 #define EG_PLUGIN_DTYPE_BIT(t) (1u << (t))
 
 /* Native receive layouts (caps.layout). A layout has G groups of

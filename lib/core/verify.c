@@ -288,6 +288,10 @@ int eg_verify_dispatch(const eg_workload_t *w, const eg_recv_t *expected,
 		return EG_EINVAL;
 
 	eg_verdict_init(&lv);
+	/* what the engine found in its own native layout: the diagnosis,
+	 * so its mismatches come first */
+	if (a->findings)
+		eg_verdict_merge(&lv, a->findings);
 	d = (int32_t)e->rank;
 	L = e->local_experts;
 	ne = e->num_rows;
@@ -328,9 +332,6 @@ int eg_verify_dispatch(const eg_workload_t *w, const eg_recv_t *expected,
 	rc = eg__cmp_row_set(e, ne, a, na, &lv);
 	if (rc < 0)
 		return rc;
-	/* what the engine found in its own native layout */
-	if (a->findings)
-		eg_verdict_merge(&lv, a->findings);
 
 	eg_verdict_merge(v, &lv);
 	return eg_verdict_total_wrong(&lv) ? EG_EMISMATCH : EG_OK;

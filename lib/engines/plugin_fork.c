@@ -32,8 +32,23 @@ typedef struct eg__hdr {
 	eg_verdict_t findings;
 } eg__hdr_t;
 
-enum { A_X, A_SC, A_IDX, A_W, R_X, R_SC, R_SR, R_ST, R_IDX, R_W, R_EC, R_PF,
-       Y, OUT, N_AREAS };
+enum {
+	A_X,
+	A_SC,
+	A_IDX,
+	A_W,
+	R_X,
+	R_SC,
+	R_SR,
+	R_ST,
+	R_IDX,
+	R_W,
+	R_EC,
+	R_PF,
+	Y,
+	OUT,
+	N_AREAS
+};
 
 struct eg_plug_proxy {
 	const char *name;
@@ -104,9 +119,10 @@ static int eg__lost(eg_plug_proxy_t *p, const char *stage, int stuck)
 			 "(EPGATE_TIMEOUT); its process was killed",
 			 p->timeout);
 	else if (WIFSIGNALED(st))
-		snprintf(what, sizeof(what), "its process was killed by "
-			 "signal %d (%s)", WTERMSIG(st),
-			 strsignal(WTERMSIG(st)));
+		snprintf(what, sizeof(what),
+			 "its process was killed by "
+			 "signal %d (%s)",
+			 WTERMSIG(st), strsignal(WTERMSIG(st)));
 	else
 		snprintf(what, sizeof(what),
 			 "its process exited with status %d",
@@ -255,7 +271,8 @@ int eg_plug_proxy_create(eg_plug_proxy_t **out, const eg_plug_t *pl,
 		return EG_ESYS;
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) {
-		snprintf(err, errlen, "plugin: socketpair: %s", strerror(errno));
+		snprintf(err, errlen, "plugin: socketpair: %s",
+			 strerror(errno));
 		p->map = (munmap(p->map, p->bytes), NULL);
 		free(p);
 		return EG_ESYS;

@@ -64,13 +64,13 @@ typedef struct eg_plug_native {
 	uint32_t layout, G, S;
 	uint32_t W, L, K, H, rank;
 	eg_dtype_t dtype;
-	int64_t *count;	 /* G, clamped to [0, S] */
-	uint8_t *x;	 /* G * S * H payload */
-	float *scales;	 /* fp8 */
+	int64_t *count;		       /* G, clamped to [0, S] */
+	uint8_t *x;		       /* G * S * H payload */
+	float *scales;		       /* fp8 */
 	int32_t *src_rank, *src_token; /* NULL when not given */
 	int64_t *topk_idx;	       /* FLAT, RANK_MAJOR: G * S * K */
 	float *topk_w;
-	int64_t *expert_count; /* L or NULL */
+	int64_t *expert_count;	    /* L or NULL */
 	int32_t *key_src, *key_tok; /* per slot; -1: no valid key */
 	int32_t *row;		    /* per slot: canonical row or -1 */
 } eg_plug_native_t;
@@ -128,7 +128,7 @@ typedef struct eg_plug_run {
 	size_t ib;   /* input id width */
 	eg_plugin_input_t pin;
 	void *d_x, *d_scales, *d_idx, *d_w, *d_out;
-	void *h_idx; /* ids converted to ib bytes */
+	void *h_idx;	   /* ids converted to ib bytes */
 	int32_t *last_idx; /* routing of the last dispatch */
 	float *last_w;
 	uint32_t epoch;
@@ -173,8 +173,7 @@ const char *eg_plug_proxy_error(const eg_plug_proxy_t *p);
 /* The engine ops of a loaded plugin (plugin_engine.c). */
 void eg_plug_engine_init(eg_plug_t *pl, int slot);
 /* Loads (once per spec) "plugin:PATH[,k=v...]" (plugin_load.c). */
-const eg_engine_ops_t *eg_plug_find(const char *spec, char *err,
-				    size_t errlen);
+const eg_engine_ops_t *eg_plug_find(const char *spec, char *err, size_t errlen);
 /* 1 the first time a failed spec's reason is to be said. */
 int eg_plug_say_once(const char *spec);
 /* The plugin loaded in slot i, or NULL. */

@@ -155,9 +155,9 @@ static void eg__table_free(eg__table_t *t)
 
 /* The expected row that slot i can take: same bits, not yet taken (for a
  * copy: has expert e among its slots, not yet taken for it). */
-static int64_t eg__take(const eg_plug_native_t *n, size_t i,
-			const eg_recv_t *e, const eg__table_t *t,
-			const eg__content_t *c, uint8_t *used, int32_t *idx)
+static int64_t eg__take(const eg_plug_native_t *n, size_t i, const eg_recv_t *e,
+			const eg__table_t *t, const eg__content_t *c,
+			uint8_t *used, int32_t *idx)
 {
 	int em = n->layout == EG_PLUGIN_LAYOUT_EXPERT_MAJOR;
 	int32_t ge = (int32_t)(i / n->S);
@@ -220,8 +220,7 @@ int eg_plug_keys_content(eg_plug_native_t *n, const eg_workload_t *w,
 
 	for (size_t i = 0; i < (size_t)n->G * n->S; i++)
 		n->key_src[i] = n->key_tok[i] = -1;
-	if (rc == EG_OK &&
-	    !(used = calloc((size_t)e.num_rows * n->K + 1, 1)))
+	if (rc == EG_OK && !(used = calloc((size_t)e.num_rows * n->K + 1, 1)))
 		rc = EG_ENOMEM;
 	if (rc == EG_OK)
 		rc = eg__match(n, &e, &c, used);

@@ -206,8 +206,7 @@ static void eg__failed_add(const char *spec, const char *why)
 		}
 }
 
-const eg_engine_ops_t *eg_plug_find(const char *spec, char *err,
-				    size_t errlen)
+const eg_engine_ops_t *eg_plug_find(const char *spec, char *err, size_t errlen)
 {
 	const char *why = eg__failed_why(spec);
 	eg_plug_t *pl;
@@ -221,9 +220,8 @@ const eg_engine_ops_t *eg_plug_find(const char *spec, char *err,
 		if (!strcmp(eg__plugins[i]->spec, spec))
 			return &eg__plugins[i]->ops;
 	if (i == EG__PLUGINS_MAX) {
-		snprintf(err, errlen,
-			 "%s: more than %d plugins in one process", spec,
-			 EG__PLUGINS_MAX);
+		snprintf(err, errlen, "%s: more than %d plugins in one process",
+			 spec, EG__PLUGINS_MAX);
 		return NULL;
 	}
 	if (eg__load(&pl, spec, err, errlen) < 0) {

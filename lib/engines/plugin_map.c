@@ -168,9 +168,9 @@ static void eg__scan(eg_plug_native_t *n, const eg_plug_routes_t *rt,
 }
 
 /* Row r of out from slot i (key of source s, token t). */
-static void eg__fill_row(const eg_plug_native_t *n,
-			 const eg_plug_routes_t *rt, const uint8_t *seen,
-			 size_t i, uint32_t r, eg_recv_t *out, eg_verdict_t *f)
+static void eg__fill_row(const eg_plug_native_t *n, const eg_plug_routes_t *rt,
+			 const uint8_t *seen, size_t i, uint32_t r,
+			 eg_recv_t *out, eg_verdict_t *f)
 {
 	size_t H = n->H, K = n->K, nb = H / EG_FP8_BLOCK;
 	size_t esz = eg_dtype_size(n->dtype);
@@ -222,14 +222,14 @@ static void eg__counts(const eg_plug_native_t *n, eg_recv_t *out)
 			out->expert_count[e] = (uint32_t)n->expert_count[e];
 		else
 			out->expert_count[e] = 0;
-	for (uint32_t r = 0; !n->expert_count &&
-			     n->layout != EG_PLUGIN_LAYOUT_EXPERT_MAJOR &&
-			     r < out->num_rows;
+	for (uint32_t r = 0;
+	     !n->expert_count && n->layout != EG_PLUGIN_LAYOUT_EXPERT_MAJOR &&
+	     r < out->num_rows;
 	     r++)
 		for (uint32_t k = 0; k < K; k++)
 			if (out->topk_idx[(size_t)r * K + k] >= 0)
-				out->expert_count
-				    [out->topk_idx[(size_t)r * K + k]]++;
+				out->expert_count[out->topk_idx[(size_t)r * K +
+								k]]++;
 	uint32_t r = 0;
 	for (uint32_t s = 0; s <= n->W; s++) {
 		while (r < out->num_rows && out->src_rank[r] < (int32_t)s)
@@ -270,8 +270,8 @@ int eg_plug_project(eg_plug_native_t *n, const eg_plug_routes_t *rt,
 		int32_t s = n->key_src[i];
 
 		if (s >= 0 && (n->row[i] == -1 || n->row[i] == -2))
-			n->row[i] = (int32_t)rowof[rt->base[s] +
-						   (uint32_t)n->key_tok[i]];
+			n->row[i] = (int32_t)
+			    rowof[rt->base[s] + (uint32_t)n->key_tok[i]];
 	}
 	eg__counts(n, out);
 	free(first);

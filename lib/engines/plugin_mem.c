@@ -94,8 +94,8 @@ static int eg__cu_err(cudaError_t e)
 	return e == cudaSuccess ? EG_OK : EG_ECUDA;
 }
 
-static int eg__cu_open(void **st, int device, uint32_t local_rank,
-		       void *stream, char *err, size_t errlen)
+static int eg__cu_open(void **st, int device, uint32_t local_rank, void *stream,
+		       char *err, size_t errlen)
 {
 	eg__cu_t *c;
 	int ndev = 0;
@@ -120,7 +120,8 @@ static int eg__cu_open(void **st, int device, uint32_t local_rank,
 	c->device = device;
 	c->stream = (cudaStream_t)stream;
 	if (!c->stream) {
-		e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+		e = cudaStreamCreateWithFlags(&c->stream,
+					      cudaStreamNonBlocking);
 		if (e != cudaSuccess) {
 			snprintf(err, errlen, "cudaStreamCreate: %s",
 				 cudaGetErrorString(e));

@@ -35,7 +35,7 @@ int eg_plug_run_fail(eg_plug_run_t *r, int prc, const char *stage)
 			    : NULL;
 
 	eg_plug_run_err(r, 0, "plugin %s: %s: %s", r->name, stage,
-		m && *m ? m : "failed (the plugin gave no message)");
+			m && *m ? m : "failed (the plugin gave no message)");
 	return prc == EG_PLUGIN_ENOTSUP ? EG_ENOSYS : EG_EPLUGIN;
 }
 
@@ -77,27 +77,29 @@ static const char *eg__b_error(void *ctx)
 /* The job's world and bootstrap, or a world of one of our own. */
 static int eg__world(eg_plug_run_t *r, const eg_engine_ctx_t *ctx)
 {
-	int has_boot = ctx->size >= offsetof(eg_engine_ctx_t, boot) +
-					sizeof(ctx->boot) &&
-		       ctx->boot;
+	int has_boot =
+	    ctx->size >= offsetof(eg_engine_ctx_t, boot) + sizeof(ctx->boot) &&
+	    ctx->boot;
 	int rc;
 
 	if (ctx->world) {
 		r->world = *ctx->world;
 		if (r->world.size != r->W || ctx->first_rank != r->world.rank)
-			return eg_plug_run_err(r, EG_EINVAL,
-				       "the workload's world %u is not the "
-				       "job's %u",
-				       r->W, r->world.size);
+			return eg_plug_run_err(
+			    r, EG_EINVAL,
+			    "the workload's world %u is not the "
+			    "job's %u",
+			    r->W, r->world.size);
 		if (has_boot) {
 			r->boot = ctx->boot;
 			return EG_OK;
 		}
 		if (r->W > 1)
-			return eg_plug_run_err(r, EG_ENOSYS,
-				       "plugin %s needs the job's bootstrap "
-				       "(this suite gives its engines none)",
-				       r->name);
+			return eg_plug_run_err(
+			    r, EG_ENOSYS,
+			    "plugin %s needs the job's bootstrap "
+			    "(this suite gives its engines none)",
+			    r->name);
 	} else {
 		memset(&r->world, 0, sizeof(r->world));
 		r->world.size = r->world.local_size = r->world.nodes = 1;
@@ -108,8 +110,8 @@ static int eg__world(eg_plug_run_t *r, const eg_engine_ctx_t *ctx)
 	rc = eg_boot_open(&r->own_boot, &r->world, r->world.timeout_s);
 	if (rc < 0)
 		return eg_plug_run_err(r, rc, "bootstrap: %s",
-			       r->own_boot ? eg_boot_error(r->own_boot)
-					   : eg_strerror(rc));
+				       r->own_boot ? eg_boot_error(r->own_boot)
+						   : eg_strerror(rc));
 	r->boot = r->own_boot;
 	return EG_OK;
 }
@@ -127,8 +129,9 @@ static int eg__supported(eg_plug_run_t *r)
 		if (eg_workload_tokens(w, s) > maxT)
 			maxT = eg_workload_tokens(w, s);
 	if (!(c->dtypes & EG_PLUGIN_DTYPE_BIT(w->dtype)))
-		return eg_plug_run_err(r, EG_ENOSYS, "plugin %s does not take dtype %s",
-			       r->name, eg_dtype_name(w->dtype));
+		return eg_plug_run_err(r, EG_ENOSYS,
+				       "plugin %s does not take dtype %s",
+				       r->name, eg_dtype_name(w->dtype));
 #define EG__LIMIT(field, v, label)                                             \
 	if (!what && c->field && (v) > c->field) {                             \
 		what = label;                                                  \
@@ -142,12 +145,14 @@ static int eg__supported(eg_plug_run_t *r)
 	EG__LIMIT(max_topk, r->K, "top-k")
 #undef EG__LIMIT
 	if (what)
-		return eg_plug_run_err(r, EG_ENOSYS, "plugin %s: %s %u above its limit %u",
-			       r->name, what, val, lim);
-	if (c->hidden_multiple > 1 && r->H % c->hidden_multiple)
 		return eg_plug_run_err(r, EG_ENOSYS,
-			       "plugin %s: hidden %u is not a multiple of %u",
-			       r->name, r->H, c->hidden_multiple);
+				       "plugin %s: %s %u above its limit %u",
+				       r->name, what, val, lim);
+	if (c->hidden_multiple > 1 && r->H % c->hidden_multiple)
+		return eg_plug_run_err(
+		    r, EG_ENOSYS,
+		    "plugin %s: hidden %u is not a multiple of %u", r->name,
+		    r->H, c->hidden_multiple);
 	r->env.max_tokens = maxT;
 	return EG_OK;
 }
@@ -162,10 +167,11 @@ static int eg__space(eg_plug_run_t *r)
 
 	r->mem = cuda ? eg_plug_mem_cuda() : &eg_plug_mem_host;
 	if (!r->mem)
-		return eg_plug_run_err(r, EG_ENOSYS,
-			       "plugin %s works on CUDA memory; this epgate "
-			       "was built without CUDA",
-			       r->name);
+		return eg_plug_run_err(
+		    r, EG_ENOSYS,
+		    "plugin %s works on CUDA memory; this epgate "
+		    "was built without CUDA",
+		    r->name);
 	if (cuda && (r->pl->caps.flags & EG_PLUGIN_WANTS_NCCL)) {
 		eg_nccl_opts_t o = {.size = sizeof(o),
 				    .num_comms = 1,
@@ -266,8 +272,9 @@ static int eg__setup(eg_plug_run_t *r, const eg_engine_ctx_t *ctx)
 	rc = r->pl->p->create(&r->env, &r->inst, perr, sizeof(perr));
 	if (rc < 0) {
 		r->inst = NULL;
-		eg_plug_run_err(r, 0, "plugin %s: create: %s", r->name,
-			perr[0] ? perr : "failed (the plugin gave no message)");
+		eg_plug_run_err(
+		    r, 0, "plugin %s: create: %s", r->name,
+		    perr[0] ? perr : "failed (the plugin gave no message)");
 		return rc == EG_PLUGIN_ENOTSUP ? EG_ENOSYS : EG_EPLUGIN;
 	}
 	return EG_OK;
@@ -294,16 +301,17 @@ int eg_plug_run_create(eg_plug_run_t **out, const eg_plug_t *pl,
 	r->K = w->topk;
 	r->H = w->hidden;
 	r->T = eg_workload_tokens(w, r->me);
-	r->G = pl->caps.layout == EG_PLUGIN_LAYOUT_FLAT	      ? 1
+	r->G = pl->caps.layout == EG_PLUGIN_LAYOUT_FLAT		? 1
 	       : pl->caps.layout == EG_PLUGIN_LAYOUT_RANK_MAJOR ? r->W
 								: r->L;
-	r->bench = ctx->size >= offsetof(eg_engine_ctx_t, flags) +
-				    sizeof(ctx->flags) &&
+	r->bench = ctx->size >=
+		       offsetof(eg_engine_ctx_t, flags) + sizeof(ctx->flags) &&
 		   (ctx->flags & EG_ENGINE_CTX_BENCH);
 	r->env.cuda_device = -1;
 	rc = eg__setup(r, ctx);
 	if (rc < 0) {
-		snprintf(err, errlen, "%s", r->err[0] ? r->err : eg_strerror(rc));
+		snprintf(err, errlen, "%s",
+			 r->err[0] ? r->err : eg_strerror(rc));
 		eg_plug_run_destroy(r);
 		return rc;
 	}

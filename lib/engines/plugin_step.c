@@ -21,9 +21,9 @@ static int eg__stage_input(eg_plug_run_t *r, const eg_rank_input_t *in)
 	if (in->tokens != r->T || in->hidden != r->H || in->topk != r->K ||
 	    in->dtype != r->w.dtype)
 		return eg_plug_run_err(r, EG_EINVAL,
-				    "input of %u tokens does not fit the "
-				    "instance's shape",
-				    in->tokens);
+				       "input of %u tokens does not fit the "
+				       "instance's shape",
+				       in->tokens);
 	if (!r->epoch || memcmp(r->last_idx, in->topk_idx, nk * 4) ||
 	    memcmp(r->last_w, in->topk_w, nk * 4)) {
 		r->epoch++;
@@ -46,18 +46,17 @@ static int eg__stage_input(eg_plug_run_t *r, const eg_rank_input_t *in)
 		rc = r->mem->put(r->ms, r->d_idx, r->h_idx, nk * r->ib);
 		if (rc < 0)
 			return eg_plug_run_err(r, rc, "input ids to %s memory",
-					    r->mem->name);
+					       r->mem->name);
 		r->pin.topk_idx = r->d_idx;
 	}
 	if (!cuda)
 		return EG_OK;
 	if ((rc = r->mem->put(r->ms, r->d_x, in->x, T * H * esz)) < 0 ||
 	    (rc = r->mem->put(r->ms, r->d_w, in->topk_w, nk * 4)) < 0 ||
-	    (in->scales &&
-	     (rc = r->mem->put(r->ms, r->d_scales, in->scales,
-			       T * (H / EG_FP8_BLOCK) * 4)) < 0))
+	    (in->scales && (rc = r->mem->put(r->ms, r->d_scales, in->scales,
+					     T * (H / EG_FP8_BLOCK) * 4)) < 0))
 		return eg_plug_run_err(r, rc, "input to CUDA memory: %s",
-				    eg_strerror(rc));
+				       eg_strerror(rc));
 	r->pin.x = r->d_x;
 	r->pin.scales = in->scales ? r->d_scales : NULL;
 	r->pin.topk_w = r->d_w;
@@ -88,8 +87,8 @@ static int eg__get_ints(eg_plug_run_t *r, int64_t *dst, const void *src,
 		return EG_ENOMEM;
 	rc = r->mem->get(r->ms, tmp, (const uint8_t *)src + off * w, n * w);
 	for (size_t i = 0; rc == EG_OK && i < n; i++)
-		dst[off + i] = w == 8 ? ((int64_t *)tmp)[i]
-				      : ((int32_t *)tmp)[i];
+		dst[off + i] =
+		    w == 8 ? ((int64_t *)tmp)[i] : ((int32_t *)tmp)[i];
 	free(tmp);
 	return rc;
 }
@@ -154,16 +153,16 @@ static int eg__counts(eg_plug_run_t *r, eg_plug_native_t *n, uint32_t cb,
 		int64_t c = n->count[g];
 		int em = n->layout == EG_PLUGIN_LAYOUT_EXPERT_MAJOR;
 		int rm = n->layout == EG_PLUGIN_LAYOUT_RANK_MAJOR;
-		eg_mismatch_t m = {
-		    .field = EG_FIELD_NATIVE_COUNT,
-		    .rank = (int32_t)n->rank,
-		    .src_rank = rm ? (int32_t)g : -1,
-		    .src_token = -1,
-		    .expert = em ? (int32_t)(n->rank * n->L + g) : -1,
-		    .row = -1,
-		    .col = g,
-		    .expected = n->S,
-		    .actual = (uint64_t)c};
+		eg_mismatch_t m = {.field = EG_FIELD_NATIVE_COUNT,
+				   .rank = (int32_t)n->rank,
+				   .src_rank = rm ? (int32_t)g : -1,
+				   .src_token = -1,
+				   .expert =
+				       em ? (int32_t)(n->rank * n->L + g) : -1,
+				   .row = -1,
+				   .col = g,
+				   .expected = n->S,
+				   .actual = (uint64_t)c};
 
 		if (c >= 0 && c <= (int64_t)n->S)
 			continue;
@@ -188,8 +187,7 @@ static int eg__rows(eg_plug_run_t *r, eg_plug_native_t *n, uint32_t cb,
 	n->src_token = p->src_token ? calloc(slots + 1, 4) : NULL;
 	n->topk_idx = rows ? calloc(slots * K + 1, 8) : NULL;
 	n->topk_w = rows ? calloc(slots * K + 1, 4) : NULL;
-	n->expert_count =
-	    rows && p->expert_count ? calloc(n->L + 1, 8) : NULL;
+	n->expert_count = rows && p->expert_count ? calloc(n->L + 1, 8) : NULL;
 	n->key_src = calloc(slots + 1, 4);
 	n->key_tok = calloc(slots + 1, 4);
 	n->row = calloc(slots + 1, 4);
@@ -205,8 +203,7 @@ static int eg__rows(eg_plug_run_t *r, eg_plug_native_t *n, uint32_t cb,
 		    (rc = eg__get(r, n->scales, p->scales, o * nb * 4,
 				  c * nb * 4)) ||
 		    (rc = eg__get(r, n->src_rank, p->src_rank, o * 4, c * 4)) ||
-		    (rc = eg__get(r, n->src_token, p->src_token, o * 4,
-				  c * 4)))
+		    (rc = eg__get(r, n->src_token, p->src_token, o * 4, c * 4)))
 			break;
 		if (rows && ((rc = eg__get_ints(r, n->topk_idx, p->topk_idx, ib,
 						o * K, c * K)) ||
@@ -243,9 +240,9 @@ static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *out)
 	if ((rc = eg__shape(r, &cb, &ib)) < 0)
 		return rc;
 	if (out->capacity < r->rt.total)
-		return eg_plug_run_err(r, EG_ERANGE, "receive capacity %u < %llu",
-				       out->capacity,
-				       (unsigned long long)r->rt.total);
+		return eg_plug_run_err(
+		    r, EG_ERANGE, "receive capacity %u < %llu", out->capacity,
+		    (unsigned long long)r->rt.total);
 	if ((rc = eg__counts(r, n, cb, &f)) < 0 ||
 	    (rc = eg__rows(r, n, cb, ib)) < 0)
 		return eg_plug_run_err(r, rc, "reading the native layout: %s",
@@ -345,8 +342,8 @@ int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 {
 	int verified = !r->bench || r->n_comb == 0;
 	int cuda = r->pl->caps.memory == EG_PLUGIN_MEM_CUDA;
-	size_t ob = (size_t)r->T * r->H *
-		    eg_dtype_size(eg_combine_dtype(r->w.dtype));
+	size_t ob =
+	    (size_t)r->T * r->H * eg_dtype_size(eg_combine_dtype(r->w.dtype));
 	const void *ys;
 	int rc;
 
@@ -362,7 +359,8 @@ int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 				       "plugin %s: combine: its stream: %s",
 				       r->name, eg_strerror(rc));
 	r->n_comb++;
-	if (verified && cuda && (rc = r->mem->get(r->ms, out, r->d_out, ob)) < 0)
+	if (verified && cuda &&
+	    (rc = r->mem->get(r->ms, out, r->d_out, ob)) < 0)
 		return eg_plug_run_err(r, rc, "combine output from CUDA: %s",
 				       eg_strerror(rc));
 	return EG_OK;

@@ -29,13 +29,13 @@
 #define FAULT_DISPATCH(t)
 #endif
 
-#if defined(EG_FAULT_COPY_DIFFERS) /* a token's second copy, one bit off */
-#define FAULT_KEEP(t, g, n)                                                    \
-	if (TPL_LAST(t) && (g) > 0 && (t)->count[0] > 0 &&                     \
-	    (t)->tok[(n)] == (t)->tok[0] && (t)->src[(n)] == (t)->src[0])      \
+#if defined(EG_FAULT_COPY_DIFFERS) /* later copies of a token one bit off */
+#define FAULT_KEEP(t, s, i, n)                                                 \
+	if (TPL_LAST(t) && (t)->prev_s == (int32_t)(s) &&                      \
+	    (t)->prev_i == (int32_t)(i))                                       \
 		(t)->x[(n) * (t)->xb] ^= 1;
 #else
-#define FAULT_KEEP(t, g, n)
+#define FAULT_KEEP(t, s, i, n)
 #endif
 
 #if defined(EG_FAULT_DROP_ROW) /* the last row is not counted */

@@ -19,10 +19,11 @@ typedef struct tpl {
 	eg_plugin_env_t env;
 	uint32_t layout, G, S; /* native layout: G groups of S rows */
 	int content_keys;
-	size_t xb, sb, cb; /* row bytes: payload, fp8 scales, expert output */
-	size_t inb, outb;  /* one rank's blob in dispatch, in combine */
+	size_t xb, sb, cb;   /* row bytes: payload, fp8 scales, expert output */
+	size_t inb, outb;    /* one rank's blob in dispatch, in combine */
 	uint8_t *blob, *all; /* mine, everyone's */
 	int32_t *count, *src, *tok, *idx;
+	int32_t prev_s, prev_i; /* the token kept last */
 	uint8_t *x;
 	float *scales, *w, *acc;
 	char err[256];
@@ -48,8 +49,10 @@ static int options(const eg_plugin_opts_t *o, uint32_t *layout, int *content,
 		else if (!strcmp(k, "keys") && !strcmp(v, "content"))
 			*content = 1;
 		else {
-			snprintf(err, len, "option %s=%s: want layout=flat|"
-				 "rank|expert or keys=given|content", k, v);
+			snprintf(err, len,
+				 "option %s=%s: want layout=flat|"
+				 "rank|expert or keys=given|content",
+				 k, v);
 			return EG_PLUGIN_EFAIL;
 		}
 	}
@@ -82,8 +85,7 @@ static void destroy(void *inst)
 	free(t->acc), free(t);
 }
 
-static int create(const eg_plugin_env_t *e, void **inst, char *err,
-		  size_t len)
+static int create(const eg_plugin_env_t *e, void **inst, char *err, size_t len)
 {
 	tpl_t *t = calloc(1, sizeof(*t));
 	size_t slots, K = e->topk;
@@ -95,14 +97,14 @@ static int create(const eg_plugin_env_t *e, void **inst, char *err,
 	if (options(&e->opts, &t->layout, &t->content_keys, err, len))
 		return destroy(t), EG_PLUGIN_EFAIL;
 	/* groups and rows per group, as the layout defines them */
-	t->G = t->layout == EG_PLUGIN_LAYOUT_FLAT	   ? 1
+	t->G = t->layout == EG_PLUGIN_LAYOUT_FLAT	  ? 1
 	       : t->layout == EG_PLUGIN_LAYOUT_RANK_MAJOR ? e->world
 							  : e->local_experts;
 	t->S = t->layout == EG_PLUGIN_LAYOUT_FLAT ? (uint32_t)e->total_tokens
 	       : t->layout == EG_PLUGIN_LAYOUT_RANK_MAJOR
 		   ? e->max_tokens
 		   : e->world * e->max_tokens;
-	t->xb = e->hidden * (e->dtype == EG_PLUGIN_DTYPE_FP32   ? 4
+	t->xb = e->hidden * (e->dtype == EG_PLUGIN_DTYPE_FP32	? 4
 			     : e->dtype == EG_PLUGIN_DTYPE_BF16 ? 2
 								: 1);
 	t->sb = e->dtype == EG_PLUGIN_DTYPE_FP8 ? e->hidden / 128 * 4 : 0;
@@ -155,7 +157,9 @@ static void keep(tpl_t *t, uint32_t g, uint32_t s, uint32_t i)
 		t->idx[n * K + k] = here ? id[k] - (int32_t)(me * L) : -1;
 		t->w[n * K + k] = here ? w[k] : 0.0f;
 	}
-	FAULT_KEEP(t, g, n);
+	FAULT_KEEP(t, s, i, n);
+	t->prev_s = (int32_t)s;
+	t->prev_i = (int32_t)i;
 }
 
 static int dispatch(void *inst, const eg_plugin_input_t *in,
@@ -171,8 +175,8 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 		uint8_t *r = t->blob + 8 + i * (t->xb + t->sb + 8 * (size_t)K);
 		memcpy(r, (const uint8_t *)in->x + i * t->xb, t->xb);
 		if (t->sb)
-			memcpy(r + t->xb, (const uint8_t *)in->scales +
-					      i * t->sb, t->sb);
+			memcpy(r + t->xb,
+			       (const uint8_t *)in->scales + i * t->sb, t->sb);
 		memcpy(r + t->xb + t->sb, (const int32_t *)in->topk_idx + i * K,
 		       4 * K);
 		memcpy(r + t->xb + t->sb + 4 * K, in->topk_w + i * K, 4 * K);
@@ -184,12 +188,13 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 	}
 	/* keep what is routed here */
 	memset(t->count, 0, t->G * 4);
+	t->prev_s = -1;
 	for (uint32_t s = 0; s < t->env.world; s++) {
 		uint32_t n;
 		memcpy(&n, t->all + s * t->inb, 4);
 		for (uint32_t i = 0; i < n; i++) {
-			const int32_t *id = (const int32_t *)(row(t, s, i) +
-							      t->xb + t->sb);
+			const int32_t *id =
+			    (const int32_t *)(row(t, s, i) + t->xb + t->sb);
 			int on = 0;
 			for (uint32_t k = 0; k < K; k++) {
 				if (id[k] < 0 || (uint32_t)id[k] / L != me)
@@ -260,7 +265,8 @@ static int combine(void *inst, const eg_plugin_input_t *in, const void *y,
 	memcpy(t->blob + 4 * t->G, t->src, 4 * slots);
 	memcpy(t->blob + 4 * t->G + 4 * slots, t->tok, 4 * slots);
 	memcpy(t->blob + 4 * t->G + 8 * slots, y, slots * t->cb);
-	if (t->env.boot->allgather(t->env.boot->ctx, t->blob, t->outb, t->all)) {
+	if (t->env.boot->allgather(t->env.boot->ctx, t->blob, t->outb,
+				   t->all)) {
 		snprintf(t->err, sizeof(t->err), "allgather: %s",
 			 t->env.boot->error(t->env.boot->ctx));
 		return EG_PLUGIN_EFAIL;
@@ -280,11 +286,12 @@ static int combine(void *inst, const eg_plugin_input_t *in, const void *y,
 				/* expert-major: the weight of the slot of
 				 * this copy's expert, applied here */
 				for (uint32_t k = 0;
-				     t->layout == EG_PLUGIN_LAYOUT_EXPERT_MAJOR &&
+				     t->layout ==
+					 EG_PLUGIN_LAYOUT_EXPERT_MAJOR &&
 				     k < K;
 				     k++)
-					if (((const int32_t *)in->topk_idx)
-						[tok[n] * K + k] ==
+					if (((const int32_t *)in
+						 ->topk_idx)[tok[n] * K + k] ==
 					    (int32_t)(d * L + g))
 						w = in->topk_w[tok[n] * K + k];
 				for (uint32_t h = 0; h < H; h++)
