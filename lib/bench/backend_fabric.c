@@ -101,7 +101,9 @@ static int eg__fab_setup(const eg_world_t *world, eg_boot_t *boot,
 			       .n_ranks = 1,
 			       .world = &f->world,
 			       .xport = f->x,
-			       .xport_state = f->xs};
+			       .xport_state = f->xs,
+			       .boot = boot,
+			       .flags = EG_ENGINE_CTX_BENCH};
 	uint32_t cap = eg_recv_max_rows(&f->w);
 	size_t csz = eg_perf_combine_row_bytes(&f->w);
 

@@ -40,7 +40,13 @@ static int eg__pe_open(eg__pe_t *e, const eg_workload_t *w,
 		return EG_ENOSYS;
 	}
 	if (!ctx->world && eg__fork_wanted())
-		return eg_plug_proxy_create(&e->proxy, e->pl, w, err, len);
+		return eg_plug_proxy_create(
+		    &e->proxy, e->pl, w,
+		    ctx->size >= offsetof(eg_engine_ctx_t, flags) +
+				     sizeof(ctx->flags)
+			? ctx->flags
+			: 0,
+		    err, len);
 	return eg_plug_run_create(&e->run, e->pl, w, ctx, err, len);
 }
 

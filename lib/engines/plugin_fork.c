@@ -27,7 +27,7 @@
 /* The shared mapping starts with this header; arrays follow. */
 typedef struct eg__hdr {
 	uint32_t tokens, iter, num_rows;
-	int32_t has_findings;
+	int32_t has_findings, mapped;
 	char err[EG_PLUG_ERR_MAX];
 	eg_verdict_t findings;
 } eg__hdr_t;
@@ -193,6 +193,7 @@ static void eg__child_dispatch(eg_plug_proxy_t *p, eg_plug_run_t *run,
 			      .topk_w = eg__at(p, A_W)};
 	int rc = eg_plug_run_dispatch(run, &in, rv);
 
+	h->mapped = run->last_mapped;
 	h->num_rows = rv->num_rows;
 	h->has_findings = rv->findings != NULL;
 	if (rv->findings)
@@ -203,10 +204,11 @@ static void eg__child_dispatch(eg_plug_proxy_t *p, eg_plug_run_t *run,
 }
 
 static void eg__child(eg_plug_proxy_t *p, const eg_plug_t *pl,
-		      const eg_workload_t *w, int fd)
+		      const eg_workload_t *w, uint32_t flags, int fd)
 {
 	eg__hdr_t *h = (eg__hdr_t *)p->map;
-	eg_engine_ctx_t ctx = {.size = sizeof(ctx), .n_ranks = 1};
+	eg_engine_ctx_t ctx = {
+	    .size = sizeof(ctx), .n_ranks = 1, .flags = flags};
 	eg_plug_run_t *run = NULL;
 	eg_recv_t rv = {.capacity = p->cap,
 			.dtype = p->dtype,
@@ -243,7 +245,8 @@ static void eg__child(eg_plug_proxy_t *p, const eg_plug_t *pl,
 
 /* ---- the parent ---- */
 int eg_plug_proxy_create(eg_plug_proxy_t **out, const eg_plug_t *pl,
-			 const eg_workload_t *w, char *err, size_t errlen)
+			 const eg_workload_t *w, uint32_t flags, char *err,
+			 size_t errlen)
 {
 	eg_plug_proxy_t *p = calloc(1, sizeof(*p));
 	int sv[2], rc;
@@ -281,7 +284,7 @@ int eg_plug_proxy_create(eg_plug_proxy_t **out, const eg_plug_t *pl,
 	p->pid = fork();
 	if (p->pid == 0) {
 		close(sv[0]);
-		eg__child(p, pl, w, sv[1]);
+		eg__child(p, pl, w, flags, sv[1]);
 	}
 	close(sv[1]);
 	p->fd = sv[0];
@@ -320,8 +323,8 @@ int eg_plug_proxy_dispatch(eg_plug_proxy_t *p, const eg_rank_input_t *in,
 		memcpy(eg__at(p, A_SC), in->scales, p->len[A_SC]);
 	memcpy(eg__at(p, A_IDX), in->topk_idx, p->len[A_IDX]);
 	memcpy(eg__at(p, A_W), in->topk_w, p->len[A_W]);
-	if ((rc = eg__call(p, 'd', "dispatch")) < 0)
-		return rc;
+	if ((rc = eg__call(p, 'd', "dispatch")) < 0 || !h->mapped)
+		return rc; /* a timed step leaves the layout alone */
 	n = h->num_rows < p->cap ? h->num_rows : p->cap;
 	out->num_rows = h->num_rows;
 	memcpy(out->x, eg__at(p, R_X), n * H * esz);

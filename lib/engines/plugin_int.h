@@ -139,6 +139,7 @@ typedef struct eg_plug_run {
 	size_t ynat_cap, d_y_cap;
 	const void *ysel; /* what the last verified combine passed */
 	int bench, mapped;
+	int last_mapped; /* the last dispatch filled the caller's layout */
 	uint64_t n_disp, n_comb;
 	char err[EG_PLUG_ERR_MAX];
 } eg_plug_run_t;
@@ -163,7 +164,8 @@ const char *eg_plug_run_error(const eg_plug_run_t *r);
  * the case, not the run. */
 typedef struct eg_plug_proxy eg_plug_proxy_t;
 int eg_plug_proxy_create(eg_plug_proxy_t **p, const eg_plug_t *pl,
-			 const eg_workload_t *w, char *err, size_t errlen);
+			 const eg_workload_t *w, uint32_t ctx_flags, char *err,
+			 size_t errlen);
 int eg_plug_proxy_dispatch(eg_plug_proxy_t *p, const eg_rank_input_t *in,
 			   eg_recv_t *out);
 int eg_plug_proxy_combine(eg_plug_proxy_t *p, const void *y, void *out);

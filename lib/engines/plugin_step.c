@@ -293,6 +293,7 @@ int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
 				       "plugin %s: dispatch: its stream: %s",
 				       r->name, eg_strerror(rc));
 	r->n_disp++;
+	r->last_mapped = verified;
 	return verified ? eg__map(r, in->iter, out) : EG_OK;
 }
 

@@ -69,7 +69,7 @@ static int run_case(const eg_engine_ops_t *ops, const char *const *kv,
 	return rc;
 }
 
-static const char *const base_kv[] = {"world=1", "experts=8", "topk=3",
+static const char *const base_kv[] = {"world=1",   "experts=8", "topk=3",
 				      "tokens=20", "hidden=64", NULL};
 
 START_TEST(test_load_template)
@@ -77,18 +77,18 @@ START_TEST(test_load_template)
 	char s[4200], err[1024];
 	const eg_engine_ops_t *a, *b, *e;
 
-	a = eg_engine_lookup(spec(s, sizeof(s), "template/libeg-template.so",
-				  ""),
-			     err, sizeof(err));
+	a = eg_engine_lookup(
+	    spec(s, sizeof(s), "template/libeg-template.so", ""), err,
+	    sizeof(err));
 	ck_assert_msg(a != NULL, "%s", err);
 	ck_assert_str_eq(a->name, s);
 	ck_assert_uint_eq(a->flags, EG_ENGINE_MULTI_PROCESS | EG_ENGINE_WORLD1 |
 					EG_ENGINE_CANONICAL_ORDER);
 	b = eg_engine_find(s); /* loaded once per process */
 	ck_assert_ptr_eq(a, b);
-	e = eg_engine_lookup(spec(s, sizeof(s), "template/libeg-template.so",
-				  ",layout=expert"),
-			     err, sizeof(err));
+	e = eg_engine_lookup(
+	    spec(s, sizeof(s), "template/libeg-template.so", ",layout=expert"),
+	    err, sizeof(err));
 	ck_assert_msg(e != NULL, "%s", err);
 	ck_assert_ptr_ne(e, a);
 	/* an expert-major combine rounds each copy: never canonical */
@@ -138,9 +138,9 @@ START_TEST(test_abi_older_size)
 	const eg_engine_ops_t *ops;
 	eg_verdict_t v;
 
-	ops = eg_engine_lookup(spec(s, sizeof(s), "faults/libeg-abi-old-size.so",
-				    ""),
-			       err, sizeof(err));
+	ops = eg_engine_lookup(
+	    spec(s, sizeof(s), "faults/libeg-abi-old-size.so", ""), err,
+	    sizeof(err));
 	ck_assert_msg(ops != NULL, "%s", err);
 	ck_assert_int_eq(run_case(ops, base_kv, &v, msg, sizeof(msg)), EG_OK);
 	ck_assert_uint_eq(eg_verdict_total_wrong(&v), 0);
@@ -158,12 +158,15 @@ END_TEST
 /* Every layout and key mode, in a forked child and in this process. */
 START_TEST(test_template_cases)
 {
-	static const char *const opts[] = {
-	    "", ",layout=rank", ",layout=expert", ",keys=content",
-	    ",layout=rank,keys=content", ",layout=expert,keys=content"};
-	static const char *const fp8[] = {"world=1", "experts=16", "topk=4",
-					  "tokens=9", "hidden=256",
-					  "dtype=fp8", NULL};
+	static const char *const opts[] = {"",
+					   ",layout=rank",
+					   ",layout=expert",
+					   ",keys=content",
+					   ",layout=rank,keys=content",
+					   ",layout=expert,keys=content"};
+	static const char *const fp8[] = {"world=1",  "experts=16", "topk=4",
+					  "tokens=9", "hidden=256", "dtype=fp8",
+					  NULL};
 	char s[4200], err[1024], msg[1024];
 	eg_verdict_t v;
 
@@ -176,10 +179,11 @@ START_TEST(test_template_cases)
 			    err, sizeof(err));
 			ck_assert_msg(ops != NULL, "%s", err);
 			ck_assert_int_eq(
-			    run_case(ops, base_kv, &v, msg, sizeof(msg)), EG_OK);
+			    run_case(ops, base_kv, &v, msg, sizeof(msg)),
+			    EG_OK);
 			ck_assert_msg(eg_verdict_total_wrong(&v) == 0, "%s", s);
-			ck_assert_int_eq(run_case(ops, fp8, &v, msg, sizeof(msg)),
-					 EG_OK);
+			ck_assert_int_eq(
+			    run_case(ops, fp8, &v, msg, sizeof(msg)), EG_OK);
 			ck_assert_msg(eg_verdict_total_wrong(&v) == 0, "%s", s);
 		}
 	}
@@ -208,6 +212,66 @@ START_TEST(test_world_refusal)
 }
 END_TEST
 
+/* In a measurement only the verified (first) step is mapped: later
+ * dispatches leave the caller's layout alone and combines reuse the
+ * mapped expert outputs. */
+START_TEST(test_bench_steps_unmapped)
+{
+	char s[4200], err[1024];
+	const eg_engine_ops_t *ops = eg_engine_lookup(
+	    spec(s, sizeof(s), "template/libeg-template.so", ",layout=expert"),
+	    err, sizeof(err));
+	eg_workload_t w;
+	eg_gen_t g;
+	eg_rank_input_t in;
+	eg_recv_t out;
+	eg_engine_ctx_t ctx = {
+	    .size = sizeof(ctx), .n_ranks = 1, .flags = EG_ENGINE_CTX_BENCH};
+	void *eng = NULL, *y, *r1, *r2;
+	size_t ob;
+
+	ck_assert_msg(ops != NULL, "%s", err);
+	eg_test_workload(&w, base_kv);
+	ob = eg_combine_bytes(&w, 0);
+	ck_assert_int_eq(eg_gen_init(&g, &w), EG_OK);
+	ck_assert_int_eq(eg_gen_rank_input(&g, &w, 0, &in), EG_OK);
+	ck_assert_int_eq(eg_recv_alloc(&out, &w, 0, eg_recv_max_rows(&w)),
+			 EG_OK);
+	y = calloc(eg_recv_max_rows(&w) + 1, (size_t)w.hidden * 4);
+	r1 = malloc(ob + 1);
+	r2 = malloc(ob + 1);
+	for (int fork = 0; fork < 2; fork++) {
+		setenv("EPGATE_PLUGIN_FORK", fork ? "1" : "0", 1);
+		ck_assert_int_eq(ops->create(&w, &ctx, &eng), EG_OK);
+		ck_assert_int_eq(ops->dispatch(eng, &in, &out), EG_OK);
+		ck_assert_uint_gt(out.num_rows, 0);
+		ck_assert_int_eq(eg_expert_stage(&g, &out, y), EG_OK);
+		ck_assert_int_eq(ops->combine(eng, &out,
+					      (const void *const *)&y,
+					      (void *const *)&r1),
+				 EG_OK);
+		out.num_rows = 12345; /* untouched by a timed dispatch */
+		ck_assert_int_eq(ops->dispatch(eng, &in, &out), EG_OK);
+		ck_assert_uint_eq(out.num_rows, 12345);
+		ck_assert_int_eq(ops->combine(eng, &out,
+					      (const void *const *)&y,
+					      (void *const *)&r2),
+				 EG_OK);
+		ck_assert_int_eq(memcmp(r1, r2, ob), 0);
+		ops->destroy(eng);
+		eng = NULL;
+	}
+	unsetenv("EPGATE_PLUGIN_FORK");
+	free(y);
+	free(r1);
+	free(r2);
+	eg_recv_free(&out);
+	eg_rank_input_free(&in);
+	eg_gen_fini(&g);
+	eg_workload_fini(&w);
+}
+END_TEST
+
 /* ---- the native-layout checks on hand-made layouts ---- */
 typedef struct nat_case {
 	eg_workload_t w;
@@ -222,8 +286,8 @@ typedef struct nat_case {
  * the reference, with source info. */
 static void nat_setup(nat_case_t *c, int em)
 {
-	static const char *const kv[] = {"world=1", "experts=4", "topk=2",
-					 "tokens=6", "hidden=8", NULL};
+	static const char *const kv[] = {"world=1",  "experts=4", "topk=2",
+					 "tokens=6", "hidden=8",  NULL};
 	size_t H = 8, K = 2, slots;
 
 	memset(c, 0, sizeof(*c));
@@ -262,13 +326,14 @@ static void nat_setup(nat_case_t *c, int em)
 				continue;
 			i = em ? (size_t)e * 6 + (size_t)c->n.count[e]++
 			       : (size_t)c->n.count[0]++;
-			memcpy(c->n.x + i * H * 2, (uint8_t *)c->exp.x + r * H * 2,
-			       H * 2);
+			memcpy(c->n.x + i * H * 2,
+			       (uint8_t *)c->exp.x + r * H * 2, H * 2);
 			c->n.src_token[i] = c->exp.src_token[r];
 			for (uint32_t j = 0; !em && j < K; j++) {
 				c->n.topk_idx[i * K + j] =
 				    c->exp.topk_idx[r * K + j];
-				c->n.topk_w[i * K + j] = c->exp.topk_w[r * K + j];
+				c->n.topk_w[i * K + j] =
+				    c->exp.topk_w[r * K + j];
 			}
 		}
 }
@@ -278,8 +343,7 @@ static void nat_run(nat_case_t *c)
 	eg_verdict_t v;
 
 	eg_plug_keys_given(&c->n, &c->rt, &c->f);
-	ck_assert_int_eq(eg_plug_project(&c->n, &c->rt, &c->out, &c->f),
-			 EG_OK);
+	ck_assert_int_eq(eg_plug_project(&c->n, &c->rt, &c->out, &c->f), EG_OK);
 	eg_verdict_init(&v);
 	c->out.findings = malloc(sizeof(c->f));
 	*c->out.findings = c->f;
@@ -340,7 +404,8 @@ START_TEST(test_native_expert_defects)
 	for (uint32_t e = 1; e < 4 && !moved; e++)
 		for (int64_t i = 0; i < c.n.count[e] && !moved; i++)
 			for (int64_t j = 0; j < c.n.count[0]; j++)
-				if (c.n.src_token[e * 6 + i] == c.n.src_token[j]) {
+				if (c.n.src_token[e * 6 + i] ==
+				    c.n.src_token[j]) {
 					c.n.x[(e * 6 + i) * 16] ^= 1;
 					moved = 1;
 					break;
@@ -374,8 +439,8 @@ START_TEST(test_native_content_keys)
 		free(c.n.src_rank);
 		free(c.n.src_token);
 		c.n.src_rank = c.n.src_token = NULL;
-		ck_assert_int_eq(
-		    eg_plug_keys_content(&c.n, &c.w, &c.g, &c.f), EG_OK);
+		ck_assert_int_eq(eg_plug_keys_content(&c.n, &c.w, &c.g, &c.f),
+				 EG_OK);
 		ck_assert_int_eq(eg_plug_project(&c.n, &c.rt, &c.out, &c.f),
 				 EG_OK);
 		c.out.findings = malloc(sizeof(c.f));
@@ -399,6 +464,7 @@ int main(void)
 	tcase_add_test(tc, test_abi_older_size);
 	tcase_add_test(tc, test_template_cases);
 	tcase_add_test(tc, test_world_refusal);
+	tcase_add_test(tc, test_bench_steps_unmapped);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tn, test_native_clean);
 	tcase_add_test(tn, test_native_flat_defects);

@@ -76,4 +76,25 @@ crash rank 2 killed by signal 11
 hang still waits on ranks 2
 error planted error: the template refuses to dispatch
 LIST
+# a measurement: the first step verified, then only the plugin's calls
+"$EG_EPGATE" launch -n 2 --timeout 60 -- "$EG_EPGATE" bench --engine \
+	"plugin:$so,layout=expert" --iters 5 --warmup 1 --tokens 16 \
+	--hidden 128 >"$EG_TMP/bench.out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q 'dispatch_us' "$EG_TMP/bench.out"; then
+	eg_ok "bench --engine plugin: $(grep -m1 -o 'dispatch_us.*' "$EG_TMP/bench.out" | tr -s ' ')"
+else
+	eg_not_ok "bench --engine plugin: exit $rc"
+	tail -n 20 "$EG_TMP/bench.out" | sed 's/^/# /'
+fi
+"$EG_EPGATE" launch -n 2 --timeout 60 -- "$EG_EPGATE" bench --engine \
+	"plugin:$fdir/libeg-fault-combine-ulp.so" --iters 5 --warmup 1 \
+	--tokens 16 --hidden 128 >"$EG_TMP/bench.out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'wrong; not measuring' "$EG_TMP/bench.out"; then
+	eg_ok "bench of a wrong plugin refused: $(grep -m1 -o 'wrong; not measuring.*' "$EG_TMP/bench.out" | cut -c1-80)"
+else
+	eg_not_ok "bench of a wrong plugin: exit $rc"
+	tail -n 20 "$EG_TMP/bench.out" | sed 's/^/# /'
+fi
 eg_done
