@@ -179,7 +179,7 @@ static void eg__l2_rank_usage(FILE *f)
 	      "equals the job's size, through a multi-process engine over a\n"
 	      "transport, verified on every rank; rank 0 writes results.\n"
 	      "\n"
-	      "  --engine NAME     a2a (default) or dense\n"
+	      "  --engine NAME     a2a (default), dense or plugin:PATH[,k=v]\n"
 	      "  --provider P      libfabric provider: shm, tcp (default: shm\n"
 	      "                    within a node, tcp across nodes)\n"
 	      "  --num-comms K     endpoints, each with a progress thread (1)\n"
