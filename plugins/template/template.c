@@ -310,6 +310,8 @@ static const char *error(void *inst)
 	return ((tpl_t *)inst)->err;
 }
 
+#ifndef TPL_WRAPPED /* cuda.c wraps this engine in a table of its own */
+
 static const eg_plugin_t tpl_plugin = {
     .size = TPL_SIZE,
     .abi_version = TPL_ABI,
@@ -328,3 +330,4 @@ const eg_plugin_t *TPL_ENTRY(uint32_t host_abi)
 	(void)host_abi;
 	return &tpl_plugin;
 }
+#endif
