@@ -1,8 +1,12 @@
 /* The template plugin on CUDA memory: the same engine (template.c), its
  * inputs, native layout and results in device memory, moved through the
- * host around the template's host code. It exists to run epgate's device
- * path for plugins (copies in, the layout read back, the stream, the NCCL
- * communicator) on a GPU machine; built when configure finds CUDA.
+ * host around the template's host code, every copy on epgate's stream (an
+ * earlier version copied on the legacy default stream: the pageable
+ * host-to-device copies returned before landing, epgate read the layout
+ * on its own stream too early, and the checks caught the rows as wrong).
+ * It exists to run epgate's device path for plugins (copies in, the
+ * layout read back, the stream, the NCCL communicator) on a GPU machine;
+ * built when configure finds CUDA.
  * Options: the template's, and nccl=1 to ask for epgate's communicator. */
 #define TPL_WRAPPED
 #include "template.c"
@@ -11,6 +15,7 @@
 
 typedef struct cu {
 	tpl_t *t;
+	cudaStream_t s;	       /* epgate's: everything runs on it */
 	eg_plugin_input_t hin; /* the input, staged on the host */
 	uint8_t *hx, *hy, *hout;
 	float *hsc, *hw;
@@ -38,8 +43,8 @@ static int split(const eg_plugin_opts_t *o, eg_plugin_opts_t *rest,
 	return o->n <= 16 ? EG_PLUGIN_OK : EG_PLUGIN_EFAIL;
 }
 
-static int cu_query(const eg_plugin_opts_t *o, eg_plugin_caps_t *c,
-		    char *err, size_t len)
+static int cu_query(const eg_plugin_opts_t *o, eg_plugin_caps_t *c, char *err,
+		    size_t len)
 {
 	const char *k[16], *v[16];
 	eg_plugin_opts_t rest;
@@ -82,6 +87,7 @@ static int cu_create(const eg_plugin_env_t *e, void **inst, char *err,
 	}
 	if (create(&he, (void **)&c->t, err, len))
 		return cu_destroy(c), EG_PLUGIN_EFAIL;
+	c->s = (cudaStream_t)e->cuda_stream;
 	slots = (size_t)c->t->G * c->t->S + 1;
 	c->hx = malloc(T * c->t->xb + 1);
 	c->hsc = malloc(T * c->t->sb + 4);
@@ -97,15 +103,23 @@ static int cu_create(const eg_plugin_env_t *e, void **inst, char *err,
 	return EG_PLUGIN_OK;
 }
 
-/* n bytes of host array h into device mirror i; its device address. */
+/* n bytes of host array h into device mirror i, queued on epgate's
+ * stream (h stays valid: the template keeps its arrays); its address. */
 static const void *mirror(cu_t *c, int i, const void *h, size_t n)
 {
 	if (!h)
 		return NULL;
 	if (!c->dev[i] && cudaMalloc(&c->dev[i], n + 4) != cudaSuccess)
 		return NULL;
-	cudaMemcpy(c->dev[i], h, n, cudaMemcpyHostToDevice);
+	cudaMemcpyAsync(c->dev[i], h, n, cudaMemcpyHostToDevice, c->s);
 	return c->dev[i];
+}
+
+/* Device to host, complete on return. */
+static void fetch(cu_t *c, void *h, const void *d, size_t n)
+{
+	cudaMemcpyAsync(h, d, n, cudaMemcpyDeviceToHost, c->s);
+	cudaStreamSynchronize(c->s);
 }
 
 static int cu_dispatch(void *inst, const eg_plugin_input_t *in,
@@ -116,11 +130,11 @@ static int cu_dispatch(void *inst, const eg_plugin_input_t *in,
 	size_t T = in->tokens, K = t->env.topk, slots = (size_t)t->G * t->S;
 	int rc;
 
-	cudaMemcpy(c->hx, in->x, T * t->xb, cudaMemcpyDeviceToHost);
+	fetch(c, c->hx, in->x, T * t->xb);
 	if (in->scales)
-		cudaMemcpy(c->hsc, in->scales, T * t->sb, cudaMemcpyDeviceToHost);
-	cudaMemcpy(c->hidx, in->topk_idx, T * K * 4, cudaMemcpyDeviceToHost);
-	cudaMemcpy(c->hw, in->topk_w, T * K * 4, cudaMemcpyDeviceToHost);
+		fetch(c, c->hsc, in->scales, T * t->sb);
+	fetch(c, c->hidx, in->topk_idx, T * K * 4);
+	fetch(c, c->hw, in->topk_w, T * K * 4);
 	c->hin = *in;
 	c->hin.x = c->hx;
 	c->hin.scales = in->scales ? c->hsc : NULL;
@@ -152,12 +166,11 @@ static int cu_combine(void *inst, const eg_plugin_input_t *in, const void *y,
 	int rc;
 
 	(void)in; /* staged at dispatch */
-	cudaMemcpy(c->hy, y, (size_t)t->G * t->S * t->cb,
-		   cudaMemcpyDeviceToHost);
+	fetch(c, c->hy, y, (size_t)t->G * t->S * t->cb);
 	if ((rc = combine(t, &c->hin, c->hy, c->hout)) != EG_PLUGIN_OK)
 		return rc;
-	if (cudaMemcpy(out, c->hout, c->hin.tokens * t->cb,
-		       cudaMemcpyHostToDevice) != cudaSuccess) {
+	if (cudaMemcpyAsync(out, c->hout, c->hin.tokens * t->cb,
+			    cudaMemcpyHostToDevice, c->s) != cudaSuccess) {
 		snprintf(c->err, sizeof(c->err), "CUDA: combine output");
 		return EG_PLUGIN_EFAIL;
 	}
