@@ -318,11 +318,13 @@ int eg_plug_proxy_dispatch(eg_plug_proxy_t *p, const eg_rank_input_t *in,
 		return eg__fail(p, EG_EINVAL, "dispatch", "shape changed");
 	h->tokens = in->tokens;
 	h->iter = in->iter;
-	memcpy(eg__at(p, A_X), in->x, p->len[A_X]);
-	if (p->len[A_SC])
-		memcpy(eg__at(p, A_SC), in->scales, p->len[A_SC]);
-	memcpy(eg__at(p, A_IDX), in->topk_idx, p->len[A_IDX]);
-	memcpy(eg__at(p, A_W), in->topk_w, p->len[A_W]);
+	if (in->tokens) { /* no tokens: no arrays at all */
+		memcpy(eg__at(p, A_X), in->x, p->len[A_X]);
+		if (p->len[A_SC])
+			memcpy(eg__at(p, A_SC), in->scales, p->len[A_SC]);
+		memcpy(eg__at(p, A_IDX), in->topk_idx, p->len[A_IDX]);
+		memcpy(eg__at(p, A_W), in->topk_w, p->len[A_W]);
+	}
 	if ((rc = eg__call(p, 'd', "dispatch")) < 0 || !h->mapped)
 		return rc; /* a timed step leaves the layout alone */
 	n = h->num_rows < p->cap ? h->num_rows : p->cap;

@@ -24,11 +24,13 @@ static int eg__stage_input(eg_plug_run_t *r, const eg_rank_input_t *in)
 				       "input of %u tokens does not fit the "
 				       "instance's shape",
 				       in->tokens);
-	if (!r->epoch || memcmp(r->last_idx, in->topk_idx, nk * 4) ||
-	    memcmp(r->last_w, in->topk_w, nk * 4)) {
+	if (!r->epoch || (nk && (memcmp(r->last_idx, in->topk_idx, nk * 4) ||
+				 memcmp(r->last_w, in->topk_w, nk * 4)))) {
 		r->epoch++;
-		memcpy(r->last_idx, in->topk_idx, nk * 4);
-		memcpy(r->last_w, in->topk_w, nk * 4);
+		if (nk) {
+			memcpy(r->last_idx, in->topk_idx, nk * 4);
+			memcpy(r->last_w, in->topk_w, nk * 4);
+		}
 	}
 	r->pin = (eg_plugin_input_t){.size = sizeof(r->pin),
 				     .tokens = r->T,
@@ -40,7 +42,7 @@ static int eg__stage_input(eg_plug_run_t *r, const eg_rank_input_t *in)
 	if (r->ib == 8)
 		for (size_t i = 0; i < nk; i++)
 			((int64_t *)r->h_idx)[i] = in->topk_idx[i];
-	else
+	else if (nk)
 		memcpy(r->h_idx, in->topk_idx, nk * 4);
 	if (r->copy_in) {
 		rc = r->mem->put(r->ms, r->d_idx, r->h_idx, nk * r->ib);
