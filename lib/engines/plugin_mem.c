@@ -147,11 +147,16 @@ static void eg__cu_close(void *st)
 
 static int eg__cu_alloc(void *st, void **p, size_t n)
 {
-	(void)st;
+	eg__cu_t *c = st;
+
 	*p = NULL;
 	if (cudaMalloc(p, n ? n : 1) != cudaSuccess)
 		return EG_ENOMEM;
-	return eg__cu_err(cudaMemset(*p, 0, n ? n : 1));
+	/* on our stream: a cudaMemset on the legacy stream is not ordered
+	 * before copies on a non-blocking one and could land after them */
+	if (cudaMemsetAsync(*p, 0, n ? n : 1, c->stream) != cudaSuccess)
+		return EG_ECUDA;
+	return eg__cu_err(cudaStreamSynchronize(c->stream));
 }
 
 static void eg__cu_free(void *st, void *p)
