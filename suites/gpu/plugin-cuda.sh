@@ -3,7 +3,7 @@
 # layout and results in device memory (plugins/template/cuda.c), through
 # epgate's device path for plugins: in process at world 1 in each layout
 # and key mode, with epgate's NCCL communicator, and over two ranks.
-# Skips (77) without CUDA in the build or without a GPU.
+# Skips without CUDA in the build or without a GPU.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
 : "${EG_BUILDDIR:=.}"
 
@@ -11,13 +11,13 @@ so=$EG_BUILDDIR/plugins/template/libeg-cuda-template.so
 matrix=$EG_SRCDIR/fixtures/workloads/plugin-w1.ini
 if [ ! -f "$so" ]; then
 	echo "1..0 # SKIP built without CUDA"
-	exit 77
+	exit 0
 fi
 "$EG_EPGATE" check --engine "plugin:$so" --world=1 --tap="$EG_TMP/p.tap" \
 	--junit="$EG_TMP/p.xml" >"$EG_TMP/out" 2>&1
 if [ $? -eq 77 ]; then
 	echo "1..0 # SKIP $(grep -m1 -o "SKIP.*" "$EG_TMP/p.tap" | sed "s/^SKIP //")"
-	exit 77
+	exit 0
 fi
 n=$(grep -c '^\[' "$matrix")
 for opts in "" ",layout=expert" ",layout=rank,keys=content" ",nccl=1"; do

@@ -12,7 +12,7 @@ so=$EG_BUILDDIR/plugins/template/libeg-template.so
 matrix=$EG_SRCDIR/fixtures/workloads/plugin-w1.ini
 if [ ! -f "$so" ]; then
 	echo "1..0 # SKIP $so not built"
-	exit 77
+	exit 0
 fi
 n=$(grep -c '^\[' "$matrix")
 

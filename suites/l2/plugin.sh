@@ -11,7 +11,7 @@
 
 if ! "$EG_EPGATE" l2-rank --help >/dev/null 2>&1; then
 	echo "1..0 # SKIP epgate built without l2-rank"
-	exit 77
+	exit 0
 fi
 so=$EG_BUILDDIR/plugins/template/libeg-template.so
 fdir=$EG_BUILDDIR/plugins/faults
