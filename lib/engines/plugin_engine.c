@@ -77,12 +77,14 @@ static int eg__pe_create(int slot, const eg_workload_t *w,
 	return EG_OK;
 }
 
-static void eg__pe_say(const eg__pe_t *e, const char *stage)
+/* A failure said where it happens (multi-process: the rank's log; the
+ * forked child's is reported by the suite). */
+static void eg__pe_say(const eg__pe_t *e)
 {
 	const char *m = e->run ? eg_plug_run_error(e->run) : NULL;
 
-	if (e->run && m && *m) {
-		fprintf(stderr, "epgate: %s: %s: %s\n", e->pl->spec, stage, m);
+	if (m && *m) {
+		fprintf(stderr, "epgate: rank %u: %s\n", e->run->me, m);
 		fflush(stderr);
 	}
 }
@@ -95,7 +97,7 @@ static int eg__pe_dispatch(void *state, const eg_rank_input_t *in,
 			  : eg_plug_run_dispatch(e->run, in, out);
 
 	if (rc < 0)
-		eg__pe_say(e, "dispatch");
+		eg__pe_say(e);
 	return rc;
 }
 
@@ -109,7 +111,7 @@ static int eg__pe_combine(void *state, const eg_recv_t *recv,
 	rc = e->proxy ? eg_plug_proxy_combine(e->proxy, y[0], out[0])
 		      : eg_plug_run_combine(e->run, y[0], out[0]);
 	if (rc < 0)
-		eg__pe_say(e, "combine");
+		eg__pe_say(e);
 	return rc;
 }
 
