@@ -27,10 +27,13 @@ AC_DEFUN([EG_DEP_CUDA], [
     NVCC=$eg_cuda_dir/bin/nvcc
     CUDA_CPPFLAGS="-I$eg_cuda_dir/include"
     CUDA_LIBS="-L$eg_cuda_lib -lcudart_static -lstdc++ -ldl -lpthread -lrt"
+    dnl plugins link the shared runtime, as an external library's would
+    CUDA_PLUGIN_LIBS="-L$eg_cuda_lib -Wl,-rpath,$eg_cuda_lib -lcudart"
     AC_DEFINE([HAVE_CUDA], [1], [Define if the CUDA toolkit is used])
   ])
   AC_SUBST([NVCC])
   AC_SUBST([CUDA_CPPFLAGS])
   AC_SUBST([CUDA_LIBS])
+  AC_SUBST([CUDA_PLUGIN_LIBS])
   AM_CONDITIONAL([HAVE_CUDA], [test "x$eg_have_cuda" = xyes])
 ])

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "epgate/boot.h"
 #include "epgate/ep.h"
 #include "epgate/layout.h"
 #include "epgate/transport.h"
@@ -20,6 +21,10 @@ typedef struct eg_engine_ctx {
 	const eg_world_t *world;     /* NULL for in-process engines */
 	const eg_xport_ops_t *xport; /* NULL for in-process engines */
 	void *xport_state;
+	/* appended: the job's bootstrap (multi-process runs; NULL
+	 * in-process) and EG_ENGINE_CTX_* bits */
+	eg_boot_t *boot;
+	uint32_t flags;
 } eg_engine_ctx_t;
 
 /* One timed phase of an engine's step. */
@@ -27,6 +32,11 @@ typedef struct eg_engine_phase {
 	const char *name; /* [a-z_]+, e.g. "layout", "pack_exchange" */
 	double ms;
 } eg_engine_phase_t;
+
+/* ctx flags. BENCH: a measurement: the first dispatch and combine are
+ * the verified step, every later one is only timed, so an engine may skip
+ * work that serves verification alone (a plugin's layout mapping). */
+#define EG_ENGINE_CTX_BENCH 0x1u
 
 typedef struct eg_engine_ops {
 	size_t size; /* sizeof(eg_engine_ops_t) as built by the provider */
@@ -52,6 +62,9 @@ typedef struct eg_engine_ops {
 	 * (name, ms) into p, returns how many (0: not timing). NULL: the
 	 * engine has none. */
 	int (*phases)(void *state, eg_engine_phase_t *p, size_t max);
+	/* optional: the last failure of state as one line (a
+	 * plugin's own message), or NULL */
+	const char *(*error)(void *state);
 } eg_engine_ops_t;
 
 /* The engine's declared rows, or EG_ROWS_NONE (an older ops table). */
@@ -66,11 +79,22 @@ eg_rows_rule_t eg_engine_rows_by_name(const char *name);
 #define EG_ENGINE_CANONICAL_ORDER 0x1u
 /* One rank per process over a transport (ctx->world, ctx->xport). */
 #define EG_ENGINE_MULTI_PROCESS 0x2u
+/* A multi-process engine that also runs in-process at world 1 (plugins,
+ * each case in a forked child with a deadline). */
+#define EG_ENGINE_WORLD1 0x4u
 /* Largest top-k a multi-process engine carries per token. */
 #define EG_TOPK_WIRE_MAX 1024
 
-/* Built-in engines by name ("self"); NULL if unknown. */
+/* Engines by name: a built-in one ("self") or a plugin,
+ * "plugin:PATH[,key=value...]" (lib/engines/plugin_load.c: loaded once
+ * per process and kept until exit). NULL if unknown; for a plugin that
+ * cannot be loaded the reason goes to stderr (once). */
 const eg_engine_ops_t *eg_engine_find(const char *name);
+/* The same, with the reason in err instead of on stderr. */
+const eg_engine_ops_t *eg_engine_lookup(const char *name, char *err,
+					size_t errlen);
+/* The engine's last error message (ops->error), or NULL. */
+const char *eg_engine_error(const eg_engine_ops_t *ops, void *state);
 /* Names of the built-in engines, NULL-terminated. */
 const char *const *eg_engine_names(void);
 

@@ -9,6 +9,8 @@
 #include "epgate/gen.h"
 #include "epgate/workload.h"
 
+struct eg_verdict;
+
 /* Dispatch output of destination rank d. Canonical order: rows grouped by
  * source rank ascending, then source token ascending; one row per token
  * that has at least one (non-masked) expert on d. */
@@ -28,6 +30,11 @@ typedef struct eg_recv {
 	uint32_t *expert_count; /* local_experts: rows per local expert */
 	uint32_t *rank_prefix;	/* world + 1: rows of source s are
 				   [rank_prefix[s], rank_prefix[s+1]) */
+	/* What an engine found wrong in its own output before producing
+	 * this layout (a plugin's native layout: counters, keys, copies),
+	 * or NULL; eg_verify_dispatch adds it to the verdict. Host memory
+	 * (malloc), freed by eg_recv_free. */
+	struct eg_verdict *findings;
 } eg_recv_t;
 
 /* Allocates for capacity rows; fills every array with a poison pattern

@@ -21,7 +21,8 @@
 	X(EPEER, -13, "a peer failed or went away")                            \
 	X(EAUTH, -14, "authentication failed")                                 \
 	X(EFABRIC, -15, "fabric error")                                        \
-	X(ESYS, -16, "system call failed")
+	X(ESYS, -16, "system call failed")                                     \
+	X(EPLUGIN, -17, "the plugin under test reported an error")
 
 typedef enum eg_errno {
 	EG_OK = 0,

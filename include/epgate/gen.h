@@ -24,6 +24,7 @@ void eg_gen_fini(eg_gen_t *g);
 typedef struct eg_rank_input {
 	uint32_t rank;
 	uint32_t tokens;
+	uint32_t iter; /* the iteration its values were generated for */
 	eg_dtype_t dtype;
 	uint32_t hidden, topk;
 	void *x;	   /* tokens * hidden elements of dtype */

@@ -42,6 +42,9 @@ typedef struct eg_rank_verdict {
 	uint32_t iter;	     /* iteration of the failure (else the last) */
 	char stage[24];	     /* "create", "dispatch", "combine", ... */
 	eg_verdict_t v;
+	/* the engine's own message with engine_err (a plugin's error
+	 * string, eg_engine_error), or "" */
+	char engine_msg[256];
 } eg_rank_verdict_t;
 
 void eg_rank_verdict_init(eg_rank_verdict_t *v);

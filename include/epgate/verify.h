@@ -20,7 +20,13 @@
 	F(TOPK_IDX, "topk_idx")                                                \
 	F(TOPK_W, "topk_w")                                                    \
 	F(EXPERT_COUNT, "expert_count")                                        \
-	F(COMBINE, "combine")
+	F(COMBINE, "combine")                                                  \
+	/* a plugin's native layout: counters beyond the rows, keys out of     \
+	 * range, duplicated or for an expert not selected, copies of one      \
+	 * token that differ */                                                \
+	F(NATIVE_COUNT, "native_count")                                        \
+	F(NATIVE_KEY, "native_key")                                            \
+	F(NATIVE_COPY, "native_copy")
 
 typedef enum eg_field {
 #define EG__FIELD_ENUM(n, s) EG_FIELD_##n,
@@ -63,6 +69,9 @@ void eg_verdict_init(eg_verdict_t *v);
 uint64_t eg_verdict_total_wrong(const eg_verdict_t *v);
 /* Adds b's counts into a; keeps the first mismatches of both. */
 void eg_verdict_merge(eg_verdict_t *a, const eg_verdict_t *b);
+/* Counts one wrong element of m->field and keeps m if there is room
+ * (for checkers outside this module, e.g. a plugin's native layout). */
+void eg_verdict_wrong(eg_verdict_t *v, const eg_mismatch_t *m);
 
 /* Dispatch of rank d: bit-exact comparison of every field; rows are also
  * matched by (src_rank, src_token) to tell dropped, duplicated and

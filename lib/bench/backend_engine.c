@@ -23,6 +23,7 @@ typedef struct eg__eb {
 	const eg_xport_ops_t *x;
 	void *xs;
 	eg_world_t world;
+	eg_boot_t *boot;
 	eg_workload_t w;
 	eg_step_t *st;
 	eg_perf_bytes_t bytes; /* this rank, one step */
@@ -60,7 +61,9 @@ static int eg__eb_step_open(eg__eb_t *f, const eg_bench_setup_t *s,
 				     .n_ranks = 1,
 				     .world = &f->world,
 				     .xport = f->x,
-				     .xport_state = f->xs},
+				     .xport_state = f->xs,
+				     .boot = f->boot,
+				     .flags = EG_ENGINE_CTX_BENCH},
 			     .space = eg_space_find(f->kind->space),
 			     .stream = stream,
 			     .count_wire = f->kind->count_wire};
@@ -116,6 +119,7 @@ int eg_engine_backend_setup(const eg_engine_backend_t *kind,
 		return EG_ENOMEM;
 	f->kind = kind;
 	f->world = *world;
+	f->boot = boot;
 	if ((rc = eg_workload_copy(&f->w, w)) < 0) {
 		snprintf(err, errlen, "%s: %s", kind->name, eg_strerror(rc));
 		goto fail;

@@ -64,6 +64,7 @@ void eg_recv_free(eg_recv_t *r)
 	free(r->topk_w);
 	free(r->expert_count);
 	free(r->rank_prefix);
+	free(r->findings);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -115,6 +115,7 @@ int eg_gen_rank_input(const eg_gen_t *g, const eg_workload_t *w, uint32_t rank,
 		return EG_EINVAL;
 	in->rank = rank;
 	in->tokens = eg_workload_tokens(w, rank);
+	in->iter = g->p.iter;
 	in->dtype = (eg_dtype_t)g->p.dtype;
 	in->hidden = g->p.hidden;
 	in->topk = g->p.topk;

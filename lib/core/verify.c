@@ -67,6 +67,13 @@ void eg_verdict_merge(eg_verdict_t *a, const eg_verdict_t *b)
 		a->first[a->n_first++] = b->first[i];
 }
 
+void eg_verdict_wrong(eg_verdict_t *v, const eg_mismatch_t *m)
+{
+	v->wrong[m->field]++;
+	if (v->n_first < EG_VERIFY_MAX_FIRST)
+		v->first[v->n_first++] = *m;
+}
+
 /* Counts one wrong element of field f and keeps its coordinates if there
  * is room. */
 static void eg__wrong(eg_verdict_t *v, eg_field_t f, int32_t rank,
@@ -281,6 +288,10 @@ int eg_verify_dispatch(const eg_workload_t *w, const eg_recv_t *expected,
 		return EG_EINVAL;
 
 	eg_verdict_init(&lv);
+	/* what the engine found in its own native layout: the diagnosis,
+	 * so its mismatches come first */
+	if (a->findings)
+		eg_verdict_merge(&lv, a->findings);
 	d = (int32_t)e->rank;
 	L = e->local_experts;
 	ne = e->num_rows;

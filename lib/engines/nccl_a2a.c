@@ -522,5 +522,8 @@ const eg_engine_ops_t *eg_engine_nccl_find(const char *name)
 		return &eg_engine_nccl_a2a;
 	if (!strcmp(name, "dense") || !strcmp(name, "nccl-dense"))
 		return &eg_engine_nccl_dense;
+	/* a library under test on GPU memory (docs/plugins.md) */
+	if (!strncmp(name, "plugin:", 7))
+		return eg_engine_find(name);
 	return NULL;
 }

@@ -1,8 +1,10 @@
-/* Built-in engines by name. */
+/* Engines by name: the built-in ones, and plugins ("plugin:PATH,..."). */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "epgate/engine.h"
+#include "plugin_int.h"
 
 #define EG__FAULT_REF(id) &eg_engine_fault_##id,
 static const eg_engine_ops_t *const eg__engines[] = {
@@ -11,13 +13,51 @@ static const eg_engine_ops_t *const eg__engines[] = {
 #undef EG__FAULT_REF
 
 #define EG__N_ENGINES (sizeof(eg__engines) / sizeof(eg__engines[0]))
+#define EG__PLUGIN    "plugin:"
 
-const eg_engine_ops_t *eg_engine_find(const char *name)
+const eg_engine_ops_t *eg_engine_lookup(const char *name, char *err,
+					size_t errlen)
 {
+	if (err && errlen)
+		err[0] = '\0';
+	if (!strncmp(name, EG__PLUGIN, strlen(EG__PLUGIN))) {
+		char buf[EG_PLUG_ERR_MAX];
+
+		if (!err || !errlen) {
+			err = buf;
+			errlen = sizeof(buf);
+		}
+		return eg_plug_find(name, err, errlen);
+	}
 	for (size_t i = 0; i < EG__N_ENGINES; i++)
 		if (strcmp(eg__engines[i]->name, name) == 0)
 			return eg__engines[i];
+	if (err && errlen)
+		snprintf(err, errlen, "unknown engine \"%s\"", name);
 	return NULL;
+}
+
+const eg_engine_ops_t *eg_engine_find(const char *name)
+{
+	char err[EG_PLUG_ERR_MAX];
+	const eg_engine_ops_t *ops = eg_engine_lookup(name, err, sizeof(err));
+
+	if (!ops && !strncmp(name, EG__PLUGIN, strlen(EG__PLUGIN)) &&
+	    eg_plug_say_once(name))
+		fprintf(stderr, "epgate: %s\n", err);
+	return ops;
+}
+
+const char *eg_engine_error(const eg_engine_ops_t *ops, void *state)
+{
+	if (!ops)
+		return NULL;
+	if (!state)
+		return eg_plug_create_error(ops);
+	if (ops->size < offsetof(eg_engine_ops_t, error) + sizeof(ops->error) ||
+	    !ops->error)
+		return NULL;
+	return ops->error(state);
 }
 
 const char *const *eg_engine_names(void)

@@ -67,11 +67,15 @@ static void eg__l1_fail(eg__l1_t *L, const eg_workload_t *w, const char *desc,
 	json_t *d =
 	    eg_case_diag(w, &v->v, v->stage, v->iter, v->engine_err, repro);
 	char *detail = malloc(EG__DETAIL_MAX);
-	char msg[256];
+	char msg[400];
 
+	if (v->engine_msg[0])
+		json_object_set_new(d, "engine_message",
+				    json_string(v->engine_msg));
 	if (v->engine_err)
-		snprintf(msg, sizeof(msg), "%s returned %s (iteration %u)",
-			 v->stage, eg_err_name(v->engine_err), v->iter);
+		snprintf(msg, sizeof(msg), "%s returned %s (iteration %u)%s%s",
+			 v->stage, eg_err_name(v->engine_err), v->iter,
+			 v->engine_msg[0] ? ": " : "", v->engine_msg);
 	else
 		snprintf(
 		    msg, sizeof(msg), "%s: %llu wrong (iteration %u)", v->stage,
@@ -122,6 +126,15 @@ static void eg__l1_one(eg__l1_t *L, const eg_workload_t *w)
 	L->tot->run++;
 	if (v.harness_err) {
 		eg__l1_harness(L, w, desc, &v, repro, dt);
+	} else if (v.engine_err == EG_ENOSYS && !strcmp(v.stage, "create")) {
+		/* the engine does not take this workload (a plugin's declared
+		 * limits): a skip, with why */
+		eg_tap_point(L->tap, EG_STATUS_SKIP, desc,
+			     v.engine_msg[0] ? v.engine_msg : "not supported",
+			     NULL);
+		eg_junit_case(L->junit, L->classname, w->name, dt,
+			      EG_STATUS_SKIP, v.engine_msg, NULL);
+		L->tot->skipped++;
 	} else if (eg_rank_verdict_failed(&v)) {
 		eg__l1_fail(L, w, desc, &v, repro, dt);
 	} else {
@@ -142,7 +155,9 @@ static int eg__l1_engine(const eg_l1_opts_t *o, const eg_engine_ops_t **ops)
 			o->engine);
 		return EG_EINVAL;
 	}
-	if ((*ops)->flags & EG_ENGINE_MULTI_PROCESS) {
+	/* a world-1 engine (a plugin) runs here at world 1 */
+	if (((*ops)->flags & EG_ENGINE_MULTI_PROCESS) &&
+	    !((*ops)->flags & EG_ENGINE_WORLD1)) {
 		fprintf(stderr,
 			"epgate check: --engine %s runs one rank per process: "
 			"use 'epgate check --l2' (or epgate launch ... "
@@ -189,7 +204,7 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 		return EG_EXIT_HARD;
 	if (tot->failed)
 		return EG_EXIT_FAIL;
-	if (tot->run == 0)
+	if (tot->run == 0 || tot->skipped == tot->run)
 		return EG_EXIT_SKIP;
 	return EG_EXIT_PASS;
 }

@@ -92,8 +92,12 @@ static int eg__engine(const eg_step_t *st, eg_rank_verdict_t *v, int rc,
 		fflush(stderr);
 	}
 	if (!eg_rank_verdict_failed(v)) {
+		const char *m = eg_engine_error(st->ops, st->engine);
+
 		eg__where(v, stage, iter);
 		v->engine_err = rc;
+		snprintf(v->engine_msg, sizeof(v->engine_msg), "%s",
+			 m ? m : "");
 	}
 	return rc;
 }
@@ -258,6 +262,21 @@ int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 
 /* ---- one iteration ---------------------------------------------------- */
 
+/* Peers may run this step's collectives with it (a multi-process
+ * engine): it must stay in step with them, whatever it found. None in a
+ * world of one, nor for a world-1 engine run in process (a plugin in L1,
+ * no world given). */
+static int eg__has_peers(const eg_step_t *st)
+{
+	const eg_world_t *w = st->ctx.world;
+
+	if (!(st->ops->flags & EG_ENGINE_MULTI_PROCESS))
+		return 0;
+	if (w)
+		return w->size > 1;
+	return !(st->ops->flags & EG_ENGINE_WORLD1);
+}
+
 int eg_step_generate(eg_step_t *st, uint32_t iter)
 {
 	int rc;
@@ -266,9 +285,11 @@ int eg_step_generate(eg_step_t *st, uint32_t iter)
 	st->w.iter = iter;
 	if ((rc = eg_gen_init(&st->g, &st->w)) < 0)
 		return rc;
-	for (uint32_t i = 0; i < st->n; i++)
+	for (uint32_t i = 0; i < st->n; i++) {
 		if ((rc = st->sp->generate(st->ss, &st->g, &st->in[i])) < 0)
 			return rc;
+		st->in[i].iter = iter; /* what a plugin keys its rows by */
+	}
 	return EG_OK;
 }
 
@@ -348,7 +369,7 @@ int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 	}
 	/* in process, combine on a wrong dispatch says nothing new; over a
 	 * transport the peers combine, so this rank does too */
-	if (wrong && !(st->ops->flags & EG_ENGINE_MULTI_PROCESS))
+	if (wrong && !eg__has_peers(st))
 		return eg__mismatch(v, &it, "dispatch", iter);
 	rc = eg__expert(st);
 	if (rc < 0 && checked && !wrong)
@@ -371,7 +392,7 @@ int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 
 int eg_step_verify_iters(eg_step_t *st, unsigned iters, eg_rank_verdict_t *v)
 {
-	int lockstep = !!(st->ops->flags & EG_ENGINE_MULTI_PROCESS);
+	int lockstep = eg__has_peers(st);
 
 	for (unsigned it = 0; it < iters; it++) {
 		int rc = eg_step_verify(st, st->iter0 + it, v);

@@ -1,0 +1,189 @@
+/* A loaded plugin as an ordinary engine: eg_engine_ops_t over one
+ * instance per case. Multi-process suites (L2, benches) run the instance
+ * in the rank's own process: the launcher already turns a crash or a hang
+ * into "rank N killed by signal" or a deadline. In-process suites (L1,
+ * world 1) run it in a forked child whose every call has a deadline
+ * (plugin_fork.c), so a crash or a hang ends the case, not the run;
+ * EPGATE_PLUGIN_FORK=0 keeps it in process (for a debugger). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/error.h"
+#include "plugin_int.h"
+
+#define EG__SLOTS 8
+
+typedef struct eg__pe {
+	eg_plug_t *pl;
+	eg_plug_run_t *run;
+	eg_plug_proxy_t *proxy;
+} eg__pe_t;
+
+static int eg__fork_wanted(void)
+{
+	const char *s = getenv("EPGATE_PLUGIN_FORK");
+
+	return !s || strcmp(s, "0") != 0;
+}
+
+static int eg__pe_open(eg__pe_t *e, const eg_workload_t *w,
+		       const eg_engine_ctx_t *ctx, char *err, size_t len)
+{
+	if (ctx->n_ranks != 1 || (!ctx->world && w->world != 1)) {
+		snprintf(err, len,
+			 "plugin %s runs one rank per process: in-process "
+			 "(L1) only at world 1, this workload has world %u "
+			 "(use --world=1, or L2)",
+			 e->pl->p->name ? e->pl->p->name : e->pl->path,
+			 w->world);
+		return EG_ENOSYS;
+	}
+	if (!ctx->world && eg__fork_wanted())
+		return eg_plug_proxy_create(
+		    &e->proxy, e->pl, w,
+		    ctx->size >= offsetof(eg_engine_ctx_t, flags) +
+				     sizeof(ctx->flags)
+			? ctx->flags
+			: 0,
+		    err, len);
+	return eg_plug_run_create(&e->run, e->pl, w, ctx, err, len);
+}
+
+static int eg__pe_create(int slot, const eg_workload_t *w,
+			 const eg_engine_ctx_t *ctx, void **state)
+{
+	eg__pe_t *e = calloc(1, sizeof(*e));
+	eg_plug_t *pl = eg_plug_slot(slot);
+	int rc;
+
+	*state = NULL;
+	if (!e)
+		return EG_ENOMEM;
+	e->pl = pl;
+	pl->create_err[0] = '\0';
+	rc = eg__pe_open(e, w, ctx, pl->create_err, sizeof(pl->create_err));
+	if (rc < 0) {
+		if (rc != EG_ENOSYS && ctx->world) {
+			/* said where it happens: the rank's log */
+			fprintf(stderr, "epgate: rank %u: %s: create: %s\n",
+				ctx->first_rank, pl->spec, pl->create_err);
+			fflush(stderr);
+		}
+		free(e);
+		return rc;
+	}
+	*state = e;
+	return EG_OK;
+}
+
+/* A failure said where it happens (multi-process: the rank's log; the
+ * forked child's is reported by the suite). */
+static void eg__pe_say(const eg__pe_t *e)
+{
+	const char *m = e->run ? eg_plug_run_error(e->run) : NULL;
+
+	if (m && *m) {
+		fprintf(stderr, "epgate: rank %u: %s\n", e->run->me, m);
+		fflush(stderr);
+	}
+}
+
+static int eg__pe_dispatch(void *state, const eg_rank_input_t *in,
+			   eg_recv_t *out)
+{
+	eg__pe_t *e = state;
+	int rc = e->proxy ? eg_plug_proxy_dispatch(e->proxy, in, out)
+			  : eg_plug_run_dispatch(e->run, in, out);
+
+	if (rc < 0)
+		eg__pe_say(e);
+	return rc;
+}
+
+static int eg__pe_combine(void *state, const eg_recv_t *recv,
+			  const void *const *y, void *const *out)
+{
+	eg__pe_t *e = state;
+	int rc;
+
+	(void)recv; /* the mapping of the last dispatch is kept inside */
+	rc = e->proxy ? eg_plug_proxy_combine(e->proxy, y[0], out[0])
+		      : eg_plug_run_combine(e->run, y[0], out[0]);
+	if (rc < 0)
+		eg__pe_say(e);
+	return rc;
+}
+
+static void eg__pe_destroy(void *state)
+{
+	eg__pe_t *e = state;
+
+	if (!e)
+		return;
+	if (e->proxy)
+		eg_plug_proxy_destroy(e->proxy);
+	if (e->run)
+		eg_plug_run_destroy(e->run);
+	free(e);
+}
+
+static const char *eg__pe_error(void *state)
+{
+	eg__pe_t *e = state;
+
+	if (!e)
+		return NULL;
+	return e->proxy ? eg_plug_proxy_error(e->proxy)
+			: eg_plug_run_error(e->run);
+}
+
+/* create() gets no ops pointer: one trampoline per registry slot. */
+#define EG__TRAMPOLINE(n)                                                      \
+	static int eg__create_##n(const eg_workload_t *w,                      \
+				  const eg_engine_ctx_t *ctx, void **state)    \
+	{                                                                      \
+		return eg__pe_create(n, w, ctx, state);                        \
+	}
+EG__TRAMPOLINE(0)
+EG__TRAMPOLINE(1)
+EG__TRAMPOLINE(2)
+EG__TRAMPOLINE(3)
+EG__TRAMPOLINE(4)
+EG__TRAMPOLINE(5)
+EG__TRAMPOLINE(6)
+EG__TRAMPOLINE(7)
+
+static int (*const eg__creates[EG__SLOTS])(const eg_workload_t *,
+					   const eg_engine_ctx_t *, void **) = {
+    eg__create_0, eg__create_1, eg__create_2, eg__create_3,
+    eg__create_4, eg__create_5, eg__create_6, eg__create_7,
+};
+
+void eg_plug_engine_init(eg_plug_t *pl, int slot)
+{
+	eg_engine_ops_t *o = &pl->ops;
+
+	memset(o, 0, sizeof(*o));
+	o->size = sizeof(*o);
+	o->name = pl->spec;
+	o->create = eg__creates[slot % EG__SLOTS];
+	o->dispatch = eg__pe_dispatch;
+	o->combine = eg__pe_combine;
+	o->destroy = eg__pe_destroy;
+	o->error = eg__pe_error;
+	o->flags = EG_ENGINE_MULTI_PROCESS | EG_ENGINE_WORLD1;
+	if (pl->caps.flags & EG_PLUGIN_CANONICAL_ORDER)
+		o->flags |= EG_ENGINE_CANONICAL_ORDER;
+}
+
+const char *eg_plug_create_error(const eg_engine_ops_t *ops)
+{
+	for (int i = 0; i < EG__SLOTS; i++) {
+		eg_plug_t *pl = eg_plug_slot(i);
+
+		if (pl && &pl->ops == ops)
+			return pl->create_err[0] ? pl->create_err : NULL;
+	}
+	return NULL;
+}

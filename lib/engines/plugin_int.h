@@ -1,0 +1,190 @@
+/* The plugin engine's insides, shared by lib/engines/plugin_*.c: a loaded
+ * plugin (plugin_load.c), its memory space (plugin_mem.c), one instance
+ * run in this process (plugin_run.c) or in a forked child
+ * (plugin_fork.c), and the mapping of its native layout onto the
+ * canonical one (plugin_map.c, plugin_keys.c). */
+#ifndef EPGATE_PLUGIN_INT_H
+#define EPGATE_PLUGIN_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "epgate/engine.h"
+#include "epgate/gen.h"
+#include "epgate/nccl.h"
+#include "epgate/plugin.h"
+#include "epgate/verify.h"
+
+#define EG_PLUG_OPTS_MAX 32
+#define EG_PLUG_ERR_MAX	 1024
+
+/* One loaded plugin with one option set: what "plugin:PATH,k=v" names. */
+typedef struct eg_plug {
+	eg_engine_ops_t ops; /* name = spec */
+	char *spec, *path;
+	void *dl;
+	const eg_plugin_t *p;
+	size_t psize; /* p->size: slots past it are absent */
+	eg_plugin_caps_t caps;
+	uint32_t nopts;
+	const char *key[EG_PLUG_OPTS_MAX], *val[EG_PLUG_OPTS_MAX];
+	char *optbuf;
+	char create_err[EG_PLUG_ERR_MAX]; /* the last create failure */
+} eg_plug_t;
+
+/* The table's slot is there (inside the size it was built with). */
+#define EG_PLUG_HAS(pl, slot)                                                  \
+	((pl)->psize >= offsetof(eg_plugin_t, slot) + sizeof((pl)->p->slot) && \
+	 (pl)->p->slot)
+
+/* The plugin's memory space: host memory or CUDA device memory. */
+typedef struct eg_plug_mem {
+	const char *name;
+	/* device < 0: pick one (local rank modulo the device count) */
+	int (*open)(void **st, int device, uint32_t local_rank, void *stream,
+		    char *err, size_t errlen);
+	void (*close)(void *st);
+	int (*alloc)(void *st, void **p, size_t n);
+	void (*free)(void *st, void *p);
+	int (*put)(void *st, void *dst, const void *src, size_t n);
+	int (*get)(void *st, void *dst, const void *src, size_t n);
+	int (*sync)(void *st);
+	int (*device)(void *st);
+	void *(*stream)(void *st);
+} eg_plug_mem_t;
+
+extern const eg_plug_mem_t eg_plug_mem_host;
+/* NULL without CUDA */
+const eg_plug_mem_t *eg_plug_mem_cuda(void);
+
+/* A host copy of one dispatch's native output and what epgate made of it:
+ * per slot (row of the layout, G * stride of them) its key and its row in
+ * the canonical layout. */
+typedef struct eg_plug_native {
+	uint32_t layout, G, S;
+	uint32_t W, L, K, H, rank;
+	eg_dtype_t dtype;
+	int64_t *count;		       /* G, clamped to [0, S] */
+	uint8_t *x;		       /* G * S * H payload */
+	float *scales;		       /* fp8 */
+	int32_t *src_rank, *src_token; /* NULL when not given */
+	int64_t *topk_idx;	       /* FLAT, RANK_MAJOR: G * S * K */
+	float *topk_w;
+	int64_t *expert_count;	    /* L or NULL */
+	int32_t *key_src, *key_tok; /* per slot; -1: no valid key */
+	int32_t *row;		    /* per slot: canonical row or -1 */
+} eg_plug_native_t;
+
+void eg_plug_native_free(eg_plug_native_t *n);
+/* Source s's routing (tokens * topk global ids and weights), generated
+ * once per instance: routing does not change with the iteration. */
+typedef struct eg_plug_routes {
+	uint32_t W, K;
+	uint32_t *tokens, *base; /* W; base[s]: first key of source s */
+	uint64_t total;
+	int32_t *idx; /* total * K */
+	float *wt;
+} eg_plug_routes_t;
+
+int eg_plug_routes_build(eg_plug_routes_t *r, const eg_workload_t *w,
+			 const eg_gen_t *g);
+void eg_plug_routes_free(eg_plug_routes_t *r);
+
+/* Keys from the plugin's source info, checked (plugin_keys.c). */
+void eg_plug_keys_given(eg_plug_native_t *n, const eg_plug_routes_t *rt,
+			eg_verdict_t *f);
+/* Keys by content against the reference of this iteration. */
+int eg_plug_keys_content(eg_plug_native_t *n, const eg_workload_t *w,
+			 const eg_gen_t *g, eg_verdict_t *f);
+/* The canonical layout from the keyed slots (plugin_map.c): one row per
+ * distinct (source rank, source token), with the checks of copies and
+ * duplicates recorded in f. */
+int eg_plug_project(eg_plug_native_t *n, const eg_plug_routes_t *rt,
+		    eg_recv_t *out, eg_verdict_t *f);
+/* Expert outputs in the native layout: FLAT and RANK_MAJOR take the
+ * canonical rows y (num_rows rows); EXPERT_MAJOR computes f_e(x) of each
+ * copy. Slots without a row get zeros. */
+int eg_plug_native_y(const eg_plug_native_t *n, const eg_gen_t *g,
+		     const void *y, void *ynat);
+
+/* One instance in this process (plugin_run.c: setup; plugin_step.c:
+ * dispatch and combine). */
+typedef struct eg_plug_run {
+	const eg_plug_t *pl;
+	const char *name;
+	eg_workload_t w;
+	eg_gen_t g; /* base iteration: expert biases, routing */
+	eg_plug_routes_t rt;
+	uint32_t me, W, L, K, H, T, G;
+	eg_world_t world;
+	eg_boot_t *boot, *own_boot;
+	eg_plugin_boot_t pboot;
+	eg_plugin_env_t env;
+	const eg_plug_mem_t *mem;
+	void *ms;
+	eg_nccl_t *nccl;
+	void *inst;
+	int copy_in; /* inputs go through the plugin's space */
+	size_t ib;   /* input id width */
+	eg_plugin_input_t pin;
+	void *d_x, *d_scales, *d_idx, *d_w, *d_out;
+	void *h_idx;	   /* ids converted to ib bytes */
+	int32_t *last_idx; /* routing of the last dispatch */
+	float *last_w;
+	uint32_t epoch;
+	eg_plugin_recv_t prc;
+	eg_plug_native_t nat;
+	uint8_t *ynat;
+	void *d_y;
+	size_t ynat_cap, d_y_cap;
+	const void *ysel; /* what the last verified combine passed */
+	int bench, mapped;
+	int last_mapped; /* the last dispatch filled the caller's layout */
+	uint64_t n_disp, n_comb;
+	char err[EG_PLUG_ERR_MAX];
+} eg_plug_run_t;
+
+/* Records a message in r->err; returns rc. */
+int eg_plug_run_err(eg_plug_run_t *r, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A plugin call that failed: its own message into r->err; EG_ENOSYS
+ * for "not supported", else EG_EPLUGIN. */
+int eg_plug_run_fail(eg_plug_run_t *r, int prc, const char *stage);
+int eg_plug_run_create(eg_plug_run_t **r, const eg_plug_t *pl,
+		       const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+		       char *err, size_t errlen);
+int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
+			 eg_recv_t *out);
+int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out);
+void eg_plug_run_destroy(eg_plug_run_t *r);
+const char *eg_plug_run_error(const eg_plug_run_t *r);
+
+/* The same instance in a forked child, every call with a deadline
+ * (plugin_fork.c): for in-process suites, where a crash or hang must end
+ * the case, not the run. */
+typedef struct eg_plug_proxy eg_plug_proxy_t;
+int eg_plug_proxy_create(eg_plug_proxy_t **p, const eg_plug_t *pl,
+			 const eg_workload_t *w, uint32_t ctx_flags, char *err,
+			 size_t errlen);
+int eg_plug_proxy_dispatch(eg_plug_proxy_t *p, const eg_rank_input_t *in,
+			   eg_recv_t *out);
+int eg_plug_proxy_combine(eg_plug_proxy_t *p, const void *y, void *out);
+void eg_plug_proxy_destroy(eg_plug_proxy_t *p);
+const char *eg_plug_proxy_error(const eg_plug_proxy_t *p);
+
+/* The engine ops of a loaded plugin (plugin_engine.c). */
+void eg_plug_engine_init(eg_plug_t *pl, int slot);
+/* Loads (once per spec) "plugin:PATH[,k=v...]" (plugin_load.c). */
+const eg_engine_ops_t *eg_plug_find(const char *spec, char *err, size_t errlen);
+/* 1 the first time a failed spec's reason is to be said. */
+int eg_plug_say_once(const char *spec);
+/* The plugin loaded in slot i, or NULL. */
+eg_plug_t *eg_plug_slot(int i);
+/* The last create failure of a plugin engine, or NULL (also for ops
+ * that are not a plugin's). */
+const char *eg_plug_create_error(const eg_engine_ops_t *ops);
+
+/* EPGATE_TIMEOUT or the default deadline, seconds. */
+double eg_plug_timeout(void);
+
+#endif

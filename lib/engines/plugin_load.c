@@ -1,0 +1,250 @@
+/* Loading a plugin: "plugin:PATH[,key=value...]" -> dlopen, the entry
+ * symbol, the ABI version and table size checks, the plugin's
+ * declaration for these options, and an engine ops table for it. Each
+ * spec is loaded once per process and kept until exit (never dlclosed:
+ * a library may have started threads); a failed spec keeps its reason,
+ * said once. */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/error.h"
+#include "plugin_int.h"
+
+#define EG__PLUGINS_MAX 8
+#define EG__FAILED_MAX	8
+/* ABI 1's table without its optional trailing slot (error) */
+#define EG__V1_MIN_SIZE offsetof(eg_plugin_t, error)
+
+static eg_plug_t *eg__plugins[EG__PLUGINS_MAX];
+static struct {
+	char *spec, *why;
+	int said;
+} eg__failed[EG__FAILED_MAX];
+
+static int eg__fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return EG_EINVAL;
+}
+
+static void eg__plug_free(eg_plug_t *pl)
+{
+	if (!pl)
+		return;
+	if (pl->dl)
+		dlclose(pl->dl);
+	free(pl->spec);
+	free(pl->optbuf);
+	free(pl);
+}
+
+/* "PATH,k=v,k=v" (after "plugin:") into path and options. */
+static int eg__parse(eg_plug_t *pl, const char *body, char *err, size_t len)
+{
+	char *s, *save = NULL, *tok;
+
+	pl->optbuf = strdup(body);
+	if (!pl->optbuf)
+		return EG_ENOMEM;
+	s = pl->optbuf;
+	pl->path = strtok_r(s, ",", &save);
+	if (!pl->path || !*pl->path || body[0] == ',')
+		return eg__fail(err, len,
+				"--engine plugin:%s: no path (want "
+				"plugin:PATH[,key=value...])",
+				body);
+	while ((tok = strtok_r(NULL, ",", &save))) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq || eq == tok)
+			return eg__fail(err, len,
+					"--engine plugin:%s: option \"%s\": "
+					"want key=value",
+					body, tok);
+		if (pl->nopts == EG_PLUG_OPTS_MAX)
+			return eg__fail(err, len,
+					"--engine plugin:%s: more than %d "
+					"options",
+					body, EG_PLUG_OPTS_MAX);
+		*eq = '\0';
+		pl->key[pl->nopts] = tok;
+		pl->val[pl->nopts++] = eq + 1;
+	}
+	return EG_OK;
+}
+
+/* dlopen, the entry symbol, version and size. */
+static int eg__open(eg_plug_t *pl, char *err, size_t len)
+{
+	eg_plugin_entry_fn entry;
+	const eg_plugin_t *p;
+
+	dlerror();
+	pl->dl = dlopen(pl->path, RTLD_NOW | RTLD_LOCAL);
+	if (!pl->dl)
+		return eg__fail(err, len, "plugin %s: cannot load: %s",
+				pl->path, dlerror());
+	*(void **)&entry = dlsym(pl->dl, EG_PLUGIN_ENTRY_NAME);
+	if (!entry)
+		return eg__fail(err, len,
+				"plugin %s: no symbol %s: not an epgate "
+				"plugin (see docs/plugins.md)",
+				pl->path, EG_PLUGIN_ENTRY_NAME);
+	p = entry(EG_PLUGIN_ABI_VERSION);
+	if (!p)
+		return eg__fail(err, len, "plugin %s: %s returned no table",
+				pl->path, EG_PLUGIN_ENTRY_NAME);
+	if (p->abi_version > EG_PLUGIN_ABI_VERSION)
+		return eg__fail(err, len,
+				"plugin %s: built for epgate plugin ABI "
+				"version %u, but this epgate speaks version "
+				"%u: rebuild it against this epgate's "
+				"include/epgate/plugin.h, or use a newer "
+				"epgate",
+				pl->path, p->abi_version,
+				EG_PLUGIN_ABI_VERSION);
+	if (p->abi_version == 0)
+		return eg__fail(err, len,
+				"plugin %s: declares ABI version 0 (not a "
+				"version; want 1..%u)",
+				pl->path, EG_PLUGIN_ABI_VERSION);
+	if (p->size < EG__V1_MIN_SIZE)
+		return eg__fail(err, len,
+				"plugin %s: table of %zu bytes, smaller than "
+				"ABI version 1's %zu",
+				pl->path, p->size, (size_t)EG__V1_MIN_SIZE);
+	if (!p->query || !p->create || !p->dispatch || !p->combine ||
+	    !p->destroy)
+		return eg__fail(err, len,
+				"plugin %s: query, create, dispatch, combine "
+				"and destroy are required",
+				pl->path);
+	pl->p = p;
+	pl->psize = p->size;
+	return EG_OK;
+}
+
+/* The declaration, checked for what epgate can run. */
+static int eg__query(eg_plug_t *pl, char *err, size_t len)
+{
+	eg_plugin_opts_t o = {.n = pl->nopts, .key = pl->key, .value = pl->val};
+	eg_plugin_caps_t *c = &pl->caps;
+	const char *name = pl->p->name ? pl->p->name : pl->path;
+	char perr[EG_PLUG_ERR_MAX] = "";
+
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	if (pl->p->query(&o, c, perr, sizeof(perr)) < 0)
+		return eg__fail(err, len, "plugin %s: %s", name,
+				perr[0] ? perr : "query failed (no message)");
+	if (c->memory != EG_PLUGIN_MEM_HOST && c->memory != EG_PLUGIN_MEM_CUDA)
+		return eg__fail(err, len, "plugin %s: unknown memory space %u",
+				name, c->memory);
+	if (c->layout < EG_PLUGIN_LAYOUT_FLAT ||
+	    c->layout > EG_PLUGIN_LAYOUT_EXPERT_MAJOR)
+		return eg__fail(err, len, "plugin %s: unknown layout %u", name,
+				c->layout);
+	if (!c->dtypes || (c->dtypes & ~7u))
+		return eg__fail(err, len,
+				"plugin %s: dtypes 0x%x (want a set of "
+				"EG_PLUGIN_DTYPE_BIT(bf16, fp32, fp8))",
+				name, c->dtypes);
+	if (c->layout == EG_PLUGIN_LAYOUT_EXPERT_MAJOR &&
+	    (c->flags & EG_PLUGIN_CANONICAL_ORDER))
+		return eg__fail(err, len,
+				"plugin %s: declares the canonical combine "
+				"order with an expert-major layout, which "
+				"rounds each copy's expert output: it cannot "
+				"hold",
+				name);
+	return EG_OK;
+}
+
+static int eg__load(eg_plug_t **out, const char *spec, char *err, size_t len)
+{
+	eg_plug_t *pl = calloc(1, sizeof(*pl));
+	int rc;
+
+	*out = NULL;
+	if (!pl || !(pl->spec = strdup(spec))) {
+		free(pl);
+		snprintf(err, len, "plugin: out of memory");
+		return EG_ENOMEM;
+	}
+	if ((rc = eg__parse(pl, spec + strlen("plugin:"), err, len)) < 0 ||
+	    (rc = eg__open(pl, err, len)) < 0 ||
+	    (rc = eg__query(pl, err, len)) < 0) {
+		eg__plug_free(pl);
+		return rc;
+	}
+	*out = pl;
+	return EG_OK;
+}
+
+static const char *eg__failed_why(const char *spec)
+{
+	for (int i = 0; i < EG__FAILED_MAX && eg__failed[i].spec; i++)
+		if (!strcmp(eg__failed[i].spec, spec))
+			return eg__failed[i].why;
+	return NULL;
+}
+
+static void eg__failed_add(const char *spec, const char *why)
+{
+	for (int i = 0; i < EG__FAILED_MAX; i++)
+		if (!eg__failed[i].spec) {
+			eg__failed[i].spec = strdup(spec);
+			eg__failed[i].why = strdup(why);
+			return;
+		}
+}
+
+const eg_engine_ops_t *eg_plug_find(const char *spec, char *err, size_t errlen)
+{
+	const char *why = eg__failed_why(spec);
+	eg_plug_t *pl;
+	int i;
+
+	if (why) {
+		snprintf(err, errlen, "%s", why);
+		return NULL;
+	}
+	for (i = 0; i < EG__PLUGINS_MAX && eg__plugins[i]; i++)
+		if (!strcmp(eg__plugins[i]->spec, spec))
+			return &eg__plugins[i]->ops;
+	if (i == EG__PLUGINS_MAX) {
+		snprintf(err, errlen, "%s: more than %d plugins in one process",
+			 spec, EG__PLUGINS_MAX);
+		return NULL;
+	}
+	if (eg__load(&pl, spec, err, errlen) < 0) {
+		eg__failed_add(spec, err);
+		return NULL;
+	}
+	eg_plug_engine_init(pl, i);
+	eg__plugins[i] = pl;
+	return &pl->ops;
+}
+
+int eg_plug_say_once(const char *spec)
+{
+	for (int i = 0; i < EG__FAILED_MAX && eg__failed[i].spec; i++)
+		if (!strcmp(eg__failed[i].spec, spec)) {
+			int first = !eg__failed[i].said;
+			eg__failed[i].said = 1;
+			return first;
+		}
+	return 1;
+}
+
+eg_plug_t *eg_plug_slot(int i)
+{
+	return i >= 0 && i < EG__PLUGINS_MAX ? eg__plugins[i] : NULL;
+}

@@ -1,0 +1,231 @@
+/* A plugin's memory space: host memory here, CUDA device memory when
+ * built with CUDA. epgate moves its generated inputs in and the plugin's
+ * outputs out through this table, in verification steps only. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/error.h"
+#include "plugin_int.h"
+
+static int eg__h_open(void **st, int device, uint32_t local_rank, void *stream,
+		      char *err, size_t errlen)
+{
+	(void)device;
+	(void)local_rank;
+	(void)stream;
+	(void)err;
+	(void)errlen;
+	*st = NULL;
+	return EG_OK;
+}
+
+static void eg__h_close(void *st)
+{
+	(void)st;
+}
+
+static int eg__h_alloc(void *st, void **p, size_t n)
+{
+	(void)st;
+	*p = calloc(1, n ? n : 1);
+	return *p ? EG_OK : EG_ENOMEM;
+}
+
+static void eg__h_free(void *st, void *p)
+{
+	(void)st;
+	free(p);
+}
+
+static int eg__h_copy(void *st, void *dst, const void *src, size_t n)
+{
+	(void)st;
+	if (n)
+		memcpy(dst, src, n);
+	return EG_OK;
+}
+
+static int eg__h_sync(void *st)
+{
+	(void)st;
+	return EG_OK;
+}
+
+static int eg__h_device(void *st)
+{
+	(void)st;
+	return -1;
+}
+
+static void *eg__h_stream(void *st)
+{
+	(void)st;
+	return NULL;
+}
+
+const eg_plug_mem_t eg_plug_mem_host = {
+    .name = "host",
+    .open = eg__h_open,
+    .close = eg__h_close,
+    .alloc = eg__h_alloc,
+    .free = eg__h_free,
+    .put = eg__h_copy,
+    .get = eg__h_copy,
+    .sync = eg__h_sync,
+    .device = eg__h_device,
+    .stream = eg__h_stream,
+};
+
+#ifdef HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+typedef struct eg__cu {
+	int device;
+	cudaStream_t stream;
+	int own_stream;
+} eg__cu_t;
+
+static int eg__cu_err(cudaError_t e)
+{
+	return e == cudaSuccess ? EG_OK : EG_ECUDA;
+}
+
+static int eg__cu_open(void **st, int device, uint32_t local_rank, void *stream,
+		       char *err, size_t errlen)
+{
+	eg__cu_t *c;
+	int ndev = 0;
+	cudaError_t e = cudaGetDeviceCount(&ndev);
+
+	*st = NULL;
+	if (e != cudaSuccess || ndev < 1) {
+		snprintf(err, errlen, "no CUDA device (%s)",
+			 e != cudaSuccess ? cudaGetErrorString(e) : "0 found");
+		return EG_ENOSYS;
+	}
+	if (device < 0)
+		device = (int)(local_rank % (uint32_t)ndev);
+	if (device >= ndev || cudaSetDevice(device) != cudaSuccess) {
+		snprintf(err, errlen, "cannot use CUDA device %d of %d", device,
+			 ndev);
+		return EG_ECUDA;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return EG_ENOMEM;
+	c->device = device;
+	c->stream = (cudaStream_t)stream;
+	if (!c->stream) {
+		e = cudaStreamCreateWithFlags(&c->stream,
+					      cudaStreamNonBlocking);
+		if (e != cudaSuccess) {
+			snprintf(err, errlen, "cudaStreamCreate: %s",
+				 cudaGetErrorString(e));
+			free(c);
+			return EG_ECUDA;
+		}
+		c->own_stream = 1;
+	}
+	*st = c;
+	return EG_OK;
+}
+
+static void eg__cu_close(void *st)
+{
+	eg__cu_t *c = st;
+
+	if (!c)
+		return;
+	if (c->own_stream)
+		cudaStreamDestroy(c->stream);
+	free(c);
+}
+
+static int eg__cu_alloc(void *st, void **p, size_t n)
+{
+	eg__cu_t *c = st;
+
+	*p = NULL;
+	if (cudaMalloc(p, n ? n : 1) != cudaSuccess)
+		return EG_ENOMEM;
+	/* on our stream: a cudaMemset on the legacy stream is not ordered
+	 * before copies on a non-blocking one and could land after them */
+	if (cudaMemsetAsync(*p, 0, n ? n : 1, c->stream) != cudaSuccess)
+		return EG_ECUDA;
+	return eg__cu_err(cudaStreamSynchronize(c->stream));
+}
+
+static void eg__cu_free(void *st, void *p)
+{
+	(void)st;
+	cudaFree(p);
+}
+
+static int eg__cu_put(void *st, void *dst, const void *src, size_t n)
+{
+	eg__cu_t *c = st;
+
+	if (!n)
+		return EG_OK;
+	if (cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, c->stream) !=
+	    cudaSuccess)
+		return EG_ECUDA;
+	return eg__cu_err(cudaStreamSynchronize(c->stream));
+}
+
+static int eg__cu_get(void *st, void *dst, const void *src, size_t n)
+{
+	eg__cu_t *c = st;
+
+	if (!n)
+		return EG_OK;
+	if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, c->stream) !=
+	    cudaSuccess)
+		return EG_ECUDA;
+	return eg__cu_err(cudaStreamSynchronize(c->stream));
+}
+
+static int eg__cu_sync(void *st)
+{
+	eg__cu_t *c = st;
+
+	return eg__cu_err(cudaStreamSynchronize(c->stream));
+}
+
+static int eg__cu_device(void *st)
+{
+	return ((eg__cu_t *)st)->device;
+}
+
+static void *eg__cu_stream(void *st)
+{
+	return ((eg__cu_t *)st)->stream;
+}
+
+static const eg_plug_mem_t eg__mem_cuda = {
+    .name = "cuda",
+    .open = eg__cu_open,
+    .close = eg__cu_close,
+    .alloc = eg__cu_alloc,
+    .free = eg__cu_free,
+    .put = eg__cu_put,
+    .get = eg__cu_get,
+    .sync = eg__cu_sync,
+    .device = eg__cu_device,
+    .stream = eg__cu_stream,
+};
+
+const eg_plug_mem_t *eg_plug_mem_cuda(void)
+{
+	return &eg__mem_cuda;
+}
+#else
+const eg_plug_mem_t *eg_plug_mem_cuda(void)
+{
+	return NULL;
+}
+#endif

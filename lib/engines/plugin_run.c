@@ -1,0 +1,356 @@
+/* One plugin instance in this process: the bootstrap callbacks, the
+ * plugin's memory space, its calls, and around them (in verification
+ * steps only) the copies into its space and the mapping of its native
+ * layout. In a measurement (EG_ENGINE_CTX_BENCH) every step after the
+ * first, verified one is only the plugin's dispatch or combine and the
+ * wait for its stream: the combine then gets the expert outputs mapped in
+ * the verified step (same inputs, so the same values). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/error.h"
+#include "epgate/nccl.h"
+#include "plugin_int.h"
+
+int eg_plug_run_err(eg_plug_run_t *r, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* A plugin call that failed: its own message, verbatim. */
+int eg_plug_run_fail(eg_plug_run_t *r, int prc, const char *stage)
+{
+	const char *m = EG_PLUG_HAS(r->pl, error) && r->inst
+			    ? r->pl->p->error(r->inst)
+			    : NULL;
+
+	eg_plug_run_err(r, 0, "plugin %s: %s: %s", r->name, stage,
+			m && *m ? m : "failed (the plugin gave no message)");
+	return prc == EG_PLUGIN_ENOTSUP ? EG_ENOSYS : EG_EPLUGIN;
+}
+
+double eg_plug_timeout(void)
+{
+	const char *s = getenv("EPGATE_TIMEOUT");
+	double v = s ? atof(s) : 0;
+
+	return v > 0 && v <= 1e6 ? v : 60.0;
+}
+
+/* ---- the bootstrap, as the plugin sees it ---- */
+static int eg__b_allgather(void *ctx, const void *mine, size_t len, void *all)
+{
+	eg_plug_run_t *r = ctx;
+
+	return eg_boot_allgather(r->boot, mine, len, all, r->world.timeout_s);
+}
+
+static int eg__b_bcast(void *ctx, void *buf, size_t len, uint32_t root)
+{
+	eg_plug_run_t *r = ctx;
+
+	return eg_boot_bcast(r->boot, buf, len, root, r->world.timeout_s);
+}
+
+static int eg__b_barrier(void *ctx)
+{
+	eg_plug_run_t *r = ctx;
+
+	return eg_boot_barrier(r->boot, r->world.timeout_s);
+}
+
+static const char *eg__b_error(void *ctx)
+{
+	return eg_boot_error(((eg_plug_run_t *)ctx)->boot);
+}
+
+/* The job's world and bootstrap, or a world of one of our own. */
+static int eg__world(eg_plug_run_t *r, const eg_engine_ctx_t *ctx)
+{
+	int has_boot =
+	    ctx->size >= offsetof(eg_engine_ctx_t, boot) + sizeof(ctx->boot) &&
+	    ctx->boot;
+	int rc;
+
+	if (ctx->world) {
+		r->world = *ctx->world;
+		if (r->world.size != r->W || ctx->first_rank != r->world.rank)
+			return eg_plug_run_err(
+			    r, EG_EINVAL,
+			    "the workload's world %u is not the "
+			    "job's %u",
+			    r->W, r->world.size);
+		if (has_boot) {
+			r->boot = ctx->boot;
+			return EG_OK;
+		}
+		if (r->W > 1)
+			return eg_plug_run_err(
+			    r, EG_ENOSYS,
+			    "plugin %s needs the job's bootstrap "
+			    "(this suite gives its engines none)",
+			    r->name);
+	} else {
+		memset(&r->world, 0, sizeof(r->world));
+		r->world.size = r->world.local_size = r->world.nodes = 1;
+		r->world.ranks_per_node = 1;
+		r->world.boot_fd = -1;
+		r->world.timeout_s = eg_plug_timeout();
+	}
+	rc = eg_boot_open(&r->own_boot, &r->world, r->world.timeout_s);
+	if (rc < 0)
+		return eg_plug_run_err(r, rc, "bootstrap: %s",
+				       r->own_boot ? eg_boot_error(r->own_boot)
+						   : eg_strerror(rc));
+	r->boot = r->own_boot;
+	return EG_OK;
+}
+
+/* The workload against what the plugin declared: a skip, not a failure. */
+static int eg__supported(eg_plug_run_t *r)
+{
+	const eg_plugin_caps_t *c = &r->pl->caps;
+	const eg_workload_t *w = &r->w;
+	uint32_t maxT = 0;
+	const char *what = NULL;
+	uint32_t val = 0, lim = 0;
+
+	for (uint32_t s = 0; s < r->W; s++)
+		if (eg_workload_tokens(w, s) > maxT)
+			maxT = eg_workload_tokens(w, s);
+	if (!(c->dtypes & EG_PLUGIN_DTYPE_BIT(w->dtype)))
+		return eg_plug_run_err(r, EG_ENOSYS,
+				       "plugin %s does not take dtype %s",
+				       r->name, eg_dtype_name(w->dtype));
+#define EG__LIMIT(field, v, label)                                             \
+	if (!what && c->field && (v) > c->field) {                             \
+		what = label;                                                  \
+		val = (v);                                                     \
+		lim = c->field;                                                \
+	}
+	EG__LIMIT(max_world, r->W, "world")
+	EG__LIMIT(max_tokens, maxT, "tokens per rank")
+	EG__LIMIT(max_hidden, r->H, "hidden")
+	EG__LIMIT(max_experts, w->experts, "experts")
+	EG__LIMIT(max_topk, r->K, "top-k")
+#undef EG__LIMIT
+	if (what)
+		return eg_plug_run_err(r, EG_ENOSYS,
+				       "plugin %s: %s %u above its limit %u",
+				       r->name, what, val, lim);
+	if (c->hidden_multiple > 1 && r->H % c->hidden_multiple)
+		return eg_plug_run_err(
+		    r, EG_ENOSYS,
+		    "plugin %s: hidden %u is not a multiple of %u", r->name,
+		    r->H, c->hidden_multiple);
+	r->env.max_tokens = maxT;
+	return EG_OK;
+}
+
+/* Host memory, or CUDA (with NCCL's device and stream when it wants a
+ * communicator). */
+static int eg__space(eg_plug_run_t *r)
+{
+	int cuda = r->pl->caps.memory == EG_PLUGIN_MEM_CUDA;
+	void *stream = NULL;
+	int dev = -1, rc;
+
+	r->mem = cuda ? eg_plug_mem_cuda() : &eg_plug_mem_host;
+	if (!r->mem)
+		return eg_plug_run_err(
+		    r, EG_ENOSYS,
+		    "plugin %s works on CUDA memory; this epgate "
+		    "was built without CUDA",
+		    r->name);
+	if (cuda && (r->pl->caps.flags & EG_PLUGIN_WANTS_NCCL)) {
+		eg_nccl_opts_t o = {.size = sizeof(o),
+				    .num_comms = 1,
+				    .timeout_s = r->world.timeout_s,
+				    .device = -1};
+
+		rc = eg_nccl_open(&r->nccl, &r->world, r->boot, &o, r->err,
+				  sizeof(r->err));
+		if (rc < 0) {
+			r->nccl = NULL;
+			return rc;
+		}
+		dev = eg_nccl_device(r->nccl);
+		stream = eg_nccl_stream(r->nccl, 0);
+		r->env.nccl_comm = eg_nccl_comm(r->nccl, 0);
+	}
+	rc = r->mem->open(&r->ms, dev, r->world.local_rank, stream, r->err,
+			  sizeof(r->err));
+	if (rc < 0)
+		return rc;
+	r->env.cuda_device = r->mem->device(r->ms);
+	r->env.cuda_stream = r->mem->stream(r->ms);
+	return EG_OK;
+}
+
+static int eg__buffers(eg_plug_run_t *r)
+{
+	size_t T = r->T, H = r->H, K = r->K;
+	size_t esz = eg_dtype_size(r->w.dtype);
+	size_t csz = eg_dtype_size(eg_combine_dtype(r->w.dtype));
+	int cuda = r->pl->caps.memory == EG_PLUGIN_MEM_CUDA;
+	int rc = EG_OK;
+
+	r->ib = (r->pl->caps.flags & EG_PLUGIN_INPUT_IDX64) ? 8 : 4;
+	r->copy_in = cuda || r->ib == 8;
+	r->last_idx = calloc(T * K + 1, sizeof(int32_t));
+	r->last_w = calloc(T * K + 1, sizeof(float));
+	r->h_idx = calloc(T * K + 1, r->ib);
+	if (!r->last_idx || !r->last_w || !r->h_idx)
+		return EG_ENOMEM;
+	if (cuda) {
+		if ((rc = r->mem->alloc(r->ms, &r->d_x, T * H * esz)) < 0 ||
+		    (rc = r->mem->alloc(r->ms, &r->d_w, T * K * 4)) < 0 ||
+		    (rc = r->mem->alloc(r->ms, &r->d_out, T * H * csz)) < 0)
+			return rc;
+		if (r->w.dtype == EG_DTYPE_FP8 &&
+		    (rc = r->mem->alloc(r->ms, &r->d_scales,
+					T * (H / EG_FP8_BLOCK) * 4)) < 0)
+			return rc;
+	}
+	if (r->copy_in)
+		rc = r->mem->alloc(r->ms, &r->d_idx, T * K * r->ib);
+	return rc;
+}
+
+static void eg__env(eg_plug_run_t *r)
+{
+	eg_plugin_env_t *e = &r->env;
+	const eg_plug_t *pl = r->pl;
+
+	r->pboot = (eg_plugin_boot_t){.ctx = r,
+				      .allgather = eg__b_allgather,
+				      .bcast = eg__b_bcast,
+				      .barrier = eg__b_barrier,
+				      .error = eg__b_error};
+	e->size = sizeof(*e);
+	e->rank = r->me;
+	e->world = r->W;
+	e->local_rank = r->world.local_rank;
+	e->local_size = r->world.local_size ? r->world.local_size : 1;
+	e->experts = r->w.experts;
+	e->local_experts = r->L;
+	e->topk = r->K;
+	e->hidden = r->H;
+	e->dtype = (uint32_t)r->w.dtype;
+	e->combine_dtype = (uint32_t)eg_combine_dtype(r->w.dtype);
+	e->tokens = r->T;
+	e->total_tokens = eg_workload_total_tokens(&r->w);
+	e->boot = &r->pboot;
+	e->opts = (eg_plugin_opts_t){
+	    .n = pl->nopts, .key = pl->key, .value = pl->val};
+	e->timeout_s = r->world.timeout_s;
+}
+
+static int eg__setup(eg_plug_run_t *r, const eg_engine_ctx_t *ctx)
+{
+	char perr[EG_PLUG_ERR_MAX] = "";
+	int rc;
+
+	if ((rc = eg__world(r, ctx)) < 0 || (rc = eg__supported(r)) < 0 ||
+	    (rc = eg__space(r)) < 0)
+		return rc;
+	if ((rc = eg_gen_init(&r->g, &r->w)) < 0 ||
+	    (rc = eg_plug_routes_build(&r->rt, &r->w, &r->g)) < 0 ||
+	    (rc = eg__buffers(r)) < 0)
+		return eg_plug_run_err(r, rc, "setup: %s", eg_strerror(rc));
+	eg__env(r);
+	rc = r->pl->p->create(&r->env, &r->inst, perr, sizeof(perr));
+	if (rc < 0) {
+		r->inst = NULL;
+		eg_plug_run_err(
+		    r, 0, "plugin %s: create: %s", r->name,
+		    perr[0] ? perr : "failed (the plugin gave no message)");
+		return rc == EG_PLUGIN_ENOTSUP ? EG_ENOSYS : EG_EPLUGIN;
+	}
+	return EG_OK;
+}
+
+int eg_plug_run_create(eg_plug_run_t **out, const eg_plug_t *pl,
+		       const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+		       char *err, size_t errlen)
+{
+	eg_plug_run_t *r = calloc(1, sizeof(*r));
+	int rc;
+
+	*out = NULL;
+	if (!r || eg_workload_copy(&r->w, w) < 0) {
+		free(r);
+		snprintf(err, errlen, "out of memory");
+		return EG_ENOMEM;
+	}
+	r->pl = pl;
+	r->name = pl->p->name ? pl->p->name : pl->path;
+	r->W = w->world;
+	r->me = ctx->world ? ctx->first_rank : 0;
+	r->L = eg_workload_local_experts(w);
+	r->K = w->topk;
+	r->H = w->hidden;
+	r->T = eg_workload_tokens(w, r->me);
+	r->G = pl->caps.layout == EG_PLUGIN_LAYOUT_FLAT		? 1
+	       : pl->caps.layout == EG_PLUGIN_LAYOUT_RANK_MAJOR ? r->W
+								: r->L;
+	r->bench = ctx->size >=
+		       offsetof(eg_engine_ctx_t, flags) + sizeof(ctx->flags) &&
+		   (ctx->flags & EG_ENGINE_CTX_BENCH);
+	r->env.cuda_device = -1;
+	rc = eg__setup(r, ctx);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s",
+			 r->err[0] ? r->err : eg_strerror(rc));
+		eg_plug_run_destroy(r);
+		return rc;
+	}
+	*out = r;
+	return EG_OK;
+}
+
+void eg_plug_run_destroy(eg_plug_run_t *r)
+{
+	if (!r)
+		return;
+	if (r->inst)
+		r->pl->p->destroy(r->inst);
+	if (r->ms) {
+		r->mem->free(r->ms, r->d_x);
+		r->mem->free(r->ms, r->d_scales);
+		r->mem->free(r->ms, r->d_idx);
+		r->mem->free(r->ms, r->d_w);
+		r->mem->free(r->ms, r->d_out);
+		r->mem->free(r->ms, r->d_y);
+	}
+	if (r->mem)
+		r->mem->close(r->ms);
+	if (r->nccl)
+		eg_nccl_close(r->nccl);
+	if (r->own_boot)
+		eg_boot_close(r->own_boot);
+	eg_plug_native_free(&r->nat);
+	eg_plug_routes_free(&r->rt);
+	eg_gen_fini(&r->g);
+	eg_workload_fini(&r->w);
+	free(r->last_idx);
+	free(r->last_w);
+	free(r->h_idx);
+	free(r->ynat);
+	free(r);
+}
+
+const char *eg_plug_run_error(const eg_plug_run_t *r)
+{
+	return r && r->err[0] ? r->err : NULL;
+}

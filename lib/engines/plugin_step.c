@@ -1,0 +1,370 @@
+/* A plugin instance's dispatch and combine: the inputs into the plugin's
+ * space, its call, the wait for its stream, then (verification steps
+ * only) a host copy of its native receive layout, checked and mapped onto
+ * the canonical one; combine gets the expert outputs in the native
+ * layout and its result comes back to the caller. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "epgate/error.h"
+#include "plugin_int.h"
+
+/* epgate's input in the plugin's space; a new routing epoch when the
+ * routing differs from the last dispatch's. */
+static int eg__stage_input(eg_plug_run_t *r, const eg_rank_input_t *in)
+{
+	size_t T = r->T, H = r->H, K = r->K, nk = T * K;
+	size_t esz = eg_dtype_size(r->w.dtype);
+	int cuda = r->pl->caps.memory == EG_PLUGIN_MEM_CUDA, rc;
+
+	if (in->tokens != r->T || in->hidden != r->H || in->topk != r->K ||
+	    in->dtype != r->w.dtype)
+		return eg_plug_run_err(r, EG_EINVAL,
+				       "input of %u tokens does not fit the "
+				       "instance's shape",
+				       in->tokens);
+	if (!r->epoch || (nk && (memcmp(r->last_idx, in->topk_idx, nk * 4) ||
+				 memcmp(r->last_w, in->topk_w, nk * 4)))) {
+		r->epoch++;
+		if (nk) {
+			memcpy(r->last_idx, in->topk_idx, nk * 4);
+			memcpy(r->last_w, in->topk_w, nk * 4);
+		}
+	}
+	r->pin = (eg_plugin_input_t){.size = sizeof(r->pin),
+				     .tokens = r->T,
+				     .routing_epoch = r->epoch,
+				     .x = in->x,
+				     .scales = in->scales,
+				     .topk_idx = in->topk_idx,
+				     .topk_w = in->topk_w};
+	if (r->ib == 8)
+		for (size_t i = 0; i < nk; i++)
+			((int64_t *)r->h_idx)[i] = in->topk_idx[i];
+	else if (nk)
+		memcpy(r->h_idx, in->topk_idx, nk * 4);
+	if (r->copy_in) {
+		rc = r->mem->put(r->ms, r->d_idx, r->h_idx, nk * r->ib);
+		if (rc < 0)
+			return eg_plug_run_err(r, rc, "input ids to %s memory",
+					       r->mem->name);
+		r->pin.topk_idx = r->d_idx;
+	}
+	if (!cuda)
+		return EG_OK;
+	if ((rc = r->mem->put(r->ms, r->d_x, in->x, T * H * esz)) < 0 ||
+	    (rc = r->mem->put(r->ms, r->d_w, in->topk_w, nk * 4)) < 0 ||
+	    (in->scales && (rc = r->mem->put(r->ms, r->d_scales, in->scales,
+					     T * (H / EG_FP8_BLOCK) * 4)) < 0))
+		return eg_plug_run_err(r, rc, "input to CUDA memory: %s",
+				       eg_strerror(rc));
+	r->pin.x = r->d_x;
+	r->pin.scales = in->scales ? r->d_scales : NULL;
+	r->pin.topk_w = r->d_w;
+	return EG_OK;
+}
+
+/* n bytes at src (plugin space) + off into dst + off, if src is given. */
+static int eg__get(eg_plug_run_t *r, void *dst, const void *src, size_t off,
+		   size_t n)
+{
+	if (!src || !n)
+		return EG_OK;
+	return r->mem->get(r->ms, (uint8_t *)dst + off,
+			   (const uint8_t *)src + off, n);
+}
+
+/* w-byte integers (4 or 8) at src into int64 dst, n of them from off. */
+static int eg__get_ints(eg_plug_run_t *r, int64_t *dst, const void *src,
+			uint32_t w, size_t off, size_t n)
+{
+	void *tmp;
+	int rc;
+
+	if (!src || !n)
+		return EG_OK;
+	tmp = malloc(n * w);
+	if (!tmp)
+		return EG_ENOMEM;
+	rc = r->mem->get(r->ms, tmp, (const uint8_t *)src + off * w, n * w);
+	for (size_t i = 0; rc == EG_OK && i < n; i++)
+		dst[off + i] =
+		    w == 8 ? ((int64_t *)tmp)[i] : ((int32_t *)tmp)[i];
+	free(tmp);
+	return rc;
+}
+
+/* What the plugin must have returned for its layout to be read at all. */
+static int eg__shape(eg_plug_run_t *r, uint32_t *cb, uint32_t *ib)
+{
+	const eg_plugin_recv_t *p = &r->prc;
+	uint32_t lay = r->pl->caps.layout;
+	uint64_t lim = 4 * (uint64_t)r->W * r->env.max_tokens + 256;
+	const char *miss = NULL;
+
+	*cb = p->count_bytes ? p->count_bytes : 4;
+	*ib = p->idx_bytes ? p->idx_bytes : 4;
+	if ((*cb != 4 && *cb != 8) || (*ib != 4 && *ib != 8))
+		return eg_plug_run_err(r, EG_EPLUGIN,
+				       "plugin %s: dispatch: count_bytes %u, "
+				       "idx_bytes %u: want 4 or 8",
+				       r->name, p->count_bytes, p->idx_bytes);
+	if (p->stride > lim)
+		return eg_plug_run_err(r, EG_EPLUGIN,
+				       "plugin %s: dispatch: stride of %u rows "
+				       "per group, more than 4 x world x most "
+				       "tokens + 256 = %llu",
+				       r->name, p->stride,
+				       (unsigned long long)lim);
+	if (!p->count && lay != EG_PLUGIN_LAYOUT_FLAT)
+		miss = "counters (count)";
+	else if (p->stride && !p->x)
+		miss = "payload (x)";
+	else if (p->stride && r->w.dtype == EG_DTYPE_FP8 && !p->scales)
+		miss = "fp8 scales (scales)";
+	else if (p->stride && lay != EG_PLUGIN_LAYOUT_EXPERT_MAJOR &&
+		 (!p->topk_idx || !p->topk_w))
+		miss = "top-k slots (topk_idx, topk_w)";
+	else if (p->src_rank && !p->src_token)
+		miss = "source tokens (src_rank without src_token)";
+	else if (p->src_token && !p->src_rank &&
+		 lay != EG_PLUGIN_LAYOUT_RANK_MAJOR)
+		miss = "source ranks (src_token without src_rank)";
+	if (miss)
+		return eg_plug_run_err(r, EG_EPLUGIN,
+				       "plugin %s: dispatch returned no %s",
+				       r->name, miss);
+	return EG_OK;
+}
+
+/* Counters, clamped to [0, stride]; anything else is a finding. */
+static int eg__counts(eg_plug_run_t *r, eg_plug_native_t *n, uint32_t cb,
+		      eg_verdict_t *f)
+{
+	int rc;
+
+	n->count = calloc(n->G, sizeof(int64_t));
+	if (!n->count)
+		return EG_ENOMEM;
+	if (r->prc.count)
+		rc = eg__get_ints(r, n->count, r->prc.count, cb, 0, n->G);
+	else
+		rc = (n->count[0] = r->prc.rows, EG_OK);
+	for (uint32_t g = 0; rc == EG_OK && g < n->G; g++) {
+		int64_t c = n->count[g];
+		int em = n->layout == EG_PLUGIN_LAYOUT_EXPERT_MAJOR;
+		int rm = n->layout == EG_PLUGIN_LAYOUT_RANK_MAJOR;
+		eg_mismatch_t m = {.field = EG_FIELD_NATIVE_COUNT,
+				   .rank = (int32_t)n->rank,
+				   .src_rank = rm ? (int32_t)g : -1,
+				   .src_token = -1,
+				   .expert =
+				       em ? (int32_t)(n->rank * n->L + g) : -1,
+				   .row = -1,
+				   .col = g,
+				   .expected = n->S,
+				   .actual = (uint64_t)c};
+
+		if (c >= 0 && c <= (int64_t)n->S)
+			continue;
+		eg_verdict_wrong(f, &m);
+		n->count[g] = c < 0 ? 0 : (int64_t)n->S;
+	}
+	return rc;
+}
+
+/* The valid rows of every group, into host arrays of G * S slots. */
+static int eg__rows(eg_plug_run_t *r, eg_plug_native_t *n, uint32_t cb,
+		    uint32_t ib)
+{
+	const eg_plugin_recv_t *p = &r->prc;
+	size_t slots = (size_t)n->G * n->S, H = n->H, K = n->K;
+	size_t esz = eg_dtype_size(n->dtype), nb = H / EG_FP8_BLOCK;
+	int rows = n->layout != EG_PLUGIN_LAYOUT_EXPERT_MAJOR, rc = EG_OK;
+
+	n->x = calloc(slots * H * esz + 1, 1);
+	n->scales = p->scales ? calloc(slots * nb + 1, sizeof(float)) : NULL;
+	n->src_rank = p->src_rank ? calloc(slots + 1, 4) : NULL;
+	n->src_token = p->src_token ? calloc(slots + 1, 4) : NULL;
+	n->topk_idx = rows ? calloc(slots * K + 1, 8) : NULL;
+	n->topk_w = rows ? calloc(slots * K + 1, 4) : NULL;
+	n->expert_count = rows && p->expert_count ? calloc(n->L + 1, 8) : NULL;
+	n->key_src = calloc(slots + 1, 4);
+	n->key_tok = calloc(slots + 1, 4);
+	n->row = calloc(slots + 1, 4);
+	if (!n->x || (p->scales && !n->scales) ||
+	    (p->src_rank && !n->src_rank) || (p->src_token && !n->src_token) ||
+	    (rows && (!n->topk_idx || !n->topk_w)) || !n->key_src ||
+	    !n->key_tok || !n->row)
+		return EG_ENOMEM;
+	for (uint32_t g = 0; rc == EG_OK && g < n->G; g++) {
+		size_t o = (size_t)g * n->S, c = (size_t)n->count[g];
+
+		if ((rc = eg__get(r, n->x, p->x, o * H * esz, c * H * esz)) ||
+		    (rc = eg__get(r, n->scales, p->scales, o * nb * 4,
+				  c * nb * 4)) ||
+		    (rc = eg__get(r, n->src_rank, p->src_rank, o * 4, c * 4)) ||
+		    (rc = eg__get(r, n->src_token, p->src_token, o * 4, c * 4)))
+			break;
+		if (rows && ((rc = eg__get_ints(r, n->topk_idx, p->topk_idx, ib,
+						o * K, c * K)) ||
+			     (rc = eg__get(r, n->topk_w, p->topk_w, o * K * 4,
+					   c * K * 4))))
+			break;
+	}
+	if (rc == EG_OK && n->expert_count)
+		rc = eg__get_ints(r, n->expert_count, p->expert_count, cb, 0,
+				  n->L);
+	return rc;
+}
+
+/* The native layout, copied, checked and mapped into out. */
+static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *out)
+{
+	eg_plug_native_t *n = &r->nat;
+	eg_verdict_t f;
+	uint32_t cb, ib;
+	int rc;
+
+	eg_verdict_init(&f);
+	eg_plug_native_free(n);
+	r->mapped = 0;
+	*n = (eg_plug_native_t){.layout = r->pl->caps.layout,
+				.G = r->G,
+				.S = r->prc.stride,
+				.W = r->W,
+				.L = r->L,
+				.K = r->K,
+				.H = r->H,
+				.rank = r->me,
+				.dtype = r->w.dtype};
+	if ((rc = eg__shape(r, &cb, &ib)) < 0)
+		return rc;
+	if (out->capacity < r->rt.total)
+		return eg_plug_run_err(
+		    r, EG_ERANGE, "receive capacity %u < %llu", out->capacity,
+		    (unsigned long long)r->rt.total);
+	if ((rc = eg__counts(r, n, cb, &f)) < 0 ||
+	    (rc = eg__rows(r, n, cb, ib)) < 0)
+		return eg_plug_run_err(r, rc, "reading the native layout: %s",
+				       eg_strerror(rc));
+	if (n->src_token) {
+		eg_plug_keys_given(n, &r->rt, &f);
+	} else {
+		eg_workload_t wi;
+		eg_gen_t gi = {0};
+
+		if ((rc = eg_workload_copy(&wi, &r->w)) < 0)
+			return rc;
+		wi.iter = iter;
+		rc = eg_gen_init(&gi, &wi);
+		if (rc == EG_OK)
+			rc = eg_plug_keys_content(n, &wi, &gi, &f);
+		eg_gen_fini(&gi);
+		eg_workload_fini(&wi);
+		if (rc < 0)
+			return eg_plug_run_err(r, rc, "keys by content: %s",
+					       eg_strerror(rc));
+	}
+	if ((rc = eg_plug_project(n, &r->rt, out, &f)) < 0)
+		return rc;
+	if (!out->findings && !(out->findings = malloc(sizeof(f))))
+		return EG_ENOMEM;
+	*out->findings = f;
+	r->mapped = 1;
+	return EG_OK;
+}
+
+int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
+			 eg_recv_t *out)
+{
+	int verified = !r->bench || r->n_disp == 0;
+	int rc;
+
+	r->err[0] = '\0';
+	if (verified && (rc = eg__stage_input(r, in)) < 0)
+		return rc;
+	memset(&r->prc, 0, sizeof(r->prc));
+	r->prc.size = sizeof(r->prc);
+	rc = r->pl->p->dispatch(r->inst, &r->pin, &r->prc);
+	if (rc < 0)
+		return eg_plug_run_fail(r, rc, "dispatch");
+	if ((rc = r->mem->sync(r->ms)) < 0)
+		return eg_plug_run_err(r, rc,
+				       "plugin %s: dispatch: its stream: %s",
+				       r->name, eg_strerror(rc));
+	r->n_disp++;
+	r->last_mapped = verified;
+	return verified ? eg__map(r, in->iter, out) : EG_OK;
+}
+
+/* The expert outputs in the native layout, in the plugin's space. */
+static int eg__native_y(eg_plug_run_t *r, const void *y)
+{
+	int cuda = r->pl->caps.memory == EG_PLUGIN_MEM_CUDA;
+	size_t yb = (size_t)r->nat.G * r->nat.S * r->H *
+		    eg_dtype_size(eg_combine_dtype(r->w.dtype));
+	void *target;
+	int rc;
+
+	if (!r->mapped)
+		return eg_plug_run_err(r, EG_EINVAL,
+				       "combine without a mapped dispatch");
+	if (!cuda && r->prc.y) {
+		target = r->prc.y;
+	} else {
+		if (yb + 1 > r->ynat_cap) {
+			free(r->ynat);
+			r->ynat_cap = 0;
+			if (!(r->ynat = malloc(yb + 1)))
+				return EG_ENOMEM;
+			r->ynat_cap = yb + 1;
+		}
+		target = r->ynat;
+	}
+	if ((rc = eg_plug_native_y(&r->nat, &r->g, y, target)) < 0)
+		return eg_plug_run_err(r, rc, "expert stage: %s",
+				       eg_strerror(rc));
+	r->ysel = target;
+	if (!cuda)
+		return EG_OK;
+	if (!r->prc.y && yb + 1 > r->d_y_cap) {
+		r->mem->free(r->ms, r->d_y);
+		r->d_y = NULL;
+		r->d_y_cap = 0;
+		if ((rc = r->mem->alloc(r->ms, &r->d_y, yb + 1)) < 0)
+			return rc;
+		r->d_y_cap = yb + 1;
+	}
+	r->ysel = r->prc.y ? r->prc.y : r->d_y;
+	return r->mem->put(r->ms, (void *)r->ysel, r->ynat, yb);
+}
+
+int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
+{
+	int verified = !r->bench || r->n_comb == 0;
+	int cuda = r->pl->caps.memory == EG_PLUGIN_MEM_CUDA;
+	size_t ob =
+	    (size_t)r->T * r->H * eg_dtype_size(eg_combine_dtype(r->w.dtype));
+	const void *ys;
+	int rc;
+
+	r->err[0] = '\0';
+	if (verified && (rc = eg__native_y(r, y)) < 0)
+		return rc;
+	ys = !verified && r->prc.y ? r->prc.y : r->ysel;
+	rc = r->pl->p->combine(r->inst, &r->pin, ys, cuda ? r->d_out : out);
+	if (rc < 0)
+		return eg_plug_run_fail(r, rc, "combine");
+	if ((rc = r->mem->sync(r->ms)) < 0)
+		return eg_plug_run_err(r, rc,
+				       "plugin %s: combine: its stream: %s",
+				       r->name, eg_strerror(rc));
+	r->n_comb++;
+	if (verified && cuda &&
+	    (rc = r->mem->get(r->ms, out, r->d_out, ob)) < 0)
+		return eg_plug_run_err(r, rc, "combine output from CUDA: %s",
+				       eg_strerror(rc));
+	return EG_OK;
+}

@@ -1,0 +1,91 @@
+#!/bin/sh
+# The plugin path in process (L1, world 1, each case in a forked child):
+# the template plugin in every layout and key mode passes the world-1
+# matrix; a workload it cannot run is a skip; each planted-fault plugin
+# built from it ends its case with the right verdict (the field that
+# caught it, its own error string, the signal that killed it, the
+# deadline); and the loader refuses what it must, saying why.
+. "${EG_SRCDIR:-.}/suites/lib.sh"
+: "${EG_BUILDDIR:=.}"
+
+so=$EG_BUILDDIR/plugins/template/libeg-template.so
+matrix=$EG_SRCDIR/fixtures/workloads/plugin-w1.ini
+if [ ! -f "$so" ]; then
+	echo "1..0 # SKIP $so not built"
+	exit 0
+fi
+n=$(grep -c '^\[' "$matrix")
+
+for opts in "" ",layout=rank" ",layout=expert" ",keys=content" \
+	",layout=rank,keys=content" ",layout=expert,keys=content"; do
+	"$EG_EPGATE" check --engine "plugin:$so$opts" --workload "$matrix" \
+		--tap="$EG_TMP/t.tap" --junit="$EG_TMP/t.xml" >"$EG_TMP/out" 2>&1
+	rc=$?
+	p=$(grep -c '^ok' "$EG_TMP/t.tap")
+	if [ "$rc" -eq 0 ] && [ "$p" -eq "$n" ]; then
+		eg_ok "template${opts:-,layout=flat}: $p of $n world-1 workloads pass"
+	else
+		eg_not_ok "template$opts: exit $rc, $p of $n pass"
+		grep -A 20 '^not ok' "$EG_TMP/t.tap" | head -n 40 | sed 's/^/# /'
+	fi
+done
+
+# a workload beyond what the plugin runs in process: a skip, saying why
+"$EG_EPGATE" check --engine "plugin:$so" --world=2 --tap="$EG_TMP/s.tap" \
+	--junit="$EG_TMP/s.xml" >"$EG_TMP/out" 2>&1
+rc=$?
+if [ "$rc" -eq 77 ] && grep -q '^ok 1 .*# SKIP .*world 1' "$EG_TMP/s.tap"; then
+	eg_ok "world 2 in process: skipped ($(grep -o 'SKIP.*' "$EG_TMP/s.tap" | cut -c1-70)...)"
+else
+	eg_not_ok "world 2 in process: exit $rc"
+	sed 's/^/# /' "$EG_TMP/s.tap"
+fi
+
+# planted faults: name, options, what the TAP report must show
+while read -r fault opts want; do
+	fso=$EG_BUILDDIR/plugins/faults/libeg-fault-$fault.so
+	[ "$opts" = - ] && opts=
+	rm -f "$EG_TMP/f.tap"
+	t0=$(date +%s)
+	EPGATE_TIMEOUT=2 "$EG_EPGATE" check --engine "plugin:$fso$opts" \
+		--workload "$matrix" --filter p1-base --iters 1 \
+		--tap="$EG_TMP/f.tap" --junit="$EG_TMP/f.xml" >"$EG_TMP/out" 2>&1
+	rc=$?
+	dt=$(($(date +%s) - t0))
+	if [ "$rc" -eq 1 ] && [ "$dt" -le 30 ] &&
+		grep -q '^not ok' "$EG_TMP/f.tap" &&
+		grep -q -- "$want" "$EG_TMP/f.tap" &&
+		grep -q '<failure' "$EG_TMP/f.xml"; then
+		eg_ok "fault $fault caught in ${dt} s: $(grep -m1 -o -- "$want.*" "$EG_TMP/f.tap" | cut -c1-90)"
+	else
+		eg_not_ok "fault $fault: exit $rc after ${dt} s, report lacks \"$want\""
+		sed -n '/^not ok/,$p' "$EG_TMP/f.tap" | head -n 30 | sed 's/^/# /'
+	fi
+done <<'LIST'
+error - engine_message: .*planted error: the template refuses to dispatch
+crash - killed by signal 11
+hang - did not return within the deadline of 2.0 s
+copy-differs ,layout=expert native_copy: [1-9]
+drop-row - missing_rows: [1-9]
+dup-key - duplicate_rows: [1-9]
+bad-count - native_count: [1-9]
+combine-ulp - combine: [1-9]
+LIST
+
+# the loader: a newer ABI and a missing entry are refused, naming why
+while read -r variant want; do
+	"$EG_EPGATE" check --engine \
+		"plugin:$EG_BUILDDIR/plugins/faults/libeg-abi-$variant.so" \
+		--world=1 --tap=/dev/null --junit="$EG_TMP/a.xml" >"$EG_TMP/out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 99 ] && grep -q -- "$want" "$EG_TMP/out"; then
+		eg_ok "abi $variant refused: $(grep -m1 -o -- "$want.*" "$EG_TMP/out" | cut -c1-80)"
+	else
+		eg_not_ok "abi $variant: exit $rc"
+		sed 's/^/# /' "$EG_TMP/out"
+	fi
+done <<'LIST'
+newer built for epgate plugin ABI version 2, but this epgate speaks version 1
+no-entry no symbol eg_plugin_entry
+LIST
+eg_done

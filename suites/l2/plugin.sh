@@ -1,0 +1,100 @@
+#!/bin/sh
+# The plugin path over several ranks (L2, one rank per process, the
+# plugin's collectives over epgate's bootstrap): the template in each
+# layout passes the world-3 matrix under `epgate launch -n 3`; its
+# planted faults end with the right verdict: a wrong result is a failed
+# case naming the field, every workload still reported; a crash is
+# "rank 2 killed by signal 11"; a hang is the peers' deadline; an error
+# carries the plugin's own string; nothing is left running.
+. "${EG_SRCDIR:-.}/suites/lib.sh"
+: "${EG_BUILDDIR:=.}"
+
+if ! "$EG_EPGATE" l2-rank --help >/dev/null 2>&1; then
+	echo "1..0 # SKIP epgate built without l2-rank"
+	exit 0
+fi
+so=$EG_BUILDDIR/plugins/template/libeg-template.so
+fdir=$EG_BUILDDIR/plugins/faults
+matrix=$EG_SRCDIR/fixtures/workloads/l2-matrix.ini
+leftovers() { pgrep -f "$EG_TMP" >/dev/null 2>&1; }
+job() { # name engine [filter]
+	rm -f "$EG_TMP/$1.jsonl"
+	"$EG_EPGATE" launch -n 3 --ranks-per-node 2 --timeout 60 -- \
+		"$EG_EPGATE" l2-rank --engine "$2" --iters 2 \
+		--workload "$matrix" --filter "${3:-w3-}" \
+		--results "$EG_TMP/$1.jsonl" >"$EG_TMP/$1.out" 2>&1
+}
+n=$(grep -c '^\[w3-' "$matrix")
+
+for opts in "" ",layout=expert" ",layout=rank,keys=content"; do
+	job ok "plugin:$so$opts"
+	rc=$?
+	p=$(grep -c '"status":"pass"' "$EG_TMP/ok.jsonl" 2>/dev/null)
+	if [ "$rc" -eq 0 ] && [ "$p" -eq "$n" ]; then
+		eg_ok "3 ranks, template${opts:-,layout=flat}: $p of $n workloads pass"
+	else
+		eg_not_ok "3 ranks, template$opts: exit $rc, $p of $n pass"
+		tail -n 20 "$EG_TMP/ok.out" | sed 's/^/# /'
+	fi
+done
+
+# wrong results: every workload reported, those where the last rank
+# has rows to spoil failed on the field, none an error
+for f in "copy-differs ,layout=expert native_copy" "drop-row - missing_rows" \
+	"combine-ulp - combine"; do
+	set -- $f
+	[ "$2" = - ] && set -- "$1" "" "$3"
+	job wrong "plugin:$fdir/libeg-fault-$1.so$2"
+	rc=$?
+	all=$(wc -l <"$EG_TMP/wrong.jsonl" 2>/dev/null || echo 0)
+	bad=$(grep -c "\"status\":\"fail\".*\"$3\":[1-9]" "$EG_TMP/wrong.jsonl" 2>/dev/null)
+	if [ "$rc" -eq 1 ] && [ "$all" -eq "$n" ] && [ "$bad" -ge $((n / 2)) ] &&
+		! grep -q '"status":"error"' "$EG_TMP/wrong.jsonl" && ! leftovers; then
+		eg_ok "3 ranks, fault $1: $all workloads reported, $bad failed on $3"
+	else
+		eg_not_ok "3 ranks, fault $1$2: exit $rc, $all reported, $bad failed on $3"
+		tail -n 20 "$EG_TMP/wrong.out" | sed 's/^/# /'
+	fi
+done
+
+# a crash, a hang, an error of its own: the job ends, saying which
+while read -r fault want; do
+	t0=$(date +%s)
+	EPGATE_TIMEOUT=3 job "$fault" "plugin:$fdir/libeg-fault-$fault.so" \
+		w3-base
+	rc=$?
+	dt=$(($(date +%s) - t0))
+	if [ "$rc" -ne 0 ] && [ "$dt" -le 40 ] &&
+		grep -q -- "$want" "$EG_TMP/$fault.out" && ! leftovers; then
+		eg_ok "3 ranks, fault $fault: exit $rc after ${dt} s: $(grep -m1 -o -- "$want.*" "$EG_TMP/$fault.out" | cut -c1-80)"
+	else
+		eg_not_ok "3 ranks, fault $fault: exit $rc after ${dt} s, no \"$want\""
+		tail -n 20 "$EG_TMP/$fault.out" | sed 's/^/# /'
+	fi
+done <<'LIST'
+crash rank 2 killed by signal 11
+hang still waits on ranks 2
+error planted error: the template refuses to dispatch
+LIST
+# a measurement: the first step verified, then only the plugin's calls
+"$EG_EPGATE" launch -n 2 --timeout 60 -- "$EG_EPGATE" bench --engine \
+	"plugin:$so,layout=expert" --iters 5 --warmup 1 --tokens 16 \
+	--hidden 128 >"$EG_TMP/bench.out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q 'dispatch_us' "$EG_TMP/bench.out"; then
+	eg_ok "bench --engine plugin: $(grep -m1 -o 'dispatch_us.*' "$EG_TMP/bench.out" | tr -s ' ')"
+else
+	eg_not_ok "bench --engine plugin: exit $rc"
+	tail -n 20 "$EG_TMP/bench.out" | sed 's/^/# /'
+fi
+"$EG_EPGATE" launch -n 2 --timeout 60 -- "$EG_EPGATE" bench --engine \
+	"plugin:$fdir/libeg-fault-combine-ulp.so" --iters 5 --warmup 1 \
+	--tokens 16 --hidden 128 >"$EG_TMP/bench.out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'wrong; not measuring' "$EG_TMP/bench.out"; then
+	eg_ok "bench of a wrong plugin refused: $(grep -m1 -o 'wrong; not measuring.*' "$EG_TMP/bench.out" | cut -c1-80)"
+else
+	eg_not_ok "bench of a wrong plugin: exit $rc"
+	tail -n 20 "$EG_TMP/bench.out" | sed 's/^/# /'
+fi
+eg_done
