@@ -9,7 +9,7 @@
 
 #include "epgate/engine.h"
 #include "epgate/nccl_raw.h"
-#include "lib/suite/perf.h"
+#include "lib/suite/sweep.h"
 #include "src/cmd.h"
 #include "src/opts.h"
 
@@ -240,5 +240,5 @@ int eg_cmd_bench_overhead(int argc, char **argv)
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	return eg_perf_overhead(job.iters, op_us);
+	return eg_bench_overhead(job.iters, op_us);
 }

@@ -1,8 +1,8 @@
 /* epgate bench profile NAME | bench list NAME: argv -> the sweep
- * orchestrator (lib/suite/perf.c, bench_profile.c). */
+ * orchestrator (lib/suite/sweep.c, bench_profile.c). */
 #include <stdio.h>
 
-#include "lib/suite/perf.h"
+#include "lib/suite/sweep.h"
 #include "src/cmd.h"
 #include "src/opts.h"
 
@@ -19,14 +19,14 @@ static void eg__profile_usage(FILE *f)
 	    "node count, every point verified and then timed; the results\n"
 	    "(schema epgate/results/v1) go into a new run folder under\n"
 	    "--reports with one log per job, then the profile's gate file\n"
-	    "judges them (perf-gates.tap, perf-gates.junit.xml). `list`\n"
+	    "judges them (bench-gates.tap, bench-gates.junit.xml). `list`\n"
 	    "prints the points and the jobs (srun lines under Slurm) and\n"
 	    "runs nothing.\n"
 	    "\n"
 	    "  NAME|FILE          a profile name (local, h200x2-nvlink,\n"
 	    "                     h200x2-xnode, p5en-ep16, p5en-ep32) or "
 	    "file\n"
-	    "  --results FILE     results file (default RUN/perf-NAME.json)\n"
+	    "  --results FILE     results file (default RUN/bench-NAME.json)\n"
 	    "  --reports DIR      where run folders go (reports/runs)\n"
 	    "  --no-gates         do not apply the profile's gate file\n"
 	    "  --list             as `bench list NAME`\n"
@@ -43,7 +43,7 @@ static void eg__profile_usage(FILE *f)
 enum { O_RESULTS = 256, O_NO_GATES, O_LIST };
 
 typedef struct eg__popts {
-	eg_perf_run_opts_t run;
+	eg_bench_run_opts_t run;
 	int list;
 } eg__popts_t;
 
@@ -96,8 +96,8 @@ int eg_cmd_bench_profile(int argc, char **argv)
 				    "workload options (--%s)",
 				    ov.key[0]);
 	if (o.list)
-		return eg_perf_list(cl.arg[0]);
-	return eg_perf_bench_profile(cl.arg[0], rep.reports, &o.run);
+		return eg_bench_list(cl.arg[0]);
+	return eg_bench_profile_new_run(cl.arg[0], rep.reports, &o.run);
 }
 
 int eg_cmd_bench_list(int argc, char **argv)
@@ -111,5 +111,5 @@ int eg_cmd_bench_list(int argc, char **argv)
 		return rc;
 	if (!cl.n_args)
 		return eg_cli_error(&cl, "give a profile: NAME or FILE");
-	return eg_perf_list(cl.arg[0]);
+	return eg_bench_list(cl.arg[0]);
 }

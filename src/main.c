@@ -36,7 +36,7 @@ static const eg__cmd_t eg__cmds[] = {
     {"help", eg__help, "this text; help CMD: CMD --help", 0},
     {"l2-rank", eg_cmd_l2_rank, "one rank of an L2 job (check --l2)", 1},
     {"l2-gpu-rank", eg_cmd_l2_gpu_rank, "one rank of a GPU L2 job", 1},
-    {"perf-rank", eg_cmd_perf_rank,
+    {"bench-rank", eg_cmd_bench_rank,
      "one rank of a sweep job (bench profile, srun)", 1},
 };
 #define EG__N_CMDS (sizeof(eg__cmds) / sizeof(eg__cmds[0]))

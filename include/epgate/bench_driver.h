@@ -26,9 +26,9 @@
 /* Payload of one dispatched row: H elements of the payload dtype, plus
  * H/128 fp32 scales for fp8.  Metadata (source token, top-k ids and
  * weights, row counts) is not payload and is not counted. */
-size_t eg_perf_dispatch_row_bytes(const eg_workload_t *w);
+size_t eg_bench_dispatch_row_bytes(const eg_workload_t *w);
 /* One combine row: H elements of the combine dtype. */
-size_t eg_perf_combine_row_bytes(const eg_workload_t *w);
+size_t eg_bench_combine_row_bytes(const eg_workload_t *w);
 
 /* Dispatch rows that a source rank sends to each rank d (rows_to[d], W
  * entries; d == the source is the rank's own share) under an engine's
@@ -38,28 +38,28 @@ size_t eg_perf_combine_row_bytes(const eg_workload_t *w);
  *    at least one of the token's unmasked experts);
  *  - EG_ROWS_ALL_RANKS (dense): every token to every rank.
  * EG_ENOSYS for EG_ROWS_NONE. */
-int eg_perf_count_rows(const eg_workload_t *w, eg_rows_rule_t rows,
-		       uint32_t tokens, const int32_t *topk_idx,
-		       uint64_t *rows_to);
+int eg_bench_count_rows(const eg_workload_t *w, eg_rows_rule_t rows,
+			uint32_t tokens, const int32_t *topk_idx,
+			uint64_t *rows_to);
 
 /* Payload bytes one rank sends in one step, split by destination: to
  * other (virtual) nodes (SO) and to other ranks of its node (SU). */
-typedef struct eg_perf_bytes {
+typedef struct eg_bench_bytes {
 	uint64_t disp_so, disp_su; /* dispatch rows, payload dtype */
 	uint64_t comb_so, comb_su; /* combine rows sent back, combine dtype */
-} eg_perf_bytes_t;
+} eg_bench_bytes_t;
 
 /* Bytes of rank `rank` under a rows rule, from the generated routing of
  * every rank (the combine rows it sends are the rows the others
  * dispatched to it).  ranks_per_node decides what is another node.
  * EG_ENOSYS for EG_ROWS_NONE. */
-int eg_perf_rank_bytes_rule(const eg_workload_t *w, eg_rows_rule_t rows,
-			    uint32_t rank, uint32_t ranks_per_node,
-			    eg_perf_bytes_t *b);
+int eg_bench_rank_bytes_rule(const eg_workload_t *w, eg_rows_rule_t rows,
+			     uint32_t rank, uint32_t ranks_per_node,
+			     eg_bench_bytes_t *b);
 /* The same for an arm: the rows its built-in engine declares
  * (eg_engine_rows_by_name); EG_ENOSYS for an arm with none ("empty"). */
-int eg_perf_rank_bytes(const eg_workload_t *w, const char *arm, uint32_t rank,
-		       uint32_t ranks_per_node, eg_perf_bytes_t *b);
+int eg_bench_rank_bytes(const eg_workload_t *w, const char *arm, uint32_t rank,
+			uint32_t ranks_per_node, eg_bench_bytes_t *b);
 
 /* ---- the transport's raw numbers behind the model line --------------- */
 
@@ -79,23 +79,23 @@ int eg_raw_phase(const eg_world_t *w, eg_boot_t *b, const char *provider,
 		 size_t bytes, size_t chunk, eg_raw_phase_t *ph, char *err,
 		 size_t errlen);
 
-typedef enum eg_perf_raw_src {
-	EG_PERF_RAW_NONE = 0,	  /* no model */
-	EG_PERF_RAW_MEASURED = 1, /* a raw phase on this world */
-	EG_PERF_RAW_PROFILE = 2,  /* given by the profile (model:) */
-} eg_perf_raw_src_t;
+typedef enum eg_bench_model_src {
+	EG_BENCH_MODEL_NONE = 0,     /* no model */
+	EG_BENCH_MODEL_MEASURED = 1, /* a raw phase on this world */
+	EG_BENCH_MODEL_PROFILE = 2,  /* given by the profile (model:) */
+} eg_bench_model_src_t;
 
-typedef struct eg_perf_raw {
-	eg_perf_raw_src_t src;
+typedef struct eg_bench_model {
+	eg_bench_model_src_t src;
 	double bw_gbps;	  /* median bytes/s per rank to other ranks / 1e9 */
 	double post_rate; /* median ops/s per endpoint */
 	/* per timed call of the raw phase (measured only) */
 	double *gbps, *rate, *so_gbps; /* so_gbps: NULL on one node */
 	size_t n;
 	char provider[80]; /* what ran (measured only) */
-} eg_perf_raw_t;
+} eg_bench_model_t;
 
-void eg_perf_raw_fini(eg_perf_raw_t *r);
+void eg_bench_model_fini(eg_bench_model_t *r);
 
 /* The raw phase over the fabric transport (collective): a message-rate
  * phase (msgs messages of msg_size bytes per peer per call, each one
@@ -104,15 +104,16 @@ void eg_perf_raw_fini(eg_perf_raw_t *r);
  * post_rate = sends + receives posted on rank 0's busiest endpoint per
  * call / call time; bw = bytes to other ranks per rank / call time.
  * EG_ENOSYS without libfabric. */
-int eg_perf_fabric_raw(const eg_world_t *w, eg_boot_t *b, const char *provider,
-		       uint32_t num_comms, const eg_profile_t *pf,
-		       eg_perf_raw_t *out, char *err, size_t errlen);
+int eg_bench_model_fabric(const eg_world_t *w, eg_boot_t *b,
+			  const char *provider, uint32_t num_comms,
+			  const eg_profile_t *pf, eg_bench_model_t *out,
+			  char *err, size_t errlen);
 
 /* ---- metrics from the gathered measurements -------------------------- */
 
 /* What each rank reports after its timed steps (per step: counters over
  * the timed steps / iters). */
-typedef struct eg_perf_rank_report {
+typedef struct eg_bench_rank_report {
 	int32_t status; /* EG_OK or the rank's error */
 	uint32_t num_comms;
 	double ops_total;  /* ops posted per step, all endpoints */
@@ -128,25 +129,25 @@ typedef struct eg_perf_rank_report {
 	uint32_t n_phases;
 	char phase_name[EG_BENCH_PHASES_MAX][24];
 	double phase_us[EG_BENCH_PHASES_MAX];
-} eg_perf_rank_report_t;
+} eg_bench_rank_report_t;
 
-typedef struct eg_perf_calc_in {
+typedef struct eg_bench_calc_in {
 	uint32_t world, nodes;
 	unsigned n;	     /* timed steps */
 	const double *times; /* rank r: dispatch[i] at r*3n + i, expert at
 				r*3n + n + i, combine at r*3n + 2n + i (s) */
-	const eg_perf_rank_report_t *rep; /* world entries */
-	uint64_t tokens;		  /* over all ranks, per step */
-	const eg_perf_raw_t *raw;	  /* NULL or NONE: no model */
-} eg_perf_calc_in_t;
+	const eg_bench_rank_report_t *rep; /* world entries */
+	uint64_t tokens;		   /* over all ranks, per step */
+	const eg_bench_model_t *raw;	   /* NULL or NONE: no model */
+} eg_bench_calc_in_t;
 
-#define EG_PERF_METRICS_MAX 32
+#define EG_BENCH_METRICS_MAX 32
 
-typedef struct eg_perf_calc {
-	eg_metric_t m[EG_PERF_METRICS_MAX];
+typedef struct eg_bench_calc {
+	eg_metric_t m[EG_BENCH_METRICS_MAX];
 	size_t n;
 	char bound[16]; /* "bandwidth", "issue", or "" without a model */
-} eg_perf_calc_t;
+} eg_bench_calc_t;
 
 /* The metrics of one point (docs/metrics.md): dispatch_us, combine_us,
  * step_us, tok_s, post_rate (samples per step); so_bytes, su_bytes,
@@ -156,19 +157,19 @@ typedef struct eg_perf_calc {
  * engine times; with a model: model_bw_us, model_issue_us, model_frac,
  * raw_gbps, raw_post_rate (and transport_so_gbps measured across nodes),
  * and the bound label. */
-int eg_perf_compute(const eg_perf_calc_in_t *in, eg_perf_calc_t *out);
-void eg_perf_calc_fini(eg_perf_calc_t *c);
+int eg_bench_compute(const eg_bench_calc_in_t *in, eg_bench_calc_t *out);
+void eg_bench_calc_fini(eg_bench_calc_t *c);
 
 /* ---- one point ------------------------------------------------------- */
 
-typedef struct eg_perf_ctx {
+typedef struct eg_bench_ctx {
 	const eg_world_t *world;
 	eg_boot_t *boot;
 	const eg_bench_backend_ops_t *backend;
 	const char *provider; /* fabric provider, NULL = auto */
 	double timeout_s;
 	int device; /* CUDA device for nccl, -1 = local rank */
-} eg_perf_ctx_t;
+} eg_bench_ctx_t;
 
 /* Measures one point on every rank (collective; every rank passes the
  * same point and workload).  On rank 0, *out receives the results point
@@ -177,9 +178,9 @@ typedef struct eg_perf_ctx {
  * Returns EG_OK; EG_EMISMATCH when the verified step was wrong on some
  * rank (every rank returns it; err names the ranks and nothing is
  * measured); another code on an error, with one line in err. */
-int eg_perf_measure(const eg_perf_ctx_t *c, const eg_perf_point_t *pt,
-		    const eg_workload_t *w, const eg_perf_raw_t *raw,
-		    eg_point_t *out, char *err, size_t errlen);
+int eg_bench_measure(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
+		     const eg_workload_t *w, const eg_bench_model_t *raw,
+		     eg_point_t *out, char *err, size_t errlen);
 
 /* The "null" backend: transport "null", arms "empty" (a step that does
  * nothing) and "work:US" (a calibrated busy loop of about US
@@ -193,7 +194,7 @@ extern const eg_bench_backend_ops_t eg_bench_backend_fabric;
 /* Busy work for the null backend and the overhead benchmark: loops
  * iterations of a loop the compiler cannot remove; calibrate returns the
  * iterations that take about us microseconds on this core. */
-void eg_perf_spin(uint64_t iterations);
-uint64_t eg_perf_spin_calibrate(double us);
+void eg_bench_spin(uint64_t iterations);
+uint64_t eg_bench_spin_calibrate(double us);
 
 #endif

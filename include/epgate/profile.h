@@ -92,14 +92,14 @@ typedef struct eg_profile {
 } eg_profile_t;
 
 /* One resolved point: a sweep, an arm and every axis's value. */
-typedef struct eg_perf_point {
+typedef struct eg_bench_point {
 	char id[192];
 	const char *suite; /* the sweep's name (owned by the profile) */
 	const char *arm;
 	size_t sweep;
 	eg_axis_value_t v[EG_AXIS_COUNT];
 	unsigned warmup, iters;
-} eg_perf_point_t;
+} eg_bench_point_t;
 
 /* Parses a profile.  Errors: "path:line: message", <0. */
 int eg_profile_load(eg_profile_t *p, const char *path, char *err,
@@ -110,11 +110,11 @@ void eg_profile_free(eg_profile_t *p);
 
 /* Every point of the profile, sweep by sweep, arm by arm, in the order of
  * the axes' values.  Free *pts with free(). */
-int eg_profile_points(const eg_profile_t *p, eg_perf_point_t **pts, size_t *n,
+int eg_profile_points(const eg_profile_t *p, eg_bench_point_t **pts, size_t *n,
 		      char *err, size_t errlen);
 
 /* The workload of a point (world = its world), validated. */
-int eg_perf_point_workload(const eg_profile_t *p, const eg_perf_point_t *pt,
-			   eg_workload_t *w, char *err, size_t errlen);
+int eg_bench_point_workload(const eg_profile_t *p, const eg_bench_point_t *pt,
+			    eg_workload_t *w, char *err, size_t errlen);
 
 #endif

@@ -89,7 +89,7 @@ int eg_point_line(const eg_point_t *p, char **line, const char *name, char *err,
 		  size_t errlen);
 int eg_point_parse_line(const char *line, eg_point_t *p, const char *name,
 			char *err, size_t errlen);
-/* Frees what a point holds (from the reader, the codec or the perf
+/* Frees what a point holds (from the reader, the codec or the bench
  * driver) and zeroes it. */
 void eg_point_fini(eg_point_t *p);
 

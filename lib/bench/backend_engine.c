@@ -26,8 +26,8 @@ typedef struct eg__eb {
 	eg_boot_t *boot;
 	eg_workload_t w;
 	eg_step_t *st;
-	eg_perf_bytes_t bytes; /* this rank, one step */
-	uint64_t steps;	       /* since counters_reset */
+	eg_bench_bytes_t bytes; /* this rank, one step */
+	uint64_t steps;		/* since counters_reset */
 	eg_xport_stats_t s0;
 	/* since counters_reset: dispatch wire bytes, the engine's phases */
 	uint64_t wire_dispatch;
@@ -129,8 +129,8 @@ int eg_engine_backend_setup(const eg_engine_backend_t *kind,
 		f->xs = NULL;
 		goto fail;
 	}
-	rc = eg_perf_rank_bytes_rule(&f->w, eg_engine_rows(ops), world->rank,
-				     world->ranks_per_node, &f->bytes);
+	rc = eg_bench_rank_bytes_rule(&f->w, eg_engine_rows(ops), world->rank,
+				      world->ranks_per_node, &f->bytes);
 	if (rc < 0 && rc != EG_ENOSYS) {
 		snprintf(err, errlen, "%s: bytes on rank %u: %s", kind->name,
 			 world->rank, eg_strerror(rc));

@@ -47,7 +47,7 @@ static int eg__null_setup(const eg_world_t *world, eg_boot_t *boot,
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return EG_ENOMEM;
-	n->iterations = us ? eg_perf_spin_calibrate((double)us) : loops;
+	n->iterations = us ? eg_bench_spin_calibrate((double)us) : loops;
 	*state = n;
 	return EG_OK;
 }
@@ -66,7 +66,7 @@ static int eg__null_step(void *state, eg_bench_times_t *t)
 	double t0 = eg_now();
 
 	if (n->iterations)
-		eg_perf_spin(n->iterations);
+		eg_bench_spin(n->iterations);
 	t->dispatch_s = eg_now() - t0;
 	t->expert_s = 0;
 	t->combine_s = 0;

@@ -20,7 +20,7 @@ typedef struct eg__vote {
 /* Every rank learns every rank's status.  Returns EG_OK when all are,
  * EG_EMISMATCH when any rank's is (the engine was wrong), else the first
  * failing rank's code; err names the failing ranks and the first reason. */
-static int eg__agree(const eg_perf_ctx_t *c, int rc, const char *what,
+static int eg__agree(const eg_bench_ctx_t *c, int rc, const char *what,
 		     const char *msg, char *err, size_t errlen)
 {
 	uint32_t W = c->world->size;
@@ -70,7 +70,7 @@ static char *eg__dup(const char *s)
 	return d;
 }
 
-static json_t *eg__axes(const eg_perf_point_t *pt)
+static json_t *eg__axes(const eg_bench_point_t *pt)
 {
 	json_t *o = json_object();
 
@@ -90,9 +90,9 @@ static json_t *eg__axes(const eg_perf_point_t *pt)
 /* Evidence: what ran, from every rank's counters (a rank that ran another
  * path shows up as a second value joined with " | "), the providers of a
  * fabric run, the versions and the model's verdict. */
-static json_t *eg__evidence(const eg_perf_ctx_t *c,
-			    const eg_perf_rank_report_t *rep,
-			    const eg_perf_raw_t *raw, const char *bound,
+static json_t *eg__evidence(const eg_bench_ctx_t *c,
+			    const eg_bench_rank_report_t *rep,
+			    const eg_bench_model_t *raw, const char *bound,
 			    uint32_t nodes)
 {
 	char tr[1024] = "", intra[64] = "", inter[64] = "";
@@ -135,10 +135,10 @@ static json_t *eg__evidence(const eg_perf_ctx_t *c,
 					   json_string(rep[0].versions));
 	if (bound && *bound)
 		bad |= json_object_set_new(o, "bound", json_string(bound));
-	if (raw && raw->src == EG_PERF_RAW_MEASURED)
+	if (raw && raw->src == EG_BENCH_MODEL_MEASURED)
 		bad |=
 		    json_object_set_new(o, "model", json_string("raw phase"));
-	else if (raw && raw->src == EG_PERF_RAW_PROFILE)
+	else if (raw && raw->src == EG_BENCH_MODEL_PROFILE)
 		bad |= json_object_set_new(o, "model", json_string("profile"));
 	if (bad) {
 		json_decref(o);
@@ -148,8 +148,8 @@ static json_t *eg__evidence(const eg_perf_ctx_t *c,
 }
 
 /* The timed loop of one rank: times[i], [n+i], [2n+i] in seconds. */
-static int eg__timed(const eg_perf_ctx_t *c, void *st,
-		     const eg_perf_point_t *pt, double *times, char *err,
+static int eg__timed(const eg_bench_ctx_t *c, void *st,
+		     const eg_bench_point_t *pt, double *times, char *err,
 		     size_t errlen)
 {
 	const eg_bench_backend_ops_t *be = c->backend;
@@ -182,12 +182,12 @@ static int eg__timed(const eg_perf_ctx_t *c, void *st,
 	return EG_OK;
 }
 
-static void eg__report(const eg_perf_ctx_t *c, void *st,
-		       const eg_perf_point_t *pt, const eg_workload_t *w,
-		       eg_perf_rank_report_t *rep)
+static void eg__report(const eg_bench_ctx_t *c, void *st,
+		       const eg_bench_point_t *pt, const eg_workload_t *w,
+		       eg_bench_rank_report_t *rep)
 {
 	eg_bench_counters_t cnt;
-	eg_perf_bytes_t b;
+	eg_bench_bytes_t b;
 	unsigned n = pt->iters;
 
 	if (c->backend->counters(st, &cnt) < 0)
@@ -213,27 +213,27 @@ static void eg__report(const eg_perf_ctx_t *c, void *st,
 		rep->n_phases = i + 1;
 	}
 	/* the model's bytes: what this rank sends, both directions */
-	if (eg_perf_rank_bytes(w, pt->arm, c->world->rank,
-			       c->world->ranks_per_node, &b) == EG_OK)
+	if (eg_bench_rank_bytes(w, pt->arm, c->world->rank,
+				c->world->ranks_per_node, &b) == EG_OK)
 		rep->sent_bytes =
 		    (double)(b.disp_so + b.disp_su + b.comb_so + b.comb_su);
 }
 
 /* Rank 0: the point from everything gathered. */
-static int eg__build(const eg_perf_ctx_t *c, const eg_perf_point_t *pt,
-		     const eg_workload_t *w, const eg_perf_raw_t *raw,
-		     const double *all_t, const eg_perf_rank_report_t *rep,
+static int eg__build(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
+		     const eg_workload_t *w, const eg_bench_model_t *raw,
+		     const double *all_t, const eg_bench_rank_report_t *rep,
 		     eg_point_t *out, char *err, size_t errlen)
 {
-	eg_perf_calc_in_t in = {.world = c->world->size,
-				.nodes = c->world->nodes,
-				.n = pt->iters,
-				.times = all_t,
-				.rep = rep,
-				.tokens = eg_workload_total_tokens(w),
-				.raw = raw};
-	eg_perf_calc_t calc;
-	int rc = eg_perf_compute(&in, &calc);
+	eg_bench_calc_in_t in = {.world = c->world->size,
+				 .nodes = c->world->nodes,
+				 .n = pt->iters,
+				 .times = all_t,
+				 .rep = rep,
+				 .tokens = eg_workload_total_tokens(w),
+				 .raw = raw};
+	eg_bench_calc_t calc;
+	int rc = eg_bench_compute(&in, &calc);
 
 	if (rc < 0) {
 		snprintf(err, errlen, "computing the metrics: %s",
@@ -249,7 +249,7 @@ static int eg__build(const eg_perf_ctx_t *c, const eg_perf_point_t *pt,
 	out->metrics = calloc(calc.n, sizeof(*out->metrics));
 	if (!out->id || !out->suite || !out->arm || !out->axes ||
 	    !out->evidence || !out->metrics) {
-		eg_perf_calc_fini(&calc);
+		eg_bench_calc_fini(&calc);
 		eg_point_fini(out);
 		snprintf(err, errlen, "out of memory");
 		return EG_ENOMEM;
@@ -258,13 +258,13 @@ static int eg__build(const eg_perf_ctx_t *c, const eg_perf_point_t *pt,
 	memcpy(out->metrics, calc.m, calc.n * sizeof(*out->metrics));
 	out->n_metrics = calc.n;
 	calc.n = 0;
-	eg_perf_calc_fini(&calc);
+	eg_bench_calc_fini(&calc);
 	return EG_OK;
 }
 
-int eg_perf_measure(const eg_perf_ctx_t *c, const eg_perf_point_t *pt,
-		    const eg_workload_t *w, const eg_perf_raw_t *raw,
-		    eg_point_t *out, char *err, size_t errlen)
+int eg_bench_measure(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
+		     const eg_workload_t *w, const eg_bench_model_t *raw,
+		     eg_point_t *out, char *err, size_t errlen)
 {
 	const eg_bench_backend_ops_t *be = c->backend;
 	uint32_t W = c->world->size;
@@ -276,7 +276,7 @@ int eg_perf_measure(const eg_perf_ctx_t *c, const eg_perf_point_t *pt,
 			      .num_comms = pt->v[EG_AXIS_NUM_COMMS].num,
 			      .timeout_s = c->timeout_s,
 			      .device = c->device};
-	eg_perf_rank_report_t mine = {0}, *rep = NULL;
+	eg_bench_rank_report_t mine = {0}, *rep = NULL;
 	double *times = NULL, *all_t = NULL;
 	char msg[256] = "";
 	void *st = NULL;

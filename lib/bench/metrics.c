@@ -13,21 +13,21 @@
 #include "epgate/gen.h"
 #include "epgate/stats.h"
 
-size_t eg_perf_dispatch_row_bytes(const eg_workload_t *w)
+size_t eg_bench_dispatch_row_bytes(const eg_workload_t *w)
 {
 	size_t nb = w->dtype == EG_DTYPE_FP8 ? w->hidden / EG_FP8_BLOCK : 0;
 
 	return (size_t)w->hidden * eg_dtype_size(w->dtype) + nb * sizeof(float);
 }
 
-size_t eg_perf_combine_row_bytes(const eg_workload_t *w)
+size_t eg_bench_combine_row_bytes(const eg_workload_t *w)
 {
 	return (size_t)w->hidden * eg_dtype_size(eg_combine_dtype(w->dtype));
 }
 
-int eg_perf_count_rows(const eg_workload_t *w, eg_rows_rule_t rows,
-		       uint32_t tokens, const int32_t *topk_idx,
-		       uint64_t *rows_to)
+int eg_bench_count_rows(const eg_workload_t *w, eg_rows_rule_t rows,
+			uint32_t tokens, const int32_t *topk_idx,
+			uint64_t *rows_to)
 {
 	return eg_layout_rows_to(w, rows, topk_idx, tokens, rows_to);
 }
@@ -36,10 +36,10 @@ int eg_perf_count_rows(const eg_workload_t *w, eg_rows_rule_t rows,
  * rank) or sends back in combine (the rows s dispatched to it). */
 static void eg__rank_share(const eg_workload_t *w, uint32_t s, uint32_t rank,
 			   uint32_t rpn, const uint64_t *rows,
-			   eg_perf_bytes_t *b)
+			   eg_bench_bytes_t *b)
 {
-	size_t drow = eg_perf_dispatch_row_bytes(w);
-	size_t crow = eg_perf_combine_row_bytes(w);
+	size_t drow = eg_bench_dispatch_row_bytes(w);
+	size_t crow = eg_bench_combine_row_bytes(w);
 
 	if (s != rank) {
 		if (s / rpn != rank / rpn)
@@ -58,9 +58,9 @@ static void eg__rank_share(const eg_workload_t *w, uint32_t s, uint32_t rank,
 	}
 }
 
-int eg_perf_rank_bytes_rule(const eg_workload_t *w, eg_rows_rule_t rule,
-			    uint32_t rank, uint32_t ranks_per_node,
-			    eg_perf_bytes_t *b)
+int eg_bench_rank_bytes_rule(const eg_workload_t *w, eg_rows_rule_t rule,
+			     uint32_t rank, uint32_t ranks_per_node,
+			     eg_bench_bytes_t *b)
 {
 	uint32_t W = w->world, K = w->topk, Tmax = 0;
 	uint64_t *rows = NULL;
@@ -92,7 +92,7 @@ int eg_perf_rank_bytes_rule(const eg_workload_t *w, eg_rows_rule_t rule,
 		 * (a layout of every token to every rank needs none) */
 		if (rule != EG_ROWS_ALL_RANKS)
 			eg_gen_routing_host(&g, s, T, idx, wt);
-		if ((rc = eg_perf_count_rows(w, rule, T, idx, rows)) < 0)
+		if ((rc = eg_bench_count_rows(w, rule, T, idx, rows)) < 0)
 			goto out;
 		eg__rank_share(w, s, rank, ranks_per_node, rows, b);
 	}
@@ -105,14 +105,14 @@ out:
 	return rc;
 }
 
-int eg_perf_rank_bytes(const eg_workload_t *w, const char *arm, uint32_t rank,
-		       uint32_t ranks_per_node, eg_perf_bytes_t *b)
+int eg_bench_rank_bytes(const eg_workload_t *w, const char *arm, uint32_t rank,
+			uint32_t ranks_per_node, eg_bench_bytes_t *b)
 {
-	return eg_perf_rank_bytes_rule(w, eg_engine_rows_by_name(arm), rank,
-				       ranks_per_node, b);
+	return eg_bench_rank_bytes_rule(w, eg_engine_rows_by_name(arm), rank,
+					ranks_per_node, b);
 }
 
-void eg_perf_raw_fini(eg_perf_raw_t *r)
+void eg_bench_model_fini(eg_bench_model_t *r)
 {
 	if (!r)
 		return;
@@ -124,12 +124,12 @@ void eg_perf_raw_fini(eg_perf_raw_t *r)
 
 /* ---- compute ---------------------------------------------------------- */
 
-static int eg__add(eg_perf_calc_t *c, const char *name, double *samples,
+static int eg__add(eg_bench_calc_t *c, const char *name, double *samples,
 		   size_t n, double summary_median, size_t summary_n)
 {
 	eg_metric_t *m;
 
-	if (c->n >= EG_PERF_METRICS_MAX) {
+	if (c->n >= EG_BENCH_METRICS_MAX) {
 		free(samples);
 		return EG_ERANGE;
 	}
@@ -161,7 +161,7 @@ static double *eg__copy(const double *x, size_t n)
 	return y;
 }
 
-void eg_perf_calc_fini(eg_perf_calc_t *c)
+void eg_bench_calc_fini(eg_bench_calc_t *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		free(c->m[i].name);
@@ -172,7 +172,7 @@ void eg_perf_calc_fini(eg_perf_calc_t *c)
 
 /* The model line: which of the two predictions the measured communication
  * time is closer to, on a log scale. */
-static void eg__model(eg_perf_calc_t *c, double comm_us, double bw_us,
+static void eg__model(eg_bench_calc_t *c, double comm_us, double bw_us,
 		      double issue_us)
 {
 	double dbw = isfinite(bw_us) && bw_us > 0 ? fabs(log(comm_us / bw_us))
@@ -187,7 +187,7 @@ static void eg__model(eg_perf_calc_t *c, double comm_us, double bw_us,
 }
 
 /* Hands *x to a new metric (eg__add owns it from then on). */
-static int eg__give(eg_perf_calc_t *c, const char *name, double **x, size_t n)
+static int eg__give(eg_bench_calc_t *c, const char *name, double **x, size_t n)
 {
 	double *p = *x;
 
@@ -202,7 +202,7 @@ typedef struct eg__agg {
 	double wire_max;	  /* busiest rank's dispatch wire bytes */
 } eg__agg_t;
 
-static void eg__aggregate(const eg_perf_calc_in_t *in, eg__agg_t *a)
+static void eg__aggregate(const eg_bench_calc_in_t *in, eg__agg_t *a)
 {
 	uint32_t W = in->world;
 
@@ -245,7 +245,7 @@ static void eg__per_step(double *out, const double *us, unsigned n,
 		out[i] = amount / (fmax(us[i], 1e-3) * 1e-6) * scale;
 }
 
-static int eg__steps(const eg_perf_calc_in_t *in, const eg__agg_t *a,
+static int eg__steps(const eg_bench_calc_in_t *in, const eg__agg_t *a,
 		     eg__steps_t *t)
 {
 	unsigned n = in->n;
@@ -284,12 +284,12 @@ static int eg__steps(const eg_perf_calc_in_t *in, const eg__agg_t *a,
 
 /* The raw numbers behind the model: samples per raw call when measured
  * in this job, else the profile's values. */
-static int eg__raw_metrics(eg_perf_calc_t *out, const eg_perf_raw_t *raw)
+static int eg__raw_metrics(eg_bench_calc_t *out, const eg_bench_model_t *raw)
 {
 	double *g, *r, *x;
 	int rc;
 
-	if (raw->src != EG_PERF_RAW_MEASURED || !raw->n) {
+	if (raw->src != EG_BENCH_MODEL_MEASURED || !raw->n) {
 		if ((rc = eg__add(out, "raw_gbps", NULL, 0, raw->bw_gbps, 1)))
 			return rc;
 		return eg__add(out, "raw_post_rate", NULL, 0, raw->post_rate,
@@ -314,7 +314,7 @@ static int eg__raw_metrics(eg_perf_calc_t *out, const eg_perf_raw_t *raw)
 }
 
 /* The model line: both predictions, how much they explain, the label. */
-static int eg__model_metrics(eg_perf_calc_t *out, const eg_perf_raw_t *raw,
+static int eg__model_metrics(eg_bench_calc_t *out, const eg_bench_model_t *raw,
 			     const eg__agg_t *a, double comm_med)
 {
 	double bw_us = a->sent_max / (raw->bw_gbps * 1e9) * 1e6;
@@ -334,9 +334,9 @@ static int eg__model_metrics(eg_perf_calc_t *out, const eg_perf_raw_t *raw,
 
 /* The engine's phases: phase_NAME_us, the mean over ranks of each rank's
  * mean per step (ranks that report the phase). */
-static int eg__phase_metrics(eg_perf_calc_t *out, const eg_perf_calc_in_t *in)
+static int eg__phase_metrics(eg_bench_calc_t *out, const eg_bench_calc_in_t *in)
 {
-	const eg_perf_rank_report_t *r0 = &in->rep[0];
+	const eg_bench_rank_report_t *r0 = &in->rep[0];
 	char name[48];
 	int rc = EG_OK;
 
@@ -358,7 +358,7 @@ static int eg__phase_metrics(eg_perf_calc_t *out, const eg_perf_calc_in_t *in)
 	return rc;
 }
 
-int eg_perf_compute(const eg_perf_calc_in_t *in, eg_perf_calc_t *out)
+int eg_bench_compute(const eg_bench_calc_in_t *in, eg_bench_calc_t *out)
 {
 	unsigned n = in->n;
 	eg__agg_t a;
@@ -388,20 +388,20 @@ int eg_perf_compute(const eg_perf_calc_in_t *in, eg_perf_calc_t *out)
 	      (rc = eg__give(out, "wire_gbps", &t.wire, n)))) ||
 	    (rc = eg__phase_metrics(out, in)))
 		goto fail;
-	if (in->raw && in->raw->src != EG_PERF_RAW_NONE &&
+	if (in->raw && in->raw->src != EG_BENCH_MODEL_NONE &&
 	    (rc = eg__model_metrics(out, in->raw, &a, comm_med)))
 		goto fail;
 	eg__steps_free(&t);
 	return EG_OK;
 fail:
 	eg__steps_free(&t);
-	eg_perf_calc_fini(out);
+	eg_bench_calc_fini(out);
 	return rc;
 }
 
 /* ---- busy work ---------------------------------------------------------- */
 
-void eg_perf_spin(uint64_t iterations)
+void eg_bench_spin(uint64_t iterations)
 {
 	volatile uint64_t x = 0;
 
@@ -409,7 +409,7 @@ void eg_perf_spin(uint64_t iterations)
 		x = x + i;
 }
 
-uint64_t eg_perf_spin_calibrate(double us)
+uint64_t eg_bench_spin_calibrate(double us)
 {
 	const uint64_t probe = 200000;
 	double best = INFINITY;
@@ -418,7 +418,7 @@ uint64_t eg_perf_spin_calibrate(double us)
 	for (int k = 0; k < 7; k++) {
 		double t0 = eg_now();
 
-		eg_perf_spin(probe);
+		eg_bench_spin(probe);
 		best = fmin(best, eg_now() - t0);
 	}
 	if (!(best > 0))

@@ -52,7 +52,7 @@ void eg_profile_free(eg_profile_t *p)
 }
 
 /* "sweep/arm/axis=value,..." for the swept axes of point pt. */
-static void eg__point_id(const eg_sweep_t *s, eg_perf_point_t *pt)
+static void eg__point_id(const eg_sweep_t *s, eg_bench_point_t *pt)
 {
 	char id[sizeof(pt->id)];
 	int n = snprintf(id, sizeof(id), "%s/%s/", s->name, pt->arm);
@@ -73,8 +73,8 @@ static void eg__point_id(const eg_sweep_t *s, eg_perf_point_t *pt)
 	memcpy(pt->id, id, sizeof(id));
 }
 
-int eg_perf_point_workload(const eg_profile_t *p, const eg_perf_point_t *pt,
-			   eg_workload_t *w, char *err, size_t errlen)
+int eg_bench_point_workload(const eg_profile_t *p, const eg_bench_point_t *pt,
+			    eg_workload_t *w, char *err, size_t errlen)
 {
 	char werr[EG_ERRMSG_MAX], num[16];
 	static const struct {
@@ -122,11 +122,11 @@ int eg_perf_point_workload(const eg_profile_t *p, const eg_perf_point_t *pt,
 	return 0;
 }
 
-int eg_profile_points(const eg_profile_t *p, eg_perf_point_t **pts, size_t *n,
+int eg_profile_points(const eg_profile_t *p, eg_bench_point_t **pts, size_t *n,
 		      char *err, size_t errlen)
 {
 	size_t cap = 0, cnt = 0;
-	eg_perf_point_t *out = NULL;
+	eg_bench_point_t *out = NULL;
 
 	*pts = NULL;
 	*n = 0;
@@ -147,12 +147,12 @@ int eg_profile_points(const eg_profile_t *p, eg_perf_point_t **pts, size_t *n,
 		}
 		for (size_t ai = 0; ai < s->n_arms; ai++)
 			for (size_t c = 0; c < combos; c++) {
-				eg_perf_point_t *pt;
+				eg_bench_point_t *pt;
 				size_t rest = c;
 
 				if (cnt == cap) {
 					size_t nc = cap ? 2 * cap : 32;
-					eg_perf_point_t *t =
+					eg_bench_point_t *t =
 					    realloc(out, nc * sizeof(*out));
 
 					if (!t) {

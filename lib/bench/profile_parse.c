@@ -524,7 +524,7 @@ static int eg__top(eg_yaml_t *y, const yaml_node_t *root, eg_profile_t *pf)
  * nodes, and every id unique. */
 static int eg__check_points(eg_yaml_t *y, const eg_profile_t *pf)
 {
-	eg_perf_point_t *pts;
+	eg_bench_point_t *pts;
 	size_t n;
 	char e[512];
 	int rc = eg_profile_points(pf, &pts, &n, y->err, y->errlen);
@@ -533,7 +533,8 @@ static int eg__check_points(eg_yaml_t *y, const eg_profile_t *pf)
 		const eg_sweep_t *s = &pf->sweeps[pts[i].sweep];
 		eg_workload_t w;
 
-		if (eg_perf_point_workload(pf, &pts[i], &w, e, sizeof(e)) < 0) {
+		if (eg_bench_point_workload(pf, &pts[i], &w, e, sizeof(e)) <
+		    0) {
 			rc = eg_yaml_err_at(y, s->line,
 					    "sweep \"%s\": point %s: %s",
 					    s->name, pts[i].id, e);

@@ -151,9 +151,10 @@ static int eg__rphase(const eg_world_t *w, eg_boot_t *b, const char *provider,
 	return EG_OK;
 }
 
-int eg_perf_fabric_raw(const eg_world_t *w, eg_boot_t *b, const char *provider,
-		       uint32_t num_comms, const eg_profile_t *pf,
-		       eg_perf_raw_t *out, char *err, size_t errlen)
+int eg_bench_model_fabric(const eg_world_t *w, eg_boot_t *b,
+			  const char *provider, uint32_t num_comms,
+			  const eg_profile_t *pf, eg_bench_model_t *out,
+			  char *err, size_t errlen)
 {
 	unsigned n = pf->raw_iters;
 	eg__rphase_t mr = {0}, bw = {0};
@@ -197,7 +198,7 @@ int eg_perf_fabric_raw(const eg_world_t *w, eg_boot_t *b, const char *provider,
 					  bw.t[i] / 1e9;
 	}
 	out->n = n;
-	out->src = EG_PERF_RAW_MEASURED;
+	out->src = EG_BENCH_MODEL_MEASURED;
 	out->bw_gbps = eg_stats_median(out->gbps, n);
 	out->post_rate = eg_stats_median(out->rate, n);
 	snprintf(out->provider, sizeof(out->provider), "%s", bw.provider);
@@ -207,13 +208,14 @@ int eg_perf_fabric_raw(const eg_world_t *w, eg_boot_t *b, const char *provider,
 fail:
 	free(mr.t);
 	free(bw.t);
-	eg_perf_raw_fini(out);
+	eg_bench_model_fini(out);
 	return rc;
 }
 #else
-int eg_perf_fabric_raw(const eg_world_t *w, eg_boot_t *b, const char *provider,
-		       uint32_t num_comms, const eg_profile_t *pf,
-		       eg_perf_raw_t *out, char *err, size_t errlen)
+int eg_bench_model_fabric(const eg_world_t *w, eg_boot_t *b,
+			  const char *provider, uint32_t num_comms,
+			  const eg_profile_t *pf, eg_bench_model_t *out,
+			  char *err, size_t errlen)
 {
 	(void)w;
 	(void)b;

@@ -58,7 +58,7 @@ static void eg__print(const eg_bench_engine_opts_t *o, const eg_world_t *world,
 
 /* The point: this workload, as the profile axes would say it. */
 static void eg__point(const eg_bench_engine_opts_t *o, const eg_world_t *world,
-		      const eg_workload_t *w, eg_perf_point_t *pt)
+		      const eg_workload_t *w, eg_bench_point_t *pt)
 {
 	memset(pt, 0, sizeof(*pt));
 	snprintf(pt->id, sizeof(pt->id), "bench/%s", o->engine);
@@ -162,18 +162,18 @@ static int eg__measure(const eg_bench_engine_opts_t *o,
 		       const eg_world_t *world, eg_boot_t *b,
 		       const eg_workload_t *w, eg_point_t *out)
 {
-	eg_perf_point_t pt;
-	eg_perf_ctx_t c = {.world = world,
-			   .boot = b,
-			   .backend = be,
-			   .provider = o->provider,
-			   .timeout_s = o->timeout_s,
-			   .device = o->device};
+	eg_bench_point_t pt;
+	eg_bench_ctx_t c = {.world = world,
+			    .boot = b,
+			    .backend = be,
+			    .provider = o->provider,
+			    .timeout_s = o->timeout_s,
+			    .device = o->device};
 	char err[1024];
 	int rc;
 
 	eg__point(o, world, w, &pt);
-	rc = eg_perf_measure(&c, &pt, w, NULL, out, err, sizeof(err));
+	rc = eg_bench_measure(&c, &pt, w, NULL, out, err, sizeof(err));
 	if (rc == EG_EMISMATCH) {
 		fprintf(stderr,
 			EG__PROG ": rank %u: the engine's result is wrong; not "

@@ -8,7 +8,7 @@
 
 #include "epgate/bench_driver.h"
 #include "epgate/error.h"
-#include "lib/suite/perf.h"
+#include "lib/suite/sweep.h"
 #include "lib/suite/suite.h"
 
 /* iters bare runs of the loop, appended to t (us). */
@@ -17,17 +17,17 @@ static void eg__bare(uint64_t loops, unsigned iters, double *t)
 	for (unsigned i = 0; i < iters; i++) {
 		double t0 = eg_now();
 
-		eg_perf_spin(loops);
+		eg_bench_spin(loops);
 		t[i] = (eg_now() - t0) * 1e6;
 	}
 }
 
 /* One point of the null backend through the driver; rank 0 gets its
  * step_us samples appended to t. */
-static int eg__null_point(const eg_perf_ctx_t *c, const char *arm,
+static int eg__null_point(const eg_bench_ctx_t *c, const char *arm,
 			  unsigned iters, double *t, double *wall_us)
 {
-	eg_perf_point_t pt = {0};
+	eg_bench_point_t pt = {0};
 	eg_workload_t w;
 	eg_point_t out;
 	char err[512], ws[16];
@@ -46,7 +46,7 @@ static int eg__null_point(const eg_perf_ctx_t *c, const char *arm,
 	pt.v[EG_AXIS_NODES].num = c->world->nodes;
 	pt.v[EG_AXIS_NUM_COMMS].num = 1;
 	t0 = eg_now();
-	rc = eg_perf_measure(c, &pt, &w, NULL, &out, err, sizeof(err));
+	rc = eg_bench_measure(c, &pt, &w, NULL, &out, err, sizeof(err));
 	*wall_us += (eg_now() - t0) * 1e6;
 	eg_workload_fini(&w);
 	if (rc < 0) {
@@ -67,7 +67,7 @@ static int eg__null_point(const eg_perf_ctx_t *c, const char *arm,
  * three alike. */
 #define EG__ROUNDS 4
 
-int eg_perf_overhead(unsigned iters, unsigned op_us)
+int eg_bench_overhead(unsigned iters, unsigned op_us)
 {
 	eg_world_t w;
 	eg_boot_t *b = NULL;
@@ -91,13 +91,13 @@ int eg_perf_overhead(unsigned iters, unsigned op_us)
 			b ? eg_boot_error(b) : eg_strerror(rc));
 		goto out;
 	}
-	eg_perf_ctx_t c = {.world = &w,
-			   .boot = b,
-			   .backend = &eg_bench_backend_null,
-			   .timeout_s = 60,
-			   .device = -1};
+	eg_bench_ctx_t c = {.world = &w,
+			    .boot = b,
+			    .backend = &eg_bench_backend_null,
+			    .timeout_s = 60,
+			    .device = -1};
 	/* the same loop count everywhere (calibrated on rank 0) */
-	uint64_t loops = eg_perf_spin_calibrate(op_us);
+	uint64_t loops = eg_bench_spin_calibrate(op_us);
 
 	if (eg_boot_bcast(b, &loops, sizeof(loops), 0, 60) < 0)
 		goto out;

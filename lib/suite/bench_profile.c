@@ -7,13 +7,13 @@
 #include "epgate/bench_driver.h"
 #include "epgate/error.h"
 #include "epgate/report.h"
-#include "lib/suite/perf.h"
+#include "lib/suite/sweep.h"
 #include "lib/suite/suite.h"
 
 #define EG__PROG "epgate bench"
 
 /* The distinct (world, nodes) jobs, in the order the points name them. */
-static void eg__jobs(const eg_profile_t *p, const eg_perf_point_t *pts,
+static void eg__jobs(const eg_profile_t *p, const eg_bench_point_t *pts,
 		     size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -27,20 +27,20 @@ static void eg__jobs(const eg_profile_t *p, const eg_perf_point_t *pts,
 		if (seen)
 			continue;
 		printf("  job   world %u nodes %u: srun -N %u -n %u epgate "
-		       "perf-rank --profile %s --results "
-		       "perf-%s.w%u.n%u.json\n",
+		       "bench-rank --profile %s --results "
+		       "bench-%s.w%u.n%u.json\n",
 		       W, N, N, W, p->name, p->name, W, N);
 	}
 }
 
-int eg_perf_list(const char *name)
+int eg_bench_list(const char *name)
 {
 	char path[4096], err[EG_PROFILE_ERR_MAX];
 	eg_profile_t p;
-	eg_perf_point_t *pts;
+	eg_bench_point_t *pts;
 	size_t n;
 
-	if (eg_perf_find_profile(name, path, sizeof(path)) < 0) {
+	if (eg_bench_find_profile(name, path, sizeof(path)) < 0) {
 		fprintf(stderr, EG__PROG ": no profile \"%s\"\n", name);
 		return EG_EXIT_HARD;
 	}
@@ -66,17 +66,17 @@ int eg_perf_list(const char *name)
 	return EG_EXIT_PASS;
 }
 
-int eg_perf_bench_profile(const char *name, const char *reports,
-			  const eg_perf_run_opts_t *o)
+int eg_bench_profile_new_run(const char *name, const char *reports,
+			     const eg_bench_run_opts_t *o)
 {
-	eg_perf_totals_t tot;
+	eg_bench_totals_t tot;
 	char run[4096];
 	const char *procid = getenv("SLURM_PROCID");
 	int rc;
 
 	/* under srun only rank 0 writes: the others make no folder */
 	if (getenv("SLURM_JOB_ID") && procid && strcmp(procid, "0"))
-		return eg_perf_run_profile(name, reports, o, &tot);
+		return eg_bench_run_profile(name, reports, o, &tot);
 	rc = eg_run_dir_create(reports, run, sizeof(run));
 	if (rc < 0) {
 		fprintf(stderr, EG__PROG ": --reports %s: %s\n", reports,
@@ -84,5 +84,5 @@ int eg_perf_bench_profile(const char *name, const char *reports,
 		return EG_EXIT_HARD;
 	}
 	printf("epgate bench: run folder %s\n", run);
-	return eg_perf_run_profile(name, run, o, &tot);
+	return eg_bench_run_profile(name, run, o, &tot);
 }

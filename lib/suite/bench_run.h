@@ -25,7 +25,7 @@ int eg_bench_raw(const eg_bench_raw_opts_t *o);
 
 /* `bench engine`: one point of a multi-process engine, built from the
  * options and measured by the driver exactly as a profile point
- * (lib/bench/driver.c, eg_perf_measure) over the fabric or the nccl
+ * (lib/bench/driver.c, eg_bench_measure) over the fabric or the nccl
  * backend; rank 0 prints every metric (docs/metrics.md). With
  * vs_alltoall (nccl), then NCCL's alltoall of the same bytes per rank
  * through lib/bench/nccl_raw.c, and both side by side with the engine's

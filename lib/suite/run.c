@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "lib/suite/perf.h"
+#include "lib/suite/sweep.h"
 #include "epgate/file.h"
 #include "lib/suite/suite.h"
 
@@ -110,17 +110,17 @@ static int eg__l2(const eg_run_opts_t *o, char *run, eg__suite_out_t *s)
 }
 
 /* performance: the local profile's sweeps and its gates */
-static int eg__perf(const eg_run_opts_t *o, const char *run)
+static int eg__bench(const eg_run_opts_t *o, const char *run)
 {
-	eg_perf_run_opts_t po = {
+	eg_bench_run_opts_t po = {
 	    .apply_gates = 1, .progress = -1, .verbose = o->verbose};
-	eg_perf_totals_t pt;
+	eg_bench_totals_t pt;
 	int rc;
 
-	printf("  perf  profile local: sweeps, then gates/local.gate ...\n");
+	printf("  bench profile local: sweeps, then gates/local.gate ...\n");
 	fflush(stdout);
-	rc = eg_perf_run_profile("local", run, &po, &pt);
-	printf("  perf  %u of %u points measured, %u failed; gates exit %d; "
+	rc = eg_bench_run_profile("local", run, &po, &pt);
+	printf("  bench %u of %u points measured, %u failed; gates exit %d; "
 	       "results %s\n",
 	       pt.measured, pt.points, pt.failed, pt.gate_exit, pt.results);
 	return rc;
@@ -146,7 +146,7 @@ int eg_run_local(const eg_run_opts_t *o)
 	rc = eg__worse(rc, eg__l2(o, run, &l2));
 	if (eg__summary(summary, run, o->engine, &l1, &l2, rc) < 0)
 		rc = EG_EXIT_HARD;
-	rc = eg__worse(rc, eg__perf(o, run));
+	rc = eg__worse(rc, eg__bench(o, run));
 	printf("reports:\n  %s\n  %s\n  %s\n  %s\n  %s\n", l1.tap, l1.junit,
 	       l2.tap, l2.junit, summary);
 	printf("%u passed, %u failed\n", l1.t.passed + l2.t.passed,

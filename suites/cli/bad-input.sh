@@ -50,7 +50,7 @@ expect_bad "--provider" l2-gpu-rank --provider tcp
 expect_bad "--iters" l2-rank --iters 0
 
 # --help on every command: exit 0 and a usage line.
-for cmd in "" check run launch bench gate l2-rank l2-gpu-rank perf-rank version; do
+for cmd in "" check run launch bench gate l2-rank l2-gpu-rank bench-rank version; do
 	if "$EG_EPGATE" $cmd --help >"$EG_TMP/out" 2>&1 &&
 		grep -q "^usage: epgate" "$EG_TMP/out"; then
 		eg_ok "epgate $cmd --help"

@@ -173,7 +173,7 @@ rp=$?
 	--hidden 64 --experts 8 --topk 2 --iters 5 --warmup 1 \
 	>"$EG_TMP/e.out" 2>&1
 re=$?
-R=$(ls "$EG_TMP"/runs/*/perf-one.json 2>/dev/null | head -n 1)
+R=$(ls "$EG_TMP"/runs/*/bench-one.json 2>/dev/null | head -n 1)
 # value NAME: the profile point's median (%.4g) and the engine's printed one
 pval() {
 	sed -n "s/.*\"$1\": {\"median\": \([0-9.e+-]*\).*/\1/p" "$R" |

@@ -15,7 +15,7 @@ awk '/eg__cmds\[\] = \{/ { on = 1; next }
 	i = e; sub(/\},[ \t]*$/, "", i); sub(/.*,[ \t]*/, "", i)
 	print n, i; e = "" }' "$EG_SRCDIR/src/main.c" >"$EG_TMP/table"
 ncmd=$(wc -l <"$EG_TMP/table")
-if [ "$ncmd" -ge 10 ] && grep -q '^perf-rank 1$' "$EG_TMP/table" &&
+if [ "$ncmd" -ge 10 ] && grep -q '^bench-rank 1$' "$EG_TMP/table" &&
 	grep -q '^bench 0$' "$EG_TMP/table"; then
 	eg_ok "src/main.c's table has $ncmd commands"
 else

@@ -58,7 +58,7 @@ START_TEST(every_shipped_profile)
 	ck_assert_uint_ge(n, 5);
 	for (size_t i = 0; i < n; i++) {
 		eg_profile_t p;
-		eg_perf_point_t *pts;
+		eg_bench_point_t *pts;
 		size_t np;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
@@ -76,8 +76,8 @@ START_TEST(every_shipped_profile)
 			eg_workload_t w;
 
 			ck_assert_msg(
-			    eg_perf_point_workload(&p, &pts[k], &w, err,
-						   sizeof(err)) == EG_OK,
+			    eg_bench_point_workload(&p, &pts[k], &w, err,
+						    sizeof(err)) == EG_OK,
 			    "%s: %s", pts[k].id, err);
 			ck_assert_uint_eq(w.world, pts[k].v[EG_AXIS_WORLD].num);
 			eg_workload_fini(&w);
@@ -163,7 +163,7 @@ START_TEST(points_and_fields)
 {
 	char err[EG_PROFILE_ERR_MAX];
 	eg_profile_t p;
-	eg_perf_point_t *pts;
+	eg_bench_point_t *pts;
 	size_t n;
 
 	ck_assert_msg(parse(good, &p, err, sizeof(err)) == EG_OK, "%s", err);
@@ -206,7 +206,7 @@ START_TEST(points_and_fields)
 	/* the workload of a point */
 	eg_workload_t w;
 	ck_assert_int_eq(
-	    eg_perf_point_workload(&p, &pts[12], &w, err, sizeof(err)), EG_OK);
+	    eg_bench_point_workload(&p, &pts[12], &w, err, sizeof(err)), EG_OK);
 	ck_assert_uint_eq(w.world, 2);
 	ck_assert_uint_eq(w.tokens, 8);
 	ck_assert_uint_eq(w.experts, 16);
@@ -216,7 +216,7 @@ START_TEST(points_and_fields)
 	ck_assert_str_eq(w.name, "zip");
 	eg_workload_fini(&w);
 	ck_assert_int_eq(
-	    eg_perf_point_workload(&p, &pts[13], &w, err, sizeof(err)), EG_OK);
+	    eg_bench_point_workload(&p, &pts[13], &w, err, sizeof(err)), EG_OK);
 	ck_assert_int_eq(w.routing, EG_ROUTING_ZIPF);
 	ck_assert_double_eq(w.zipf_s, 1.5);
 	eg_workload_fini(&w);

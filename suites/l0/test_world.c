@@ -627,7 +627,7 @@ END_TEST
 
 /* The job helper's own path: this program, absolute, read once.  (Its
  * jobs run `<self> launch`, so they are exercised by the epgate command:
- * suites/l2/l2.sh and suites/perf/local.sh.) */
+ * suites/l2/l2.sh and suites/bench/local.sh.) */
 START_TEST(test_self_exe)
 {
 	const char *a = eg_self_exe(), *b = eg_self_exe();

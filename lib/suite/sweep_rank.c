@@ -1,4 +1,4 @@
-/* epgate perf-rank: one rank of a sweep job.  Every rank of the job
+/* epgate bench-rank: one rank of a sweep job.  Every rank of the job
  * (under `epgate launch`, or srun under Slurm) parses the same profile,
  * keeps the points whose world and node count are this job's (and, with
  * --sweep, of that sweep), and measures them in order through the driver
@@ -17,12 +17,12 @@
 #include "epgate/bench_driver.h"
 #include "epgate/error.h"
 #include "lib/suite/suite.h"
-#include "lib/suite/perf.h"
+#include "lib/suite/sweep.h"
 
-#define EG__PROG "epgate perf-rank"
+#define EG__PROG "epgate bench-rank"
 
 /* Points of this job: same world and nodes, and a chosen sweep. */
-static int eg__mine(const eg_perf_rank_opts_t *o, const eg_perf_point_t *pt,
+static int eg__mine(const eg_bench_rank_opts_t *o, const eg_bench_point_t *pt,
 		    const eg_world_t *w)
 {
 	int ok = !o->n_sweeps;
@@ -116,25 +116,25 @@ fail:
 
 /* The raw numbers behind the model for K comms: the profile's, or a raw
  * phase measured once per K in this job. */
-static const eg_perf_raw_t *eg__raw_for(eg_perf_raw_t *cache,
-					const eg_profile_t *p,
-					const eg_world_t *w, eg_boot_t *b,
-					uint32_t K)
+static const eg_bench_model_t *eg__raw_for(eg_bench_model_t *cache,
+					   const eg_profile_t *p,
+					   const eg_world_t *w, eg_boot_t *b,
+					   uint32_t K)
 {
-	eg_perf_raw_t *r = &cache[K];
+	eg_bench_model_t *r = &cache[K];
 	char err[512];
 
-	if (r->src != EG_PERF_RAW_NONE || r->n == (size_t)-1)
+	if (r->src != EG_BENCH_MODEL_NONE || r->n == (size_t)-1)
 		return r;
 	if (p->model_bw_gbps > 0) {
-		r->src = EG_PERF_RAW_PROFILE;
+		r->src = EG_BENCH_MODEL_PROFILE;
 		r->bw_gbps = p->model_bw_gbps;
 		r->post_rate = p->model_post_rate;
 		return r;
 	}
 	if (strcmp(p->transport, "fabric") || w->size < 2 ||
-	    eg_perf_fabric_raw(w, b, p->provider, K, p, r, err, sizeof(err)) <
-		0) {
+	    eg_bench_model_fabric(w, b, p->provider, K, p, r, err,
+				  sizeof(err)) < 0) {
 		if (!strcmp(p->transport, "fabric") && w->size >= 2 && !w->rank)
 			fprintf(stderr, EG__PROG ": %s; no model line\n", err);
 		memset(r, 0, sizeof(*r));
@@ -142,7 +142,7 @@ static const eg_perf_raw_t *eg__raw_for(eg_perf_raw_t *cache,
 		return r;
 	}
 	if (!w->rank)
-		printf("perf: raw phase, %u comm(s), %s: %.3g GB/s per rank, "
+		printf("bench: raw phase, %u comm(s), %s: %.3g GB/s per rank, "
 		       "%.0f ops/s per endpoint\n",
 		       K, r->provider, r->bw_gbps, r->post_rate);
 	return r;
@@ -160,15 +160,15 @@ static double eg__med(const eg_point_t *p, const char *name)
 
 /* One job's state on this rank. */
 typedef struct eg__rank {
-	const eg_perf_rank_opts_t *o;
+	const eg_bench_rank_opts_t *o;
 	eg_world_t w;
 	eg_boot_t *b;
 	eg_profile_t p;
 	const eg_bench_backend_ops_t *be;
-	eg_perf_point_t *pts;
+	eg_bench_point_t *pts;
 	size_t n, mine, done;
 	unsigned failed;
-	eg_perf_raw_t raw[EG_COMMS_MAX + 1];
+	eg_bench_model_t raw[EG_COMMS_MAX + 1];
 	eg__sink_t sink;
 } eg__rank_t;
 
@@ -182,7 +182,7 @@ static int eg__sink_open(eg__rank_t *r)
 	int rc = EG_OK;
 
 	if (!r->w.rank && r->o->results) {
-		json_t *ctx = eg_perf_context(&r->p, hosts);
+		json_t *ctx = eg_bench_context(&r->p, hosts);
 
 		rc = ctx ? eg_results_create(&r->sink.wr, r->o->results, 0, ctx,
 					     err, sizeof(err))
@@ -246,7 +246,7 @@ static int eg__rank_open(eg__rank_t *r)
 }
 
 /* A point that failed verification: not measured, the job goes on. */
-static void eg__point_wrong(eg__rank_t *r, const eg_perf_point_t *pt,
+static void eg__point_wrong(eg__rank_t *r, const eg_bench_point_t *pt,
 			    const char *err)
 {
 	r->failed++;
@@ -254,19 +254,19 @@ static void eg__point_wrong(eg__rank_t *r, const eg_perf_point_t *pt,
 		return;
 	fprintf(stderr, EG__PROG ": %s: %s\n", pt->id, err);
 	eg__sink_failed(&r->sink, pt->id, err);
-	printf("perf: point %zu/%zu %s: FAILED verification\n", r->done,
+	printf("bench: point %zu/%zu %s: FAILED verification\n", r->done,
 	       r->mine, pt->id);
 	fflush(stdout);
 }
 
 /* Rank 0: the measured point into the sink, and its line. */
-static int eg__point_done(eg__rank_t *r, const eg_perf_point_t *pt,
+static int eg__point_done(eg__rank_t *r, const eg_bench_point_t *pt,
 			  eg_point_t *out)
 {
 	const json_t *bd = json_object_get(out->evidence, "bound");
 	int rc = eg__sink_point(&r->sink, out);
 
-	printf("perf: point %zu/%zu %s: step %.1f us (dispatch %.1f, combine "
+	printf("bench: point %zu/%zu %s: step %.1f us (dispatch %.1f, combine "
 	       "%.1f), %.0f tok/s%s%s\n",
 	       r->done, r->mine, pt->id, eg__med(out, "step_us"),
 	       eg__med(out, "dispatch_us"), eg__med(out, "combine_us"),
@@ -279,8 +279,8 @@ static int eg__point_done(eg__rank_t *r, const eg_perf_point_t *pt,
 
 /* One point of this job. Returns EG_OK (measured, or wrong and counted)
  * or an error that ends the job. */
-static int eg__rank_point(eg__rank_t *r, const eg_perf_ctx_t *ctx,
-			  const eg_perf_point_t *pt)
+static int eg__rank_point(eg__rank_t *r, const eg_bench_ctx_t *ctx,
+			  const eg_bench_point_t *pt)
 {
 	char err[EG_PROFILE_ERR_MAX];
 	eg_workload_t wl;
@@ -288,13 +288,13 @@ static int eg__rank_point(eg__rank_t *r, const eg_perf_ctx_t *ctx,
 	int rc;
 
 	r->done++;
-	if (eg_perf_point_workload(&r->p, pt, &wl, err, sizeof(err)) < 0) {
+	if (eg_bench_point_workload(&r->p, pt, &wl, err, sizeof(err)) < 0) {
 		fprintf(stderr, EG__PROG ": %s: %s\n", pt->id, err);
 		return EG_EINVAL;
 	}
-	const eg_perf_raw_t *raw = eg__raw_for(r->raw, &r->p, &r->w, r->b,
-					       pt->v[EG_AXIS_NUM_COMMS].num);
-	rc = eg_perf_measure(ctx, pt, &wl, raw, &out, err, sizeof(err));
+	const eg_bench_model_t *raw = eg__raw_for(r->raw, &r->p, &r->w, r->b,
+						  pt->v[EG_AXIS_NUM_COMMS].num);
+	rc = eg_bench_measure(ctx, pt, &wl, raw, &out, err, sizeof(err));
 	eg_workload_fini(&wl);
 	if (rc == EG_EMISMATCH) {
 		eg__point_wrong(r, pt, err);
@@ -315,7 +315,7 @@ static void eg__rank_close(eg__rank_t *r, int ex)
 {
 	for (unsigned k = 0; k <= EG_COMMS_MAX; k++)
 		if (r->raw[k].n != (size_t)-1)
-			eg_perf_raw_fini(&r->raw[k]);
+			eg_bench_model_fini(&r->raw[k]);
 	if (r->b) {
 		/* nobody tears down while a peer may still be in a step */
 		if (ex != EG_EXIT_HARD)
@@ -330,7 +330,7 @@ static void eg__rank_close(eg__rank_t *r, int ex)
 	eg_profile_free(&r->p);
 }
 
-static int eg__rank_run(const eg_perf_rank_opts_t *o)
+static int eg__rank_run(const eg_bench_rank_opts_t *o)
 {
 	eg__rank_t r;
 	int ex;
@@ -339,15 +339,15 @@ static int eg__rank_run(const eg_perf_rank_opts_t *o)
 	r.o = o;
 	ex = eg__rank_open(&r);
 	if (ex == EG_EXIT_PASS) {
-		eg_perf_ctx_t ctx = {.world = &r.w,
-				     .boot = r.b,
-				     .backend = r.be,
-				     .provider = r.p.provider,
-				     .timeout_s = r.p.timeout_s,
-				     .device = -1};
+		eg_bench_ctx_t ctx = {.world = &r.w,
+				      .boot = r.b,
+				      .backend = r.be,
+				      .provider = r.p.provider,
+				      .timeout_s = r.p.timeout_s,
+				      .device = -1};
 
 		if (!r.w.rank)
-			printf("perf: profile %s, %zu point(s) on %u rank(s), "
+			printf("bench: profile %s, %zu point(s) on %u rank(s), "
 			       "%u node(s), transport %s\n",
 			       r.p.name, r.mine, r.w.size, r.w.nodes,
 			       r.p.transport);
@@ -363,9 +363,9 @@ static int eg__rank_run(const eg_perf_rank_opts_t *o)
 	return ex;
 }
 
-int eg_perf_rank_run(const eg_perf_rank_opts_t *o)
+int eg_bench_rank_run(const eg_bench_rank_opts_t *o)
 {
-	eg_perf_rank_opts_t c = *o;
+	eg_bench_rank_opts_t c = *o;
 	char path[4096];
 
 	if (!o->profile || !o->results == !o->spool) {
@@ -374,7 +374,7 @@ int eg_perf_rank_run(const eg_perf_rank_opts_t *o)
 		      stderr);
 		return EG_EXIT_HARD;
 	}
-	if (eg_perf_find_profile(o->profile, path, sizeof(path)) < 0) {
+	if (eg_bench_find_profile(o->profile, path, sizeof(path)) < 0) {
 		fprintf(stderr, EG__PROG ": no profile \"%s\"\n", o->profile);
 		return EG_EXIT_HARD;
 	}

@@ -4,7 +4,7 @@
  * about 0.3 s here and a point about as much, so one job per point would
  * double the run).  Rank 0 of each job spools each point as one JSON
  * line; the orchestrator reads the job's output line by line, and on
- * every "perf: point" line parses the new spool lines (once) and appends
+ * every "bench: point" line parses the new spool lines (once) and appends
  * the points to the results file (incremental and atomic, lib/results/),
  * so a crash keeps every point measured before it.  It keeps the points
  * it wrote: the table and the gates (lib/gate/run.c, in process) judge
@@ -28,11 +28,11 @@
 #include "epgate/gate.h"
 #include "epgate/job.h"
 #include "lib/suite/suite.h"
-#include "lib/suite/perf.h"
+#include "lib/suite/sweep.h"
 
 #define EG__PROG "epgate bench"
 
-int eg_perf_find_profile(const char *name, char *path, size_t len)
+int eg_bench_find_profile(const char *name, char *path, size_t len)
 {
 	char rel[512];
 	size_t n = strlen(name);
@@ -67,7 +67,7 @@ static void eg__build(char *out, size_t len)
 	pclose(f);
 }
 
-json_t *eg_perf_context(const eg_profile_t *p, json_t *hosts)
+json_t *eg_bench_context(const eg_profile_t *p, json_t *hosts)
 {
 	static const char *const prefixes[] = {"EPGATE_", "FI_", "NCCL_", "EP_",
 					       NULL};
@@ -145,10 +145,10 @@ typedef struct eg__run {
 	const eg_profile_t *p;
 	const char *path; /* the profile file */
 	const char *run_dir;
-	const eg_perf_run_opts_t *o;
+	const eg_bench_run_opts_t *o;
 	eg_results_writer_t *wr;
 	eg_results_t held; /* the points wr wrote: table and gates */
-	eg_perf_totals_t *tot;
+	eg_bench_totals_t *tot;
 	int tty;
 	double t0, t_sweep;
 	const char *sweep;
@@ -283,7 +283,7 @@ static void eg__on_line(const char *line, void *arg)
 
 	if (r->o->verbose)
 		fprintf(stderr, "%s%s", r->tty ? "\r\033[K" : "", line);
-	if (strstr(line, "perf: point "))
+	if (strstr(line, "bench: point "))
 		eg__ingest(r);
 }
 
@@ -307,8 +307,8 @@ static void eg__missing(eg__run_t *r, uint32_t W, uint32_t N, unsigned points,
  * launcher's exit status (or 99). */
 static int eg__job(eg__run_t *r, uint32_t W, uint32_t N, unsigned points)
 {
-	const char *args[] = {"perf-rank", "--profile", r->path,  "--sweep",
-			      r->sweep,	   "--spool",	r->spool, NULL};
+	const char *args[] = {"bench-rank", "--profile", r->path,  "--sweep",
+			      r->sweep,	    "--spool",	 r->spool, NULL};
 	eg_job_env_t *env = calloc(r->p->n_env + 1, sizeof(*env));
 	char env_t[32], log[4200], err[256];
 	/* the job's deadline backs up the per-step ones */
@@ -330,9 +330,9 @@ static int eg__job(eg__run_t *r, uint32_t W, uint32_t N, unsigned points)
 	for (size_t i = 0; i < r->p->n_env; i++)
 		env[i + 1] =
 		    (eg_job_env_t){r->p->env_keys[i], r->p->env_vals[i], 1};
-	snprintf(r->spool, sizeof(r->spool), "%s/perf-%s.w%u.n%u.spool",
+	snprintf(r->spool, sizeof(r->spool), "%s/bench-%s.w%u.n%u.spool",
 		 r->run_dir, r->sweep, W, N);
-	snprintf(log, sizeof(log), "%s/perf-%s.w%u.n%u.log", r->run_dir,
+	snprintf(log, sizeof(log), "%s/bench-%s.w%u.n%u.log", r->run_dir,
 		 r->sweep, W, N);
 	unlink(r->spool);
 	r->off = 0;
@@ -396,23 +396,23 @@ static int eg__gates(const eg__run_t *r)
 			r->p->name, r->p->gates);
 		return EG_EXIT_HARD;
 	}
-	snprintf(tap, sizeof(tap), "%s/perf-gates.tap", r->run_dir);
-	snprintf(junit, sizeof(junit), "%s/perf-gates.junit.xml", r->run_dir);
+	snprintf(tap, sizeof(tap), "%s/bench-gates.tap", r->run_dir);
+	snprintf(junit, sizeof(junit), "%s/bench-gates.junit.xml", r->run_dir);
 	printf("gates: %s\n", gates);
 	fflush(stdout);
 	return eg_gate_run(&go);
 }
 
 static int eg__slurm(const char *path, const eg_profile_t *p,
-		     const eg_perf_run_opts_t *o, const char *run_dir,
-		     eg_perf_totals_t *tot)
+		     const eg_bench_run_opts_t *o, const char *run_dir,
+		     eg_bench_totals_t *tot)
 {
-	eg_perf_rank_opts_t ro = {.profile = path, .results = tot->results};
+	eg_bench_rank_opts_t ro = {.profile = path, .results = tot->results};
 
 	if (!getenv("SLURM_PROCID") || !getenv("SLURM_STEP_ID")) {
 		fprintf(stderr,
 			EG__PROG ": under Slurm the ranks run the points: "
-				 "srun -N NODES -n WORLD epgate perf-rank "
+				 "srun -N NODES -n WORLD epgate bench-rank "
 				 "--profile %s --results FILE, once per "
 				 "(world, nodes) of `epgate bench list %s` "
 				 "(slurm/epgate.sbatch does it)\n",
@@ -423,17 +423,17 @@ static int eg__slurm(const char *path, const eg_profile_t *p,
 		snprintf(tot->results, sizeof(tot->results), "%s", o->results);
 	else
 		snprintf(tot->results, sizeof(tot->results),
-			 "%s/perf-%s.w%s.n%s.json", run_dir, p->name,
+			 "%s/bench-%s.w%s.n%s.json", run_dir, p->name,
 			 getenv("SLURM_NTASKS") ? getenv("SLURM_NTASKS") : "",
 			 getenv("SLURM_NNODES") ? getenv("SLURM_NNODES") : "");
-	return eg_perf_rank_run(&ro);
+	return eg_bench_rank_run(&ro);
 }
 
 /* Whether this host runs the profile's points: 99 (-1: yes), 77 or the
  * Slurm path's own exit code. */
 static int eg__where(const char *path, const eg_profile_t *p,
-		     const eg_perf_run_opts_t *o, const char *run_dir,
-		     eg_perf_totals_t *tot)
+		     const eg_bench_run_opts_t *o, const char *run_dir,
+		     eg_bench_totals_t *tot)
 {
 	if (getenv("SLURM_JOB_ID"))
 		return eg__slurm(path, p, o, run_dir, tot);
@@ -462,7 +462,7 @@ static int eg__where(const char *path, const eg_profile_t *p,
 static int eg__start(eg__run_t *r)
 {
 	char err[EG_RESULTS_ERR_MAX];
-	json_t *ctx = eg_perf_context(r->p, NULL);
+	json_t *ctx = eg_bench_context(r->p, NULL);
 	int rc = ctx ? eg_results_create(&r->wr, r->tot->results, 0, ctx, err,
 					 sizeof(err))
 		     : EG_ENOMEM;
@@ -479,7 +479,7 @@ static int eg__start(eg__run_t *r)
 
 /* One sweep: one job per (world, nodes), in the order the points first
  * name them.  Returns 1 when a job failed hard. */
-static int eg__sweep(eg__run_t *r, size_t s, const eg_perf_point_t *pts,
+static int eg__sweep(eg__run_t *r, size_t s, const eg_bench_point_t *pts,
 		     size_t n)
 {
 	uint32_t groups[256][2];
@@ -523,9 +523,9 @@ static int eg__sweep(eg__run_t *r, size_t s, const eg_perf_point_t *pts,
 }
 
 /* Every sweep, then the table and the gates; the exit code. */
-static int eg__run(eg__run_t *r, const eg_perf_point_t *pts, size_t n)
+static int eg__run(eg__run_t *r, const eg_bench_point_t *pts, size_t n)
 {
-	eg_perf_totals_t *tot = r->tot;
+	eg_bench_totals_t *tot = r->tot;
 	int hard = 0, ex;
 
 	printf("epgate bench: profile %s (%s), %zu point(s) in %zu sweep(s); "
@@ -554,13 +554,13 @@ static int eg__run(eg__run_t *r, const eg_perf_point_t *pts, size_t n)
 	return ex;
 }
 
-int eg_perf_run_profile(const char *profile, const char *run_dir,
-			const eg_perf_run_opts_t *o, eg_perf_totals_t *tot)
+int eg_bench_run_profile(const char *profile, const char *run_dir,
+			 const eg_bench_run_opts_t *o, eg_bench_totals_t *tot)
 {
-	static const eg_perf_run_opts_t defaults = {.progress = -1};
+	static const eg_bench_run_opts_t defaults = {.progress = -1};
 	char path[4096], err[EG_PROFILE_ERR_MAX];
 	eg_profile_t p;
-	eg_perf_point_t *pts = NULL;
+	eg_bench_point_t *pts = NULL;
 	size_t n = 0;
 	eg__run_t r = {0};
 	int ex = EG_EXIT_HARD;
@@ -569,7 +569,7 @@ int eg_perf_run_profile(const char *profile, const char *run_dir,
 	tot->gate_exit = -1;
 	if (!o)
 		o = &defaults;
-	if (eg_perf_find_profile(profile, path, sizeof(path)) < 0) {
+	if (eg_bench_find_profile(profile, path, sizeof(path)) < 0) {
 		fprintf(stderr,
 			EG__PROG ": no profile \"%s\" (profiles/%s.profile)\n",
 			profile, profile);
@@ -590,7 +590,7 @@ int eg_perf_run_profile(const char *profile, const char *run_dir,
 	if (o->results)
 		snprintf(tot->results, sizeof(tot->results), "%s", o->results);
 	else
-		snprintf(tot->results, sizeof(tot->results), "%s/perf-%s.json",
+		snprintf(tot->results, sizeof(tot->results), "%s/bench-%s.json",
 			 run_dir, p.name);
 	r = (eg__run_t){.p = &p,
 			.path = path,

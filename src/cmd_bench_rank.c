@@ -1,17 +1,17 @@
-/* epgate perf-rank (internal): argv -> eg_perf_rank_run
- * (lib/suite/perf_rank.c). */
+/* epgate bench-rank (internal): argv -> eg_bench_rank_run
+ * (lib/suite/sweep_rank.c). */
 #include <stdio.h>
 
-#include "lib/suite/perf.h"
+#include "lib/suite/sweep.h"
 #include "src/cmd.h"
 #include "src/opts.h"
 
 static void eg__rank_usage(FILE *f)
 {
 	fputs("usage: epgate launch -n W [--ranks-per-node M] -- \\\n"
-	      "         epgate perf-rank --profile FILE [--sweep NAME]...\n"
+	      "         epgate bench-rank --profile FILE [--sweep NAME]...\n"
 	      "         (--results FILE | --spool FILE)\n"
-	      "       srun -N NODES -n W epgate perf-rank --profile FILE "
+	      "       srun -N NODES -n W epgate bench-rank --profile FILE "
 	      "--results FILE\n"
 	      "\n"
 	      "One rank of a performance sweep: measures every point of the\n"
@@ -28,7 +28,7 @@ static void eg__rank_usage(FILE *f)
 
 static int eg__rank_opt(eg_cli_t *c, int id, const char *arg)
 {
-	eg_perf_rank_opts_t *o = c->ctx;
+	eg_bench_rank_opts_t *o = c->ctx;
 
 	switch (id) {
 	case 'p':
@@ -41,9 +41,9 @@ static int eg__rank_opt(eg_cli_t *c, int id, const char *arg)
 		o->spool = arg;
 		return 0;
 	default:
-		if (o->n_sweeps == EG_PERF_SWEEPS_MAX) {
+		if (o->n_sweeps == EG_BENCH_SWEEPS_MAX) {
 			eg_cli_error(c, "too many --sweep (max %d)",
-				     EG_PERF_SWEEPS_MAX);
+				     EG_BENCH_SWEEPS_MAX);
 			return -1;
 		}
 		o->sweeps[o->n_sweeps++] = arg;
@@ -51,7 +51,7 @@ static int eg__rank_opt(eg_cli_t *c, int id, const char *arg)
 	}
 }
 
-int eg_cmd_perf_rank(int argc, char **argv)
+int eg_cmd_bench_rank(int argc, char **argv)
 {
 	static const struct option own[] = {
 	    {"profile", required_argument, NULL, 'p'},
@@ -60,8 +60,8 @@ int eg_cmd_perf_rank(int argc, char **argv)
 	    {"spool", required_argument, NULL, 'S'},
 	    {NULL, 0, NULL, 0},
 	};
-	eg_perf_rank_opts_t o = {0};
-	eg_cli_t cl = {.prog = "epgate perf-rank",
+	eg_bench_rank_opts_t o = {0};
+	eg_cli_t cl = {.prog = "epgate bench-rank",
 		       .own = own,
 		       .parse = eg__rank_opt,
 		       .ctx = &o,
@@ -73,5 +73,5 @@ int eg_cmd_perf_rank(int argc, char **argv)
 	if (!o.profile || !o.results == !o.spool)
 		return eg_cli_error(&cl, "give --profile and one of --results "
 					 "or --spool; see --help");
-	return eg_perf_rank_run(&o);
+	return eg_bench_rank_run(&o);
 }

@@ -54,18 +54,18 @@ START_TEST(rows_by_hand)
 	eg_workload_t w;
 
 	eg_test_workload(&w, kv);
-	ck_assert_int_eq(eg_perf_count_rows(&w, EG_ROWS_PER_RANK, 5, idx, rows),
-			 EG_OK);
+	ck_assert_int_eq(
+	    eg_bench_count_rows(&w, EG_ROWS_PER_RANK, 5, idx, rows), EG_OK);
 	ck_assert_uint_eq(rows[0], 1);
 	ck_assert_uint_eq(rows[1], 1);
 	ck_assert_uint_eq(rows[2], 2);
 	ck_assert_uint_eq(rows[3], 1);
 	/* dense: every token to every rank, whatever its routing */
 	ck_assert_int_eq(
-	    eg_perf_count_rows(&w, EG_ROWS_ALL_RANKS, 5, idx, rows), EG_OK);
+	    eg_bench_count_rows(&w, EG_ROWS_ALL_RANKS, 5, idx, rows), EG_OK);
 	for (int d = 0; d < 4; d++)
 		ck_assert_uint_eq(rows[d], 5);
-	ck_assert_int_eq(eg_perf_count_rows(&w, EG_ROWS_NONE, 5, idx, rows),
+	ck_assert_int_eq(eg_bench_count_rows(&w, EG_ROWS_NONE, 5, idx, rows),
 			 EG_ENOSYS);
 	eg_workload_fini(&w);
 }
@@ -79,17 +79,17 @@ START_TEST(row_sizes)
 	eg_workload_t w;
 
 	eg_test_workload(&w, bf);
-	ck_assert_uint_eq(eg_perf_dispatch_row_bytes(&w), 1024);
-	ck_assert_uint_eq(eg_perf_combine_row_bytes(&w), 1024);
+	ck_assert_uint_eq(eg_bench_dispatch_row_bytes(&w), 1024);
+	ck_assert_uint_eq(eg_bench_combine_row_bytes(&w), 1024);
 	eg_workload_fini(&w);
 	/* fp8: 1 byte per channel + one fp32 scale per 128; combine bf16 */
 	eg_test_workload(&w, f8);
-	ck_assert_uint_eq(eg_perf_dispatch_row_bytes(&w), 512 + 4 * 4);
-	ck_assert_uint_eq(eg_perf_combine_row_bytes(&w), 1024);
+	ck_assert_uint_eq(eg_bench_dispatch_row_bytes(&w), 512 + 4 * 4);
+	ck_assert_uint_eq(eg_bench_combine_row_bytes(&w), 1024);
 	eg_workload_fini(&w);
 	eg_test_workload(&w, f32);
-	ck_assert_uint_eq(eg_perf_dispatch_row_bytes(&w), 28);
-	ck_assert_uint_eq(eg_perf_combine_row_bytes(&w), 28);
+	ck_assert_uint_eq(eg_bench_dispatch_row_bytes(&w), 28);
+	ck_assert_uint_eq(eg_bench_combine_row_bytes(&w), 28);
 	eg_workload_fini(&w);
 }
 END_TEST
@@ -102,33 +102,33 @@ START_TEST(bytes_hot_rank)
 	    "world=4",	 "experts=8",	       "topk=2", "hidden=128",
 	    "tokens=16", "routing=hot-rank:3", NULL};
 	const uint64_t row = 128 * 2; /* bf16 */
-	eg_perf_bytes_t b;
+	eg_bench_bytes_t b;
 	eg_workload_t w;
 
 	eg_test_workload(&w, kv);
-	ck_assert_int_eq(eg_perf_rank_bytes(&w, "a2a", 0, 2, &b), EG_OK);
+	ck_assert_int_eq(eg_bench_rank_bytes(&w, "a2a", 0, 2, &b), EG_OK);
 	ck_assert_uint_eq(b.disp_so, 16 * row); /* all to rank 3 */
 	ck_assert_uint_eq(b.disp_su, 0);
 	ck_assert_uint_eq(b.comb_so + b.comb_su, 0); /* nothing comes back */
-	ck_assert_int_eq(eg_perf_rank_bytes(&w, "a2a", 2, 2, &b), EG_OK);
+	ck_assert_int_eq(eg_bench_rank_bytes(&w, "a2a", 2, 2, &b), EG_OK);
 	ck_assert_uint_eq(b.disp_so, 0);
 	ck_assert_uint_eq(b.disp_su, 16 * row); /* rank 3 is its neighbour */
-	ck_assert_int_eq(eg_perf_rank_bytes(&w, "a2a", 3, 2, &b), EG_OK);
+	ck_assert_int_eq(eg_bench_rank_bytes(&w, "a2a", 3, 2, &b), EG_OK);
 	ck_assert_uint_eq(b.disp_so + b.disp_su, 0); /* keeps its own */
 	/* combine: rows of ranks 0, 1 (other node) and 2 (same) go back */
 	ck_assert_uint_eq(b.comb_so, 32 * row);
 	ck_assert_uint_eq(b.comb_su, 16 * row);
 	/* dense: 16 tokens to each of the 3 others, partials back */
-	ck_assert_int_eq(eg_perf_rank_bytes(&w, "dense", 0, 2, &b), EG_OK);
+	ck_assert_int_eq(eg_bench_rank_bytes(&w, "dense", 0, 2, &b), EG_OK);
 	ck_assert_uint_eq(b.disp_so, 2 * 16 * row);
 	ck_assert_uint_eq(b.disp_su, 1 * 16 * row);
 	ck_assert_uint_eq(b.comb_so, 2 * 16 * row);
 	ck_assert_uint_eq(b.comb_su, 1 * 16 * row);
 	/* one node: nothing is SO */
-	ck_assert_int_eq(eg_perf_rank_bytes(&w, "dense", 0, 4, &b), EG_OK);
+	ck_assert_int_eq(eg_bench_rank_bytes(&w, "dense", 0, 4, &b), EG_OK);
 	ck_assert_uint_eq(b.disp_so, 0);
 	ck_assert_uint_eq(b.disp_su, 3 * 16 * row);
-	ck_assert_int_eq(eg_perf_rank_bytes(&w, "dense", 4, 2, &b), EG_EINVAL);
+	ck_assert_int_eq(eg_bench_rank_bytes(&w, "dense", 4, 2, &b), EG_EINVAL);
 	eg_workload_fini(&w);
 }
 END_TEST
@@ -140,7 +140,7 @@ START_TEST(rows_from_the_ops_table)
 	static const char *const kv[] = {"world=4",   "experts=8", "topk=2",
 					 "hidden=64", "tokens=9",  NULL};
 	eg_engine_ops_t old = eg_engine_a2a, swapped = eg_engine_a2a;
-	eg_perf_bytes_t a, d, b;
+	eg_bench_bytes_t a, d, b;
 	eg_workload_t w;
 
 	ck_assert_int_eq(eg_engine_rows(&eg_engine_a2a), EG_ROWS_PER_RANK);
@@ -155,19 +155,19 @@ START_TEST(rows_from_the_ops_table)
 	ck_assert_int_eq(eg_engine_rows(&old), EG_ROWS_NONE);
 	ck_assert_int_eq(eg_engine_rows_by_name("empty"), EG_ROWS_NONE);
 	eg_test_workload(&w, kv);
-	ck_assert_int_eq(eg_perf_rank_bytes(&w, "a2a", 1, 2, &a), EG_OK);
-	ck_assert_int_eq(eg_perf_rank_bytes(&w, "dense", 1, 2, &d), EG_OK);
+	ck_assert_int_eq(eg_bench_rank_bytes(&w, "a2a", 1, 2, &a), EG_OK);
+	ck_assert_int_eq(eg_bench_rank_bytes(&w, "dense", 1, 2, &d), EG_OK);
 	ck_assert_uint_ne(a.disp_so + a.disp_su, d.disp_so + d.disp_su);
 	/* planted: a2a's name with dense's layout counts dense's bytes */
 	swapped.dispatch_rows = EG_ROWS_ALL_RANKS;
 	ck_assert_int_eq(
-	    eg_perf_rank_bytes_rule(&w, eg_engine_rows(&swapped), 1, 2, &b),
+	    eg_bench_rank_bytes_rule(&w, eg_engine_rows(&swapped), 1, 2, &b),
 	    EG_OK);
 	ck_assert_uint_eq(b.disp_so, d.disp_so);
 	ck_assert_uint_eq(b.disp_su, d.disp_su);
 	ck_assert_uint_eq(b.comb_so, d.comb_so);
-	ck_assert_int_eq(eg_perf_rank_bytes(&w, "empty", 1, 2, &b), EG_ENOSYS);
-	ck_assert_int_eq(eg_perf_rank_bytes_rule(&w, EG_ROWS_NONE, 1, 2, &b),
+	ck_assert_int_eq(eg_bench_rank_bytes(&w, "empty", 1, 2, &b), EG_ENOSYS);
+	ck_assert_int_eq(eg_bench_rank_bytes_rule(&w, EG_ROWS_NONE, 1, 2, &b),
 			 EG_ENOSYS);
 	eg_workload_fini(&w);
 }
@@ -175,7 +175,7 @@ END_TEST
 
 /* ---- metrics from gathered times --------------------------------------- */
 
-static const eg_metric_t *metric(const eg_perf_calc_t *c, const char *name)
+static const eg_metric_t *metric(const eg_bench_calc_t *c, const char *name)
 {
 	for (size_t i = 0; i < c->n; i++)
 		if (!strcmp(c->m[i].name, name))
@@ -210,7 +210,7 @@ START_TEST(compute_slowest_rank)
 	    10e-6,
 	    10e-6,
 	};
-	eg_perf_rank_report_t rep[2] = {
+	eg_bench_rank_report_t rep[2] = {
 	    {.num_comms = 2,
 	     .ops_total = 10,
 	     .ops_max_ep = 6,
@@ -224,19 +224,19 @@ START_TEST(compute_slowest_rank)
 	     .su_bytes = 0,
 	     .sent_bytes = 2000},
 	};
-	eg_perf_raw_t raw = {
-	    .src = EG_PERF_RAW_PROFILE, .bw_gbps = 1, .post_rate = 1e6};
-	eg_perf_calc_in_t in = {.world = 2,
-				.nodes = 2,
-				.n = 3,
-				.times = t,
-				.rep = rep,
-				.tokens = 64,
-				.raw = &raw};
-	eg_perf_calc_t c;
+	eg_bench_model_t raw = {
+	    .src = EG_BENCH_MODEL_PROFILE, .bw_gbps = 1, .post_rate = 1e6};
+	eg_bench_calc_in_t in = {.world = 2,
+				 .nodes = 2,
+				 .n = 3,
+				 .times = t,
+				 .rep = rep,
+				 .tokens = 64,
+				 .raw = &raw};
+	eg_bench_calc_t c;
 	const eg_metric_t *m;
 
-	ck_assert_int_eq(eg_perf_compute(&in, &c), EG_OK);
+	ck_assert_int_eq(eg_bench_compute(&in, &c), EG_OK);
 	m = metric(&c, "dispatch_us");
 	ck_assert_ptr_nonnull(m);
 	ck_assert_uint_eq(m->n_samples, 3);
@@ -286,26 +286,26 @@ START_TEST(compute_slowest_rank)
 	ck_assert_str_eq(c.bound, "issue");
 	ck_assert_ptr_nonnull(metric(&c, "raw_gbps"));
 	ck_assert_ptr_null(metric(&c, "transport_so_gbps"));
-	eg_perf_calc_fini(&c);
+	eg_bench_calc_fini(&c);
 
 	/* 70 us if bandwidth-bound is closer to 40 than 8 is: bandwidth;
 	 * no raw numbers, no model */
 	rep[0].sent_bytes = 70000;
-	ck_assert_int_eq(eg_perf_compute(&in, &c), EG_OK);
+	ck_assert_int_eq(eg_bench_compute(&in, &c), EG_OK);
 	ck_assert_str_eq(c.bound, "bandwidth");
-	eg_perf_calc_fini(&c);
+	eg_bench_calc_fini(&c);
 	in.raw = NULL;
-	ck_assert_int_eq(eg_perf_compute(&in, &c), EG_OK);
+	ck_assert_int_eq(eg_bench_compute(&in, &c), EG_OK);
 	ck_assert_str_eq(c.bound, "");
 	ck_assert_ptr_null(metric(&c, "model_bw_us"));
-	eg_perf_calc_fini(&c);
+	eg_bench_calc_fini(&c);
 	/* a backend without op counters has no post rate */
 	rep[0].ops_max_ep = rep[1].ops_max_ep = 0;
-	ck_assert_int_eq(eg_perf_compute(&in, &c), EG_OK);
+	ck_assert_int_eq(eg_bench_compute(&in, &c), EG_OK);
 	ck_assert_ptr_null(metric(&c, "post_rate"));
-	eg_perf_calc_fini(&c);
+	eg_bench_calc_fini(&c);
 	in.n = 0;
-	ck_assert_int_eq(eg_perf_compute(&in, &c), EG_EINVAL);
+	ck_assert_int_eq(eg_bench_compute(&in, &c), EG_EINVAL);
 }
 END_TEST
 
@@ -317,7 +317,7 @@ START_TEST(wire_and_phases)
 	    100e-6, 200e-6, 5e-6, 5e-6, 50e-6, 50e-6, /* rank 0 */
 	    80e-6,  400e-6, 5e-6, 5e-6, 50e-6, 50e-6, /* rank 1 */
 	};
-	eg_perf_rank_report_t rep[2] = {
+	eg_bench_rank_report_t rep[2] = {
 	    {.wire_bytes = 1e6,
 	     .n_phases = 2,
 	     .phase_name = {"layout", "pack_exchange"},
@@ -327,12 +327,12 @@ START_TEST(wire_and_phases)
 	     .phase_name = {"layout", "pack_exchange"},
 	     .phase_us = {20, 80}},
 	};
-	eg_perf_calc_in_t in = {
+	eg_bench_calc_in_t in = {
 	    .world = 2, .nodes = 1, .n = 2, .times = t, .rep = rep};
-	eg_perf_calc_t c;
+	eg_bench_calc_t c;
 	const eg_metric_t *m;
 
-	ck_assert_int_eq(eg_perf_compute(&in, &c), EG_OK);
+	ck_assert_int_eq(eg_bench_compute(&in, &c), EG_OK);
 	ck_assert_double_eq_tol(metric(&c, "wire_bytes")->s.median, 3e6, 1e-9);
 	m = metric(&c, "wire_gbps");
 	ck_assert_ptr_nonnull(m);
@@ -343,15 +343,15 @@ START_TEST(wire_and_phases)
 				1e-9);
 	ck_assert_double_eq_tol(metric(&c, "phase_pack_exchange_us")->s.median,
 				70, 1e-9);
-	eg_perf_calc_fini(&c);
+	eg_bench_calc_fini(&c);
 	/* a backend that counts neither: no such metrics */
 	rep[0].wire_bytes = rep[1].wire_bytes = 0;
 	rep[0].n_phases = rep[1].n_phases = 0;
-	ck_assert_int_eq(eg_perf_compute(&in, &c), EG_OK);
+	ck_assert_int_eq(eg_bench_compute(&in, &c), EG_OK);
 	ck_assert_ptr_null(metric(&c, "wire_bytes"));
 	ck_assert_ptr_null(metric(&c, "wire_gbps"));
 	ck_assert_ptr_null(metric(&c, "phase_layout_us"));
-	eg_perf_calc_fini(&c);
+	eg_bench_calc_fini(&c);
 }
 END_TEST
 
@@ -391,7 +391,7 @@ static void tiny_sweep(const char *path, eg_results_t *r)
 {
 	char err[EG_PROFILE_ERR_MAX];
 	eg_profile_t p;
-	eg_perf_point_t *pts;
+	eg_bench_point_t *pts;
 	size_t n;
 	eg_world_t world;
 	eg_boot_t *b = NULL;
@@ -413,21 +413,21 @@ static void tiny_sweep(const char *path, eg_results_t *r)
 	ck_assert_int_eq(eg_results_create(&wr, path, 0, ctx, err, sizeof(err)),
 			 EG_OK);
 	json_decref(ctx);
-	eg_perf_ctx_t c = {.world = &world,
-			   .boot = b,
-			   .backend = eg_bench_backend_find("null"),
-			   .timeout_s = 10,
-			   .device = -1};
+	eg_bench_ctx_t c = {.world = &world,
+			    .boot = b,
+			    .backend = eg_bench_backend_find("null"),
+			    .timeout_s = 10,
+			    .device = -1};
 	ck_assert_ptr_nonnull(c.backend);
 	for (size_t i = 0; i < n; i++) {
 		eg_workload_t w;
 		eg_point_t out;
 
 		ck_assert_int_eq(
-		    eg_perf_point_workload(&p, &pts[i], &w, err, sizeof(err)),
+		    eg_bench_point_workload(&p, &pts[i], &w, err, sizeof(err)),
 		    EG_OK);
-		ck_assert_msg(eg_perf_measure(&c, &pts[i], &w, NULL, &out, err,
-					      sizeof(err)) == EG_OK,
+		ck_assert_msg(eg_bench_measure(&c, &pts[i], &w, NULL, &out, err,
+					       sizeof(err)) == EG_OK,
 			      "%s", err);
 		ck_assert_msg(eg_results_append(wr, &out, err, sizeof(err)) ==
 				  EG_OK,
@@ -469,7 +469,7 @@ static char *tmpname(const char *tag)
 	static int k;
 	char *s = buf[k++ % 4];
 
-	snprintf(s, 256, "/tmp/eg-test-perf-%ld-%s", (long)getpid(), tag);
+	snprintf(s, 256, "/tmp/eg-test-bench-%ld-%s", (long)getpid(), tag);
 	return s;
 }
 
@@ -690,7 +690,7 @@ START_TEST(wrong_engine_not_measured)
 	eg_boot_t *b;
 	eg_workload_t w;
 	eg_point_t out;
-	eg_perf_point_t pt = {
+	eg_bench_point_t pt = {
 	    .id = "x", .suite = "s", .arm = "a2a", .warmup = 2, .iters = 3};
 
 	unsetenv("EPGATE_RANK");
@@ -701,13 +701,13 @@ START_TEST(wrong_engine_not_measured)
 	eg_workload_init(&w);
 	w.world = 1;
 	w.experts = 2;
-	eg_perf_ctx_t c = {.world = &world,
-			   .boot = b,
-			   .backend = &wrong,
-			   .timeout_s = 10,
-			   .device = -1};
+	eg_bench_ctx_t c = {.world = &world,
+			    .boot = b,
+			    .backend = &wrong,
+			    .timeout_s = 10,
+			    .device = -1};
 	ck_assert_int_eq(
-	    eg_perf_measure(&c, &pt, &w, NULL, &out, err, sizeof(err)),
+	    eg_bench_measure(&c, &pt, &w, NULL, &out, err, sizeof(err)),
 	    EG_EMISMATCH);
 	ck_assert_msg(strstr(err, "verification failed on rank(s) 0: rank 0: "
 				  "3 wrong value(s)") == err,
@@ -718,14 +718,15 @@ START_TEST(wrong_engine_not_measured)
 	/* a setup that fails: its message, no teardown of nothing */
 	pt.arm = "nosetup";
 	ck_assert_int_eq(
-	    eg_perf_measure(&c, &pt, &w, NULL, &out, err, sizeof(err)), EG_EIO);
+	    eg_bench_measure(&c, &pt, &w, NULL, &out, err, sizeof(err)),
+	    EG_EIO);
 	ck_assert_ptr_nonnull(strstr(err, "planted setup failure"));
 	ck_assert_int_eq(teardowns, 1);
 	ck_assert_int_eq(setup_calls, 2);
 	/* a point of another world is refused before anything runs */
 	w.world = 2;
 	ck_assert_int_eq(
-	    eg_perf_measure(&c, &pt, &w, NULL, &out, err, sizeof(err)),
+	    eg_bench_measure(&c, &pt, &w, NULL, &out, err, sizeof(err)),
 	    EG_EINVAL);
 	ck_assert_int_eq(setup_calls, 2);
 	eg_workload_fini(&w);

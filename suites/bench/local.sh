@@ -35,7 +35,7 @@ bench=$!
 # a snapshot while it runs: the file must be valid at any moment
 snap=""
 while kill -0 "$bench" 2>/dev/null; do
-	r=$(ls "$RUNS"/*/perf-local.json 2>/dev/null | head -n 1)
+	r=$(ls "$RUNS"/*/bench-local.json 2>/dev/null | head -n 1)
 	if [ -z "$snap" ] && [ -n "$r" ] && [ "$(points_in "$r")" -ge 2 ]; then
 		cp "$r" "$EG_TMP/snapshot.json" && snap=$EG_TMP/snapshot.json
 	fi
@@ -52,7 +52,7 @@ else
 	tail -n 20 "$EG_TMP/bench.err" "$EG_TMP/bench.out" | sed 's/^/# /'
 fi
 
-R=$(ls "$RUNS"/*/perf-local.json 2>/dev/null | head -n 1)
+R=$(ls "$RUNS"/*/bench-local.json 2>/dev/null | head -n 1)
 if [ -n "$R" ] && [ "$(points_in "$R")" -eq "$npts" ]; then
 	eg_ok "the results file holds all $npts points"
 else
@@ -70,8 +70,8 @@ else
 	eg_not_ok "epgate gate accepts the results and gates/local.gate passes (exit $rc)"
 	sed 's/^/# /' "$EG_TMP/g.out"
 fi
-if [ -s "$RUN/perf-gates.tap" ] && grep -q '^1\.\.' "$RUN/perf-gates.tap" &&
-	[ -s "$RUN/perf-gates.junit.xml" ]; then
+if [ -s "$RUN/bench-gates.tap" ] && grep -q '^1\.\.' "$RUN/bench-gates.tap" &&
+	[ -s "$RUN/bench-gates.junit.xml" ]; then
 	eg_ok "the run folder has the gates' TAP and JUnit"
 else
 	eg_not_ok "the run folder has the gates' TAP and JUnit"

@@ -1,8 +1,8 @@
 /* Performance sweeps (docs/profiles.md): the orchestrator that runs a
  * profile's points as `epgate launch` jobs (or, under Slurm, inside the
  * srun'd ranks), the per-rank command, and the results context. */
-#ifndef EPGATE_PERF_H
-#define EPGATE_PERF_H
+#ifndef EPGATE_SWEEP_H
+#define EPGATE_SWEEP_H
 
 #include <stddef.h>
 
@@ -10,15 +10,15 @@
 
 #include "epgate/profile.h"
 
-typedef struct eg_perf_run_opts {
-	const char *results; /* NULL: <run_dir>/perf-<profile>.json */
+typedef struct eg_bench_run_opts {
+	const char *results; /* NULL: <run_dir>/bench-<profile>.json */
 	int apply_gates;     /* run `epgate gate` with the profile's file */
 	int progress;	     /* -1: a line updated in place when stderr is a
 				terminal; 0: plain lines; 1: in place */
 	int verbose;
-} eg_perf_run_opts_t;
+} eg_bench_run_opts_t;
 
-typedef struct eg_perf_totals {
+typedef struct eg_bench_totals {
 	unsigned points;   /* in the profile */
 	unsigned measured; /* written to the results file */
 	unsigned failed;   /* verification failed, or the job died */
@@ -26,53 +26,53 @@ typedef struct eg_perf_totals {
 	int gate_exit; /* epgate gate's exit status, -1 when not run */
 	double seconds;
 	char results[4096]; /* the results file written */
-} eg_perf_totals_t;
+} eg_bench_totals_t;
 
 /* Runs the sweeps of profile (a name under profiles/, or a file) into
  * run_dir (which must exist): results file, one log per job and, with
- * apply_gates, perf-gates.tap / perf-gates.junit.xml.  Returns an automake
+ * apply_gates, bench-gates.tap / bench-gates.junit.xml.  Returns an automake
  * exit code: 0 all measured (and no gate failed), 1 a point failed
  * verification or a gate failed, 77 nothing could run (e.g. a Slurm
  * profile outside Slurm, a transport not built), 99 bad input or a
  * harness error. */
-int eg_perf_run_profile(const char *profile, const char *run_dir,
-			const eg_perf_run_opts_t *o, eg_perf_totals_t *tot);
+int eg_bench_run_profile(const char *profile, const char *run_dir,
+			 const eg_bench_run_opts_t *o, eg_bench_totals_t *tot);
 
-/* One rank of a sweep job (`epgate perf-rank`, docs/profiles.md):
+/* One rank of a sweep job (`epgate bench-rank`, docs/profiles.md):
  * measures every point of the profile whose world and node count are the
  * job's (only those of the named sweeps, when any); rank 0 appends each
  * to the results file, or as one JSON line to the spool file. Returns an
  * automake exit code: 0 all measured, 1 a point failed verification, 77
  * no point for this job or its transport not built, 99 an error. */
-#define EG_PERF_SWEEPS_MAX 32
-typedef struct eg_perf_rank_opts {
+#define EG_BENCH_SWEEPS_MAX 32
+typedef struct eg_bench_rank_opts {
 	const char *profile;	     /* a name under profiles/, or a file */
 	const char *results, *spool; /* exactly one */
-	const char *sweeps[EG_PERF_SWEEPS_MAX];
+	const char *sweeps[EG_BENCH_SWEEPS_MAX];
 	unsigned n_sweeps;
-} eg_perf_rank_opts_t;
-int eg_perf_rank_run(const eg_perf_rank_opts_t *o);
+} eg_bench_rank_opts_t;
+int eg_bench_rank_run(const eg_bench_rank_opts_t *o);
 
 /* `epgate bench list NAME`: the profile's points and the jobs that run
  * them (srun lines under Slurm). Returns 0, or 99 on a bad profile. */
-int eg_perf_list(const char *profile);
+int eg_bench_list(const char *profile);
 
 /* `epgate bench profile NAME`: a new run folder under reports (none on
- * the ranks other than 0 under srun), then eg_perf_run_profile. */
-int eg_perf_bench_profile(const char *profile, const char *reports,
-			  const eg_perf_run_opts_t *o);
+ * the ranks other than 0 under srun), then eg_bench_run_profile. */
+int eg_bench_profile_new_run(const char *profile, const char *reports,
+			     const eg_bench_run_opts_t *o);
 
 /* Finds a profile by name (profiles/NAME.profile in the data folders) or
  * takes a path as is. */
-int eg_perf_find_profile(const char *name, char *path, size_t len);
+int eg_bench_find_profile(const char *name, char *path, size_t len);
 
 /* The results file's context for a profile: hosts (given, or this
  * host), build, versions, environment knobs, Slurm job id. */
-json_t *eg_perf_context(const eg_profile_t *p, json_t *hosts);
+json_t *eg_bench_context(const eg_profile_t *p, json_t *hosts);
 
 /* The harness's own overhead (`epgate bench overhead`, bench_overhead.c):
  * prints the measured numbers; 0 when under 2% for an op_us operation,
  * else 1. */
-int eg_perf_overhead(unsigned iters, unsigned op_us);
+int eg_bench_overhead(unsigned iters, unsigned op_us);
 
 #endif
