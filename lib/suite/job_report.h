@@ -12,7 +12,9 @@
 /* The steps file: one step per line, tab-separated, '#' lines ignored:
  *   KIND NAME WORLD EXIT SECONDS RESULTS LOG NOTE
  * KIND: "l2" (RESULTS is l2-rank's JSON lines, one per workload) or any
- * other word (one test point for the step: preflight, perf, ...). WORLD:
+ * other word (one test point for the step: preflight, perf, ...); a
+ * "preflight" step checks what the others need: it can fail the job, but
+ * its passing is not something having run. WORLD:
  * ranks (l2: which workloads of the matrix it owes). EXIT: the step's
  * exit status, or "-" when it did not run (NOTE says why). RESULTS, LOG:
  * paths or "-". NOTE: free text, may be empty. */
@@ -25,6 +27,7 @@ typedef struct eg_job_report_opts {
 
 typedef struct eg_job_totals {
 	unsigned passed, failed, skipped, errors;
+	unsigned checks_passed; /* of passed: preflight steps */
 	unsigned steps, steps_run, steps_failed;
 } eg_job_totals_t;
 

@@ -81,7 +81,9 @@ write_conf() {
 		echo "ReturnToService=2"
 		echo "GresTypes=gpu"
 		echo "KillWait=5"
-		echo "MinJobAge=300"
+		# sbatch --wait polls every 2 s while 2 s >= MinJobAge / 2;
+		# above, it backs off to 8 and 32 s (a 12 s job waits 42 s)
+		echo "MinJobAge=4"
 		echo "InactiveLimit=0"
 		echo "SlurmdTimeout=60"
 		for n in $NODES; do
@@ -102,17 +104,21 @@ write_conf() {
 	} >"$D/gres.conf"
 }
 
-# Node names resolve: one line in /etc/hosts, marked with this folder.
+# Node names resolve: one line in /etc/hosts, marked with this folder
+# (always our own, so that another cluster's teardown cannot take it).
 hosts_add() {
-	local mark="# epgate-slurm $D"
+	local mark="# epgate-slurm $D" n
+	(
+		flock 9
+		echo "127.0.0.1 $NODES $mark" >>/etc/hosts
+	) 9>>/etc/hosts 2>/dev/null || return 1
+	echo "$mark" >"$D/hosts-line"
 	for n in $NODES; do
-		getent hosts "$n" >/dev/null 2>&1 && continue
-		(
-			flock 9
-			echo "127.0.0.1 $NODES $mark" >>/etc/hosts
-		) 9>>/etc/hosts.epgate.lock 2>/dev/null || return 1
-		echo "$mark" >"$D/hosts-line"
-		return 0
+		# an earlier line of this host's wins: it must say loopback
+		getent hosts "$n" | grep -q '^127\.' || {
+			echo "node name $n resolves to $(getent hosts "$n" | head -n 1), not this host"
+			return 1
+		}
 	done
 }
 
@@ -122,12 +128,12 @@ hosts_remove() {
 	mark=$(cat "$D/hosts-line")
 	(
 		flock 9
-		tmp=$(mktemp /etc/hosts.epgate.XXXXXX) || exit 1
-		grep -vF -- "$mark" /etc/hosts >"$tmp"
+		tmp=$D/hosts.new
+		grep -vF -- "$mark" /etc/hosts >"$tmp" || exit 1
 		# keep the inode: containers bind-mount /etc/hosts
 		cat "$tmp" >/etc/hosts
 		rm -f "$tmp"
-	) 9>>/etc/hosts.epgate.lock
+	) 9>>/etc/hosts
 	rm -f "$D/hosts-line"
 }
 
@@ -183,7 +189,7 @@ nodes_idle() {
 }
 
 start() {
-	local up=${EG_SLURM_UP_S:-30} base n
+	local up=${EG_SLURM_UP_S:-30} base n why
 	for b in munged slurmctld slurmd srun sbatch sinfo scontrol sacct runuser; do
 		command -v "$b" >/dev/null 2>&1 || [ -x "/usr/sbin/$b" ] ||
 			die77 "$b not found (apt-get install slurmctld slurmd slurm-client munge)"
@@ -201,7 +207,7 @@ start() {
 		echo "export EG_SLURM_DIR=$D"
 		echo "export EG_SLURM_GPUS_PER_NODE=$GPUS_PER_NODE"
 	} >"$D/env"
-	hosts_add || die77 "cannot add the node names to /etc/hosts"
+	why=$(hosts_add) || die77 "cannot make the node names resolve: ${why:-/etc/hosts not writable}"
 	start_munge || die77 "munged did not start: $(tail -n 3 "$D/munge/start.out" "$D/munge/munged.log" 2>/dev/null)"
 	until_ok "$up" test -S "$D/munge/munge.socket" ||
 		die77 "munged: no socket within $up s"
