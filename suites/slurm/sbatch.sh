@@ -157,4 +157,15 @@ for gpus in none 2; do
 		eg_show "$EG_TMP/gpu-$gpus.sub" "$out" "${run:-/dev/null}/epgate.tap"
 	fi
 done
+# --- a job array over profiles: task i takes the i-th, each its own
+# run folder; sbatch --wait returns the worst task's exit
+EPGATE_SUITES=perf eg_sbatch array -N 1 --array=0-1 "$SB" "$TINY,$TINY"
+runs=$(ls -d "$EPGATE_RUNS"/slurm-"${job}"_[01]-* 2>/dev/null | wc -l)
+if [ "$rc" -eq 0 ] && [ "$runs" -eq 2 ] &&
+	[ "$(cat "$EPGATE_RUNS"/slurm-"${job}"_[01]-*/exit | sort -u)" = 0 ]; then
+	eg_ok "sbatch --array=0-1 with two profiles: exit 0, one run folder per task"
+else
+	eg_not_ok "sbatch --array=0-1: exit $rc, $runs run folders for job ${job:-?}"
+	eg_show "$EG_TMP/array.sub"
+fi
 eg_done
