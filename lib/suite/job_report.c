@@ -144,7 +144,7 @@ static json_t *eg__tail(const char *log)
 static void eg__step_point(eg__ctx_t *c, const eg__step_t *s, int ex,
 			   unsigned seen, unsigned owed, double dt)
 {
-	char cls[160], desc[256], msg[300];
+	char cls[160], desc[256], msg[300] = "";
 	json_t *d = NULL;
 	eg_status_t st = EG_STATUS_PASS;
 
@@ -173,7 +173,8 @@ static void eg__step_point(eg__ctx_t *c, const eg__step_t *s, int ex,
 			      "log_tail", eg__tail(s->log));
 		c->t->steps_failed++;
 	}
-	eg__emit(c->tap, c->junit, cls, "step", desc, dt, st, msg, d, c->t);
+	eg__emit(c->tap, c->junit, cls, "step", desc, dt, st,
+		 st == EG_STATUS_PASS ? NULL : msg, d, c->t);
 	json_decref(d);
 	if (st == EG_STATUS_PASS && !strcmp(s->kind, "preflight"))
 		c->t->checks_passed++;
