@@ -1,8 +1,9 @@
 # Profile "p5en-ep16": the field report's campaign at the layer level --
 # 2x p5en.48xlarge (8 H200 each, 16 EFA NICs per node), NCCL over EFA
 # (aws-ofi-nccl), EP8 within a node and EP16 across two.  Runs under
-# Slurm only (`sbatch -N 2 slurm/epgate.sbatch p5en-ep16`): every srun'd
-# rank runs the points of its (world, nodes).  Sweep names match the
+# Slurm only (`sbatch -N 2 --gpus-per-node=8 slurm/epgate.sbatch
+# p5en-ep16`, docs/slurm.md): every srun'd rank runs the points of its
+# (world, nodes).  Sweep names match the
 # suites of gates/p5en-ep16.gate where the layer-level point measures the
 # same thing (docs/profiles.md lists which gates get data).
 profile: p5en-ep16

@@ -1,6 +1,6 @@
 # Profile "p5en-ep32": the world-size axis of the field report -- 4x
 # p5en.48xlarge, EP32 over EFA.  Slurm only (`sbatch -N 4
-# slurm/epgate.sbatch p5en-ep32`).  Its "ep-world" points pair with
+# --gpus-per-node=8 slurm/epgate.sbatch p5en-ep32`, docs/slurm.md).  Its "ep-world" points pair with
 # p5en-ep16's: give both results files to `epgate gate` for the world
 # gates of gates/p5en-ep16.gate.
 profile: p5en-ep32

@@ -11,6 +11,7 @@
 #include "lib/suite/suite.h"
 #include "src/cmd.h"
 #include "src/cmd_gate.h"
+#include "src/cmd_job.h"
 
 typedef struct eg__cmd {
 	const char *name;
@@ -38,6 +39,10 @@ static const eg__cmd_t eg__cmds[] = {
     {"l2-gpu-rank", eg_cmd_l2_gpu_rank, "one rank of a GPU L2 job", 1},
     {"bench-rank", eg_cmd_bench_rank,
      "one rank of a sweep job (bench profile, srun)", 1},
+    {"preflight", eg_cmd_preflight,
+     "one node's check before a batch job's steps (slurm/epgate.sbatch)", 1},
+    {"job-report", eg_cmd_job_report,
+     "a batch job's steps as TAP and JUnit (slurm/epgate.sbatch)", 1},
 };
 #define EG__N_CMDS (sizeof(eg__cmds) / sizeof(eg__cmds[0]))
 

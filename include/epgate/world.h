@@ -23,6 +23,7 @@ typedef struct eg_world {
 	char job_id[64];	    /* Slurm job id or launcher id */
 	double timeout_s;	    /* default deadline per blocking step */
 	int from_slurm;
+	char boot_src[48]; /* where boot_host came from, for errors */
 } eg_world_t;
 
 /* Node of any rank (virtual nodes count as nodes). */
@@ -36,7 +37,8 @@ static inline uint32_t eg_world_node_of(const eg_world_t *w, uint32_t r)
  * host:port, EPGATE_BOOT_FD, EPGATE_SECRET, EPGATE_JOB_ID,
  * EPGATE_TIMEOUT), else Slurm's (SLURM_PROCID, SLURM_NTASKS,
  * SLURM_LOCALID, SLURM_NODEID, SLURM_NNODES, SLURM_JOB_NODELIST,
- * SLURM_JOB_ID; EPGATE_SECRET still required, EPGATE_BOOT_PORT optional),
+ * SLURM_JOB_ID; EPGATE_SECRET still required, EPGATE_BOOT_PORT optional,
+ * EPGATE_ROOT_ADDR host[:port] instead of the step's first node name),
  * else a world of one. Errors name the variable. */
 int eg_world_from_env(eg_world_t *w, char *err, size_t errlen);
 

@@ -84,10 +84,24 @@ static int eg__check_axis(const eg_gate_file_t *gf, const eg_gate_t *g,
 			g->name, axis);
 }
 
+/* Points in the current results: none when every step died early. */
+static size_t eg__n_points(const eg_gate_data_t *d)
+{
+	size_t n = 0;
+
+	for (size_t f = 0; f < d->n_cur; f++)
+		n += d->cur[f].n_points;
+	return n;
+}
+
 int eg_gate_file_check(const eg_gate_file_t *gf, const eg_gate_data_t *d,
 		       char *err, size_t errlen)
 {
-	int rc;
+	/* Evidence fields have no schema list: they are checked against
+	 * the data only. Results without a point (every step died before
+	 * its first) have nothing to check them against; those gates then
+	 * say "no data" like the rest. */
+	int points = eg__n_points(d) > 0, rc;
 
 	for (size_t i = 0; i < gf->n_gates; i++) {
 		const eg_gate_t *g = &gf->gates[i];
@@ -120,7 +134,7 @@ int eg_gate_file_check(const eg_gate_file_t *gf, const eg_gate_data_t *d,
 						 g->filter[k].line, err,
 						 errlen)))
 				return rc;
-		if (g->field && strcmp(g->field, "transport") &&
+		if (points && g->field && strcmp(g->field, "transport") &&
 		    strcmp(g->field, "provider") &&
 		    !eg__present(d, EG__FIELD, g->field))
 			return eg__gerr(gf, g->field_line, err, errlen,

@@ -31,6 +31,8 @@
 #include <rdma/fi_tagged.h>
 
 #include "epgate/error.h"
+#include "epgate/fabric_choice.h"
+#include "epgate/fabric_probe.h"
 #include "epgate/transport.h"
 
 /* Largest message we post: keeps one op's footprint bounded whatever the
@@ -137,18 +139,6 @@ static double eg__mono(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* User-facing provider names to libfabric's. */
-static const char *eg__prov_map(const char *p)
-{
-	if (!strcmp(p, "tcp"))
-		return "tcp;ofi_rxm";
-	if (!strcmp(p, "udp"))
-		return "udp;ofi_rxd";
-	if (!strcmp(p, "verbs"))
-		return "verbs;ofi_rxm";
-	return p;
-}
-
 static int eg__is_ip_prov(const char *p)
 {
 	return !strncmp(p, "tcp", 3) || !strncmp(p, "sockets", 7) ||
@@ -190,6 +180,9 @@ static int eg__open_ep(eg__fab_t *st, eg__ep_t *e, const char *prov, char *err,
 		hints->addr_format = FI_SOCKADDR_IN;
 	rc = fi_getinfo(FI_VERSION(1, 14), NULL, NULL, 0, hints, &list);
 	fi_freeinfo(hints);
+	if (rc == -FI_ENODATA &&
+	    eg_fabric_probe(prov, err, errlen) == EG_ENOSYS)
+		return EG_ENOSYS; /* err says what the host has instead */
 	if (rc) {
 		snprintf(err, errlen, "fi_getinfo(%s, RDM, tagged): %s", prov,
 			 fi_strerror(-rc));
@@ -639,14 +632,191 @@ static size_t eg__chunk_limit(const eg__fab_t *st)
 	return lim;
 }
 
+/* The providers (FI_PROVIDER and the caller's ask, lib/transport/
+ * fabric_choice.c) and each peer's set: one provider for every pair when
+ * the choice is fixed (set INTRA), else one within a (virtual) node and
+ * one across. need[s]: set s carries some pair. */
+static int eg__route(eg__fab_t *st, const eg_xport_opts_t *o,
+		     eg_fabric_choice_t *ch, int need[EG__SETS], char *err,
+		     size_t errlen)
+{
+	const eg_world_t *w = &st->w;
+	char e2[256];
+	int rc = eg_fabric_choose(getenv("FI_PROVIDER"), o->provider,
+				  w->from_slurm, ch, e2, sizeof(e2));
+
+	if (rc < 0) {
+		snprintf(err, errlen, "fabric: %s", e2);
+		return rc;
+	}
+	for (uint32_t p = 0; p < w->size; p++) {
+		int xn = eg_world_node_of(w, p) != eg_world_node_of(w, w->rank);
+
+		st->route[p] = (!ch->fixed && xn) ? EG__INTER : EG__INTRA;
+		if (p != w->rank)
+			need[st->route[p]] = 1;
+	}
+	if (ch->fixed)
+		need[EG__INTRA] = 1; /* open it even alone, to check it */
+	return EG_OK;
+}
+
+/* Once per job, from rank 0: cross-node traffic leaves the fast
+ * provider for the automatic fallback. */
+static void eg__fallback_warn(const eg_world_t *w, unsigned k, const char *from,
+			      const char *to, const char *why)
+{
+	if (w->rank != 0 || k != 0)
+		return;
+	fprintf(stderr,
+		"epgate: warning: %s; cross-node traffic falls back to %s "
+		"(set FI_PROVIDER=%s to demand it, or FI_PROVIDER=tcp to "
+		"choose tcp)\n",
+		why, to, from);
+	fflush(stderr);
+}
+
+/* Every comm's endpoints: the sets its peers' routes need, with the
+ * automatic fallback where the first choice is absent. */
+static int eg__open_sets(eg__fab_t *st, const eg_xport_opts_t *o, char *err,
+			 size_t errlen)
+{
+	eg_fabric_choice_t ch;
+	const char *want[EG__SETS];
+	int need[EG__SETS] = {0, 0}, rc;
+
+	if ((rc = eg__route(st, o, &ch, need, err, errlen)) < 0)
+		return rc;
+	want[EG__INTRA] = ch.intra;
+	want[EG__INTER] = ch.inter;
+	for (unsigned k = 0; k < st->K; k++) {
+		eg__comm_t *c = &st->comm[k];
+
+		c->st = st;
+		c->idx = k;
+		c->addr = calloc(st->size, sizeof(*c->addr));
+		if (!c->addr) {
+			snprintf(err, errlen, "fabric: %s",
+				 eg_strerror(EG_ENOMEM));
+			return EG_ENOMEM;
+		}
+		for (int s = 0; s < EG__SETS; s++) {
+			char e2[400];
+
+			if (!need[s])
+				continue;
+			rc = eg__open_ep(st, &c->set[s], want[s], e2,
+					 sizeof(e2));
+			/* the automatic choice's efa absent: fall back, and
+			 * say so (only the evidence would show it) */
+			if (rc == EG_ENOSYS && s == EG__INTER &&
+			    ch.fallback[0]) {
+				eg__close_ep(&c->set[s]);
+				eg__fallback_warn(&st->w, k, want[s],
+						  ch.fallback, e2);
+				want[s] = ch.fallback;
+				rc = eg__open_ep(st, &c->set[s], want[s], e2,
+						 sizeof(e2));
+			}
+			if (rc) {
+				/* FI_PROVIDER's own failure names it already */
+				int say =
+				    ch.why[0] && strncmp(ch.why, "FI_", 3);
+				snprintf(err, errlen,
+					 "fabric: comm %u: %s%s%s%s", k, e2,
+					 say ? " (asked by " : "",
+					 say ? ch.why : "", say ? ")" : "");
+				return rc;
+			}
+		}
+	}
+	for (int s = 0; s < EG__SETS; s++)
+		if (st->comm[0].set[s].info)
+			snprintf(
+			    st->prov[s], sizeof(st->prov[s]), "%s",
+			    st->comm[0].set[s].info->fabric_attr->prov_name);
+	return EG_OK;
+}
+
+/* This rank's endpoint names into its blob (after the chunk limit). */
+static int eg__publish(eg__fab_t *st, uint8_t *mine, char *err, size_t errlen)
+{
+	for (unsigned k = 0; k < st->K; k++)
+		for (int s = 0; s < EG__SETS; s++) {
+			eg__ep_t *e = &st->comm[k].set[s];
+			eg__name_t *nm =
+			    (eg__name_t *)(mine + sizeof(uint64_t) +
+					   ((size_t)k * EG__SETS + (size_t)s) *
+					       sizeof(*nm));
+			size_t len = EG__NAME_MAX;
+
+			if (!e->ep)
+				continue;
+			int rc = fi_getname(&e->ep->fid, nm->name, &len);
+			if (rc) {
+				snprintf(err, errlen,
+					 "fabric: fi_getname (%s): %s",
+					 st->prov[s], fi_strerror(-rc));
+				return EG_EFABRIC;
+			}
+			if (st->loopback &&
+			    e->info->addr_format == FI_SOCKADDR_IN &&
+			    !eg__is_loop4(nm->name, len)) {
+				snprintf(err, errlen,
+					 "fabric: %s endpoint is not on "
+					 "127.0.0.0/8",
+					 st->prov[s]);
+				return EG_EFABRIC;
+			}
+			nm->len = (uint32_t)len;
+		}
+	return EG_OK;
+}
+
+/* Every peer's name of the set its route uses, into that set's AV. */
+static int eg__insert_peers(eg__fab_t *st, uint8_t *blob, char *err,
+			    size_t errlen)
+{
+	int rc;
+
+	for (unsigned k = 0; k < st->K; k++) {
+		eg__comm_t *c = &st->comm[k];
+
+		for (uint32_t p = 0; p < st->size; p++) {
+			int s = st->route[p];
+			eg__name_t *nm = eg__blob_name(blob, st->K, p, k, s);
+
+			if (p == st->rank)
+				continue;
+			if (!nm->len) {
+				snprintf(err, errlen,
+					 "fabric: rank %u published no %s "
+					 "endpoint for comm %u",
+					 p, st->prov[s], k);
+				return EG_EFABRIC;
+			}
+			rc = fi_av_insert(c->set[s].av, nm->name, 1,
+					  &c->addr[p], 0, NULL);
+			if (rc != 1) {
+				snprintf(err, errlen,
+					 "fabric: inserting rank %u's %s "
+					 "address: %s",
+					 p, st->prov[s],
+					 fi_strerror(rc < 0 ? -rc : FI_EINVAL));
+				return EG_EFABRIC;
+			}
+		}
+	}
+	return EG_OK;
+}
+
 static int eg__create(const eg_world_t *w, eg_boot_t *b,
 		      const eg_xport_opts_t *o, void **state, char *err,
 		      size_t errlen)
 {
 	eg__fab_t *st = NULL;
 	uint8_t *blob = NULL;
-	const char *want[EG__SETS] = {NULL, NULL};
-	int rc, fixed;
+	int rc;
 	size_t bl;
 	uint64_t lim, all_lim;
 
@@ -687,62 +857,8 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 		rc = EG_ENOMEM;
 		goto fail;
 	}
-	/* Routing: an explicit provider carries every pair (set INTRA);
-	 * auto gives shm within a (virtual) node and an IP/NIC provider
-	 * across nodes. */
-	fixed = o->provider && *o->provider && strcmp(o->provider, "auto");
-	int need[EG__SETS] = {0, 0};
-	for (uint32_t p = 0; p < w->size; p++) {
-		int xn = eg_world_node_of(w, p) != eg_world_node_of(w, w->rank);
-
-		st->route[p] = (!fixed && xn) ? EG__INTER : EG__INTRA;
-		if (p != w->rank)
-			need[st->route[p]] = 1;
-	}
-	if (fixed) {
-		want[EG__INTRA] = eg__prov_map(o->provider);
-		need[EG__INTRA] = 1; /* open it even alone, to check it */
-	} else {
-		want[EG__INTRA] = "shm";
-		want[EG__INTER] = w->from_slurm ? "efa" : "tcp;ofi_rxm";
-	}
-	for (unsigned k = 0; k < st->K; k++) {
-		eg__comm_t *c = &st->comm[k];
-
-		c->st = st;
-		c->idx = k;
-		c->addr = calloc(w->size, sizeof(*c->addr));
-		if (!c->addr) {
-			rc = EG_ENOMEM;
-			goto fail;
-		}
-		for (int s = 0; s < EG__SETS; s++) {
-			char e2[200];
-
-			if (!need[s])
-				continue;
-			rc = eg__open_ep(st, &c->set[s], want[s], e2,
-					 sizeof(e2));
-			/* efa absent on this cluster: fall back to tcp */
-			if (rc == EG_EFABRIC && !fixed && s == EG__INTER &&
-			    !strcmp(want[s], "efa")) {
-				eg__close_ep(&c->set[s]);
-				want[s] = "tcp;ofi_rxm";
-				rc = eg__open_ep(st, &c->set[s], want[s], e2,
-						 sizeof(e2));
-			}
-			if (rc) {
-				snprintf(err, errlen, "fabric: comm %u: %s", k,
-					 e2);
-				goto fail_quiet;
-			}
-		}
-	}
-	for (int s = 0; s < EG__SETS; s++)
-		if (st->comm[0].set[s].info)
-			snprintf(
-			    st->prov[s], sizeof(st->prov[s]), "%s",
-			    st->comm[0].set[s].info->fabric_attr->prov_name);
+	if ((rc = eg__open_sets(st, o, err, errlen)) < 0)
+		goto fail_quiet;
 
 	/* one allgather for every endpoint name and the chunk limits */
 	bl = eg__blob_len(st->K);
@@ -754,37 +870,8 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 	uint8_t *mine = blob + (size_t)w->size * bl;
 	lim = eg__chunk_limit(st);
 	memcpy(mine, &lim, sizeof(lim));
-	for (unsigned k = 0; k < st->K; k++)
-		for (int s = 0; s < EG__SETS; s++) {
-			eg__ep_t *e = &st->comm[k].set[s];
-			eg__name_t *nm =
-			    (eg__name_t *)(mine + sizeof(uint64_t) +
-					   ((size_t)k * EG__SETS + (size_t)s) *
-					       sizeof(*nm));
-			size_t len = EG__NAME_MAX;
-
-			if (!e->ep)
-				continue;
-			rc = fi_getname(&e->ep->fid, nm->name, &len);
-			if (rc) {
-				snprintf(err, errlen,
-					 "fabric: fi_getname (%s): %s",
-					 st->prov[s], fi_strerror(-rc));
-				rc = EG_EFABRIC;
-				goto fail_quiet;
-			}
-			if (st->loopback &&
-			    e->info->addr_format == FI_SOCKADDR_IN &&
-			    !eg__is_loop4(nm->name, len)) {
-				snprintf(err, errlen,
-					 "fabric: %s endpoint is not on "
-					 "127.0.0.0/8",
-					 st->prov[s]);
-				rc = EG_EFABRIC;
-				goto fail_quiet;
-			}
-			nm->len = (uint32_t)len;
-		}
+	if ((rc = eg__publish(st, mine, err, errlen)) < 0)
+		goto fail_quiet;
 	rc = eg_boot_allgather(b, mine, bl, blob, st->timeout_s);
 	if (rc) {
 		snprintf(err, errlen, "fabric: exchanging endpoint names: %s",
@@ -798,36 +885,8 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 			all_lim = lim;
 	}
 	st->chunk = (size_t)all_lim;
-	for (unsigned k = 0; k < st->K; k++) {
-		eg__comm_t *c = &st->comm[k];
-
-		for (uint32_t p = 0; p < w->size; p++) {
-			int s = st->route[p];
-			eg__name_t *nm = eg__blob_name(blob, st->K, p, k, s);
-
-			if (p == w->rank)
-				continue;
-			if (!nm->len) {
-				snprintf(err, errlen,
-					 "fabric: rank %u published no %s "
-					 "endpoint for comm %u",
-					 p, st->prov[s], k);
-				rc = EG_EFABRIC;
-				goto fail_quiet;
-			}
-			rc = fi_av_insert(c->set[s].av, nm->name, 1,
-					  &c->addr[p], 0, NULL);
-			if (rc != 1) {
-				snprintf(err, errlen,
-					 "fabric: inserting rank %u's %s "
-					 "address: %s",
-					 p, st->prov[s],
-					 fi_strerror(rc < 0 ? -rc : FI_EINVAL));
-				rc = EG_EFABRIC;
-				goto fail_quiet;
-			}
-		}
-	}
+	if ((rc = eg__insert_peers(st, blob, err, errlen)) < 0)
+		goto fail_quiet;
 	free(blob);
 	blob = NULL;
 	for (unsigned k = 0; k < st->K; k++) {

@@ -48,6 +48,9 @@
 /* Ranks other than 0 wait this much longer, so that when a rank stalls,
  * rank 0 (which knows who is missing) reports first and stops the rest. */
 #define EG__GRACE 1.0
+/* A rendezvous name that the resolver says does not exist is retried
+ * this long (a fresh node's DNS may be late), not to the deadline. */
+#define EG__RESOLVE_S 5.0
 
 enum {
 	EG__OP_HELLO0 = 1, /* rank 0 -> peer: nonce */
@@ -1051,6 +1054,40 @@ static int eg__hello(eg_boot_t *b, int fd, double deadline, char *why,
 	return EG_OK;
 }
 
+/* Resolves rank 0's host. A name the resolver says does not exist fails
+ * after EG__RESOLVE_S, saying where the name came from and what to set;
+ * other resolver errors (a DNS server not answering) are retried to the
+ * deadline like a refused connection. *res stays NULL while it fails. */
+static int eg__resolve(eg_boot_t *b, const eg_world_t *w, const char *port,
+		       const struct addrinfo *hints, struct addrinfo **res,
+		       double *first_fail, char *why, size_t wlen)
+{
+	int rc = getaddrinfo(w->boot_host, port, hints, res);
+
+	if (!rc)
+		return EG_OK;
+	*res = NULL;
+	snprintf(why, wlen, "%s: %s", w->boot_host, gai_strerror(rc));
+	if (rc != EAI_NONAME && rc != EAI_FAIL
+#ifdef EAI_NODATA
+	    && rc != EAI_NODATA
+#endif
+	)
+		return EG_OK;
+	if (*first_fail == 0)
+		*first_fail = eg_now();
+	if (eg_now() - *first_fail < EG__RESOLVE_S)
+		return EG_OK;
+	return eg__set_err(b, EG_EINVAL,
+			   "open: rank %u cannot find rank 0: host \"%s\" (%s) "
+			   "does not resolve (%s) after %.0f s; set "
+			   "EPGATE_ROOT_ADDR to rank 0's address (host or "
+			   "host:port)",
+			   b->rank, w->boot_host,
+			   w->boot_src[0] ? w->boot_src : "rendezvous host",
+			   gai_strerror(rc), EG__RESOLVE_S);
+}
+
 static int eg__open_peer(eg_boot_t *b, const eg_world_t *w, double timeout,
 			 double deadline)
 {
@@ -1059,18 +1096,14 @@ static int eg__open_peer(eg_boot_t *b, const eg_world_t *w, double timeout,
 			*res = NULL;
 	char port[8], why[600] = "no attempt made";
 	int backoff = 10, rc;
+	double first_fail = 0;
 
 	snprintf(port, sizeof(port), "%u", w->boot_port);
 	for (;;) {
-		if (!res) {
-			rc = getaddrinfo(w->boot_host, port, &hints, &res);
-			if (rc) {
-				/* DNS may be late on a fresh node: retry */
-				res = NULL;
-				snprintf(why, sizeof(why), "%s: %s",
-					 w->boot_host, gai_strerror(rc));
-			}
-		}
+		if (!res &&
+		    (rc = eg__resolve(b, w, port, &hints, &res, &first_fail,
+				      why, sizeof(why))) < 0)
+			return rc;
 		for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
 			int err = 0, fd = eg__connect(ai, deadline, &err);
 			if (fd < 0) {

@@ -108,40 +108,62 @@ static int eg__set_job_id(eg_world_t *w, const char *var, const char *s,
 	return EG_OK;
 }
 
-/* "host:port" or "[v6addr]:port". */
+/* "host:port", "[v6addr]:port", or with port_opt also "host", "[v6addr]"
+ * and a bare IPv6 address (more than one colon, no brackets: no port).
+ * *port is 0 when none is given. */
+static int eg__parse_addr(const char *s, int port_opt, char *host, size_t hlen,
+			  unsigned long long *port)
+{
+	const char *colon = strrchr(s, ':'), *h = s;
+	size_t hl = strlen(s);
+
+	*port = 0;
+	if (hl == 0)
+		return EG_EPARSE;
+	if (port_opt && colon && memchr(s, ':', (size_t)(colon - s)) &&
+	    s[0] != '[')
+		colon = NULL; /* a bare v6 address: all host */
+	if (port_opt && s[0] == '[' && s[hl - 1] == ']')
+		colon = NULL; /* "[v6addr]" */
+	if (colon) {
+		hl = (size_t)(colon - s);
+		if (eg__parse_u(colon + 1, 1, 65535, port) < 0)
+			return EG_EPARSE;
+	} else if (!port_opt) {
+		return EG_EPARSE;
+	}
+	if (hl >= 2 && s[0] == '[' && s[hl - 1] == ']') {
+		h = s + 1;
+		hl -= 2;
+	} else if (colon && memchr(s, ':', hl)) {
+		return EG_EPARSE; /* a v6 address with a port needs brackets */
+	}
+	if (hl == 0 || hl >= hlen || memchr(h, '[', hl) || memchr(h, ']', hl) ||
+	    memchr(h, ' ', hl))
+		return EG_EPARSE;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	return EG_OK;
+}
+
 static int eg__env_boot_addr(eg_world_t *w, char *err, size_t len)
 {
 	const char *s = getenv("EPGATE_BOOT_ADDR");
-	const char *colon, *h = s;
-	size_t hl;
-	unsigned long long port = 0;
+	unsigned long long port;
+
 	if (!s)
 		return eg_err_set(err, len, EG_EINVAL,
 				  "EPGATE_BOOT_ADDR is not set (required for "
 				  "rank %u of %u)",
 				  w->rank, w->size);
-	colon = strrchr(s, ':');
-	if (!colon)
-		goto bad;
-	hl = (size_t)(colon - s);
-	if (hl >= 2 && s[0] == '[' && s[hl - 1] == ']') {
-		h = s + 1;
-		hl -= 2;
-	} else if (memchr(s, ':', hl)) {
-		goto bad; /* a bare v6 address needs brackets */
-	}
-	if (hl == 0 || hl >= sizeof(w->boot_host) ||
-	    eg__parse_u(colon + 1, 1, 65535, &port) < 0)
-		goto bad;
-	memcpy(w->boot_host, h, hl);
-	w->boot_host[hl] = '\0';
+	if (eg__parse_addr(s, 0, w->boot_host, sizeof(w->boot_host), &port) < 0)
+		return eg_err_set(err, len, EG_EINVAL,
+				  "EPGATE_BOOT_ADDR=\"%.200s\": want host:port "
+				  "with a port in [1, 65535]",
+				  s);
 	w->boot_port = (uint16_t)port;
+	snprintf(w->boot_src, sizeof(w->boot_src), "EPGATE_BOOT_ADDR");
 	return EG_OK;
-bad:
-	return eg_err_set(err, len, EG_EINVAL,
-			  "EPGATE_BOOT_ADDR=\"%.200s\": want host:port with a "
-			  "port in [1, 65535]",
-			  s);
 }
 
 static int eg__env_boot_fd(eg_world_t *w, char *err, size_t len)
@@ -195,14 +217,64 @@ static int eg__from_launcher(eg_world_t *w, char *err, size_t len)
 			      len);
 }
 
+/* Where the others find rank 0 under Slurm: EPGATE_ROOT_ADDR (host or
+ * host:port: a name that does not resolve on every node, or another
+ * interface) when given, else the step's first node (the step's list,
+ * since a step on part of the allocation starts task 0 on its own first
+ * node). The port: EPGATE_ROOT_ADDR's, else EPGATE_BOOT_PORT, else 0
+ * (the caller derives one from the job id). */
+static int eg__slurm_root(eg_world_t *w, char *err, size_t len)
+{
+	const char *list, *listvar = "SLURM_STEP_NODELIST";
+	const char *root = getenv("EPGATE_ROOT_ADDR");
+	const char *ps = getenv("EPGATE_BOOT_PORT");
+	unsigned long long port = 0, rport;
+
+	if (ps && eg__parse_u(ps, 1, 65535, &port) < 0)
+		return eg_err_set(err, len, EG_EINVAL,
+				  "EPGATE_BOOT_PORT=\"%.80s\": want a port in "
+				  "[1, 65535]",
+				  ps);
+	if (root) {
+		if (eg__parse_addr(root, 1, w->boot_host, sizeof(w->boot_host),
+				   &rport) < 0)
+			return eg_err_set(err, len, EG_EINVAL,
+					  "EPGATE_ROOT_ADDR=\"%.200s\": want "
+					  "host, host:port, [v6addr] or "
+					  "[v6addr]:port, a port in [1, 65535]",
+					  root);
+		if (rport && port && rport != port)
+			return eg_err_set(err, len, EG_EINVAL,
+					  "EPGATE_ROOT_ADDR=%s and "
+					  "EPGATE_BOOT_PORT=%s name different "
+					  "ports",
+					  root, ps);
+		w->boot_port = (uint16_t)(rport ? rport : port);
+		snprintf(w->boot_src, sizeof(w->boot_src), "EPGATE_ROOT_ADDR");
+		return EG_OK;
+	}
+	if (!(list = getenv(listvar)))
+		list = getenv(listvar = "SLURM_JOB_NODELIST");
+	if (!list)
+		return eg_err_set(err, len, EG_EINVAL,
+				  "SLURM_JOB_NODELIST is not set");
+	if (eg_hostlist_first(list, w->boot_host, sizeof(w->boot_host)) < 0)
+		return eg_err_set(err, len, EG_EINVAL,
+				  "%s=\"%.200s\": not a Slurm hostlist",
+				  listvar, list);
+	w->boot_port = (uint16_t)port;
+	snprintf(w->boot_src, sizeof(w->boot_src), "first node of %s", listvar);
+	return EG_OK;
+}
+
 /* Slurm: ranks are tasks of the step; nodes come from block distribution
  * (task r on node r / (ntasks / nnodes)), checked against SLURM_NODEID
  * and SLURM_LOCALID so a cyclic layout is an error, not a silent lie. */
 static int eg__from_slurm(eg_world_t *w, char *err, size_t len)
 {
 	uint32_t nnodes, real_rpn = 0, v;
-	unsigned long long job = 0, port = 0;
-	const char *list, *listvar, *s;
+	unsigned long long job = 0;
+	const char *s;
 	int rc;
 
 	if ((rc = eg__env_u32("SLURM_NTASKS", 1, 1u << 20, &w->size, err,
@@ -251,18 +323,8 @@ static int eg__from_slurm(eg_world_t *w, char *err, size_t len)
 					  "distribution: srun -m block)",
 					  v, w->rank, w->rank % real_rpn);
 	}
-	/* The step's first node runs task 0; the job's may not (a step on
-	 * part of the allocation). */
-	listvar = "SLURM_STEP_NODELIST";
-	if (!(list = getenv(listvar)))
-		list = getenv(listvar = "SLURM_JOB_NODELIST");
-	if (!list)
-		return eg_err_set(err, len, EG_EINVAL,
-				  "SLURM_JOB_NODELIST is not set");
-	if (eg_hostlist_first(list, w->boot_host, sizeof(w->boot_host)) < 0)
-		return eg_err_set(err, len, EG_EINVAL,
-				  "%s=\"%.200s\": not a Slurm hostlist",
-				  listvar, list);
+	if ((rc = eg__slurm_root(w, err, len)) < 0)
+		return rc;
 	if (!(s = getenv("SLURM_JOB_ID")))
 		return eg_err_set(err, len, EG_EINVAL,
 				  "SLURM_JOB_ID is not set");
@@ -272,14 +334,8 @@ static int eg__from_slurm(eg_world_t *w, char *err, size_t len)
 				  s);
 	if ((rc = eg__set_job_id(w, "SLURM_JOB_ID", s, err, len)) < 0)
 		return rc;
-	port = 20000 + job % 20000;
-	if ((s = getenv("EPGATE_BOOT_PORT")) &&
-	    eg__parse_u(s, 1, 65535, &port) < 0)
-		return eg_err_set(err, len, EG_EINVAL,
-				  "EPGATE_BOOT_PORT=\"%.80s\": want a port in "
-				  "[1, 65535]",
-				  s);
-	w->boot_port = (uint16_t)port;
+	if (!w->boot_port)
+		w->boot_port = (uint16_t)(20000 + job % 20000);
 	w->from_slurm = 1;
 	return EG_OK;
 }

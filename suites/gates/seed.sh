@@ -307,4 +307,20 @@ sed '/"id": "ep8-dense"/s/"median": 1000.0/"median": "1000"/' "$F" >"$EG_TMP/str
 expect_bad str 'str.json: points[1].metrics.tok_s.median: expected a number' "$G" "$EG_TMP/str.json"
 expect_bad missing 'nope.json: cannot open' "$G" "$EG_TMP/nope.json"
 expect_bad baseline-v2 'v2.json: schema: unsupported version' "$G" "$F" --baseline "$EG_TMP/v2.json"
+# Results whose every step died before its first point (the header
+# only): no name can be checked against data, every gate says "no data",
+# exit 77, and the TAP and JUnit are written all the same.
+printf '{"schema": "epgate/results/v1", "recorded": false,\n"context": {"profile": "local"},\n"points": [\n]}\n' \
+	>"$EG_TMP/empty.json"
+run_gate empty "$EG_SRCDIR/gates/local.gate" "$EG_TMP/empty.json"
+ngates=$(grep -c '^  - name:' "$EG_SRCDIR/gates/local.gate")
+if [ "$rc" -eq 77 ] && [ -s "$EG_TMP/empty.tap" ] &&
+	[ "$(grep -c '^ok [0-9]* - .* # SKIP no data' "$EG_TMP/empty.tap")" -eq "$ngates" ] &&
+	"$XMLLINT" --noout --schema "$EG_SRCDIR/reports/schema/junit.xsd" "$EG_TMP/empty.xml" 2>/dev/null &&
+	[ "$(grep -c '<skipped' "$EG_TMP/empty.xml")" -eq "$ngates" ]; then
+	eg_ok "results without a point: exit 77, all $ngates gates skip 'no data' in TAP and JUnit"
+else
+	eg_not_ok "results without a point: exit 77 with TAP and JUnit (exit $rc)"
+	sed 's/^/# /' "$EG_TMP/empty.err"
+fi
 eg_done

@@ -26,7 +26,7 @@ static const char *const vars[] = {
     "EPGATE_JOB_ID",	   "EPGATE_TIMEOUT", "EPGATE_BOOT_PORT",
     "SLURM_PROCID",	   "SLURM_NTASKS",   "SLURM_LOCALID",
     "SLURM_NODEID",	   "SLURM_NNODES",   "SLURM_JOB_NODELIST",
-    "SLURM_STEP_NODELIST", "SLURM_JOB_ID",
+    "SLURM_STEP_NODELIST", "SLURM_JOB_ID",   "EPGATE_ROOT_ADDR",
 };
 
 /* Clears every variable the world reads, then sets "K=V" pairs. */
@@ -274,6 +274,26 @@ static const struct bad_env {
     {{"SLURM_PROCID=1", "SLURM_NTASKS=4", "SLURM_NNODES=2",
       "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=7"},
      "EPGATE_SECRET is not set"},
+    {{"SLURM_PROCID=1", "SLURM_NTASKS=4", "SLURM_NNODES=2",
+      "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=7", "EPGATE_ROOT_ADDR=h:0"},
+     "EPGATE_ROOT_ADDR=\"h:0\": want host, host:port"},
+    {{"SLURM_PROCID=1", "SLURM_NTASKS=4", "SLURM_NNODES=2",
+      "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=7", "EPGATE_ROOT_ADDR=:80"},
+     "EPGATE_ROOT_ADDR=\":80\""},
+    {{"SLURM_PROCID=1", "SLURM_NTASKS=4", "SLURM_NNODES=2",
+      "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=7", "EPGATE_ROOT_ADDR="},
+     "EPGATE_ROOT_ADDR=\"\""},
+    {{"SLURM_PROCID=1", "SLURM_NTASKS=4", "SLURM_NNODES=2",
+      "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=7", "EPGATE_ROOT_ADDR=[::1"},
+     "EPGATE_ROOT_ADDR=\"[::1\""},
+    {{"SLURM_PROCID=1", "SLURM_NTASKS=4", "SLURM_NNODES=2",
+      "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=7", "EPGATE_ROOT_ADDR=a b:5"},
+     "EPGATE_ROOT_ADDR=\"a b:5\""},
+    {{"SLURM_PROCID=1", "SLURM_NTASKS=4", "SLURM_NNODES=2",
+      "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=7",
+      "EPGATE_ROOT_ADDR=10.0.0.5:4000", "EPGATE_BOOT_PORT=4001"},
+     "EPGATE_ROOT_ADDR=10.0.0.5:4000 and EPGATE_BOOT_PORT=4001 name "
+     "different ports"},
 };
 
 START_TEST(test_bad_env)
@@ -286,6 +306,46 @@ START_TEST(test_bad_env)
 	ck_assert_msg(rc < 0, "case %d accepted", _i);
 	ck_assert_msg(strstr(err, b->want), "case %d: \"%s\" lacks \"%s\"", _i,
 		      err, b->want);
+}
+END_TEST
+
+/* EPGATE_ROOT_ADDR replaces the step's first node name (and its port the
+ * job's default); EPGATE_BOOT_PORT still gives the port of a bare host. */
+static const struct {
+	const char *root, *port, *host;
+	unsigned want_port;
+} roots[] = {
+    {"10.0.0.5", NULL, "10.0.0.5", 20000 + 123456 % 20000},
+    {"10.0.0.5", "31000", "10.0.0.5", 31000},
+    {"head-ib0:4000", NULL, "head-ib0", 4000},
+    {"head-ib0:4000", "4000", "head-ib0", 4000},
+    {"[fe80::1]:4000", NULL, "fe80::1", 4000},
+    {"[::1]", "5000", "::1", 5000},
+    {"fe80::2", NULL, "fe80::2", 20000 + 123456 % 20000},
+};
+
+START_TEST(test_root_addr)
+{
+	static const char *const kv[] = {
+	    "SLURM_PROCID=1",
+	    "SLURM_NTASKS=2",
+	    "SLURM_NNODES=2",
+	    "SLURM_JOB_NODELIST=gpu[07-08]",
+	    "SLURM_JOB_ID=123456",
+	    "EPGATE_SECRET=" SECRET,
+	    NULL,
+	};
+	eg_world_t w;
+	env(kv);
+	world_ok(&w);
+	ck_assert_str_eq(w.boot_src, "first node of SLURM_JOB_NODELIST");
+	setenv("EPGATE_ROOT_ADDR", roots[_i].root, 1);
+	if (roots[_i].port)
+		setenv("EPGATE_BOOT_PORT", roots[_i].port, 1);
+	world_ok(&w);
+	ck_assert_str_eq(w.boot_host, roots[_i].host);
+	ck_assert_uint_eq(w.boot_port, roots[_i].want_port);
+	ck_assert_str_eq(w.boot_src, "EPGATE_ROOT_ADDR");
 }
 END_TEST
 
@@ -643,6 +703,29 @@ START_TEST(test_self_exe)
 }
 END_TEST
 
+/* A peer whose rendezvous name does not resolve fails in seconds, not at
+ * the deadline, and says what to set. */
+START_TEST(test_boot_unresolvable)
+{
+	eg_world_t w = mkworld(1, 2, 4242, -1);
+	eg_boot_t *b = NULL;
+	snprintf(w.boot_host, sizeof(w.boot_host), "eg-no-such-node.invalid");
+	snprintf(w.boot_src, sizeof(w.boot_src),
+		 "first node of SLURM_STEP_NODELIST");
+	double t0 = eg_now();
+	ck_assert_int_eq(eg_boot_open(&b, &w, 60), EG_EINVAL);
+	double dt = eg_now() - t0;
+	ck_assert_msg(dt < 30, "took %.1f s of a 60 s deadline", dt);
+	ck_assert_ptr_nonnull(b);
+	const char *e = eg_boot_error(b);
+	ck_assert_msg(strstr(e, "\"eg-no-such-node.invalid\" (first node of "
+				"SLURM_STEP_NODELIST) does not resolve") &&
+			  strstr(e, "set EPGATE_ROOT_ADDR"),
+		      "%s", e);
+	eg_boot_close(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("world");
@@ -656,6 +739,8 @@ int main(void)
 			    (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_hostlist);
 	tcase_add_test(tc, test_self_exe);
+	tcase_add_loop_test(tc, test_root_addr, 0,
+			    (int)(sizeof(roots) / sizeof(roots[0])));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("boot");
 	tcase_set_timeout(tc, 60);
@@ -664,6 +749,7 @@ int main(void)
 	tcase_add_test(tc, test_boot_fake_root);
 	tcase_add_loop_test(tc, test_boot_disagree, 0, 2);
 	tcase_add_test(tc, test_boot_dead_and_stalled);
+	tcase_add_test(tc, test_boot_unresolvable);
 	suite_add_tcase(s, tc);
 	return eg_test_main(s);
 }
