@@ -21,10 +21,10 @@ typedef struct eg_report_opts {
 	const char *history;
 	const char *const *baselines; /* regression baselines (results) */
 	size_t n_baselines;
-	const char *gates;   /* the gate file; NULL: the profile's */
-	const char *out;     /* NULL: RUN/report.html (run folder only) */
-	const char *markdown; /* summary.md; NULL: RUN/summary.md for a run
-				 folder, none otherwise */
+	const char *gates;	/* the gate file; NULL: the profile's */
+	const char *out;	/* NULL: RUN/report.html (run folder only) */
+	const char *markdown;	/* summary.md; NULL: RUN/summary.md for a run
+				   folder, none otherwise */
 	const char *screenshot; /* a PNG of the page (headless Chromium) */
 	const char *title;	/* NULL: from what is shown */
 	int quiet;		/* no "report: PATH" line on stdout */

@@ -131,7 +131,8 @@ static int eg__comparisons(const json_t *cmp, eg__cells_t *out)
 
 	json_array_foreach(cmp, i, o)
 	{
-		const char *v = json_string_value(json_object_get(o, "verdict"));
+		const char *v =
+		    json_string_value(json_object_get(o, "verdict"));
 		eg__cell_t x = {.lo = NAN, .hi = NAN, .series = -1};
 
 		x.id = json_string_value(json_object_get(o, "baseline"));

@@ -143,8 +143,8 @@ static void eg__data(FILE *f, const eg__chart_t *c)
 			int ci = isfinite(p->lo) && isfinite(p->hi);
 
 			fprintf(f, "%.17g %.17g %.17g %.17g %d\n",
-				p->x + eg__jitter(c, i), p->y, ci ? p->lo : p->y,
-				ci ? p->hi : p->y, p->st);
+				p->x + eg__jitter(c, i), p->y,
+				ci ? p->lo : p->y, ci ? p->hi : p->y, p->st);
 		}
 		fputs("EOD\n", f);
 	}
@@ -182,10 +182,27 @@ static void eg__pad(eg__range_t *r, int log, double frac, int nonneg)
 	}
 }
 
-/* The y range holds every value, interval and threshold drawn. */
-static eg__range_t eg__yrange(const eg__chart_t *c)
+/* A threshold far from every value (a 200 ms budget over 2 ms steps)
+ * would squash the data into a line: it is left off the chart, and the
+ * legend says where it is. */
+static int eg__reach(const eg__range_t *d, double v, int log)
 {
-	eg__range_t r = {INFINITY, -INFINITY};
+	double span = d->hi - d->lo;
+
+	if (!isfinite(d->lo))
+		return 0;
+	if (log)
+		return v < d->lo / 8 ? -1 : v > d->hi * 8;
+	if (span < 0.1 * fmax(fabs(d->lo), fabs(d->hi)))
+		span = 0.1 * fmax(fabs(d->lo), fabs(d->hi));
+	return v < d->lo - 3 * span ? -1 : v > d->hi + 3 * span;
+}
+
+/* The y range holds every value and interval, and the thresholds
+ * within reach of them. */
+static eg__range_t eg__yrange(eg__chart_t *c)
+{
+	eg__range_t r = {INFINITY, -INFINITY}, d;
 	int nonneg = 1;
 
 	for (size_t i = 0; i < c->n_s; i++)
@@ -197,12 +214,30 @@ static eg__range_t eg__yrange(const eg__chart_t *c)
 			eg__widen(&r, p->hi, c->logy);
 			nonneg &= !(p->y < 0);
 		}
+	for (size_t i = 0; i < c->n_m; i++) /* a ratio's tie line: always */
+		if (c->m[i].kind == EG__MK_TIE)
+			eg__widen(&r, c->m[i].a, c->logy);
+	d = r;
 	for (size_t i = 0; i < c->n_m; i++) {
-		if (c->m[i].kind == EG__MK_VLINE)
+		eg__mark_t *m = &c->m[i];
+
+		if (m->kind == EG__MK_VLINE || m->kind == EG__MK_TIE)
 			continue;
-		eg__widen(&r, c->m[i].a, c->logy);
-		if (c->m[i].kind == EG__MK_BAND)
-			eg__widen(&r, c->m[i].b, c->logy);
+		/* a failed gate's threshold is the news: always drawn */
+		m->off = m->fail ? 0 : eg__reach(&d, m->a, c->logy);
+		if (m->kind == EG__MK_BAND) {
+			int b = m->fail ? 0 : eg__reach(&d, m->b, c->logy);
+
+			/* a band is off only when all of it is */
+			m->off = m->off == b ? b : 0;
+			if (!b)
+				eg__widen(&r, m->b, c->logy);
+			if (m->fail || !eg__reach(&d, m->a, c->logy))
+				eg__widen(&r, m->a, c->logy);
+			continue;
+		}
+		if (!m->off)
+			eg__widen(&r, m->a, c->logy);
 	}
 	eg__pad(&r, c->logy, 0.08, nonneg);
 	return r;
@@ -235,9 +270,10 @@ static void eg__xtics(FILE *f, const eg__chart_t *c)
 
 	if (c->timex) {
 		fputs("set xdata time\nset timefmt '%s'\n"
-		      "set format x \"%m-%d\\n%H:%M\"\nset xtics rotate by 0\n",
+		      "set format x \"%m-%d\\n%H:%M\"\n",
 		      f);
-		return;
+		if (!c->n_tic)
+			return;
 	}
 	if (c->cat) {
 		fputs("set xtics (", f);
@@ -264,7 +300,10 @@ static void eg__xtics(FILE *f, const eg__chart_t *c)
 		for (size_t i = 0; i < c->n_tic; i++) {
 			fputs(i ? ", " : "", f);
 			eg__gp_dstr(f, c->tic_l[i]);
-			fprintf(f, " %.17g", c->tic_v[i]);
+			if (c->timex) /* a time axis takes its format */
+				fprintf(f, " '%.0f'", c->tic_v[i]);
+			else
+				fprintf(f, " %.17g", c->tic_v[i]);
 		}
 		fputs(")\n", f);
 		return;
@@ -310,24 +349,30 @@ static void eg__shade(FILE *f, const eg__mark_t *m)
 		"set object rect from graph 0, %s %.17g to graph 1, %s %.17g "
 		"behind fc rgb '%s' fs transparent solid %s noborder\n",
 		lo || m->kind == EG__MK_BAND ? "first" : "graph",
-		lo || m->kind == EG__MK_BAND ? m->a : 0,
-		lo ? "graph" : "first", lo ? 1 : m->kind == EG__MK_BAND ? m->b : m->a,
+		lo || m->kind == EG__MK_BAND ? m->a : 0, lo ? "graph" : "first",
+		lo			 ? 1
+		: m->kind == EG__MK_BAND ? m->b
+					 : m->a,
 		EG__PASS_RGB, m->kind == EG__MK_BAND ? "0.10" : "0.07");
 }
 
 /* The shading and lines of every mark (their legend is the page's). */
-static void eg__marks(FILE *f, const eg__chart_t *c)
+static void eg__marks(FILE *f, const eg__chart_t *c, const eg__range_t *y)
 {
 	for (size_t i = 0; i < c->n_m; i++) {
 		const eg__mark_t *m = &c->m[i];
 		const char *rgb = eg__mark_rgb(m);
 		int dt = eg__mark_dt(m);
 
+		if (m->off)
+			continue;
 		switch (m->kind) {
 		case EG__MK_BAND:
 			eg__shade(f, m);
-			eg__hline(f, m->a, rgb, dt, 1.6);
-			eg__hline(f, m->b, rgb, dt, 1.6);
+			if (m->a >= y->lo)
+				eg__hline(f, m->a, rgb, dt, 1.6);
+			if (m->b <= y->hi)
+				eg__hline(f, m->b, rgb, dt, 1.6);
 			break;
 		case EG__MK_MIN:
 		case EG__MK_MAX:
@@ -343,8 +388,10 @@ static void eg__marks(FILE *f, const eg__chart_t *c)
 			eg__gp_x(f, c, m->x0);
 			fputs(", graph 0 to ", f);
 			eg__gp_x(f, c, m->x0);
-			fprintf(f, ", graph 1 nohead front lc rgb '%s' dt %d lw 2\n",
-				rgb, dt);
+			fprintf(
+			    f,
+			    ", graph 1 nohead front lc rgb '%s' dt %d lw 2\n",
+			    rgb, dt);
 			break;
 		default: /* targets */
 			fputs("set arrow from ", f);
@@ -388,7 +435,7 @@ static void eg__plot(FILE *f, const eg__chart_t *c)
 }
 
 /* One chart's settings, data and plot. */
-static int eg__chart_script(FILE *f, const eg__chart_t *c, const char *dir)
+static int eg__chart_script(FILE *f, eg__chart_t *c, const char *dir)
 {
 	eg__range_t x = eg__xrange(c), y = eg__yrange(c);
 
@@ -417,7 +464,7 @@ static int eg__chart_script(FILE *f, const eg__chart_t *c, const char *dir)
 	else
 		fprintf(f, "set xrange [%.17g:%.17g]\n", x.lo, x.hi);
 	fprintf(f, "set yrange [%.17g:%.17g]\n", y.lo, y.hi);
-	eg__marks(f, c);
+	eg__marks(f, c, &y);
 	eg__plot(f, c);
 	fputs("unset output\n", f);
 	return ferror(f) ? EG_EIO : EG_OK;
@@ -458,7 +505,7 @@ static int eg__run(const char *gp, const char *script, const char *log)
  * after id=' id=" href='# href="# url(# . */
 static size_t eg__ref_at(const char *s)
 {
-	static const char *const pre[] = {"id='", "id=\"", "href='#",
+	static const char *const pre[] = {"id='",     "id=\"", "href='#",
 					  "href=\"#", "url(#", NULL};
 
 	for (const char *const *p = pre; *p; p++)

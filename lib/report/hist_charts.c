@@ -4,11 +4,14 @@
  * (eg_regress_compare: bootstrap on samples, else the stored
  * intervals) says a value moved by more than the gate's min_effect
  * from one run to the next, for the worse or for the better. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "epgate/error.h"
 #include "lib/report/page.h"
@@ -86,11 +89,11 @@ static int eg__change(eg__hist_t *h, eg__chart_t *c, const eg_gate_t *g,
 		      const eg__hrun_t *r, const eg_metric_t *cur)
 {
 	const eg_metric_info_t *mi = eg_metric_info(g->metric);
-	eg_better_t better = g->better ? g->better
+	eg_better_t better = g->better		? g->better
 			     : mi && mi->better ? mi->better
 						: EG_BETTER_HIGHER;
-	eg_better_t other = better == EG_BETTER_HIGHER ? EG_BETTER_LOWER
-						       : EG_BETTER_HIGHER;
+	eg_better_t other =
+	    better == EG_BETTER_HIGHER ? EG_BETTER_LOWER : EG_BETTER_HIGHER;
 	uint64_t seed = eg__fnv(label, r->stamp);
 	int worse = eg__worse(g, b, cur, better, seed);
 	double pct = (cur->s.median / b->s.median - 1) * 100;
@@ -98,11 +101,11 @@ static int eg__change(eg__hist_t *h, eg__chart_t *c, const eg_gate_t *g,
 
 	if (!worse && !eg__worse(g, b, cur, other, seed + 1))
 		return EG_OK;
-	json_array_append_new(
-	    h->changes, json_pack("{s:s, s:s, s:s, s:s, s:f, s:b}", "chart",
-				  c->id, "gate", g->name, "series", label,
-				  "stamp", r->stamp, "change_pct", pct,
-				  "worse", worse));
+	json_array_append_new(h->changes,
+			      json_pack("{s:s, s:s, s:s, s:s, s:f, s:b}",
+					"chart", c->id, "gate", g->name,
+					"series", label, "stamp", r->stamp,
+					"change_pct", pct, "worse", worse));
 	for (size_t i = 0; i < c->n_m; i++)
 		if (c->m[i].kind == EG__MK_VLINE && c->m[i].x0 == r->t &&
 		    c->m[i].fail == worse)
@@ -125,7 +128,8 @@ static int eg__limits(eg__chart_t *c, const eg_gate_t *g, int fail)
 	eg__mark_t *m = NULL;
 
 	if (g->rule == EG_RULE_PARITY || g->rule == EG_RULE_FLAT) {
-		if ((m = eg__chart_mark(c, EG__MK_BAND, g->band[0], g->band[1])))
+		if ((m = eg__chart_mark(c, EG__MK_BAND, g->band[0],
+					g->band[1])))
 			snprintf(m->label, sizeof(m->label), "%s: [%s, %s]",
 				 g->name, eg__num(g->band[0], a, sizeof(a)),
 				 eg__num(g->band[1], b, sizeof(b)));
@@ -149,9 +153,27 @@ static int eg__limits(eg__chart_t *c, const eg_gate_t *g, int fail)
 	return EG_OK;
 }
 
-/* Keeps at most EG__HIST_SERIES series: those with a failure first
- * kept, then the others in order. */
-static void eg__prune(eg__chart_t *c)
+/* Did the series change (a change point) on chart c? */
+static int eg__changed(const eg__hist_t *h, const eg__chart_t *c,
+		       const char *label)
+{
+	size_t i;
+	json_t *x;
+
+	json_array_foreach(h->changes, i, x)
+	{
+		if (!strcmp(json_string_value(json_object_get(x, "chart")),
+			    c->id) &&
+		    !strcmp(json_string_value(json_object_get(x, "series")),
+			    label))
+			return 1;
+	}
+	return 0;
+}
+
+/* Keeps at most EG__HIST_SERIES series: those that changed or failed
+ * first, then the others in order. */
+static void eg__prune(const eg__hist_t *h, eg__chart_t *c)
 {
 	size_t keep = 0, out = 0;
 	unsigned char *k = calloc(c->n_s + 1, 1);
@@ -162,7 +184,7 @@ static void eg__prune(eg__chart_t *c)
 	}
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < c->n_s && keep < EG__HIST_SERIES; i++) {
-			int fail = 0;
+			int fail = eg__changed(h, c, c->s[i].label);
 
 			for (size_t j = 0; j < c->s[i].n; j++)
 				fail |= c->s[i].p[j].st == EG__ST_FAIL;
@@ -177,8 +199,9 @@ static void eg__prune(eg__chart_t *c)
 		else
 			free(c->s[i].p);
 	}
-	snprintf(c->title + strlen(c->title), sizeof(c->title) - strlen(c->title),
-		 " (%zu of %zu series)", out, c->n_s);
+	snprintf(c->title + strlen(c->title),
+		 sizeof(c->title) - strlen(c->title), " (%zu of %zu series)",
+		 out, c->n_s);
 	c->n_s = out;
 	free(k);
 }
@@ -197,20 +220,21 @@ static int eg__run_values(eg__hist_t *h, size_t r, size_t k, eg__chart_t *c,
 		const eg_metric_t *cur = eg__metric(&h->runs[r], g, x, &tmp);
 		int s = eg__chart_series(c, x->id, (int)c->n_s, 1);
 
-		if (s < 0 ||
-		    eg__series_add(&c->s[s], h->runs[r].t, x->v, x->lo, x->hi,
-				   x->st)) {
+		if (s < 0 || eg__series_add(&c->s[s], h->runs[r].t, x->v, x->lo,
+					    x->hi, x->st)) {
 			rc = EG_ENOMEM;
 			break;
 		}
 		if ((size_t)s >= *npv) {
-			eg__prev_t *p = realloc(*pv, (size_t)(s + 1) * sizeof(*p));
+			eg__prev_t *p =
+			    realloc(*pv, (size_t)(s + 1) * sizeof(*p));
 
 			if (!p) {
 				rc = EG_ENOMEM;
 				break;
 			}
-			memset(p + *npv, 0, ((size_t)s + 1 - *npv) * sizeof(*p));
+			memset(p + *npv, 0,
+			       ((size_t)s + 1 - *npv) * sizeof(*p));
 			*pv = p;
 			*npv = (size_t)s + 1;
 		}
@@ -255,11 +279,37 @@ static int eg__gate_chart(eg__hist_t *h, size_t k, eg__chart_t *c)
 		rc = eg__run_values(h, r, k, c, &pv, &npv);
 	free(pv);
 	if (!rc)
-		rc = eg__limits(c, g,
-				!last->hard &&
-				    last->res.verdict == EG_VERDICT_FAIL);
-	eg__prune(c);
+		rc = eg__limits(
+		    c, g, !last->hard && last->res.verdict == EG_VERDICT_FAIL);
+	if (!rc && g->ratio[0] && !eg__chart_mark(c, EG__MK_TIE, 1, NAN))
+		rc = EG_ENOMEM;
+	for (size_t r = 0; !rc && r < h->n_runs; r++) {
+		char tic[32];
+		time_t t = (time_t)h->runs[r].t;
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		strftime(tic, sizeof(tic), "%m-%d\n%H:%M", &tm);
+		rc = eg__chart_tic(c, h->runs[r].t, tic);
+	}
+	eg__prune(h, c);
 	return rc;
+}
+
+/* Every value of every series the same (bytes that stay 0): the
+ * verdicts say it, a chart would not. */
+static int eg__flat_chart(const eg__chart_t *c)
+{
+	double v = NAN;
+
+	for (size_t i = 0; i < c->n_s; i++)
+		for (size_t j = 0; j < c->s[i].n; j++) {
+			if (isnan(v))
+				v = c->s[i].p[j].y;
+			else if (c->s[i].p[j].y != v)
+				return 0;
+		}
+	return 1;
 }
 
 int eg__history_charts(eg__hist_t *h, unsigned *next)
@@ -280,7 +330,7 @@ int eg__history_charts(eg__hist_t *h, unsigned *next)
 		memset(c, 0, sizeof(*c));
 		snprintf(c->id, sizeof(c->id), "c%u", *next);
 		rc = eg__gate_chart(h, k, c);
-		if (!rc && c->n_s) {
+		if (!rc && c->n_s && !eg__flat_chart(c)) {
 			h->n_ch++;
 			(*next)++;
 		} else {

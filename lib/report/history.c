@@ -83,8 +83,8 @@ static double eg__stamp_time(const char *s)
 
 /* One run: its results and when it ran (the file's stamp, else the
  * results' "created"). */
-static int eg__run(eg__hist_t *h, const char *dir, const char *file,
-		   char *err, size_t len)
+static int eg__run(eg__hist_t *h, const char *dir, const char *file, char *err,
+		   size_t len)
 {
 	char path[4400];
 	eg__hrun_t *r = realloc(h->runs, (h->n_runs + 1) * sizeof(*r));
@@ -98,7 +98,8 @@ static int eg__run(eg__hist_t *h, const char *dir, const char *file,
 	memset(r, 0, sizeof(*r));
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    (int)sizeof(path))
-		return eg_err_set(err, len, EG_ERANGE, "%s: path too long", dir);
+		return eg_err_set(err, len, EG_ERANGE, "%s: path too long",
+				  dir);
 	n = strlen(file) - 5; /* without ".json" */
 	n = n < sizeof(r->stamp) - 1 ? n : sizeof(r->stamp) - 1;
 	memcpy(r->stamp, file, n);
@@ -108,8 +109,8 @@ static int eg__run(eg__hist_t *h, const char *dir, const char *file,
 	h->n_runs++;
 	r->t = eg__stamp_time(r->stamp);
 	if (r->t < 0) {
-		const char *c = json_string_value(
-		    json_object_get(r->r.context, "created"));
+		const char *c =
+		    json_string_value(json_object_get(r->r.context, "created"));
 
 		r->t = c ? eg__stamp_time(c) : -1;
 	}
@@ -247,8 +248,8 @@ void eg__history_free(eg__hist_t *h, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		for (size_t r = 0; r < h[i].n_runs; r++) {
-			for (size_t k = 0; h[i].runs[r].gr && k < h[i].gf.n_gates;
-			     k++)
+			for (size_t k = 0;
+			     h[i].runs[r].gr && k < h[i].gf.n_gates; k++)
 				if (!h[i].runs[r].gr[k].hard)
 					eg_gate_result_fini(
 					    &h[i].runs[r].gr[k].res);

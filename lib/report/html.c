@@ -87,15 +87,18 @@ static void eg__banner(FILE *f, const eg__page_t *pg)
 	const char *cls;
 
 	eg__page_tally(pg, &t);
-	cls = t.fail || t.errors || t.failed    ? "fail"
+	cls = t.fail || t.errors || t.failed	? "fail"
 	      : t.pass || (t.tests > t.skipped) ? "pass"
 						: "skip";
-	fprintf(f, "<div class=\"banner %s\" id=\"verdict\" data-verdict=\"%s\">",
+	fprintf(f,
+		"<div class=\"banner %s\" id=\"verdict\" data-verdict=\"%s\">",
 		cls, cls);
-	fprintf(f, "%s: ", !strcmp(cls, "fail")	  ? "FAIL"
-			   : !strcmp(cls, "pass") ? "PASS"
-						  : "NOTHING RAN");
-	fprintf(f, "%u of %u gates failed", t.fail, t.gates);
+	fprintf(f, "%s: ",
+		!strcmp(cls, "fail")   ? "FAIL"
+		: !strcmp(cls, "pass") ? "PASS"
+				       : "NOTHING RAN");
+	fprintf(f, "%u of %u gates failed%s", t.fail, t.gates,
+		pg->n_hist && !pg->n_prof ? " in the latest runs" : "");
 	if (t.errors)
 		fprintf(f, ", %u could not be judged", t.errors);
 	if (t.inconclusive)
@@ -103,6 +106,9 @@ static void eg__banner(FILE *f, const eg__page_t *pg)
 	if (t.tests)
 		fprintf(f, "; %u of %u test cases failed, %u skipped", t.failed,
 			t.tests, t.skipped);
+	if (pg->n_hist)
+		fprintf(f, "; %u change point%s", t.changes,
+			t.changes == 1 ? "" : "s");
 	fputs("</div>\n", f);
 }
 
@@ -192,9 +198,10 @@ int eg__html_write(FILE *f, const eg__page_t *pg)
 		eg__history(f, &pg->hist[i]);
 	if (pg->n_hist)
 		fputs("</section>\n", f);
-	fprintf(f, "<footer>epgate %s &middot; charts drawn by gnuplot "
-		   "&middot; docs/reports.md</footer>\n</main>\n</body>\n"
-		   "</html>\n",
+	fprintf(f,
+		"<footer>epgate %s &middot; charts drawn by gnuplot "
+		"&middot; docs/reports.md</footer>\n</main>\n</body>\n"
+		"</html>\n",
 		PACKAGE_VERSION);
 	return ferror(f) ? -1 : 0;
 }

@@ -45,15 +45,23 @@ static int eg__named(const char *list, const char *name)
 	return 0;
 }
 
-/* Links to the charts that draw the gate. */
+/* Links to the charts that draw the gate, one per suite, named by it. */
 static void eg__chart_links(FILE *f, const eg__prof_t *p, const char *gate)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < p->n_ch; i++)
-		if (eg__named(p->ch[i].gates, gate))
-			fprintf(f, "%s<a href=\"#%s\">chart</a>", n++ ? " " : "",
-				p->ch[i].id);
+	for (size_t s = 0; s < p->n_su; s++)
+		for (size_t i = 0; i < p->su[s].n_charts; i++) {
+			const eg__chart_t *c = &p->ch[p->su[s].first_chart + i];
+
+			if (!eg__named(c->gates, gate))
+				continue;
+			fprintf(f, "%s<a href=\"#%s\">", n++ ? ", " : "",
+				c->id);
+			eg__esc(f, p->su[s].name);
+			fputs("</a>", f);
+			break;
+		}
 }
 
 static void eg__gate_row(FILE *f, const eg__prof_t *p, const eg__gres_t *r)
@@ -111,22 +119,22 @@ void eg__gate_tables(FILE *f, const eg__page_t *pg)
 	}
 }
 
-void eg__repro_gate(FILE *f, const eg__prof_t *p)
+void eg__repro_gate(FILE *f, const eg__repro_t *r)
 {
 	fputs("<pre class=\"repro\">epgate gate --gates ", f);
-	eg__esc(f, p->gates_path);
-	for (size_t i = 0; i < p->n_base; i++) {
+	eg__esc(f, r->gates);
+	for (size_t i = 0; i < r->n_base; i++) {
 		fputs(" --baseline ", f);
-		eg__esc(f, p->base[i].path);
+		eg__esc(f, r->base[i].path);
 	}
-	for (size_t i = 0; i < p->n_cur; i++) {
+	for (size_t i = 0; i < r->n_cur; i++) {
 		fputc(' ', f);
-		eg__esc(f, p->cur[i].path);
+		eg__esc(f, r->cur[i].path);
 	}
 	fputs("</pre>\n", f);
 }
 
-static void eg__gate_failure(FILE *f, const eg__prof_t *p,
+static void eg__gate_failure(FILE *f, const char *where, const eg__repro_t *rp,
 			     const eg__gres_t *r)
 {
 	const char *w = eg__gres_word(r);
@@ -140,13 +148,13 @@ static void eg__gate_failure(FILE *f, const eg__prof_t *p,
 	fputs(" gate <code>", f);
 	eg__esc(f, r->g->name);
 	fputs("</code> <span class=\"meta\">of ", f);
-	eg__esc(f, p->name);
+	eg__esc(f, where);
 	fputs("</span></h4>\n<p class=\"sentence\">", f);
 	eg__esc(f, r->g->sentence);
 	fputs("</p>\n<p class=\"diagnosis\"><b>", f);
 	eg__esc(f, r->hard ? r->err : r->res.summary);
 	fputs("</b></p>\n", f);
-	eg__repro_gate(f, p);
+	eg__repro_gate(f, rp);
 	if (yaml) {
 		fputs("<details><summary>diagnostics</summary><pre>", f);
 		eg__esc(f, yaml);
@@ -183,27 +191,49 @@ static void eg__case_failure(FILE *f, const eg__fail_t *x)
 	fputs("</div>\n", f);
 }
 
+static int eg__failed(const eg__gres_t *g)
+{
+	return g->hard || g->res.verdict == EG_VERDICT_FAIL;
+}
+
+/* The failing gates of a history group's latest run, judged against
+ * the run before it. */
+static void eg__hist_failures(FILE *f, const eg__hist_t *h)
+{
+	const eg__hrun_t *last = &h->runs[h->n_runs - 1];
+	eg__repro_t rp = {h->gates_path, &last->r,
+			  h->n_runs > 1 ? &h->runs[h->n_runs - 2].r : NULL, 1,
+			  h->n_runs > 1};
+	char where[400];
+
+	snprintf(where, sizeof(where), "%s on %s, run %s", h->profile,
+		 h->machine, last->stamp);
+	for (size_t k = 0; last->gr && k < h->gf.n_gates; k++)
+		if (eg__failed(&last->gr[k]))
+			eg__gate_failure(f, where, &rp, &last->gr[k]);
+}
+
 void eg__failures(FILE *f, const eg__page_t *pg)
 {
-	unsigned n = 0;
+	eg__tally_t t;
 
-	for (size_t i = 0; i < pg->n_fails; i++)
-		n += (unsigned)eg__fail_shown(pg, &pg->fails[i]);
-	for (size_t i = 0; i < pg->n_prof; i++)
-		for (size_t k = 0; pg->prof[i].gr && k < pg->prof[i].gf.n_gates;
-		     k++)
-			n += pg->prof[i].gr[k].hard ||
-			     pg->prof[i].gr[k].res.verdict == EG_VERDICT_FAIL;
-	fprintf(f, "<section id=\"failures\">\n<h2>Failures (%u)</h2>\n", n);
-	if (!n)
+	eg__page_tally(pg, &t);
+	fprintf(f, "<section id=\"failures\">\n<h2>Failures (%u)</h2>\n",
+		t.fail + t.errors + t.failed);
+	if (!t.fail && !t.errors && !t.failed)
 		fputs("<p>None.</p>\n", f);
-	for (size_t i = 0; i < pg->n_prof; i++)
-		for (size_t k = 0; pg->prof[i].gr && k < pg->prof[i].gf.n_gates;
-		     k++)
-			if (pg->prof[i].gr[k].hard ||
-			    pg->prof[i].gr[k].res.verdict == EG_VERDICT_FAIL)
-				eg__gate_failure(f, &pg->prof[i],
-						 &pg->prof[i].gr[k]);
+	for (size_t i = 0; i < pg->n_prof; i++) {
+		const eg__prof_t *p = &pg->prof[i];
+		eg__repro_t rp = {p->gates_path, p->cur, p->base, p->n_cur,
+				  p->n_base};
+
+		for (size_t k = 0; p->gr && k < p->gf.n_gates; k++)
+			if (eg__failed(&p->gr[k]))
+				eg__gate_failure(f, p->name, &rp, &p->gr[k]);
+	}
+	for (size_t i = 0; i < pg->n_hist; i++)
+		if (pg->hist[i].n_runs && pg->hist[i].have_gf)
+			eg__hist_failures(f, &pg->hist[i]);
 	for (size_t i = 0; i < pg->n_fails; i++)
 		if (eg__fail_shown(pg, &pg->fails[i]))
 			eg__case_failure(f, &pg->fails[i]);

@@ -27,7 +27,12 @@ void eg__profile(FILE *f, const eg__prof_t *p);
 void eg__history(FILE *f, const eg__hist_t *h);
 /* a chart: its SVG, or the note that it could not be drawn */
 void eg__figure(FILE *f, const eg__chart_t *c, const char *suite);
-/* the command that judges the profile's results again */
-void eg__repro_gate(FILE *f, const eg__prof_t *p);
+/* the command that judges results again */
+typedef struct eg__repro {
+	const char *gates;
+	const eg_results_t *cur, *base;
+	size_t n_cur, n_base;
+} eg__repro_t;
+void eg__repro_gate(FILE *f, const eg__repro_t *r);
 
 #endif

@@ -49,9 +49,15 @@ static void eg__legend(FILE *f, const eg__chart_t *c)
 			dup |= !strcmp(c->m[k].label, m->label);
 		if (dup)
 			continue;
+		char text[300];
+
+		snprintf(text, sizeof(text), "%s%s",
+			 m->kind == EG__MK_TIE ? "tie (1.0)" : m->label,
+			 m->off > 0   ? " (above the chart)"
+			 : m->off < 0 ? " (below the chart)"
+				      : "");
 		eg__entry(f, m->kind == EG__MK_BAND ? "band" : "line",
-			  eg__mark_rgb(m), eg__mark_dt(m),
-			  m->kind == EG__MK_TIE ? "tie (1.0)" : m->label);
+			  eg__mark_rgb(m), eg__mark_dt(m), text);
 	}
 	if (st[EG__ST_PASS])
 		eg__entry(f, "dot", "#2ca02c", 1, "judged: pass");
@@ -103,8 +109,9 @@ static void eg__context(FILE *f, const eg__prof_t *p)
 		fprintf(f, "</code>: %zu points", p->cur[i].n_points);
 		for (const char *const *k = keys; *k; k++) {
 			const json_t *v = json_object_get(ctx, *k);
-			char *s = json_is_string(v) ? NULL
-						    : json_dumps(v, JSON_COMPACT);
+			char *s = json_is_string(v)
+				      ? NULL
+				      : json_dumps(v, JSON_COMPACT);
 
 			if (!v)
 				continue;
@@ -117,8 +124,8 @@ static void eg__context(FILE *f, const eg__prof_t *p)
 			fputs("<details class=\"meta\"><summary>notes</summary>"
 			      "<p>",
 			      f);
-			eg__esc(f, json_string_value(json_object_get(ctx,
-								     "notes")));
+			eg__esc(f, json_string_value(
+				       json_object_get(ctx, "notes")));
 			fputs("</p></details>\n", f);
 		}
 	}
@@ -228,12 +235,14 @@ static void eg__points(FILE *f, const eg__prof_t *p, const eg__psuite_t *s)
 		eg__esc(f, a.pts[i]->arm);
 		fputs("</td>", f);
 		for (size_t k = 0; k < a.n_split + (a.x != NULL); k++) {
-			const char *ax = k < (a.x != NULL) ? a.x
-							   : a.split[k - (a.x != NULL)];
+			const char *ax = k < (a.x != NULL)
+					     ? a.x
+					     : a.split[k - (a.x != NULL)];
 
 			fputs("<td>", f);
-			eg__esc(f, eg__axis_str(json_object_get(a.pts[i]->axes, ax),
-						buf, sizeof(buf)));
+			eg__esc(
+			    f, eg__axis_str(json_object_get(a.pts[i]->axes, ax),
+					    buf, sizeof(buf)));
 			fputs("</td>", f);
 		}
 		for (size_t k = 0; k < s->n_cols; k++)

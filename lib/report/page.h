@@ -74,6 +74,8 @@ typedef struct eg__mark {
 	double a, b, x0, x1;
 	int color; /* index into the gate palette */
 	int fail;  /* the gate failed (VLINE: the change is for the worse) */
+	int off;   /* so far from the data that it is left off: 1 above, -1
+		      below (set when drawn) */
 	char label[240];
 } eg__mark_t;
 
@@ -266,6 +268,7 @@ void eg__page_fini(eg__page_t *pg);
 typedef struct eg__tally {
 	unsigned gates, pass, fail, inconclusive, skip, errors;
 	unsigned tests, failed, skipped;
+	unsigned changes; /* history: change points */
 } eg__tally_t;
 void eg__page_tally(const eg__page_t *pg, eg__tally_t *t);
 

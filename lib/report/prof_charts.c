@@ -78,19 +78,22 @@ static const char *eg__default_metric(const eg__axes_t *a)
 		for (size_t i = 0; i < a->n; i++)
 			if (eg_point_metric(a->pts[i], *m))
 				return *m;
-	return a->n && a->pts[0]->n_metrics ? a->pts[0]->metrics[0].name
-					    : NULL;
+	return a->n && a->pts[0]->n_metrics ? a->pts[0]->metrics[0].name : NULL;
 }
 
-/* The charts of a suite: the arms' metrics first, then the ratios; a
- * metric that never changes (bytes that must stay 0) is a table row
+/* The charts of a suite: throughput per arm (what every sweep is
+ * about), then each metric a gate judges, each followed by its ratio;
+ * a metric that never changes (bytes that must stay 0) is a table row
  * and a verdict, not a chart. */
 static size_t eg__keys(const eg__prof_t *p, const eg__axes_t *a,
 		       const char *suite, eg__key_t *keys)
 {
 	eg__key_t flat[EG__KEYS_MAX], ratio[EG__KEYS_MAX];
 	size_t nf = 0, nr = 0, n = 0;
+	const char *first = eg__default_metric(a);
 
+	if (first)
+		flat[nf++] = (eg__key_t){first, NULL, NULL};
 	for (size_t i = 0; p->have_gf && p->cells && i < p->gf.n_gates; i++) {
 		const eg_gate_t *g = &p->gf.gates[i];
 
@@ -100,13 +103,13 @@ static size_t eg__keys(const eg__prof_t *p, const eg__axes_t *a,
 		if (g->ratio[0])
 			nr = eg__key_add(ratio, nr, eg__gate_key(g));
 	}
-	for (size_t i = 0; i < nf; i++)
+	for (size_t i = 0; i < nf; i++) {
 		if (!eg__constant(a, flat[i].metric) || nf + nr == 1)
 			keys[n++] = flat[i];
-	for (size_t i = 0; i < nr; i++)
-		keys[n++] = ratio[i];
-	if (!n && eg__default_metric(a))
-		keys[n++] = (eg__key_t){eg__default_metric(a), NULL, NULL};
+		for (size_t k = 0; k < nr && n < EG__KEYS_MAX; k++)
+			if (!strcmp(ratio[k].metric, flat[i].metric))
+				keys[n++] = ratio[k];
+	}
 	return n;
 }
 
@@ -278,7 +281,8 @@ static int eg__targets(const eg__prof_t *p, const eg__axes_t *a, size_t gi,
 		    eg__axes_x(a, c, pr, pr->arm, &x0) ||
 		    eg__axes_x(a, c, pe, pe->arm, &x1))
 			continue;
-		m = eg__chart_mark(c, up ? EG__MK_TARGET_MIN : EG__MK_TARGET_MAX,
+		m = eg__chart_mark(c,
+				   up ? EG__MK_TARGET_MIN : EG__MK_TARGET_MAX,
 				   r->v * f, NAN);
 		if (!m)
 			return EG_ENOMEM;
@@ -286,9 +290,9 @@ static int eg__targets(const eg__prof_t *p, const eg__axes_t *a, size_t gi,
 		m->x1 = x1;
 		m->color = color;
 		m->fail = e->st == EG__ST_FAIL;
-		snprintf(m->label, sizeof(m->label),
-			 "%s: %s %s\u00d7 %s = %s", g->name,
-			 up ? "\u2265" : "\u2264", eg__num(f, fb, sizeof(fb)),
+		snprintf(m->label, sizeof(m->label), "%s: %s %s\u00d7 %s = %s",
+			 g->name, up ? "\u2265" : "\u2264",
+			 eg__num(f, fb, sizeof(fb)),
 			 g->rule == EG_RULE_RECOVERY ? "low" : "first",
 			 eg__num(r->v * f, v, sizeof(v)));
 	}
@@ -374,9 +378,9 @@ static int eg__covary_tics(const eg__axes_t *a, eg__chart_t *c)
 			n += (size_t)snprintf(
 			    label + n, sizeof(label) - n, "\n%s=%s",
 			    a->covary[k],
-			    eg__axis_str(json_object_get(a->pts[i]->axes,
-							 a->covary[k]),
-					 v, sizeof(v)));
+			    eg__axis_str(
+				json_object_get(a->pts[i]->axes, a->covary[k]),
+				v, sizeof(v)));
 		if (eg__chart_tic(c, json_number_value(x), label))
 			return EG_ENOMEM;
 	}
@@ -412,12 +416,13 @@ static int eg__chart(eg__prof_t *p, const eg__axes_t *a, const char *suite,
 	for (size_t i = 0; !rc && p->cells && i < p->gf.n_gates; i++) {
 		eg__key_t gk = eg__gate_key(&p->gf.gates[i]);
 
-		if (!gk.metric || !eg__key_eq(&gk, k) || !eg__gate_judges(p, i, suite))
+		if (!gk.metric || !eg__key_eq(&gk, k) ||
+		    !eg__gate_judges(p, i, suite))
 			continue;
 		rc = eg__gate_marks(p, a, i, c, color++);
-		n += (size_t)snprintf(c->gates + n, sizeof(c->gates) - n,
-				      "%s%s", n ? ", " : "",
-				      p->gf.gates[i].name);
+		n +=
+		    (size_t)snprintf(c->gates + n, sizeof(c->gates) - n, "%s%s",
+				     n ? ", " : "", p->gf.gates[i].name);
 		if (n >= sizeof(c->gates))
 			n = sizeof(c->gates) - 1;
 	}

@@ -58,9 +58,9 @@ static int eg__evaluate(eg__prof_t *p)
 		rc = eg_gate_eval(&p->gf, r->g, &d, &r->res, r->err,
 				  sizeof(r->err));
 		if (rc < 0 && rc != EG_EPARSE)
-			snprintf(r->err, sizeof(r->err), "%s:%d: gate \"%s\": %s",
-				 p->gf.path, r->g->line, r->g->name,
-				 eg_strerror(rc));
+			snprintf(r->err, sizeof(r->err),
+				 "%s:%d: gate \"%s\": %s", p->gf.path,
+				 r->g->line, r->g->name, eg_strerror(rc));
 		r->hard = rc < 0;
 		if (eg__gate_cells(r, &p->cells[i]) < 0)
 			return EG_ENOMEM;

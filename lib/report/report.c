@@ -10,26 +10,38 @@
 #include "epgate/file.h"
 #include "lib/report/page.h"
 
+static void eg__count(eg__tally_t *t, const eg__gres_t *r)
+{
+	t->gates++;
+	if (r->hard)
+		t->errors++;
+	else if (r->res.verdict == EG_VERDICT_PASS)
+		t->pass++;
+	else if (r->res.verdict == EG_VERDICT_FAIL)
+		t->fail++;
+	else if (r->res.verdict == EG_VERDICT_INCONCLUSIVE)
+		t->inconclusive++;
+	else
+		t->skip++;
+}
+
+/* The gates of every profile, and of every history group's latest run;
+ * the test cases of the JUnit files (the gates' own left out). */
 void eg__page_tally(const eg__page_t *pg, eg__tally_t *t)
 {
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < pg->n_prof; i++)
 		for (size_t k = 0; pg->prof[i].gr && k < pg->prof[i].gf.n_gates;
-		     k++) {
-			const eg__gres_t *r = &pg->prof[i].gr[k];
+		     k++)
+			eg__count(t, &pg->prof[i].gr[k]);
+	for (size_t i = 0; i < pg->n_hist; i++) {
+		const eg__hist_t *h = &pg->hist[i];
 
-			t->gates++;
-			if (r->hard)
-				t->errors++;
-			else if (r->res.verdict == EG_VERDICT_PASS)
-				t->pass++;
-			else if (r->res.verdict == EG_VERDICT_FAIL)
-				t->fail++;
-			else if (r->res.verdict == EG_VERDICT_INCONCLUSIVE)
-				t->inconclusive++;
-			else
-				t->skip++;
-		}
+		for (size_t k = 0; h->n_runs && h->have_gf && k < h->gf.n_gates;
+		     k++)
+			eg__count(t, &h->runs[h->n_runs - 1].gr[k]);
+		t->changes += (unsigned)json_array_size(h->changes);
+	}
 	for (size_t i = 0; i < pg->n_js; i++) {
 		if (!strncmp(pg->js[i].name, "gates.", 6))
 			continue; /* the gates are counted above */
@@ -87,8 +99,9 @@ static int eg__campaign(eg__page_t *pg, const eg_report_opts_t *o, char *err,
 	for (size_t i = 0; !rc && i < nr; i++)
 		rc = eg__page_add_results(pg, &r[i], o->gates ? "gates" : NULL);
 	if (!rc && pg->n_prof > 1 && nb) {
-		snprintf(err, len, "--baseline: the results hold %zu profiles; "
-				   "give --gates to judge them as one",
+		snprintf(err, len,
+			 "--baseline: the results hold %zu profiles; "
+			 "give --gates to judge them as one",
 			 pg->n_prof);
 		rc = EG_EINVAL;
 	}
@@ -136,8 +149,8 @@ static int eg__judge_and_draw(eg__page_t *pg, const eg_report_opts_t *o,
 	for (size_t i = 0; i < pg->n_hist; i++)
 		for (size_t k = 0; k < pg->hist[i].n_ch; k++)
 			all[n++] = &pg->hist[i].ch[k];
-	pg->drawn = eg__gnuplot_draw(all, n, pg->draw_msg,
-				     sizeof(pg->draw_msg));
+	pg->drawn =
+	    eg__gnuplot_draw(all, n, pg->draw_msg, sizeof(pg->draw_msg));
 	free(all);
 	return EG_OK;
 }
@@ -157,8 +170,9 @@ static void eg__title(eg__page_t *pg, const eg_report_opts_t *o)
 	}
 	n = (size_t)snprintf(pg->title, sizeof(pg->title), "epgate report");
 	for (size_t i = 0; i < pg->n_prof && n < sizeof(pg->title); i++)
-		n += (size_t)snprintf(pg->title + n, sizeof(pg->title) - n,
-				      "%s%s", i ? ", " : ": ", pg->prof[i].name);
+		n +=
+		    (size_t)snprintf(pg->title + n, sizeof(pg->title) - n,
+				     "%s%s", i ? ", " : ": ", pg->prof[i].name);
 	if (!pg->n_prof && o->run_dir)
 		snprintf(pg->title + n, sizeof(pg->title) - n, ": %s",
 			 o->run_dir);
@@ -191,8 +205,8 @@ static int eg__outputs(const eg__page_t *pg, const eg_report_opts_t *o,
 
 	if (eg_file_write_atomic(out, eg__fill_html, (void *)pg, err,
 				 sizeof(err)) < 0 ||
-	    (md && eg_file_write_atomic(md, eg__fill_md, &a, err,
-					sizeof(err)) < 0)) {
+	    (md &&
+	     eg_file_write_atomic(md, eg__fill_md, &a, err, sizeof(err)) < 0)) {
 		fprintf(stderr, "epgate report: %s\n", err);
 		return EG_EXIT_HARD;
 	}
@@ -212,13 +226,15 @@ static int eg__read(eg__page_t *pg, const eg_report_opts_t *o, char *err,
 		    size_t len)
 {
 	if (!!o->run_dir + !!o->n_results + !!o->history != 1) {
-		snprintf(err, len, "give one of RUN_DIR, --results FILE or "
-				   "--history DIR");
+		snprintf(err, len,
+			 "give one of RUN_DIR, --results FILE or "
+			 "--history DIR");
 		return EG_EINVAL;
 	}
 	if (!o->run_dir && !o->out) {
-		snprintf(err, len, "-o FILE is required with --results and "
-				   "--history");
+		snprintf(err, len,
+			 "-o FILE is required with --results and "
+			 "--history");
 		return EG_EINVAL;
 	}
 	if (o->run_dir)
@@ -244,10 +260,14 @@ int eg_report_write(const eg_report_opts_t *o)
 		return EG_EXIT_HARD;
 	}
 	eg__title(&pg, o);
-	snprintf(out, sizeof(out), "%s/report.html", o->run_dir ? o->run_dir : ".");
-	snprintf(md, sizeof(md), "%s/summary.md", o->run_dir ? o->run_dir : ".");
+	snprintf(out, sizeof(out), "%s/report.html",
+		 o->run_dir ? o->run_dir : ".");
+	snprintf(md, sizeof(md), "%s/summary.md",
+		 o->run_dir ? o->run_dir : ".");
 	rc = eg__outputs(&pg, o, o->out ? o->out : out,
-			 o->markdown ? o->markdown : o->run_dir ? md : NULL);
+			 o->markdown  ? o->markdown
+			 : o->run_dir ? md
+				      : NULL);
 	eg__page_fini(&pg);
 	return rc;
 }

@@ -124,8 +124,9 @@ static int eg__junit(eg__page_t *pg, const char *dir, const char *file)
 	s = &pg->js[pg->n_js];
 	memset(s, 0, sizeof(*s));
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-					  XML_PARSE_NOERROR);
+	doc = xmlReadFile(path, NULL,
+			  XML_PARSE_NONET | XML_PARSE_NOWARNING |
+			      XML_PARSE_NOERROR);
 	root = doc ? xmlDocGetRootElement(doc) : NULL;
 	if (!root) { /* a report being written, or not JUnit: not a suite */
 		xmlFreeDoc(doc);
@@ -157,8 +158,8 @@ static int eg__ends(const char *s, const char *suffix)
 /* L1 and L2 first, as `epgate run` runs them; the gates last. */
 static int eg__rank(const char *name)
 {
-	static const char *const order[] = {"l1.", "l2.", "check.", "epgate.",
-					    "gate.", "bench-gates.", NULL};
+	static const char *const order[] = {
+	    "l1.", "l2.", "check.", "epgate.", "gate.", "bench-gates.", NULL};
 	int i = 0;
 
 	while (order[i] && strncmp(name, order[i], strlen(order[i])))
@@ -218,9 +219,10 @@ static void eg__names_free(char **v, size_t n)
  * (bench-NAME.json, bench-NAME.wW.nN.json). */
 static void eg__profile_of(const eg_results_t *r, char *out, size_t len)
 {
-	const char *p = json_string_value(json_object_get(r->context, "profile"));
-	const char *base = strrchr(r->path, '/') ? strrchr(r->path, '/') + 1
-						  : r->path;
+	const char *p =
+	    json_string_value(json_object_get(r->context, "profile"));
+	const char *base =
+	    strrchr(r->path, '/') ? strrchr(r->path, '/') + 1 : r->path;
 	char *dot;
 
 	if (p && *p) {

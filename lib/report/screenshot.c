@@ -55,7 +55,7 @@ static long eg__height(const eg__page_t *pg)
 		h += 160 + 44 * (long)p->gf.n_gates;
 		for (size_t k = 0; p->gr && k < p->gf.n_gates; k++)
 			h += p->gr[k].hard ||
-					 p->gr[k].res.verdict == EG_VERDICT_FAIL
+				     p->gr[k].res.verdict == EG_VERDICT_FAIL
 				 ? 200
 				 : 0;
 		for (size_t k = 0; k < p->n_su; k++)

@@ -84,9 +84,9 @@ static int eg__covaries(const eg__axes_t *a, const char *x, const char *y)
 	int same;
 
 	for (size_t i = 0; pairs && i < a->n; i++) {
-		json_t *p = json_pack(
-		    "[OO]", json_object_get(a->pts[i]->axes, x),
-		    json_object_get(a->pts[i]->axes, y));
+		json_t *p =
+		    json_pack("[OO]", json_object_get(a->pts[i]->axes, x),
+			      json_object_get(a->pts[i]->axes, y));
 		size_t k;
 		json_t *w;
 		int seen = 0;
@@ -186,16 +186,18 @@ static void eg__fixed_label(eg__axes_t *a)
 /* The x label: the axis, and what moves with it. */
 static void eg__xlabel(eg__axes_t *a)
 {
-	size_t n = a->x ? (size_t)snprintf(a->xlabel, sizeof(a->xlabel), "%s",
-					   a->x)
-			: (size_t)snprintf(a->xlabel, sizeof(a->xlabel),
-					   "every point at %s", a->fixed);
+	size_t n =
+	    a->x ? (size_t)snprintf(a->xlabel, sizeof(a->xlabel), "%s", a->x)
+		 : (size_t)snprintf(a->xlabel, sizeof(a->xlabel),
+				    "every point at %s", a->fixed);
 
 	for (size_t i = 0; i < a->n_covary && n < sizeof(a->xlabel); i++)
-		n += (size_t)snprintf(a->xlabel + n, sizeof(a->xlabel) - n,
-				      "%s%s", i ? ", " : " (and ", a->covary[i]);
+		n +=
+		    (size_t)snprintf(a->xlabel + n, sizeof(a->xlabel) - n,
+				     "%s%s", i ? ", " : " (and ", a->covary[i]);
 	if (a->n_covary && n < sizeof(a->xlabel))
-		n += (size_t)snprintf(a->xlabel + n, sizeof(a->xlabel) - n, ")");
+		n +=
+		    (size_t)snprintf(a->xlabel + n, sizeof(a->xlabel) - n, ")");
 	if (a->logx && n < sizeof(a->xlabel) - 12)
 		strncat(a->xlabel, ", log scale",
 			sizeof(a->xlabel) - strlen(a->xlabel) - 1);

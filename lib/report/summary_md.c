@@ -69,7 +69,8 @@ static void eg__md_suites(FILE *f, const eg__page_t *pg)
 		const eg__jsuite_t *s = &pg->js[i];
 
 		fprintf(f, "| %s | %u | %u | %u | %u | %u |\n", s->name,
-			s->tests, s->tests - s->failures - s->errors - s->skipped,
+			s->tests,
+			s->tests - s->failures - s->errors - s->skipped,
 			s->failures, s->errors, s->skipped);
 	}
 }
@@ -105,7 +106,7 @@ int eg__md_write(FILE *f, const eg__page_t *pg, const char *html_name)
 	const char *v;
 
 	eg__page_tally(pg, &t);
-	v = t.fail || t.errors || t.failed ? "FAIL"
+	v = t.fail || t.errors || t.failed  ? "FAIL"
 	    : t.pass || t.tests > t.skipped ? "PASS"
 					    : "NOTHING RAN";
 	fprintf(f, "## epgate: %s\n\n", v);
