@@ -56,7 +56,7 @@ int eg__fail_shown(const eg__page_t *pg, const eg__fail_t *f)
 	/* a gate's failure is shown from the in-process verdict */
 	for (size_t i = 0; i < pg->n_prof; i++)
 		if (pg->prof[i].gr && !strncmp(f->suite, "gates.", 6) &&
-		    !strcmp(f->suite + 6, pg->prof[i].name))
+		    !strcmp(f->suite + 6, pg->prof[i].gf.profile))
 			return 0;
 	return 1;
 }
@@ -115,6 +115,23 @@ static int eg__campaign(eg__page_t *pg, const eg_report_opts_t *o, char *err,
 	return rc;
 }
 
+/* A run folder's profile without a gate file of its own name (a
+ * profile given as a file, like suites/slurm/slurm-tiny.profile): the
+ * gate file its bench-gates JUnit names ("gates.local"). */
+static void eg__gates_of_run(const eg__page_t *pg, eg__prof_t *p)
+{
+	if (!pg->run_dir[0] ||
+	    !eg__find_gates(p->name, p->gates_path, sizeof(p->gates_path)))
+		return;
+	p->gates_path[0] = '\0';
+	for (size_t i = 0; i < pg->n_js; i++)
+		if (!strncmp(pg->js[i].name, "gates.", 6) &&
+		    !eg__find_gates(pg->js[i].name + 6, p->gates_path,
+				    sizeof(p->gates_path)))
+			return;
+	p->gates_path[0] = '\0';
+}
+
 /* Gates judged, then every chart drawn at once. */
 static int eg__judge_and_draw(eg__page_t *pg, const eg_report_opts_t *o,
 			      char *err, size_t len)
@@ -130,6 +147,8 @@ static int eg__judge_and_draw(eg__page_t *pg, const eg_report_opts_t *o,
 		if (o->gates)
 			snprintf(p->gates_path, sizeof(p->gates_path), "%s",
 				 o->gates);
+		else
+			eg__gates_of_run(pg, p);
 		rc = eg__prof_judge(p, err, len);
 		if (!rc && p->have_gf && !strcmp(p->name, "gates"))
 			snprintf(p->name, sizeof(p->name), "%s", p->gf.profile);

@@ -133,8 +133,12 @@ def check_loads(d):
     errors = [e for e in d.get_log("browser") if e.get("level") == "SEVERE"]
     check(not errors, "the page loads with no console error",
           "\n".join(e.get("message", "") for e in errors))
+    # what was loaded, and what would be: any element naming a resource
     fetched = d.execute_script(
-        "return performance.getEntriesByType('resource').map(e => e.name)")
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+        ".concat(Array.from(document.querySelectorAll("
+        "'[src], link[href], script, iframe, object, embed'))"
+        ".map(e => e.outerHTML.slice(0, 80)))")
     check(not fetched, "the page fetches nothing (self-contained)", fetched)
     check(d.find_element(By.ID, "verdict").is_displayed(),
           "the verdict is shown at the top")
