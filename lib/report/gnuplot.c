@@ -129,7 +129,7 @@ static double eg__jitter(const eg__chart_t *c, size_t si)
 {
 	double w = c->n_s > 6 ? 0.3 : 0.16;
 
-	if (!c->cat || c->n_s < 2)
+	if (!c->cat || c->by_arm || c->n_s < 2)
 		return 0;
 	return w * ((double)si / (double)(c->n_s - 1) - 0.5);
 }

@@ -85,7 +85,8 @@ typedef struct eg__chart {
 	char gates[600]; /* names of the gates drawn on it, ", " */
 	int cat;	 /* categorical x: cats[i] at x = i */
 	int logx, logy;
-	int timex; /* x is seconds since the epoch (history) */
+	int timex;  /* x is seconds since the epoch (history) */
+	int by_arm; /* the categories are the arms: nothing to set apart */
 	char **cats;
 	size_t n_cats;
 	double *tic_v; /* numeric x: tics with labels of their own */

@@ -408,6 +408,7 @@ static int eg__chart(eg__prof_t *p, const eg__axes_t *a, const char *suite,
 	if (a->x && a->x_numeric && a->n_covary && eg__covary_tics(a, c))
 		return EG_ENOMEM;
 	c->cat = !a->x || !a->x_numeric;
+	c->by_arm = !a->x;
 	c->logx = a->logx;
 	rc = k->num ? eg__fill_ratio(p, a, k, c) : eg__fill_metric(p, a, k, c);
 	c->logy = !k->num && eg__want_logy(c);

@@ -8,7 +8,8 @@
 const fs = require("fs");
 let Parser;
 try {
-  ({ Parser } = require("tap-parser"));
+  const m = require("tap-parser");
+  Parser = m.Parser || m;
 } catch (e) {
   console.log(JSON.stringify({ skip: "tap-parser is not installed" }));
   process.exit(77);
