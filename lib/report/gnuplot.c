@@ -324,10 +324,25 @@ static void eg__ytics_log(FILE *f, double lo, double hi)
 
 	fputs("set ytics (", f);
 	for (double p = pow(10, floor(log10(lo))); p <= hi; p *= 10)
-		for (int i = 0; i < 3; i++)
-			if (p * m[i] >= lo && p * m[i] <= hi)
-				fprintf(f, "%s'%g' %.17g", n++ ? ", " : "",
-					p * m[i], p * m[i]);
+		for (int i = 0; i < 3; i++) {
+			double v = p * m[i];
+
+			if (v < lo || v > hi)
+				continue;
+			/* 20k, 5M: not 2e+04 */
+			if (v >= 1e9)
+				fprintf(f, "%s'%gG' %.17g", n++ ? ", " : "",
+					v / 1e9, v);
+			else if (v >= 1e6)
+				fprintf(f, "%s'%gM' %.17g", n++ ? ", " : "",
+					v / 1e6, v);
+			else if (v >= 1e4)
+				fprintf(f, "%s'%gk' %.17g", n++ ? ", " : "",
+					v / 1e3, v);
+			else
+				fprintf(f, "%s'%g' %.17g", n++ ? ", " : "", v,
+					v);
+		}
 	fputs(")\n", f);
 }
 

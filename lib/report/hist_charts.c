@@ -212,7 +212,7 @@ static int eg__run_values(eg__hist_t *h, size_t r, size_t k, eg__chart_t *c,
 {
 	const eg_gate_t *g = &h->gf.gates[k];
 	eg__cells_t cl;
-	int rc = eg__gate_cells(&h->runs[r].gr[k], &cl);
+	int rc = eg__gate_cells(&h->runs[r].gr[k], &h->runs[r].r, 1, &cl);
 
 	for (size_t i = 0; !rc && i < cl.n; i++) {
 		const eg__cell_t *x = &cl.c[i];

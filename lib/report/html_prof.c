@@ -162,10 +162,13 @@ static void eg__suite_gates(FILE *f, const eg__prof_t *p, const char *suite)
 
 /* One number: the value, its interval, coloured by the gates. */
 static void eg__value(FILE *f, const char *attr, const char *what,
-		      const char *id, double v, double lo, double hi, int st)
+		      const char *id, double v, double lo, double hi, int st,
+		      const char *fmt)
 {
 	char a[32], b[32], c[32];
 
+	if (fmt)
+		snprintf(a, sizeof(a), fmt, v);
 	fprintf(f, "<td class=\"num%s\" data-point=\"",
 		st == EG__ST_FAIL   ? " st-fail"
 		: st == EG__ST_PASS ? " st-pass"
@@ -173,7 +176,8 @@ static void eg__value(FILE *f, const char *attr, const char *what,
 	eg__esc(f, id);
 	fprintf(f, "\" %s=\"", attr);
 	eg__esc(f, what);
-	fprintf(f, "\" data-value=\"%.17g\">%s", v, eg__num(v, a, sizeof(a)));
+	fprintf(f, "\" data-value=\"%.17g\">%s", v,
+		fmt ? a : eg__num(v, a, sizeof(a)));
 	if (isfinite(lo) && isfinite(hi))
 		fprintf(f, " <span class=\"ci\">[%s, %s]</span>",
 			eg__num(lo, b, sizeof(b)), eg__num(hi, c, sizeof(c)));
@@ -190,9 +194,10 @@ static void eg__cell(FILE *f, const eg__prof_t *p, const eg_point_t *pt,
 
 	if (sscanf(col, "%127s %63[^/]/%63s", metric, num, den) == 3) {
 		st = eg__cell_status(p, metric, num, den, pt->id, &x);
-		if (x && x->over)
+		if (x && x->over) /* a ratio near 1: four decimals tell it
+				      from its threshold (1.1005 > 1.1) */
 			eg__value(f, "data-ratio", col, pt->id, x->v, x->lo,
-				  x->hi, st);
+				  x->hi, st, "%.4f");
 		else
 			fputs("<td></td>", f);
 		return;
@@ -205,7 +210,7 @@ static void eg__cell(FILE *f, const eg__prof_t *p, const eg_point_t *pt,
 	}
 	st = eg__cell_status(p, col, NULL, NULL, pt->id, NULL);
 	eg__value(f, "data-metric", col, pt->id, m->s.median, m->s.ci_lo,
-		  m->s.ci_hi, st);
+		  m->s.ci_hi, st, NULL);
 }
 
 static void eg__points(FILE *f, const eg__prof_t *p, const eg__psuite_t *s)

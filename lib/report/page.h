@@ -39,8 +39,11 @@ typedef struct eg__cells {
 	size_t n, cap;
 } eg__cells_t;
 
-/* The cells of one evaluated gate (none for evidence, skips, errors). */
-int eg__gate_cells(const eg__gres_t *gr, eg__cells_t *out);
+/* The cells of one evaluated gate (none for evidence, skips, errors),
+ * their values exact from the results judged (the diagnostics round
+ * to 4 digits). */
+int eg__gate_cells(const eg__gres_t *gr, const eg_results_t *files, size_t nf,
+		   eg__cells_t *out);
 void eg__cells_fini(eg__cells_t *c);
 
 /* ---- charts ---------------------------------------------------------- */

@@ -62,7 +62,7 @@ static int eg__evaluate(eg__prof_t *p)
 				 "%s:%d: gate \"%s\": %s", p->gf.path,
 				 r->g->line, r->g->name, eg_strerror(rc));
 		r->hard = rc < 0;
-		if (eg__gate_cells(r, &p->cells[i]) < 0)
+		if (eg__gate_cells(r, p->cur, p->n_cur, &p->cells[i]) < 0)
 			return EG_ENOMEM;
 	}
 	return EG_OK;
