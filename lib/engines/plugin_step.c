@@ -230,15 +230,17 @@ static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *out)
 	eg_verdict_init(&f);
 	eg_plug_native_free(n);
 	r->mapped = 0;
-	*n = (eg_plug_native_t){.layout = r->pl->caps.layout,
-				.G = r->G,
-				.S = r->prc.stride,
-				.W = r->W,
-				.L = r->L,
-				.K = r->K,
-				.H = r->H,
-				.rank = r->me,
-				.dtype = r->w.dtype};
+	*n = (eg_plug_native_t){
+	    .layout = r->pl->caps.layout,
+	    .G = r->G,
+	    .S = r->prc.stride,
+	    .W = r->W,
+	    .L = r->L,
+	    .K = r->K,
+	    .H = r->H,
+	    .rank = r->me,
+	    .dtype = r->w.dtype,
+	    .slots_any = (r->pl->caps.flags & EG_PLUGIN_SLOTS_ANY_ORDER) != 0};
 	if ((rc = eg__shape(r, &cb, &ib)) < 0)
 		return rc;
 	if (out->capacity < r->rt.total)
@@ -267,7 +269,8 @@ static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *out)
 			return eg_plug_run_err(r, rc, "keys by content: %s",
 					       eg_strerror(rc));
 	}
-	if ((rc = eg_plug_project(n, &r->rt, out, &f)) < 0)
+	if ((rc = eg_plug_slots_canon(n, &r->rt)) < 0 ||
+	    (rc = eg_plug_project(n, &r->rt, out, &f)) < 0)
 		return rc;
 	if (!out->findings && !(out->findings = malloc(sizeof(f))))
 		return EG_ENOMEM;
@@ -276,24 +279,61 @@ static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *out)
 	return EG_OK;
 }
 
+/* Mark m before (m = 0) or after (m = 1) the plugin's dispatch, or its
+ * combine (2, 3), in a timed step; after the wait for its stream, the
+ * phase from its pair (m = 1, 3). */
+static int eg__time(eg_plug_run_t *r, int timed, unsigned m, int done)
+{
+	int rc;
+
+	if (!timed)
+		return EG_OK;
+	if (!done)
+		rc = r->mem->mark(r->ms, m);
+	else if ((rc = r->mem->elapsed(r->ms, m - 1, m, &r->ph_ms[m / 2])) ==
+		 EG_OK)
+		r->ph_have |= 1 << (m / 2);
+	return rc < 0 ? eg_plug_run_err(r, rc, "timing the plugin's calls: %s",
+					eg_strerror(rc))
+		      : EG_OK;
+}
+
+int eg_plug_run_phases(const eg_plug_run_t *r, eg_engine_phase_t *p, size_t max)
+{
+	if (!r || r->ph_have != 3 || max < 2)
+		return 0;
+	p[0] =
+	    (eg_engine_phase_t){.name = "plugin_dispatch", .ms = r->ph_ms[0]};
+	p[1] = (eg_engine_phase_t){.name = "plugin_combine", .ms = r->ph_ms[1]};
+	return 2;
+}
+
 int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
 			 eg_recv_t *out)
 {
 	int verified = !r->bench || r->n_disp == 0;
+	int timed = r->timing && !verified;
 	int rc;
 
 	r->err[0] = '\0';
+	r->ph_have = 0;
 	if (verified && (rc = eg__stage_input(r, in)) < 0)
 		return rc;
 	memset(&r->prc, 0, sizeof(r->prc));
 	r->prc.size = sizeof(r->prc);
+	if ((rc = eg__time(r, timed, 0, 0)) < 0)
+		return rc;
 	rc = r->pl->p->dispatch(r->inst, &r->pin, &r->prc);
 	if (rc < 0)
 		return eg_plug_run_fail(r, rc, "dispatch");
+	if ((rc = eg__time(r, timed, 1, 0)) < 0)
+		return rc;
 	if ((rc = r->mem->sync(r->ms)) < 0)
 		return eg_plug_run_err(r, rc,
 				       "plugin %s: dispatch: its stream: %s",
 				       r->name, eg_strerror(rc));
+	if ((rc = eg__time(r, timed, 1, 1)) < 0)
+		return rc;
 	r->n_disp++;
 	r->last_mapped = verified;
 	return verified ? eg__map(r, in->iter, out) : EG_OK;
@@ -344,6 +384,7 @@ static int eg__native_y(eg_plug_run_t *r, const void *y)
 int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 {
 	int verified = !r->bench || r->n_comb == 0;
+	int timed = r->timing && !verified;
 	int cuda = r->pl->caps.memory == EG_PLUGIN_MEM_CUDA;
 	size_t ob =
 	    (size_t)r->T * r->H * eg_dtype_size(eg_combine_dtype(r->w.dtype));
@@ -354,13 +395,19 @@ int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 	if (verified && (rc = eg__native_y(r, y)) < 0)
 		return rc;
 	ys = !verified && r->prc.y ? r->prc.y : r->ysel;
+	if ((rc = eg__time(r, timed, 2, 0)) < 0)
+		return rc;
 	rc = r->pl->p->combine(r->inst, &r->pin, ys, cuda ? r->d_out : out);
 	if (rc < 0)
 		return eg_plug_run_fail(r, rc, "combine");
+	if ((rc = eg__time(r, timed, 3, 0)) < 0)
+		return rc;
 	if ((rc = r->mem->sync(r->ms)) < 0)
 		return eg_plug_run_err(r, rc,
 				       "plugin %s: combine: its stream: %s",
 				       r->name, eg_strerror(rc));
+	if ((rc = eg__time(r, timed, 3, 1)) < 0)
+		return rc;
 	r->n_comb++;
 	if (verified && cuda &&
 	    (rc = r->mem->get(r->ms, out, r->d_out, ob)) < 0)
