@@ -63,6 +63,11 @@ typedef struct eg_plug_mem {
 extern const eg_plug_mem_t eg_plug_mem_host;
 /* NULL without CUDA */
 const eg_plug_mem_t *eg_plug_mem_cuda(void);
+/* p is CUDA device (or managed) memory; 0 without CUDA. */
+int eg_plug_on_device(const void *p);
+/* n bytes between any two of host and device memory, complete on
+ * return, after the whole device is idle (EG_ENOSYS without CUDA). */
+int eg_plug_dev_copy(void *dst, const void *src, size_t n);
 
 /* A host copy of one dispatch's native output and what epgate made of it:
  * per slot (row of the layout, G * stride of them) its key and its row in
@@ -160,10 +165,31 @@ typedef struct eg_plug_run {
 	 * its stream outside); ph_have: bit 0 dispatch, bit 1 combine */
 	int timing, ph_have;
 	double ph_ms[2];
+	/* a caller with device buffers (the GPU measurement backend):
+	 * host copies of its input, the mapped layout and the expert
+	 * outputs (plugin_devcall.c) */
+	int dev_caller;
+	eg_rank_input_t hin;
+	eg_recv_t hrecv;
+	void *hy;
+	size_t hy_cap;
 	int last_mapped; /* the last dispatch filled the caller's layout */
 	uint64_t n_disp, n_comb;
 	char err[EG_PLUG_ERR_MAX];
 } eg_plug_run_t;
+
+/* A caller with device buffers (plugin_devcall.c), CUDA plugins only:
+ * probe decides at the first dispatch; input gives the host copy of in
+ * to stage (in itself for a host caller); recv the host layout to map
+ * into, put it to the caller's out after mapping; y the host copy of
+ * the expert outputs of rows canonical rows. */
+int eg_plug_dev_probe(eg_plug_run_t *r, const eg_rank_input_t *in);
+int eg_plug_dev_input(eg_plug_run_t *r, const eg_rank_input_t *in,
+		      const eg_rank_input_t **use);
+int eg_plug_dev_recv(eg_plug_run_t *r, eg_recv_t *out, eg_recv_t **host);
+int eg_plug_dev_recv_put(eg_plug_run_t *r, eg_recv_t *out);
+int eg_plug_dev_y(eg_plug_run_t *r, const void *y, const void **host);
+void eg_plug_dev_free(eg_plug_run_t *r);
 
 /* Records a message in r->err; returns rc. */
 int eg_plug_run_err(eg_plug_run_t *r, int rc, const char *fmt, ...)

@@ -208,7 +208,8 @@ static int eg__cu_put(void *st, void *dst, const void *src, size_t n)
 
 	if (!n)
 		return EG_OK;
-	if (cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, c->stream) !=
+	/* Default: the source may be a device buffer of a GPU caller */
+	if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c->stream) !=
 	    cudaSuccess)
 		return EG_ECUDA;
 	return eg__cu_err(cudaStreamSynchronize(c->stream));
@@ -220,7 +221,8 @@ static int eg__cu_get(void *st, void *dst, const void *src, size_t n)
 
 	if (!n)
 		return EG_OK;
-	if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, c->stream) !=
+	/* Default: the destination may be a GPU caller's device buffer */
+	if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c->stream) !=
 	    cudaSuccess)
 		return EG_ECUDA;
 	return eg__cu_err(cudaStreamSynchronize(c->stream));
@@ -286,9 +288,45 @@ const eg_plug_mem_t *eg_plug_mem_cuda(void)
 {
 	return &eg__mem_cuda;
 }
+
+int eg_plug_on_device(const void *p)
+{
+	struct cudaPointerAttributes a;
+
+	if (!p || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+		cudaGetLastError(); /* not a CUDA pointer: no sticky error */
+		return 0;
+	}
+	return a.type == cudaMemoryTypeDevice ||
+	       a.type == cudaMemoryTypeManaged;
+}
+
+int eg_plug_dev_copy(void *dst, const void *src, size_t n)
+{
+	/* the caller's work runs on its own stream: wait for all of it */
+	if (cudaDeviceSynchronize() != cudaSuccess)
+		return EG_ECUDA;
+	if (n && cudaMemcpy(dst, src, n, cudaMemcpyDefault) != cudaSuccess)
+		return EG_ECUDA;
+	return EG_OK;
+}
 #else
 const eg_plug_mem_t *eg_plug_mem_cuda(void)
 {
 	return NULL;
+}
+
+int eg_plug_on_device(const void *p)
+{
+	(void)p;
+	return 0;
+}
+
+int eg_plug_dev_copy(void *dst, const void *src, size_t n)
+{
+	(void)dst;
+	(void)src;
+	(void)n;
+	return EG_ENOSYS;
 }
 #endif

@@ -355,6 +355,7 @@ void eg_plug_run_destroy(eg_plug_run_t *r)
 	if (r->own_boot)
 		eg_boot_close(r->own_boot);
 	eg_plug_native_free(&r->nat);
+	eg_plug_dev_free(r);
 	eg_plug_routes_free(&r->rt);
 	eg_gen_fini(&r->g);
 	eg_workload_fini(&r->w);

@@ -219,10 +219,39 @@ static int eg__rows(eg_plug_run_t *r, eg_plug_native_t *n, uint32_t cb,
 	return rc;
 }
 
-/* The native layout, copied, checked and mapped into out. */
-static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *out)
+/* Every slot's key: the plugin's source info, or by content against the
+ * reference of iteration iter. */
+static int eg__keys(eg_plug_run_t *r, eg_plug_native_t *n, uint32_t iter,
+		    eg_verdict_t *f)
+{
+	eg_workload_t wi;
+	eg_gen_t gi = {0};
+	int rc;
+
+	if (n->src_token) {
+		eg_plug_keys_given(n, &r->rt, f);
+		return EG_OK;
+	}
+	if ((rc = eg_workload_copy(&wi, &r->w)) < 0)
+		return rc;
+	wi.iter = iter;
+	rc = eg_gen_init(&gi, &wi);
+	if (rc == EG_OK)
+		rc = eg_plug_keys_content(n, &wi, &gi, f);
+	eg_gen_fini(&gi);
+	eg_workload_fini(&wi);
+	if (rc < 0)
+		return eg_plug_run_err(r, rc, "keys by content: %s",
+				       eg_strerror(rc));
+	return EG_OK;
+}
+
+/* The native layout, copied, checked and mapped into out (through a host
+ * copy for a caller with device buffers). */
+static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *dst)
 {
 	eg_plug_native_t *n = &r->nat;
+	eg_recv_t *out;
 	eg_verdict_t f;
 	uint32_t cb, ib;
 	int rc;
@@ -241,7 +270,8 @@ static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *out)
 	    .rank = r->me,
 	    .dtype = r->w.dtype,
 	    .slots_any = (r->pl->caps.flags & EG_PLUGIN_SLOTS_ANY_ORDER) != 0};
-	if ((rc = eg__shape(r, &cb, &ib)) < 0)
+	if ((rc = eg__shape(r, &cb, &ib)) < 0 ||
+	    (rc = eg_plug_dev_recv(r, dst, &out)) < 0)
 		return rc;
 	if (out->capacity < r->rt.total)
 		return eg_plug_run_err(
@@ -251,30 +281,15 @@ static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *out)
 	    (rc = eg__rows(r, n, cb, ib)) < 0)
 		return eg_plug_run_err(r, rc, "reading the native layout: %s",
 				       eg_strerror(rc));
-	if (n->src_token) {
-		eg_plug_keys_given(n, &r->rt, &f);
-	} else {
-		eg_workload_t wi;
-		eg_gen_t gi = {0};
-
-		if ((rc = eg_workload_copy(&wi, &r->w)) < 0)
-			return rc;
-		wi.iter = iter;
-		rc = eg_gen_init(&gi, &wi);
-		if (rc == EG_OK)
-			rc = eg_plug_keys_content(n, &wi, &gi, &f);
-		eg_gen_fini(&gi);
-		eg_workload_fini(&wi);
-		if (rc < 0)
-			return eg_plug_run_err(r, rc, "keys by content: %s",
-					       eg_strerror(rc));
-	}
-	if ((rc = eg_plug_slots_canon(n, &r->rt)) < 0 ||
+	if ((rc = eg__keys(r, n, iter, &f)) < 0 ||
+	    (rc = eg_plug_slots_canon(n, &r->rt)) < 0 ||
 	    (rc = eg_plug_project(n, &r->rt, out, &f)) < 0)
 		return rc;
 	if (!out->findings && !(out->findings = malloc(sizeof(f))))
 		return EG_ENOMEM;
 	*out->findings = f;
+	if ((rc = eg_plug_dev_recv_put(r, dst)) < 0)
+		return rc;
 	r->mapped = 1;
 	return EG_OK;
 }
@@ -313,11 +328,15 @@ int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
 {
 	int verified = !r->bench || r->n_disp == 0;
 	int timed = r->timing && !verified;
+	const eg_rank_input_t *use;
 	int rc;
 
 	r->err[0] = '\0';
 	r->ph_have = 0;
-	if (verified && (rc = eg__stage_input(r, in)) < 0)
+	if ((rc = eg_plug_dev_probe(r, in)) < 0)
+		return rc;
+	if (verified && ((rc = eg_plug_dev_input(r, in, &use)) < 0 ||
+			 (rc = eg__stage_input(r, use)) < 0))
 		return rc;
 	memset(&r->prc, 0, sizeof(r->prc));
 	r->prc.size = sizeof(r->prc);
@@ -392,7 +411,8 @@ int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 	int rc;
 
 	r->err[0] = '\0';
-	if (verified && (rc = eg__native_y(r, y)) < 0)
+	if (verified && ((rc = eg_plug_dev_y(r, y, &y)) < 0 ||
+			 (rc = eg__native_y(r, y)) < 0))
 		return rc;
 	ys = !verified && r->prc.y ? r->prc.y : r->ysel;
 	if ((rc = eg__time(r, timed, 2, 0)) < 0)
