@@ -299,7 +299,7 @@ nep_row() {
 		g = (b > 0 && eu > 0) ? b / eu / 1e3 : 0
 		r = (g > 0 && pg > 0) ? g / pg : 0
 		ok = (r > 0) ? ((r >= 0.95 && r <= 1.05) ? "yes" : "NO") : "?"
-		printf "%-22s %12.1f %10.2f %10.2f %10.2f %10.2f %7.3f %5s\n",
+		printf "%-26s %12.0f %10.2f %10.2f %10.2f %10.2f %7.3f %5s\n",
 			l, b, eu, (g ? g : 0), pu, pg, r, ok
 	}'
 }
@@ -362,4 +362,134 @@ CASES
 		sed 's/^/# /' "$EG_TMP/d.tap" 2>/dev/null
 		tail -n 5 "$EG_TMP/d.out" | sed 's/^/# /'
 	fi
+}
+
+# ---- the device scripts (nccl-ep-device.sh, nccl-ep-device-x2.sh) ----
+
+# nep_find_root DIR: the folder under DIR (or DIR) with include/nccl_ep.h.
+nep_find_root() {
+	for d in "$1" "$1"/*; do
+		[ -f "$d/include/nccl_ep.h" ] && { echo "$d"; return 0; }
+	done
+	return 1
+}
+
+# nep_setup BUNDLE EGDIR WORK: unpacks what needs it into WORK, finds
+# NCCL EP (NEP_ROOT), epgate (EG_EPGATE) and the plugin (NEP_SO), sets
+# the environment. Says what is missing and returns 1.
+nep_setup() {
+	bundle=$1 egdir=$2 work=$3
+	mkdir -p "$work" || return 1
+	if [ -d "$bundle" ]; then
+		NEP_ROOT=$(nep_find_root "$bundle")
+	elif [ -f "$bundle" ]; then
+		mkdir -p "$work/ncclep" && tar -xJf "$bundle" -C "$work/ncclep" ||
+			{ echo "cannot unpack $bundle"; return 1; }
+		NEP_ROOT=$(nep_find_root "$work/ncclep")
+	fi
+	[ -n "${NEP_ROOT:-}" ] || { echo "no include/nccl_ep.h in $bundle"; return 1; }
+	case $egdir in
+	*.tar.xz | *.txz) mkdir -p "$work/eg" && tar -xJf "$egdir" -C "$work/eg" && egdir=$work/eg ;;
+	*.tar.gz | *.tgz) mkdir -p "$work/eg" && tar -xzf "$egdir" -C "$work/eg" && egdir=$work/eg ;;
+	esac
+	[ -d "$egdir" ] || { echo "no folder $egdir"; return 1; }
+	egdir=$(cd "$egdir" && pwd)
+	NEP_ROOT=$(cd "$NEP_ROOT" && pwd)
+	EG_EPGATE=
+	for f in "$egdir/epgate" "$egdir/bin/epgate" "$egdir"/*/bin/epgate; do
+		[ -x "$f" ] && { EG_EPGATE=$f; break; }
+	done
+	NEP_SO=
+	for f in "$egdir/plugins/nccl-ep/libeg-nccl-ep.so" \
+		"$egdir/lib/libeg-nccl-ep.so" "$egdir/bin/libeg-nccl-ep.so" \
+		"$egdir"/*/lib/libeg-nccl-ep.so; do
+		[ -f "$f" ] && { NEP_SO=$(cd "$(dirname "$f")" && pwd)/libeg-nccl-ep.so; break; }
+	done
+	[ -n "$EG_EPGATE" ] || { echo "no epgate in $egdir (nor bin/)"; return 1; }
+	[ -n "$NEP_SO" ] || { echo "no libeg-nccl-ep.so in $egdir (configure --with-nccl-ep=DIR builds plugins/nccl-ep/libeg-nccl-ep.so)"; return 1; }
+	nep_env "$NEP_ROOT"
+	# the plugin's folder (profiles name it without a path) and the
+	# shared libraries carried with epgate, after NCCL EP's lib/
+	LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(dirname "$NEP_SO")
+	for d in "$egdir/lib" "$(dirname "$EG_EPGATE")/../lib"; do
+		[ -d "$d" ] && LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$d
+	done
+	: "${EPGATE_DATADIR:=$PWD}"
+	export LD_LIBRARY_PATH EG_EPGATE EPGATE_DATADIR
+	return 0
+}
+
+# nep_mpirun: Open MPI's mpirun (PATH, then Ubuntu's folder).
+nep_mpirun() {
+	command -v mpirun 2>/dev/null && return 0
+	for f in /usr/lib/x86_64-linux-gnu/openmpi/bin/mpirun /usr/bin/mpirun.openmpi; do
+		[ -x "$f" ] && { echo "$f"; return 0; }
+	done
+	return 1
+}
+
+# nep_ep_bench OUTFILE NP ARGS...: NCCL EP's ep_bench under mpirun (the
+# CUPTI build, else the one without CUPTI). Returns its exit status.
+nep_ep_bench() {
+	of=$1 np=$2
+	shift 2
+	mpi=$(nep_mpirun) || { echo "no mpirun" >"$of"; return 127; }
+	for b in ep_bench ep_bench_nocupti; do
+		timeout 300 "$mpi" --allow-run-as-root -np "$np" \
+			-x PATH -x LD_LIBRARY_PATH -x CUDA_HOME -x NCCL_NVLS_ENABLE \
+			-x NCCL_EP_JIT_SOURCE_DIR -x NCCL_EP_JIT_BUILD_INCLUDE_DIR \
+			-x NCCL_EP_JIT_CUDA_INCLUDE_DIR -x NCCL_EP_JIT_NVCC \
+			-x NCCL_EP_JIT_CACHE_DIR \
+			"$NEP_ROOT/bin/$b" "$@" >"$of" 2>&1
+		rc=$?
+		[ "$rc" -eq 0 ] && return 0
+		grep -q 'libcupti' "$of" || return "$rc"
+	done
+	return "$rc"
+}
+
+# nep_bench OUTFILE N RPN ENGINE TOKENS [bench options...]: one point of
+# `epgate bench engine` at ep_bench's shape (H 7168, top-8 of 256
+# experts, ep_bench's warm-up and iterations), the plugin's calls timed
+# as ep_bench times them (--phases).
+nep_bench() {
+	of=$1 n=$2 rpn=$3 eng=$4 tok=$5
+	shift 5
+	"$EG_EPGATE" launch -n "$n" --ranks-per-node "$rpn" --timeout 900 -- \
+		"$EG_EPGATE" bench engine "$eng" --transport nccl --phases \
+		--tokens "$tok" --hidden 7168 --experts 256 --topk 8 \
+		-w 10 -n 50 --timeout 900 "$@" >"$of" 2>&1
+}
+
+# nep_compare MODE EGOUT EPBOUT: the comparison rows of one mode: epgate's
+# dispatch and combine GB/s by ep_bench's byte definition (sel_bytes for
+# LL, recv_bytes for HT) over the plugin's calls timed as ep_bench does
+# (CUDA events around the call, mean), and over epgate's own step times
+# (median, the wait for the stream included), beside ep_bench's.
+nep_compare() {
+	mode=$1 eg=$2 epb=$3
+	if [ "$mode" = ll ]; then key=sel_bytes; else key=recv_bytes; fi
+	b=$(nep_metric "$eg" "$key")
+	for ph in dispatch combine; do
+		c=$(echo $ph | cut -c1)
+		pu=$(nep_epb "$epb" "$mode" "${c}_us")
+		pg=$(nep_epb "$epb" "$mode" "${c}_gbps")
+		eu=$(nep_metric "$eg" "phase_plugin_${ph}_us")
+		nep_row "$mode $ph (events)" "${b:-0}" "${eu:-0}" "${pu:-0}" "${pg:-0}"
+		eu=$(nep_metric "$eg" "${ph}_us")
+		nep_row "$mode $ph (epgate step)" "${b:-0}" "${eu:-0}" "${pu:-0}" "${pg:-0}"
+	done
+}
+
+nep_table_head() {
+	printf "%-26s %12s %10s %10s %10s %10s %7s %5s\n" "mode phase (timing)" \
+		"bytes/rank" "epgate_us" "epgate_GBs" "epb_us" "epb_GBs" \
+		"ratio" "<=5%"
+}
+
+# nep_why FILE: the last line of a failed command's output that says
+# something (epgate's or the launcher's message), at most 110 characters.
+nep_why() {
+	grep -v '^[[:space:]]*$' "$1" 2>/dev/null | grep -iv '^\[launch\] rank .* exited' |
+		tail -n 1 | cut -c1-110
 }
