@@ -450,13 +450,15 @@ nep_ep_bench() {
 
 # nep_bench OUTFILE N RPN ENGINE TOKENS [bench options...]: one point of
 # `epgate bench engine` at ep_bench's shape (H 7168, top-8 of 256
-# experts, ep_bench's warm-up and iterations), the plugin's calls timed
-# as ep_bench times them (--phases).
+# experts, ep_bench's warm-up and iterations); a plugin's calls also
+# timed as ep_bench times them (EPGATE_PLUGIN_PHASES=1: events around
+# each call; epgate's own engines keep their phases off).
 nep_bench() {
 	of=$1 n=$2 rpn=$3 eng=$4 tok=$5
 	shift 5
+	EPGATE_PLUGIN_PHASES=1 \
 	"$EG_EPGATE" launch -n "$n" --ranks-per-node "$rpn" --timeout 900 -- \
-		"$EG_EPGATE" bench engine "$eng" --transport nccl --phases \
+		"$EG_EPGATE" bench engine "$eng" --transport nccl \
 		--tokens "$tok" --hidden 7168 --experts 256 --topk 8 \
 		-w 10 -n 50 --timeout 900 "$@" >"$of" 2>&1
 }
