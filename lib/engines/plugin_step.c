@@ -100,7 +100,9 @@ static int eg__shape(eg_plug_run_t *r, uint32_t *cb, uint32_t *ib)
 {
 	const eg_plugin_recv_t *p = &r->prc;
 	uint32_t lay = r->pl->caps.layout;
-	uint64_t lim = 4 * (uint64_t)r->W * r->env.max_tokens + 256;
+	/* room for a receive budget sized by selections (ep_bench sizes
+	 * NCCL EP's at tokens x top-k), not beyond */
+	uint64_t lim = (4 + (uint64_t)r->K) * r->W * r->env.max_tokens + 256;
 	const char *miss = NULL;
 
 	*cb = p->count_bytes ? p->count_bytes : 4;
@@ -111,12 +113,13 @@ static int eg__shape(eg_plug_run_t *r, uint32_t *cb, uint32_t *ib)
 				       "idx_bytes %u: want 4 or 8",
 				       r->name, p->count_bytes, p->idx_bytes);
 	if (p->stride > lim)
-		return eg_plug_run_err(r, EG_EPLUGIN,
-				       "plugin %s: dispatch: stride of %u rows "
-				       "per group, more than 4 x world x most "
-				       "tokens + 256 = %llu",
-				       r->name, p->stride,
-				       (unsigned long long)lim);
+		return eg_plug_run_err(
+		    r, EG_EPLUGIN,
+		    "plugin %s: dispatch: stride of %u rows "
+		    "per group, more than (4 + top-k) x world x "
+		    "most "
+		    "tokens + 256 = %llu",
+		    r->name, p->stride, (unsigned long long)lim);
 	if (!p->count && lay != EG_PLUGIN_LAYOUT_FLAT)
 		miss = "counters (count)";
 	else if (p->stride && !p->x)

@@ -161,6 +161,7 @@ static int eg__ll(const eg_nep_opts_t *o, const eg_nep_shape_t *s,
 		p->B++;
 	p->stride = s->world * p->B;
 	p->qps = o->qps ? o->qps : p->L;
+	p->recv = o->recv; /* 0: NCCL EP's, world x B */
 	return EG_PLUGIN_OK;
 }
 

@@ -23,7 +23,8 @@ typedef struct eg_nep_opts {
 	uint32_t sms;  /* max_num_sms; 0: NCCL EP's (LL all SMs, HT 16) */
 	uint32_t qps;  /* num_qp_per_rank; 0: LL the local experts (as
 			  ep_bench), HT NCCL EP's */
-	uint32_t recv; /* HT max_recv_tokens_per_rank; 0: world x tokens */
+	uint32_t recv; /* max_recv_tokens_per_rank; 0: world x tokens (LL:
+			  NCCL EP's default, the same) */
 } eg_nep_opts_t;
 
 int eg_nep_opts_parse(const eg_plugin_opts_t *o, eg_nep_opts_t *out, char *err,
@@ -44,7 +45,7 @@ typedef struct eg_nep_shape {
 typedef struct eg_nep_plan {
 	uint32_t B;	 /* max_dispatch_tokens_per_rank */
 	uint32_t L;	 /* local experts */
-	uint32_t recv;	 /* HT max_recv_tokens_per_rank */
+	uint32_t recv;	 /* max_recv_tokens_per_rank (LL 0: NCCL EP's) */
 	uint32_t stride; /* rows per group of the native layout */
 	uint32_t sms;	 /* max_num_sms (0: NCCL EP's) */
 	uint32_t qps;	 /* num_qp_per_rank (0: NCCL EP's) */

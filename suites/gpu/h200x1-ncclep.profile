@@ -2,7 +2,8 @@
 # (plugins/nccl-ep/) as arms beside epgate's own nccl a2a, on one H200
 # (W = 1: every row stays on the GPU), at the shapes of NCCL EP's
 # ep_bench (docs/plugins.md, "NCCL EP"): low latency at 128 tokens,
-# high throughput at 4096, H = 7168, top-8 of 256 experts. The plugin is
+# high throughput at 4096, H = 7168, top-8 of 256 experts, NCCL EP's
+# receive budget (recv=) as ep_bench sets it. The plugin is
 # found through LD_LIBRARY_PATH (its folder, after NCCL EP's lib/), as
 # suites/gpu/nccl-ep-device.sh sets it. Not in profiles/ yet: the profile
 # parser takes plugin arms once it is extended (the shipped profiles
@@ -28,8 +29,8 @@ base:
 
 sweeps:
   - name: ll
-    arms: [a2a, "plugin:libeg-nccl-ep.so,mode=ll"]
+    arms: [a2a, "plugin:libeg-nccl-ep.so,mode=ll,recv=2048"]
     axes: {concurrency: [128]}
   - name: ht
-    arms: [a2a, "plugin:libeg-nccl-ep.so,mode=ht"]
+    arms: [a2a, "plugin:libeg-nccl-ep.so,mode=ht,recv=32768"]
     axes: {concurrency: [4096]}

@@ -131,7 +131,9 @@ done
 for mode in ll ht; do
 	tok=$([ $mode = ll ] && echo 128 || echo 4096)
 	sn=$([ $mode = ll ] && echo 4 || echo 5)
-	nep_bench "$LOG/bench-$mode.out" 2 2 "plugin:$NEP_SO,mode=$mode" "$tok" --path nvlink
+	nep_bench "$LOG/bench-$mode.out" 2 2 \
+		"plugin:$NEP_SO,mode=$mode,recv=$(nep_epb_recv $mode 2 "$tok")" \
+		"$tok" --path nvlink
 	rc=$?
 	step "$sn bench $mode W=2 (plugin)" "$(ok_or_fail $rc)" \
 		"exit $rc$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/bench-$mode.out")"); dispatch $(nep_metric "$LOG/bench-$mode.out" phase_plugin_dispatch_us) us, combine $(nep_metric "$LOG/bench-$mode.out" phase_plugin_combine_us) us (events, mean)"

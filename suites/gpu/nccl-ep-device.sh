@@ -19,8 +19,9 @@
 #     exact and random data, masks, skew, 0/1/odd tokens, limits' edges,
 #     and shapes beyond NCCL EP's limits skipped with the reason;
 #  3. LL at ep_bench's shape (128 tokens, H 7168, top-8 of 256): epgate
-#     bench engine of the plugin (calls timed by events) and of epgate's
-#     nccl a2a, then ep_bench -a ll with the same flags;
+#     bench engine of the plugin (calls timed by events; NCCL EP's
+#     receive budget set as ep_bench sets it) and of epgate's nccl a2a,
+#     then ep_bench -a ll with the same flags;
 #  4. the W=1 profile (suites/gpu/h200x1-ncclep.profile) when the profile
 #     parser takes plugin arms, else why not;
 #  5. HT cases in process (its kernels JIT-compiled at first use);
@@ -91,7 +92,8 @@ else
 fi
 
 # 3. LL at ep_bench's shape
-nep_bench "$LOG/bench-ll.out" 1 1 "plugin:$NEP_SO,mode=ll" 128
+nep_bench "$LOG/bench-ll.out" 1 1 \
+	"plugin:$NEP_SO,mode=ll,recv=$(nep_epb_recv ll 1 128)" 128
 rc=$?
 step "3 bench LL (plugin)" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" \
 	"exit $rc$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/bench-ll.out")"); sel_bytes $(nep_metric "$LOG/bench-ll.out" sel_bytes), dispatch $(nep_metric "$LOG/bench-ll.out" phase_plugin_dispatch_us) us, combine $(nep_metric "$LOG/bench-ll.out" phase_plugin_combine_us) us (events, mean)"
@@ -128,7 +130,8 @@ else
 fi
 
 # 6. HT at ep_bench's shape
-nep_bench "$LOG/bench-ht.out" 1 1 "plugin:$NEP_SO,mode=ht" 4096
+nep_bench "$LOG/bench-ht.out" 1 1 \
+	"plugin:$NEP_SO,mode=ht,recv=$(nep_epb_recv ht 1 4096)" 4096
 rc=$?
 step "6 bench HT (plugin)" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" \
 	"exit $rc$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/bench-ht.out")"); recv_bytes $(nep_metric "$LOG/bench-ht.out" recv_bytes), dispatch $(nep_metric "$LOG/bench-ht.out" phase_plugin_dispatch_us) us, combine $(nep_metric "$LOG/bench-ht.out" phase_plugin_combine_us) us (events, mean)"

@@ -495,3 +495,13 @@ nep_why() {
 	grep -v '^[[:space:]]*$' "$1" 2>/dev/null | grep -iv '^\[launch\] rank .* exited' |
 		tail -n 1 | cut -c1-110
 }
+
+# nep_epb_recv MODE WORLD TOKENS: ep_bench's max_recv_tokens_per_rank at
+# 256 experts, top-8 (its estimate tokens x top-k x local experts /
+# experts x world, twice for LL's expert-major layout), for the plugin's
+# recv= option: NCCL EP configured as ep_bench configures it.
+nep_epb_recv() {
+	est=$(($3 * 8 * (256 / $2) / 256 * $2))
+	[ "$1" = ll ] && est=$((est * 2))
+	echo "$est"
+}

@@ -174,6 +174,7 @@ START_TEST(test_ll_limits)
 	ck_assert_uint_eq(p.stride, 128);
 	ck_assert_uint_eq(p.qps, 256);
 	ck_assert_uint_eq(p.sms, 0);
+	ck_assert_uint_eq(p.recv, 0); /* NCCL EP's default */
 }
 END_TEST
 
