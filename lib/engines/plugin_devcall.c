@@ -90,7 +90,10 @@ int eg_plug_dev_recv_put(eg_plug_run_t *r, eg_recv_t *out)
 	if (!r->dev_caller)
 		return EG_OK;
 	out->num_rows = r->hrecv.num_rows;
-	if ((rc = eg_recv_copy_cuda(out, &r->hrecv, 1)) < 0)
+	/* a copy from pageable memory may return before it lands: the
+	 * caller reads the layout on a stream of its own */
+	if ((rc = eg_recv_copy_cuda(out, &r->hrecv, 1)) < 0 ||
+	    (rc = eg_plug_dev_copy(NULL, NULL, 0)) < 0)
 		return eg_plug_run_err(r, rc, "the layout to device memory: %s",
 				       eg_strerror(rc));
 	return EG_OK;

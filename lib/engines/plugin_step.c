@@ -418,9 +418,10 @@ int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 			 (rc = eg__native_y(r, y)) < 0))
 		return rc;
 	ys = !verified && r->prc.y ? r->prc.y : r->ysel;
-	/* timed as ep_bench times it: alone on the device, not beside a
-	 * GPU caller's expert stage still running on its stream */
-	if (timed && r->dev_caller &&
+	/* after the expert stage, as in any step: a GPU caller's runs on a
+	 * stream of its own (the plugin's call then runs alone on the
+	 * device, as ep_bench times it) */
+	if (!verified && r->dev_caller &&
 	    (rc = eg_plug_dev_copy(NULL, NULL, 0)) < 0)
 		return eg_plug_run_err(r, rc, "waiting for the device: %s",
 				       eg_strerror(rc));
