@@ -37,6 +37,9 @@ LOG=${OUT:-${TMPDIR:-/tmp}/nccl-ep-device-x2.$$}
 mkdir -p "$LOG" || exit 99
 rm -rf "$EG_TMP"
 EG_TMP=$LOG
+# what is unpacked stays out of the logs (they travel back)
+WORK=${TMPDIR:-/tmp}/nccl-ep-work.$$
+trap 'rm -rf "$WORK"' EXIT
 T0=$(date +%s)
 SUM=$LOG/steps.txt
 : >"$SUM"
@@ -49,7 +52,7 @@ step() {
 ok_or_fail() { [ "$1" -eq 0 ] && echo ok || echo FAIL; }
 
 echo "== nccl-ep-device-x2: logs in $LOG"
-if ! nep_setup "$1" "$2" "$LOG/work" >"$LOG/setup.txt" 2>&1; then
+if ! nep_setup "$1" "$2" "$WORK" >"$LOG/setup.txt" 2>&1; then
 	echo "nccl-ep-device-x2: $(cat "$LOG/setup.txt")" >&2
 	exit 99
 fi
