@@ -166,6 +166,18 @@ done
 	nep_compare ht "$LOG/bench-ht.out" "$LOG/ep_bench-ht.out"
 	echo
 	echo "epgate's nccl a2a at the same shapes (median us): LL dispatch $(nep_metric "$LOG/bench-ll-a2a.out" dispatch_us), combine $(nep_metric "$LOG/bench-ll-a2a.out" combine_us); HT dispatch $(nep_metric "$LOG/bench-ht-a2a.out" dispatch_us), combine $(nep_metric "$LOG/bench-ht-a2a.out" combine_us)"
+	for f in declares.tap; do
+		grep -q '^not ok' "$LOG/$f" 2>/dev/null || continue
+		echo
+		echo "== $f (the first lines)"
+		head -n 30 "$LOG/$f" | cut -c1-200
+	done
+	for f in "$LOG"/l2-*.jsonl; do
+		grep -q '"status":"fail"\|"status":"error"' "$f" 2>/dev/null || continue
+		echo
+		echo "== $(basename "$f"): the first failing workloads"
+		grep '"status":"fail"\|"status":"error"' "$f" | head -n 3 | cut -c1-600
+	done
 	echo "logs: $LOG"
 } | tee "$LOG/summary.txt"
 [ "$eg_fails" -eq 0 ] || exit 1

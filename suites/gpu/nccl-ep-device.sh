@@ -165,6 +165,12 @@ step "6 ep_bench HT" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" \
 	echo
 	echo "epgate's nccl a2a at the same shapes (median us): LL dispatch $(nep_metric "$LOG/bench-ll-a2a.out" dispatch_us), combine $(nep_metric "$LOG/bench-ll-a2a.out" combine_us); HT dispatch $(nep_metric "$LOG/bench-ht-a2a.out" dispatch_us), combine $(nep_metric "$LOG/bench-ht-a2a.out" combine_us)"
 	echo "ep_bench byte counts: $(grep -m1 '^Byte counts' "$LOG/ep_bench-ll.out")"
+	for f in ll-w1.result ht-w1.result declares.tap; do
+		grep -q '^not ok' "$LOG/$f" 2>/dev/null || continue
+		echo
+		echo "== $f (the first lines)"
+		head -n 30 "$LOG/$f" | cut -c1-200
+	done
 	echo "logs: $LOG"
 } | tee "$LOG/summary.txt"
 [ "$eg_fails" -eq 0 ] || exit 1
