@@ -1,10 +1,10 @@
 /* epgate job-report: a batch job's steps file to TAP and JUnit
  * (lib/suite/job_report.c). */
-#include <getopt.h>
 #include <stdio.h>
 
-#include "cmd_job.h"
 #include "lib/suite/job_report.h"
+#include "src/cmd_job.h"
+#include "src/opts.h"
 
 #define EG__PROG "epgate job-report"
 
@@ -34,59 +34,54 @@ static void eg__usage(FILE *f)
 	      f);
 }
 
+static int eg__opt(eg_cli_t *c, int id, const char *arg)
+{
+	eg_job_report_opts_t *o = c->ctx;
+
+	switch (id) {
+	case 's':
+		o->steps_path = arg;
+		break;
+	case 't':
+		o->tap_path = arg;
+		break;
+	case 'j':
+		o->junit_path = arg;
+		break;
+	case 'w':
+		o->workload_path = arg;
+		break;
+	default:
+		o->suite = arg;
+		break;
+	}
+	return EG_OK;
+}
+
 int eg_cmd_job_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option own[] = {
 	    {"steps", required_argument, NULL, 's'},
 	    {"tap", required_argument, NULL, 't'},
 	    {"junit", required_argument, NULL, 'j'},
 	    {"workload", required_argument, NULL, 'w'},
 	    {"suite", required_argument, NULL, 'S'},
-	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	eg_job_report_opts_t o = {0};
+	eg_cli_t cl = {.prog = EG__PROG,
+		       .own = own,
+		       .parse = eg__opt,
+		       .ctx = &o,
+		       .usage = eg__usage};
 	eg_job_totals_t t;
-	int c, rc;
+	int rc = eg_cli_parse(&cl, argc, argv);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			o.steps_path = optarg;
-			break;
-		case 't':
-			o.tap_path = optarg;
-			break;
-		case 'j':
-			o.junit_path = optarg;
-			break;
-		case 'w':
-			o.workload_path = optarg;
-			break;
-		case 'S':
-			o.suite = optarg;
-			break;
-		case 'h':
-			eg__usage(stdout);
-			return EG_EXIT_PASS;
-		case ':':
-			fprintf(stderr, EG__PROG ": %s needs a value\n",
-				argv[optind - 1]);
-			return EG_EXIT_HARD;
-		default:
-			fprintf(stderr, EG__PROG ": unknown option \"%s\"\n",
-				argv[optind - 1]);
-			return EG_EXIT_HARD;
-		}
-	}
-	if (optind < argc || !o.steps_path || !o.tap_path || !o.junit_path) {
-		fputs(EG__PROG ": give --steps, --tap and --junit; see "
-			       "--help\n",
-		      stderr);
-		return EG_EXIT_HARD;
-	}
+	if (rc != EG_CLI_GO)
+		return rc;
+	if (!o.steps_path || !o.tap_path || !o.junit_path)
+		return eg_cli_error(&cl, "give --steps, --tap and --junit; see "
+					 "--help");
 	rc = eg_job_report(&o, &t);
 	if (rc != EG_EXIT_HARD)
 		printf("job-report: %u step(s), %u ran, %u failed; cases: %u "
