@@ -59,7 +59,7 @@ int eg_cmd_preflight(int argc, char **argv)
 	if (rc != EG_CLI_GO)
 		return rc;
 	if (!o.provider && !o.gpu)
-		return eg_cli_error(&cl,
-				    "give --provider, --gpu or both; see --help");
+		return eg_cli_error(
+		    &cl, "give --provider, --gpu or both; see --help");
 	return eg_preflight(&o);
 }

@@ -136,9 +136,9 @@ static json_t *eg__evidence(const eg_bench_ctx_t *c,
 	}
 	/* the class beside the raw string: one vocabulary for recorded and
 	 * measured campaigns (lib/transport/nccl_evidence.c) */
-	bad |= json_object_set_new(
-	    o, "transport_class",
-	    json_string(eg_transport_class(ev, nodes > 1)));
+	bad |=
+	    json_object_set_new(o, "transport_class",
+				json_string(eg_transport_class(ev, nodes > 1)));
 	if (rep[0].versions[0])
 		bad |= json_object_set_new(o, "versions",
 					   json_string(rep[0].versions));

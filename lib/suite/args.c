@@ -20,8 +20,8 @@ static int eg__given(const eg_overrides_t *o, const char *key)
 static void eg__defaults_named(const eg_overrides_t *o, const char *msg,
 			       char *buf, size_t len)
 {
-	static const char *const keys[] = {"world", "experts", "topk",
-					   "hidden", "tokens", NULL};
+	static const char *const keys[] = {"world",  "experts", "topk",
+					   "hidden", "tokens",	NULL};
 	char vals[160] = "", opts[160] = "";
 	size_t nv = 0, no = 0;
 	int n = 0;
@@ -38,8 +38,8 @@ static void eg__defaults_named(const eg_overrides_t *o, const char *msg,
 		    no >= sizeof(opts))
 			continue;
 		nv += (size_t)snprintf(vals + nv, sizeof(vals) - nv, "%s%.*s",
-				       n ? ", " : "",
-				       (int)strcspn(at, " ,;)"), at);
+				       n ? ", " : "", (int)strcspn(at, " ,;)"),
+				       at);
 		no += (size_t)snprintf(opts + no, sizeof(opts) - no, "%s--%s",
 				       n ? " or " : "", keys[k]);
 		n++;

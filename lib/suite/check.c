@@ -138,8 +138,9 @@ static int eg__check_l1(const eg_check_opts_t *c, eg_workload_list_t *wl,
 		if (!o->junit_path)
 			o->junit_path = junit;
 	}
-	fprintf(o->out, EG__PROG ": engine %s, %zu workload(s), %u iteration(s) "
-			"each\n",
+	fprintf(o->out,
+		EG__PROG ": engine %s, %zu workload(s), %u iteration(s) "
+			 "each\n",
 		o->engine, wl->n, o->iters ? o->iters : 1);
 	fflush(o->out);
 	rc = eg_l1_run(o, wl, &tot);
@@ -187,8 +188,9 @@ static int eg__selected(const eg_check_opts_t *c, eg_workload_list_t *wl)
 	eg__select(wl, c->filter, c->quick);
 	if (wl->n)
 		return EG_EXIT_PASS;
-	fprintf(stderr, EG__PROG ": no workload matches --filter %s (of %zu "
-			"in %s): nothing to run\n",
+	fprintf(stderr,
+		EG__PROG ": no workload matches --filter %s (of %zu "
+			 "in %s): nothing to run\n",
 		c->filter ? c->filter : "", all,
 		c->workload_file ? c->workload_file : "the L1 matrix");
 	return EG_EXIT_SKIP;

@@ -143,9 +143,10 @@ static int eg__shell_safe(const char *s)
 	if (!*s)
 		return 0;
 	for (; *s; s++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789_./:,=+-@%",
-			    *s))
+		if (!strchr(
+			"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			"0123456789_./:,=+-@%",
+			*s))
 			return 0;
 	return 1;
 }
@@ -250,13 +251,13 @@ void eg_case_say(FILE *f, const char *name, const json_t *diag, int verbose)
 					       : eg__js(diag, "harness_error"),
 			at);
 	else if (*eg__js(diag, "engine_error"))
-		fprintf(f, "FAIL %s: %s returned \"%s\" (iteration %lld%s)%s%s\n",
-			name, eg__js(diag, "stage"),
-			eg__js(diag, "engine_error"),
-			(long long)json_integer_value(
-			    json_object_get(diag, "iteration")),
-			at, *eg__js(diag, "engine_message") ? ": " : "",
-			eg__js(diag, "engine_message"));
+		fprintf(
+		    f, "FAIL %s: %s returned \"%s\" (iteration %lld%s)%s%s\n",
+		    name, eg__js(diag, "stage"), eg__js(diag, "engine_error"),
+		    (long long)json_integer_value(
+			json_object_get(diag, "iteration")),
+		    at, *eg__js(diag, "engine_message") ? ": " : "",
+		    eg__js(diag, "engine_message"));
 	else
 		fprintf(f, "FAIL %s: %s, iteration %lld%s: %s wrong\n", name,
 			eg__js(diag, "stage"),

@@ -105,8 +105,9 @@ int eg_junit_tally(const char *path, eg_tally_t *t, json_t *failures,
 	xmlDoc *doc;
 
 	memset(t, 0, sizeof(*t));
-	doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
-					  XML_PARSE_NOWARNING);
+	doc = xmlReadFile(path, NULL,
+			  XML_PARSE_NONET | XML_PARSE_NOERROR |
+			      XML_PARSE_NOWARNING);
 	if (!doc)
 		return EG_EPARSE;
 	eg__cases(xmlDocGetRootElement(doc), t, failures, max);

@@ -18,7 +18,7 @@ typedef struct eg__l1 {
 	char classname[96];
 	eg_l1_totals_t *tot;
 	int hard;
-	unsigned said; /* failures said in full on o->out */
+	unsigned said;	   /* failures said in full on o->out */
 	double t0, t_said; /* start, last progress line */
 	size_t n;	   /* workloads */
 } eg__l1_t;

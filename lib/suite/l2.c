@@ -49,9 +49,12 @@ static size_t eg__full(eg_l2_config_t *c, size_t cap)
 					     e++) {
 						uint32_t W = worlds[a];
 						c[n++] = (eg_l2_config_t){
-						    W, (W + nodes - 1) / nodes,
-						    comms[k], engines[e],
-						    provs[p], NULL};
+						    W,
+						    (W + nodes - 1) / nodes,
+						    comms[k],
+						    engines[e],
+						    provs[p],
+						    NULL};
 					}
 	return n;
 }
@@ -63,7 +66,9 @@ static void eg__config_name(const eg_l2_config_t *c, char *buf, size_t len)
 	snprintf(buf, len, "%s%s.w%u.n%u.%s.k%u", c->path ? "gpu-" : "",
 		 c->engine, c->world,
 		 (c->world + c->ranks_per_node - 1) / c->ranks_per_node,
-		 c->path ? c->path : c->provider ? c->provider : "auto",
+		 c->path       ? c->path
+		 : c->provider ? c->provider
+			       : "auto",
 		 c->num_comms);
 	for (char *p = buf; *p; p++)
 		if (*p == ':')
@@ -307,8 +312,7 @@ static void eg__job_error(eg__l2_t *L, const char *name, const char *cls,
 
 /* The job's failed workloads on the terminal: the first few in full
  * (every one with -v), from its results lines. */
-static void eg__say_failures(eg__l2_t *L, const char *name,
-			     const char *results)
+static void eg__say_failures(eg__l2_t *L, const char *name, const char *results)
 {
 	FILE *f = L->o->out ? fopen(results, "r") : NULL;
 	char *line = NULL, who[256];
@@ -316,8 +320,10 @@ static void eg__say_failures(eg__l2_t *L, const char *name,
 
 	while (f && getline(&line, &cap, f) > 0) {
 		json_t *j = json_loads(line, 0, NULL);
-		const char *st = json_string_value(json_object_get(j, "status"));
-		const char *w = json_string_value(json_object_get(j, "workload"));
+		const char *st =
+		    json_string_value(json_object_get(j, "status"));
+		const char *w =
+		    json_string_value(json_object_get(j, "workload"));
 
 		if (st && w && strcmp(st, "pass") &&
 		    (L->said < EG_SAY_FAILURES || L->o->verbose)) {
@@ -359,20 +365,21 @@ static void eg__job_line(eg__l2_t *L, const char *name,
 			 double dt)
 {
 	const eg_l2_opts_t *o = L->o;
-	unsigned bad = L->tot->failed + L->tot->errors - before->failed -
-		       before->errors;
+	unsigned bad =
+	    L->tot->failed + L->tot->errors - before->failed - before->errors;
 
 	if (!o->out)
 		return;
-	fprintf(o->out, "%s[%u/%u] %s: %u passed, %u failed, %.1f s", 
+	fprintf(o->out, "%s[%u/%u] %s: %u passed, %u failed, %.1f s",
 		o->progress ? o->progress : "", L->job, L->njobs, name,
 		L->tot->passed - before->passed, bad, dt);
 	if (rc == EG_EXIT_SKIP && !seen) {
 		fprintf(o->out, "; skipped: %s", L->skip_why);
 	} else if (rc != EG_EXIT_PASS &&
 		   !(rc == EG_EXIT_FAIL && seen == expected)) {
-		fprintf(o->out, "; the job exited %d after %u of %u "
-				"workloads (log %s)",
+		fprintf(o->out,
+			"; the job exited %d after %u of %u "
+			"workloads (log %s)",
 			rc, seen, expected, log);
 		L->said++; /* its error, said here */
 	}

@@ -71,8 +71,9 @@ int eg_suite_run_dir(const char *prog, const char *reports, char *run,
 	int rc = eg__mkdir_p(reports, err, sizeof(err));
 
 	if (rc == EG_OK && (rc = eg_run_dir_create(reports, run, len)) < 0)
-		snprintf(err, sizeof(err), "cannot create a run folder in it: "
-					   "%s",
+		snprintf(err, sizeof(err),
+			 "cannot create a run folder in it: "
+			 "%s",
 			 strerror(errno));
 	if (rc < 0) {
 		fprintf(stderr, "%s: --reports %s: %s\n", prog, reports, err);

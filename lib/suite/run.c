@@ -119,8 +119,7 @@ static void eg__gpu(eg__run_t *R)
 		snprintf(s->why, sizeof(s->why),
 			 "this epgate is built without CUDA and NCCL");
 	else if (n == 0)
-		snprintf(s->why, sizeof(s->why),
-			 "no CUDA device on this host");
+		snprintf(s->why, sizeof(s->why), "no CUDA device on this host");
 	else if (n == 1)
 		snprintf(s->why, sizeof(s->why),
 			 "one CUDA device: the GPU stage runs 2 ranks, one "
@@ -138,8 +137,7 @@ static void eg__gpu(eg__run_t *R)
 }
 
 /* The bench stage from the sweep's totals; the gates from their JUnit. */
-static void eg__bench_stages(eg__run_t *R, const eg_bench_totals_t *pt,
-			     int rc)
+static void eg__bench_stages(eg__run_t *R, const eg_bench_totals_t *pt, int rc)
 {
 	eg_stage_t *b = &R->st[EG__BENCH], *g = &R->st[EG__GATES];
 
@@ -147,11 +145,11 @@ static void eg__bench_stages(eg__run_t *R, const eg_bench_totals_t *pt,
 	b->t.passed = pt->measured;
 	b->t.failed = pt->failed;
 	b->seconds = pt->seconds;
-	b->rc = pt->jobs_failed				? EG_EXIT_HARD
-		: pt->failed				? EG_EXIT_FAIL
-		: b->ran				? EG_EXIT_PASS
-		: rc == EG_EXIT_SKIP			? EG_EXIT_SKIP
-							: EG_EXIT_HARD;
+	b->rc = pt->jobs_failed	     ? EG_EXIT_HARD
+		: pt->failed	     ? EG_EXIT_FAIL
+		: b->ran	     ? EG_EXIT_PASS
+		: rc == EG_EXIT_SKIP ? EG_EXIT_SKIP
+				     : EG_EXIT_HARD;
 	snprintf(b->detail, sizeof(b->detail),
 		 "%u of %u points measured in %u job(s)%s", pt->measured,
 		 pt->points, pt->jobs, pt->jobs_failed ? ", a job failed" : "");
@@ -180,7 +178,8 @@ static int eg__bench(eg__run_t *R)
 	eg_bench_totals_t pt;
 	int rc;
 
-	printf("  bench  profile local: its sweeps, then gates/local.gate ...\n");
+	printf(
+	    "  bench  profile local: its sweeps, then gates/local.gate ...\n");
 	fflush(stdout);
 	rc = eg_bench_run_profile("local", R->dir, &po, &pt);
 	eg__bench_stages(R, &pt, rc);

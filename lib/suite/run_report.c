@@ -95,7 +95,8 @@ static json_t *eg__stage_files(const eg_stage_t *st, size_t n, size_t i,
 	return a;
 }
 
-/* ---- summary.json --------------------------------------------------------- */
+/* ---- summary.json ---------------------------------------------------------
+ */
 
 static const char *eg__status(const eg_stage_t *s)
 {
@@ -163,11 +164,11 @@ static void eg__legacy(json_t *j, const eg_stage_t *s, const char *run)
 	snprintf(junit, sizeof(junit), "%s/%s.junit.xml", run, s->name);
 	json_object_set_new(
 	    j, s->name,
-	    json_pack("{s:i, s:i, s:i, s:i, s:s, s:s}", "results",
-		      (int)(s->t.passed + s->t.failed + s->t.errors +
-			    s->t.skipped),
-		      "passed", (int)s->t.passed, "failed", (int)s->t.failed,
-		      "errors", (int)s->t.errors, "tap", tap, "junit", junit));
+	    json_pack(
+		"{s:i, s:i, s:i, s:i, s:s, s:s}", "results",
+		(int)(s->t.passed + s->t.failed + s->t.errors + s->t.skipped),
+		"passed", (int)s->t.passed, "failed", (int)s->t.failed,
+		"errors", (int)s->t.errors, "tap", tap, "junit", junit));
 }
 
 static json_t *eg__summary_json(const char *run, const char *engine,
@@ -266,16 +267,16 @@ static void eg__failures(FILE *f, const eg_stage_t *st, size_t n)
 		{
 			if (shown == EG_SAY_FAILURES)
 				break;
-			fprintf(f, "  %s %s: %s: %s\n",
-				!strcmp(json_string_value(
-					    json_object_get(v, "kind")),
-					"error")
-				    ? "ERROR"
-				    : "FAIL",
-				st[i].label,
-				json_string_value(json_object_get(v, "case")),
-				json_string_value(
-				    json_object_get(v, "message")));
+			fprintf(
+			    f, "  %s %s: %s: %s\n",
+			    !strcmp(
+				json_string_value(json_object_get(v, "kind")),
+				"error")
+				? "ERROR"
+				: "FAIL",
+			    st[i].label,
+			    json_string_value(json_object_get(v, "case")),
+			    json_string_value(json_object_get(v, "message")));
 			if (json_object_get(v, "repro"))
 				fprintf(f, "    repro: %s\n",
 					json_string_value(
@@ -283,8 +284,9 @@ static void eg__failures(FILE *f, const eg_stage_t *st, size_t n)
 			shown++;
 		}
 		if (all > shown && shown)
-			fprintf(f, "  ... %zu more %s failure(s) in its "
-				   "reports\n",
+			fprintf(f,
+				"  ... %zu more %s failure(s) in its "
+				"reports\n",
 				all - shown, st[i].label);
 	}
 }

@@ -249,7 +249,8 @@ void eg_nccl_evidence_summary(const eg_nccl_evidence_t *e, char *buf,
 	if (!pos)
 		snprintf(buf, len, "none");
 	else if (p2p && e->graph[0])
-		pos += (size_t)snprintf(buf + pos, len - pos, " (%s)", e->graph);
+		pos +=
+		    (size_t)snprintf(buf + pos, len - pos, " (%s)", e->graph);
 	if (e->provider[0] && pos && pos < len)
 		snprintf(buf + pos, len - pos, " provider %s", e->provider);
 }
@@ -261,15 +262,16 @@ static const char *eg__provider_class(const char *p, size_t n)
 {
 	static const struct {
 		const char *prov, *cls;
-	} map[] = {{"efa", "efa"},	 {"tcp", "tcp"},   {"shm", "shm"},
-		   {"sockets", "socket"}, {"verbs", "ib"},  {"psm3", "ib"},
-		   {"udp", "udp"},	 {"net", "tcp"},   {NULL, NULL}};
+	} map[] = {{"efa", "efa"},	  {"tcp", "tcp"},  {"shm", "shm"},
+		   {"sockets", "socket"}, {"verbs", "ib"}, {"psm3", "ib"},
+		   {"udp", "udp"},	  {"net", "tcp"},  {NULL, NULL}};
 	size_t core = 0;
 
 	while (core < n && p[core] != ';')
 		core++;
 	for (int i = 0; map[i].prov; i++)
-		if (strlen(map[i].prov) == core && !strncmp(p, map[i].prov, core))
+		if (strlen(map[i].prov) == core &&
+		    !strncmp(p, map[i].prov, core))
 			return map[i].cls;
 	return core ? "ofi" : "unknown";
 }
@@ -281,7 +283,9 @@ static const char *eg__via_class(const char *via, const char *graph,
 				 const char *provider)
 {
 	if (!strncmp(via, "P2P", 3)) /* the graph says over what */
-		return !graph[0] ? "p2p" : strstr(graph, "NVL") ? "nvlink" : "pcie";
+		return !graph[0]	      ? "p2p"
+		       : strstr(graph, "NVL") ? "nvlink"
+					      : "pcie";
 	if (!strncmp(via, "SHM", 3))
 		return "shm";
 	if (strncmp(via, "NET", 3))
@@ -291,9 +295,9 @@ static const char *eg__via_class(const char *via, const char *graph,
 	if (strstr(via, "IB"))
 		return "ib";
 	if (eg__find_ci(via, "OFI") || eg__find_ci(via, "Libfabric"))
-		return provider[0] ? eg__provider_class(provider,
-							strlen(provider))
-				   : "ofi";
+		return provider[0]
+			   ? eg__provider_class(provider, strlen(provider))
+			   : "ofi";
 	return "unknown";
 }
 
@@ -370,8 +374,7 @@ size_t eg_transport_provider(const char *raw, int cross_node, char *buf,
 	buf[0] = '\0';
 	if (raw && !strncmp(raw, "fabric ", 7) && (sl = strchr(raw + 7, '/')))
 		snprintf(buf, len, "%.*s",
-			 cross_node ? (int)strlen(sl + 1)
-				    : (int)(sl - raw - 7),
+			 cross_node ? (int)strlen(sl + 1) : (int)(sl - raw - 7),
 			 cross_node ? sl + 1 : raw + 7);
 	else if (raw && !strncmp(raw, "nccl ", 5) &&
 		 (p = strstr(raw, " provider ")))

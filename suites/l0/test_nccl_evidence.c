@@ -142,7 +142,8 @@ START_TEST(test_efa_provider)
 	read_log(efa_log, &e);
 	ck_assert_str_eq(e.provider, "efa");
 	eg_nccl_evidence_summary(&e, s, sizeof(s));
-	ck_assert_str_eq(s, "P2P/CUMEM,NET/AWS_Libfabric (NVL/PIX) provider efa");
+	ck_assert_str_eq(s,
+			 "P2P/CUMEM,NET/AWS_Libfabric (NVL/PIX) provider efa");
 	/* the measured string in the shared vocabulary: the cross-node
 	 * pairs are efa, those within a node nvlink */
 	ck_assert_str_eq(eg_transport_class("nccl P2P/CUMEM,NET/AWS_Libfabric "
@@ -197,11 +198,10 @@ START_TEST(test_transport_class)
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		ck_assert_msg(!strcmp(eg_transport_class(t[i].raw, t[i].cross),
-				      t[i].cls),
-			      "%s (cross %d): %s, want %s", t[i].raw,
-			      t[i].cross, eg_transport_class(t[i].raw, t[i].cross),
-			      t[i].cls);
+		ck_assert_msg(
+		    !strcmp(eg_transport_class(t[i].raw, t[i].cross), t[i].cls),
+		    "%s (cross %d): %s, want %s", t[i].raw, t[i].cross,
+		    eg_transport_class(t[i].raw, t[i].cross), t[i].cls);
 	ck_assert_str_eq(eg_transport_class(NULL, 0), "unknown");
 }
 END_TEST
