@@ -3,6 +3,7 @@
  * run folder; the closing and summary.json from one record per stage
  * (lib/suite/run_report.c). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -10,6 +11,7 @@
 #include "lib/suite/run_report.h"
 #include "lib/suite/suite.h"
 #include "lib/suite/sweep.h"
+#include "lib/world/job_int.h"
 
 enum { EG__L1, EG__L2, EG__GPU, EG__BENCH, EG__GATES, EG__STAGES };
 
@@ -223,6 +225,10 @@ int eg_run_local(const eg_run_opts_t *o)
 		return EG_EXIT_HARD;
 	snprintf(R.summary, sizeof(R.summary), "%s/summary.json", R.dir);
 	printf("epgate run: profile local, run folder %s\n", R.dir);
+	if (eg_job_under_slurm()) /* lib/world/job_srun.c */
+		printf("epgate run: inside Slurm job %s: every job's ranks "
+		       "run as an srun step\n",
+		       getenv("SLURM_JOB_ID"));
 	fflush(stdout);
 	eg__l1(&R);
 	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0);

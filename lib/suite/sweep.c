@@ -417,9 +417,12 @@ static int eg__where(const char *path, const eg_profile_t *p,
 		     const eg_bench_run_opts_t *o, const char *run_dir,
 		     eg_bench_totals_t *tot)
 {
-	if (getenv("SLURM_JOB_ID"))
+	/* a task of a step runs the points itself; inside an allocation
+	 * but not a task (sbatch's script, salloc's shell), the jobs go
+	 * through srun (lib/world/job_srun.c) */
+	if (getenv("SLURM_JOB_ID") && getenv("SLURM_STEP_ID"))
 		return eg__slurm(path, p, o, run_dir, tot);
-	if (p->launcher == EG_LAUNCHER_SLURM) {
+	if (p->launcher == EG_LAUNCHER_SLURM && !getenv("SLURM_JOB_ID")) {
 		fprintf(stderr,
 			EG__PROG ": profile %s runs under Slurm: sbatch "
 				 "slurm/epgate.sbatch %s\n",
