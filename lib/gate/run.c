@@ -36,6 +36,16 @@ typedef struct eg__bad {
 	double bad;
 } eg__bad_t;
 
+/* 4 significant digits, never an exponent: "11930", "0.7071". */
+static const char *eg__num(double v, char *buf, size_t len)
+{
+	if (fabs(v) >= 1e4 || v == floor(v))
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.4g", v);
+	return buf;
+}
+
 /* bound, parity: the values outside the threshold. */
 static size_t eg__bad_values(const eg_gate_t *g, const json_t *d, eg__bad_t *b,
 			     size_t cap, size_t *n)
@@ -55,8 +65,10 @@ static size_t eg__bad_values(const eg_gate_t *g, const json_t *d, eg__bad_t *b,
 		if (!(x < lo || x > hi))
 			continue;
 		if (*n < cap) {
-			snprintf(b[*n].what, sizeof(b[*n].what), "%s %.4g",
-				 id ? id : "?", x);
+			char num[32];
+
+			snprintf(b[*n].what, sizeof(b[*n].what), "%s %s",
+				 id ? id : "?", eg__num(x, num, sizeof(num)));
 			b[*n].bad = x < lo ? lo - x : x - hi;
 		}
 		(*n)++;

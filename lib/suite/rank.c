@@ -231,6 +231,7 @@ int eg_rank_run(const eg_rank_opts_t *o)
 		       o->prog, eg_exit_word(rc), J.npassed, J.nfailed, J.ran,
 		       o->results ? "; results " : "",
 		       o->results ? o->results : "");
+	fflush(stdout); /* before a peer's exit stops this rank */
 out:
 	/* leave together: nobody tears down endpoints a peer still reads */
 	if (J.boot && J.xstate && rc != EG_EXIT_HARD &&

@@ -87,7 +87,7 @@ else
 	eg_show "$out"
 fi
 # the ranks were Slurm's tasks (no local launcher's "[rank] " prefix) and
-# the 4-rank jobs spanned both nodes (SLURM_NODEID of rank 2 is 1)
+# every stage is in summary.json with its counts
 if [ -s "$folder/l2-a2a.w4.n2.shm.k1.log" ] &&
 	! grep -q '^\[[0-9]*\] ' "$folder/l2-a2a.w4.n2.shm.k1.log" &&
 	! grep -q '^\[launch\]' "$folder"/l2-*.log "$folder"/bench-*.log &&
