@@ -243,14 +243,6 @@ static int eg__open(const eg_bench_raw_opts_t *o, eg_world_t *w, eg_boot_t **b)
 				 "raw`\n");
 		return EG_EINVAL;
 	}
-	/* a provider this host lacks is a bad argument, said once, before
-	 * any peer is waited for (every rank sees the same host) */
-	if (o->provider && eg_fabric_probe(o->provider, err, sizeof(err)) < 0) {
-		if (w->rank == 0)
-			fprintf(stderr, EG__PROG ": --provider %s: %s\n",
-				o->provider, err);
-		return EG_EINVAL;
-	}
 	rc = eg_boot_open(b, w, timeout_s);
 	if (rc) {
 		fprintf(stderr, EG__PROG ": rank %u: bootstrap: %s\n", w->rank,
@@ -258,6 +250,18 @@ static int eg__open(const eg_bench_raw_opts_t *o, eg_world_t *w, eg_boot_t **b)
 		if (*b)
 			eg_boot_close(*b);
 		*b = NULL;
+		return rc;
+	}
+	/* a provider this host lacks is a bad argument, said once: rank 0
+	 * says it before anyone leaves (every rank sees the same host) */
+	if (o->provider && eg_fabric_probe(o->provider, err, sizeof(err)) < 0) {
+		if (w->rank == 0)
+			fprintf(stderr, EG__PROG ": --provider %s: %s\n",
+				o->provider, err);
+		eg_boot_barrier(*b, timeout_s);
+		eg_boot_close(*b);
+		*b = NULL;
+		return EG_EINVAL;
 	}
 	return rc;
 }

@@ -45,4 +45,21 @@ else
 	eg_not_ok "no provider evidence in the job log"
 fi
 
+# each case's JUnit time is its own (rank 0's, in its results line), not
+# the job's time split evenly
+log=$(ls "$EG_TMP"/runs/*/l2-a2a.w4.n2.shm.k1.jsonl 2>/dev/null | head -n 1)
+same=0
+total=0
+for w in $(sed -n 's/.*"workload":"\([^"]*\)".*/\1/p' "$log" 2>/dev/null); do
+	s=$(sed -n "s/.*\"workload\":\"$w\".*\"seconds\":\([0-9.e-]*\).*/\1/p" "$log" | awk '{printf "%.3f", $1}')
+	j=$(grep -o "classname=\"epgate.l2.a2a.w4.n2.shm.k1\" name=\"$w\" time=\"[0-9.]*\"" "$xml" |
+		sed 's/.*time="\([0-9.]*\)"/\1/')
+	total=$((total + 1))
+	[ -n "$s" ] && [ "$s" = "$j" ] && same=$((same + 1))
+done
+if [ "$total" -ge 10 ] && [ "$same" -eq "$total" ]; then
+	eg_ok "JUnit times are each case's own: $total cases of a2a.w4.n2.shm.k1 match rank 0's seconds"
+else
+	eg_not_ok "JUnit times: $same of $total cases match rank 0's seconds"
+fi
 eg_done
