@@ -118,6 +118,40 @@ else
 	eg_not_ok "progress lines and the sweep's table"
 	sed -n '/^  L2 /p;/^  point /,/^epgate bench:/p' "$out" | sed 's/^/# /'
 fi
+# the sweep's table for machines: --json (a JSON object per point), and
+# --wide (every metric with its interval, the evidence)
+EPGATE_DATADIR=$MINI "$EG_EPGATE" bench profile local --json --no-gates \
+	--reports "$EG_TMP/runs-json" >"$EG_TMP/json.out" 2>/dev/null
+rc=$?
+nj=$(grep -c '^{"id":"mini/[a-z0-9]*/concurrency=8",.*"metrics":{.*"step_us":{"median":' "$EG_TMP/json.out")
+EPGATE_DATADIR=$MINI "$EG_EPGATE" bench profile local --wide --no-gates \
+	--reports "$EG_TMP/runs-json" >"$EG_TMP/wide.out" 2>/dev/null
+rc2=$?
+if [ "$rc" -eq 0 ] && [ "$nj" -eq 2 ] && grep -q '"a2a_over_dense":{"tok_s":' "$EG_TMP/json.out" &&
+	[ "$rc2" -eq 0 ] && grep -q '^  point  *dispatch_us (us)  *dispatch_us 95% CI .* transport_class  *provider  *bound$' "$EG_TMP/wide.out"; then
+	eg_ok "bench profile --json: a JSON object per point; --wide: every metric, its interval, the evidence"
+else
+	eg_not_ok "bench profile --json/--wide: exit $rc/$rc2, $nj JSON points"
+	head -n 3 "$EG_TMP/json.out" "$EG_TMP/wide.out" | sed 's/^/# /'
+fi
+# one stream for the story: check's closing on stdout like run's; the
+# gate table before what follows it on stderr, in one log
+EPGATE_DATADIR=$MINI "$EG_EPGATE" check --reports "$EG_TMP/runs-check" \
+	>"$EG_TMP/c.out" 2>"$EG_TMP/c.err"
+rc=$?
+"$EG_EPGATE" gate --gates "$EG_SRCDIR/gates/p5en-ep16.gate" --tap "$EG_TMP/g.tap" \
+	--junit "$EG_TMP/g.xml" "$EG_SRCDIR/fixtures/campaigns/p5en-ep16.recorded.json" \
+	>"$EG_TMP/g.log" 2>&1
+if [ "$rc" -eq 0 ] && [ ! -s "$EG_TMP/c.err" ] &&
+	tail -n 1 "$EG_TMP/c.out" | grep -q '^PASS: 2 passed, 0 failed (exit 0)$' &&
+	[ "$(grep -n '^16 gates: ' "$EG_TMP/g.log" | cut -d: -f1)" -lt \
+		"$(grep -n '^epgate gate: TAP ' "$EG_TMP/g.log" | cut -d: -f1)" ]; then
+	eg_ok "check's closing on stdout (stderr empty); in a log the gate table comes before 'epgate gate: TAP'"
+else
+	eg_not_ok "output streams: check exit $rc, stderr '$(head -n 1 "$EG_TMP/c.err")'"
+	cat "$EG_TMP/g.log" | tail -n 4 | sed 's/^/# /'
+fi
+
 # bad --reports: said, 99, nothing run
 EPGATE_DATADIR=$MINI "$EG_EPGATE" run --reports /proc/nope >"$EG_TMP/o" 2>&1
 rc=$?
