@@ -349,6 +349,8 @@ static void eg__job_skip(eg__l2_t *L, const char *name, const char *cls,
 	char desc[256], why[600];
 
 	snprintf(desc, sizeof(desc), "l2 %s: job", name);
+	if (last && last[0] == '[' && strstr(last, "] ")) /* "[0] " */
+		last = strstr(last, "] ") + 2;
 	snprintf(why, sizeof(why), "%s", last ? last : "the job skipped");
 	eg_tap_point(L->tap, EG_STATUS_SKIP, desc, why, NULL);
 	eg_junit_case(L->junit, cls, "job", dt, EG_STATUS_SKIP, why, NULL);

@@ -118,6 +118,22 @@ else
 	eg_not_ok "progress lines and the sweep's table"
 	sed -n '/^  L2 /p;/^  point /,/^epgate bench:/p' "$out" | sed 's/^/# /'
 fi
+# the GPU stage's jobs run without a GPU (EPGATE_GPU_STAGE=run): each
+# is a skip that says why, its reports named like the others'
+if nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+	eg_ok "the GPU stage's jobs without a GPU # SKIP this host has GPUs"
+else
+	EPGATE_GPU_STAGE=run run gpu
+	if [ "$rc" -eq 0 ] && [ "$(stage gpu status)" = '"skip"' ] && [ "$(stage gpu skipped)" = 3 ] &&
+		grep -q '^  GPU    \[3/3\] gpu-a2a.w2.n2.xnode.k4: 0 passed, 0 failed, [0-9.]* s; skipped: epgate l2-gpu-rank: rank [01]: ' "$out" &&
+		grep -q '^  GPU    gpu.junit.xml gpu.tap l2-gpu-\*.log (3)$' "$out" && all_named; then
+		eg_ok "the GPU stage's 3 jobs without a GPU: skips that say why ($(stage gpu reason))"
+	else
+		eg_not_ok "the GPU stage's jobs without a GPU: exit $rc, gpu $(stage gpu status)"
+		grep '^  GPU' "$out" | sed 's/^/# /'
+	fi
+fi
+
 # the sweep's table for machines: --json (a JSON object per point), and
 # --wide (every metric with its interval, the evidence)
 EPGATE_DATADIR=$MINI "$EG_EPGATE" bench profile local --json --no-gates \
