@@ -44,12 +44,12 @@ static FILE *eg__out(const eg_check_opts_t *c)
 	return c->tap && !strcmp(c->tap, "-") ? stderr : stdout;
 }
 
-/* The closing lines: reports and counts, the last line the verdict. */
-static void eg__closing(FILE *out, const char *tap, const char *junit,
-			const eg_l1_totals_t *t, int rc)
+/* "VERDICT: [WHAT: ]N passed, M failed[, K skipped] (exit RC)". */
+static void eg__closing_line(FILE *out, const char *what,
+			     const eg_l1_totals_t *t, int rc)
 {
-	fprintf(out, "  TAP:   %s\n  JUnit: %s\n", tap, junit);
-	fprintf(out, "%s: %u passed, %u failed", eg_exit_word(rc), t->passed,
+	fprintf(out, "%s: %s%s%u passed, %u failed", eg_exit_word(rc),
+		what ? what : "", what ? ": " : "", t->passed,
 		t->failed + t->errors);
 	if (t->skipped)
 		fprintf(out, ", %u skipped", t->skipped);
@@ -57,12 +57,20 @@ static void eg__closing(FILE *out, const char *tap, const char *junit,
 	fflush(out);
 }
 
+/* The closing lines: reports and counts, the last line the verdict. */
+static void eg__closing(FILE *out, const char *tap, const char *junit,
+			const eg_l1_totals_t *t, int rc)
+{
+	fprintf(out, "  TAP:   %s\n  JUnit: %s\n", tap, junit);
+	eg__closing_line(out, NULL, t, rc);
+}
+
 /* L2 over the quick or full configuration set, on the workloads, filter
  * and keys given (the ranks get them); a multi-process --engine replaces
  * the configurations' own. Reports default to the run folder, which also
  * keeps each job's log. */
 static int eg__check_l2(const eg_check_opts_t *c, const char *tap_path,
-			const char *junit_path, int full)
+			const char *junit_path, int full, eg_l1_totals_t *tot)
 {
 	char run[4096], tap[4200], junit[4200];
 	const eg_engine_ops_t *ops = eg_engine_find(c->engine);
@@ -76,7 +84,6 @@ static int eg__check_l2(const eg_check_opts_t *c, const char *tap_path,
 			  .overrides = c->overrides,
 			  .out = eg__out(c),
 			  .progress = "  L2  "};
-	eg_l1_totals_t tot;
 	const char *t = getenv("EPGATE_TIMEOUT");
 	int rc;
 
@@ -101,10 +108,10 @@ static int eg__check_l2(const eg_check_opts_t *c, const char *tap_path,
 	fprintf(o.out, EG__PROG ": L2 (%s set), job logs in %s\n",
 		full ? "full" : "quick", run);
 	fflush(o.out);
-	rc = eg_l2_run(&o, &tot);
-	if (eg_suite_run_dir_drop(run) || (rc == EG_EXIT_HARD && !tot.run))
+	rc = eg_l2_run(&o, tot);
+	if (eg_suite_run_dir_drop(run) || (rc == EG_EXIT_HARD && !tot->run))
 		return rc; /* nothing ran: the message said why */
-	eg__closing(o.out, o.tap_path, o.junit_path, &tot, rc);
+	eg__closing(o.out, o.tap_path, o.junit_path, tot, rc);
 	return rc;
 }
 
@@ -121,10 +128,10 @@ static void eg__list(const eg_workload_list_t *wl)
 /* L1 over the selected workloads; reports default to a new run folder
  * (their paths in tap and junit, 4200 bytes each). */
 static int eg__check_l1(const eg_check_opts_t *c, eg_workload_list_t *wl,
-			eg_l1_opts_t *o, char *tap, char *junit)
+			eg_l1_opts_t *o, char *tap, char *junit,
+			eg_l1_totals_t *tot)
 {
 	char run[4096] = "";
-	eg_l1_totals_t tot;
 	int rc;
 
 	if (!o->tap_path || !o->junit_path) {
@@ -143,10 +150,10 @@ static int eg__check_l1(const eg_check_opts_t *c, eg_workload_list_t *wl,
 			 "each\n",
 		o->engine, wl->n, o->iters ? o->iters : 1);
 	fflush(o->out);
-	rc = eg_l1_run(o, wl, &tot);
-	if (eg_suite_run_dir_drop(run) || (rc == EG_EXIT_HARD && !tot.run))
+	rc = eg_l1_run(o, wl, tot);
+	if (eg_suite_run_dir_drop(run) || (rc == EG_EXIT_HARD && !tot->run))
 		return rc; /* nothing ran: the message said why */
-	eg__closing(o->out, o->tap_path, o->junit_path, &tot, rc);
+	eg__closing(o->out, o->tap_path, o->junit_path, tot, rc);
 	return rc;
 }
 
@@ -207,12 +214,13 @@ int eg_check(const eg_check_opts_t *c)
 			  .progress = "  L1  "};
 	eg_workload_list_t wl = {0};
 	char tap[4200], junit[4200], l2tap[4300], l2junit[4300];
-	int rc;
+	eg_l1_totals_t t1 = {0}, t2 = {0};
+	int rc, rc2;
 
 	if (eg__precheck(c) < 0)
 		return EG_EXIT_HARD;
 	if (c->l2 && !c->full)
-		return eg__check_l2(c, c->tap, c->junit, 0);
+		return eg__check_l2(c, c->tap, c->junit, 0, &t2);
 	if ((rc = eg__selected(c, &wl)) != EG_EXIT_PASS) {
 		eg_workload_list_free(&wl);
 		return rc;
@@ -222,12 +230,19 @@ int eg_check(const eg_check_opts_t *c)
 		eg_workload_list_free(&wl);
 		return EG_EXIT_PASS;
 	}
-	rc = eg__check_l1(c, &wl, &o, tap, junit);
+	rc = eg__check_l1(c, &wl, &o, tap, junit, &t1);
 	eg_workload_list_free(&wl);
 	if (!c->full)
 		return rc;
-	/* L2 reports beside L1's */
+	/* L2 reports beside L1's; the last line says both */
 	snprintf(l2tap, sizeof(l2tap), "%s.l2.tap", o.tap_path);
 	snprintf(l2junit, sizeof(l2junit), "%s.l2.xml", o.junit_path);
-	return eg__worse(rc, eg__check_l2(c, l2tap, l2junit, 1));
+	rc2 = eg__check_l2(c, l2tap, l2junit, 1, &t2);
+	rc = eg__worse(rc, rc2);
+	t1.passed += t2.passed;
+	t1.failed += t2.failed;
+	t1.errors += t2.errors;
+	t1.skipped += t2.skipped;
+	eg__closing_line(o.out, "L1 and L2", &t1, rc);
+	return rc;
 }
