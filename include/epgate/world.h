@@ -52,5 +52,9 @@ int eg_hostlist_first(const char *list, char *out, size_t len);
  * ranks and by the fabric transport for its own pid (regions named
  * after it cannot belong to a live process). */
 void eg_shm_sweep(long pid);
+/* Removes every such region of this user whose process is gone (a
+ * launcher killed outright never swept after its ranks): run at each
+ * launcher's and each fabric transport's start. Returns how many. */
+int eg_shm_sweep_dead(void);
 
 #endif

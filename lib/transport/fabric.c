@@ -33,6 +33,7 @@
 #include "epgate/error.h"
 #include "epgate/fabric_choice.h"
 #include "epgate/fabric_probe.h"
+#include "epgate/signals.h"
 #include "epgate/transport.h"
 
 /* Largest message we post: keeps one op's footprint bounded whatever the
@@ -824,6 +825,7 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 	/* libfabric's shm regions left by a SIGKILLed process whose pid we
 	 * now have make opening our endpoint fail with EBUSY */
 	eg_shm_sweep(getpid());
+	eg_shm_sweep_dead();
 	if (!w || !b || !o || o->size < sizeof(*o) || o->num_comms < 1 ||
 	    o->num_comms > EG_COMMS_MAX || w->size < 1 ||
 	    w->size > (1u << EG__SRC_BITS) || w->ranks_per_node < 1) {
@@ -889,6 +891,9 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 		goto fail_quiet;
 	free(blob);
 	blob = NULL;
+	/* providers loaded since main may have installed handlers: gone
+	 * before the first progress thread exists */
+	eg_signals_own();
 	for (unsigned k = 0; k < st->K; k++) {
 		if (pthread_create(&st->comm[k].thread, NULL, eg__thread,
 				   &st->comm[k])) {

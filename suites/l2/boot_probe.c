@@ -27,6 +27,7 @@
 
 #include "epgate/boot.h"
 #include "epgate/error.h"
+#include "epgate/signals.h"
 #include "epgate/world.h"
 
 #define ROUNDS 100
@@ -133,6 +134,7 @@ static int parse_fault(const char *f, const char *name, long *rank)
 
 int main(void)
 {
+	eg_signals_own();
 	static const size_t sizes[] = {0, 1, 65536};
 	const char *fault = getenv("EPGATE_FAULT");
 	long stall = -1, killr = -1, corrupt = -1, mismatch = -1;

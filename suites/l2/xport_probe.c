@@ -21,6 +21,7 @@
 
 #include "epgate/boot.h"
 #include "epgate/error.h"
+#include "epgate/signals.h"
 #include "epgate/transport.h"
 #include "epgate/world.h"
 
@@ -436,6 +437,7 @@ static int eg__probe(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	eg_signals_own();
 #ifdef HAVE_LIBFABRIC
 	return eg__probe(argc, argv);
 #else
