@@ -24,6 +24,9 @@ typedef struct eg_world {
 	double timeout_s;	    /* default deadline per blocking step */
 	int from_slurm;
 	char boot_src[48]; /* where boot_host came from, for errors */
+	/* rank 0 under Slurm: the address it listens on, "" = every
+	 * interface (EPGATE_BOOT_LISTEN, else EPGATE_ROOT_ADDR's host) */
+	char boot_listen[EG_HOST_MAX];
 } eg_world_t;
 
 /* Node of any rank (virtual nodes count as nodes). */

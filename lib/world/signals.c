@@ -7,9 +7,8 @@
 
 #include "epgate/signals.h"
 
-const int eg_signals_owned[] = {SIGINT,	 SIGTERM, SIGHUP, SIGQUIT,
-				SIGSEGV, SIGBUS,  SIGILL, SIGABRT,
-				SIGFPE};
+const int eg_signals_owned[] = {SIGINT, SIGTERM, SIGHUP,  SIGQUIT, SIGSEGV,
+				SIGBUS, SIGILL,	 SIGABRT, SIGFPE};
 const unsigned eg_signals_n_owned =
     sizeof(eg_signals_owned) / sizeof(eg_signals_owned[0]);
 
