@@ -118,8 +118,7 @@ typedef struct {
 
 /* Logs a refusal: in full at first, then a count at most once per
  * EG__LOG_EVERY (force: say what is left now). */
-static void eg__log(eg__door_t *d, const char *addr, const char *why,
-		    int force)
+static void eg__log(eg__door_t *d, const char *addr, const char *why, int force)
 {
 	double now = eg_now();
 
@@ -212,8 +211,8 @@ static int eg__judge(eg__door_t *d, eg__pending_t *p)
 		eg__refuse(d, p, EG__WHY_JOB, why, NULL);
 		return -1;
 	}
-	eg_boot_proof(b->secret, "peer....", b->job_id, f.rank, size,
-		      p->nonce, nonce1, mac);
+	eg_boot_proof(b->secret, "peer....", b->job_id, f.rank, size, p->nonce,
+		      nonce1, mac);
 	if (!eg_ct_equal(mac, proof, EG_BOOT_MAC)) {
 		eg__refuse(d, p, EG__WHY_SECRET, NULL, NULL);
 		return -1;
@@ -237,8 +236,8 @@ static int eg__judge(eg__door_t *d, eg__pending_t *p)
 		eg__refuse(d, p, code, why, mac);
 		return -1;
 	}
-	eg_boot_proof(b->secret, "root....", b->job_id, f.rank, size,
-		      p->nonce, nonce1, mac);
+	eg_boot_proof(b->secret, "root....", b->job_id, f.rank, size, p->nonce,
+		      nonce1, mac);
 	eg_boot_frame_t w = {.op = EG_BOOT_OP_WELCOME, .len = EG_BOOT_MAC};
 	eg_boot_encode(reply, &w);
 	memcpy(reply + EG_BOOT_HDR, mac, EG_BOOT_MAC);
@@ -369,8 +368,8 @@ static eg__pending_t *eg__slot(eg__door_t *d)
 static int eg__accept(eg__door_t *d, int lfd)
 {
 	for (;;) {
-		int one = 1, fd = accept4(lfd, NULL, NULL,
-					  SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int one = 1,
+		    fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return EG_OK;
 		eg__pending_t *p = eg__slot(d);
@@ -426,7 +425,8 @@ static int eg__door_round(eg__door_t *d, int lfd, double deadline)
 	for (int i = 0; i < EG__PENDING; i++) {
 		if (d->pend[i].fd < 0)
 			continue;
-		pfd[np] = (struct pollfd){.fd = d->pend[i].fd, .events = POLLIN};
+		pfd[np] =
+		    (struct pollfd){.fd = d->pend[i].fd, .events = POLLIN};
 		map[np++] = i;
 	}
 	rc = ms ? poll(pfd, (nfds_t)np, ms) : 0;
@@ -439,8 +439,7 @@ static int eg__door_round(eg__door_t *d, int lfd, double deadline)
 		return 1;
 	for (int j = 1; j < np; j++) {
 		eg__pending_t *p = &d->pend[map[j]];
-		if (pfd[j].revents && p->fd >= 0 &&
-		    eg__pending_read(d, p) >= 0)
+		if (pfd[j].revents && p->fd >= 0 && eg__pending_read(d, p) >= 0)
 			d->joined++;
 	}
 	if (pfd[0].revents & POLLIN)
@@ -622,8 +621,7 @@ static int eg__answer(eg_boot_t *b, int fd, const unsigned char *n0,
 		if (eg_ct_equal(in + EG_BOOT_HDR, mac, EG_BOOT_MAC))
 			return EG_OK;
 		heard->welcomes++;
-		snprintf(why, wl,
-			 "a welcome from %s without this job's secret",
+		snprintf(why, wl, "a welcome from %s without this job's secret",
 			 b->addr);
 		return EG_EPEER;
 	}
@@ -667,8 +665,10 @@ static int eg__hello(eg_boot_t *b, int fd, double attempt, double deadline,
 		return EG_EPEER;
 	}
 	if (f.aux != EG_BOOT_VERSION) {
-		snprintf(why, wl, "rank 0 at %s speaks protocol version %u, "
-			 "want %u", b->addr, f.aux, EG_BOOT_VERSION);
+		snprintf(why, wl,
+			 "rank 0 at %s speaks protocol version %u, "
+			 "want %u",
+			 b->addr, f.aux, EG_BOOT_VERSION);
 		return EG_EPEER;
 	}
 	if ((rc = eg__send_hello(b, fd, in + EG_BOOT_HDR, n1, mac, why, wl)) <

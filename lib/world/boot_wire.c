@@ -20,8 +20,8 @@
 /* The proof one side gives: binds the role, job, rank, size and both
  * nonces, so it cannot be replayed to another connection or role. */
 void eg_boot_proof(const char *secret, const char *role, const char *job_id,
-		      uint32_t rank, uint32_t size, const unsigned char *n0,
-		      const unsigned char *n1, unsigned char out[EG_BOOT_MAC])
+		   uint32_t rank, uint32_t size, const unsigned char *n0,
+		   const unsigned char *n1, unsigned char out[EG_BOOT_MAC])
 {
 	unsigned char m[8 + EG_BOOT_JOBLEN + 8 + 2 * EG_BOOT_NONCE] = {0};
 	unsigned char *p = m;
@@ -49,7 +49,6 @@ int eg_boot_random(void *buf, size_t n)
 }
 
 /* ---- frames ---- */
-
 
 void eg_boot_put(unsigned char *p, uint64_t v, int n)
 {
@@ -205,8 +204,8 @@ int eg_boot_fail(eg_boot_t *b, int rc)
 	for (int i = 0; i < n; i++) {
 		if (b->fd[i] < 0)
 			continue;
-		eg_boot_send_text(b->fd[i], EG_BOOT_OP_ABORT, rc, b->seq, b->rank,
-			      b->err);
+		eg_boot_send_text(b->fd[i], EG_BOOT_OP_ABORT, rc, b->seq,
+				  b->rank, b->err);
 		shutdown(b->fd[i], SHUT_WR);
 	}
 	return rc;

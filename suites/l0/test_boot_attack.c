@@ -135,8 +135,8 @@ static void put(unsigned char *p, uint64_t v, int n)
 		p[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
 }
 
-static void frame(unsigned char h[32], uint16_t op, uint16_t aux,
-		  uint32_t rank, uint64_t len)
+static void frame(unsigned char h[32], uint16_t op, uint16_t aux, uint32_t rank,
+		  uint64_t len)
 {
 	memset(h, 0, 32);
 	memcpy(h, "EPGB", 4);
