@@ -940,15 +940,49 @@ static int eg__insert_peers(eg__fab_t *st, uint8_t *blob, char *err,
 	return EG_OK;
 }
 
+/* One allgather for every endpoint name and the chunk limits, with the
+ * bootstrap's own deadline (a short per-call deadline must not fail a
+ * start that is slow under load); then the peers into the AVs. */
+static int eg__exchange(eg__fab_t *st, eg_boot_t *b, char *err, size_t errlen)
+{
+	size_t bl = eg__blob_len(st->K);
+	uint8_t *blob = calloc((size_t)st->size + 1, bl);
+	uint64_t lim, all_lim = UINT64_MAX;
+	int rc;
+
+	if (!blob) {
+		snprintf(err, errlen, "fabric: %s", eg_strerror(EG_ENOMEM));
+		return EG_ENOMEM;
+	}
+	uint8_t *mine = blob + (size_t)st->size * bl;
+	lim = eg__chunk_limit(st);
+	memcpy(mine, &lim, sizeof(lim));
+	if ((rc = eg__publish(st, mine, err, errlen)) < 0)
+		goto out;
+	rc = eg_boot_allgather(b, mine, bl, blob, st->w.timeout_s);
+	if (rc) {
+		snprintf(err, errlen, "fabric: exchanging endpoint names: %s",
+			 eg_boot_error(b));
+		goto out;
+	}
+	for (uint32_t r = 0; r < st->size; r++) {
+		memcpy(&lim, blob + (size_t)r * bl, sizeof(lim));
+		if (lim < all_lim)
+			all_lim = lim;
+	}
+	st->chunk = (size_t)all_lim;
+	rc = eg__insert_peers(st, blob, err, errlen);
+out:
+	free(blob);
+	return rc;
+}
+
 static int eg__create(const eg_world_t *w, eg_boot_t *b,
 		      const eg_xport_opts_t *o, void **state, char *err,
 		      size_t errlen)
 {
 	eg__fab_t *st = NULL;
-	uint8_t *blob = NULL;
 	int rc;
-	size_t bl;
-	uint64_t lim, all_lim;
 
 	*state = NULL;
 	/* libfabric's shm regions left by a SIGKILLed process whose pid we
@@ -994,40 +1028,9 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 		rc = EG_ENOMEM;
 		goto fail;
 	}
-	if ((rc = eg__open_sets(st, o, err, errlen)) < 0)
+	if ((rc = eg__open_sets(st, o, err, errlen)) < 0 ||
+	    (rc = eg__exchange(st, b, err, errlen)) < 0)
 		goto fail_quiet;
-
-	/* one allgather for every endpoint name and the chunk limits */
-	bl = eg__blob_len(st->K);
-	blob = calloc((size_t)w->size + 1, bl);
-	if (!blob) {
-		rc = EG_ENOMEM;
-		goto fail;
-	}
-	uint8_t *mine = blob + (size_t)w->size * bl;
-	lim = eg__chunk_limit(st);
-	memcpy(mine, &lim, sizeof(lim));
-	if ((rc = eg__publish(st, mine, err, errlen)) < 0)
-		goto fail_quiet;
-	/* the bootstrap's own deadline: a short per-call deadline must not
-	 * fail a start that is slow under load */
-	rc = eg_boot_allgather(b, mine, bl, blob, w->timeout_s);
-	if (rc) {
-		snprintf(err, errlen, "fabric: exchanging endpoint names: %s",
-			 eg_boot_error(b));
-		goto fail_quiet;
-	}
-	all_lim = UINT64_MAX;
-	for (uint32_t r = 0; r < w->size; r++) {
-		memcpy(&lim, blob + (size_t)r * bl, sizeof(lim));
-		if (lim < all_lim)
-			all_lim = lim;
-	}
-	st->chunk = (size_t)all_lim;
-	if ((rc = eg__insert_peers(st, blob, err, errlen)) < 0)
-		goto fail_quiet;
-	free(blob);
-	blob = NULL;
 	/* providers loaded since main may have installed handlers: gone
 	 * before the first progress thread exists */
 	eg_signals_own();
@@ -1044,7 +1047,6 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 fail:
 	snprintf(err, errlen, "fabric: %s", eg_strerror(rc));
 fail_quiet:
-	free(blob);
 	eg__destroy(st);
 	return rc;
 }

@@ -9,8 +9,8 @@
 #include "eg_test.h"
 #include "lib/transport/fabric_int.h"
 
-static const uint32_t seqs[] = {0,	 1,	     2,		 0xffffe,
-				0xfffff, 0x100000,   0x100001,	 0x1fffff,
+static const uint32_t seqs[] = {0,	  1,	      2,	 0xffffe,
+				0xfffff,  0x100000,   0x100001,	 0x1fffff,
 				0x200000, 0xfffffffe, 0xffffffff};
 
 /* Call n and call n + 1 (unsigned, so 0xffffffff + 1 = 0): every pair
@@ -23,10 +23,10 @@ START_TEST(test_consecutive)
 		uint32_t n = seqs[i], m = n + 1;
 		for (size_t s = 0; s < 4; s++)
 			for (size_t c = 0; c < 4; c++) {
-				uint64_t a = eg_fabric_tag(n, srcs[s],
-							   chunks[c], 0);
-				uint64_t b = eg_fabric_tag(m, srcs[s],
-							   chunks[c], 0);
+				uint64_t a =
+				    eg_fabric_tag(n, srcs[s], chunks[c], 0);
+				uint64_t b =
+				    eg_fabric_tag(m, srcs[s], chunks[c], 0);
 				ck_assert_msg(a != b,
 					      "calls %u and %u share tag "
 					      "%#llx",
@@ -46,8 +46,10 @@ START_TEST(test_fields_apart)
 			for (uint32_t s2 = 0; s2 < 64; s2 += 7)
 				for (uint32_t c2 = 0; c2 < 64; c2 += 5)
 					if (s != s2 || c != c2)
-						ck_assert(eg_fabric_tag(9, s, c, 0) !=
-							  eg_fabric_tag(9, s2, c2, 0));
+						ck_assert(
+						    eg_fabric_tag(9, s, c, 0) !=
+						    eg_fabric_tag(9, s2, c2,
+								  0));
 	/* the largest fields do not spill into each other */
 	ck_assert_uint_eq(eg_fabric_tag(0, 65535, 0, 0), 0xffffull << 24);
 	ck_assert_uint_eq(eg_fabric_tag(0, 0, 0xffffff, 0), 0xffffffull);
@@ -96,13 +98,14 @@ START_TEST(test_modes)
 	ck_assert_uint_eq(m, 0);
 	ck_assert_int_eq(eg_fabric_test_parse("", &m, err, sizeof(err)), 0);
 	ck_assert_uint_eq(m, 0);
-	ck_assert_int_eq(eg_fabric_test_parse("late,skew", &m, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+	    eg_fabric_test_parse("late,skew", &m, err, sizeof(err)), 0);
 	ck_assert_uint_eq(m, EG_FABRIC_TEST_LATE | EG_FABRIC_TEST_SKEW);
-	ck_assert_int_eq(eg_fabric_test_parse("noseq", &m, err, sizeof(err)), 0);
+	ck_assert_int_eq(eg_fabric_test_parse("noseq", &m, err, sizeof(err)),
+			 0);
 	ck_assert_uint_eq(m, EG_FABRIC_TEST_NOSEQ);
-	ck_assert_int_eq(eg_fabric_test_parse("late,fast", &m, err, sizeof(err)),
-			 EG_EINVAL);
+	ck_assert_int_eq(
+	    eg_fabric_test_parse("late,fast", &m, err, sizeof(err)), EG_EINVAL);
 	ck_assert_str_eq(err, "EPGATE_FABRIC_TEST: \"fast\" is not a mode "
 			      "(late, skew, noseq)");
 	ck_assert_int_eq(eg_fabric_test_parse("lat", &m, err, sizeof(err)),
