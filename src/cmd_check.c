@@ -37,7 +37,7 @@ static void eg__check_usage(FILE *f)
 	    "\n"
 	    "Workload keys, applied to every workload (docs/workloads.md):\n"
 	    "  --name --world --experts --topk --hidden --dtype --tokens\n"
-	    "  --zero_ranks --routing --mask --data --seed --iter\n"
+	    "  --zero_ranks --routing --mask --data --seed --iter --steps\n"
 	    "\n"
 	    "Exit status: 0 all passed, 1 a check failed, 77 nothing ran,\n"
 	    "99 bad input or harness error.\n",
