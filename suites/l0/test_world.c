@@ -766,10 +766,9 @@ START_TEST(test_boot_unresolvable)
 	snprintf(w.boot_host, sizeof(w.boot_host), "eg-no-such-node.invalid");
 	snprintf(w.boot_src, sizeof(w.boot_src),
 		 "first node of SLURM_STEP_NODELIST");
-	double t0 = eg_now();
+	/* EG_EINVAL, not EG_ETIMEDOUT: it gave up on the name, not at the
+	 * 60 s deadline (no clock read: a loaded machine is slow) */
 	ck_assert_int_eq(eg_boot_open(&b, &w, 60), EG_EINVAL);
-	double dt = eg_now() - t0;
-	ck_assert_msg(dt < 30, "took %.1f s of a 60 s deadline", dt);
 	ck_assert_ptr_nonnull(b);
 	const char *e = eg_boot_error(b);
 	ck_assert_msg(strstr(e, "\"eg-no-such-node.invalid\" (first node of "
