@@ -35,11 +35,11 @@ int eg_workload_step(const eg_workload_t *w, uint32_t s, eg_workload_t *out)
 	for (uint32_t r = 0; r < W; r++) {
 		uint64_t cap = eg_workload_tokens(w, r);
 
-		list[r] = r == none ? 0
-				    : (uint32_t)(eg__mix(w->seed ^ (uint64_t)s
-								       << 32 ^
-							 r) %
-						 (cap + 1));
+		list[r] =
+		    r == none
+			? 0
+			: (uint32_t)(eg__mix(w->seed ^ (uint64_t)s << 32 ^ r) %
+				     (cap + 1));
 	}
 	free(out->tokens_list);
 	out->tokens_list = list;

@@ -97,6 +97,22 @@ else
 	sed 's/^/# /' "$EG_TMP/file.tap" | head -n 20
 fi
 
+# --- check --full writes its L2 reports beside L1's: check-l2.tap and
+# check-l2.junit.xml (not check.tap.l2.tap); the W=2 part of the full set
+"$EG_EPGATE" check --full --filter w2-base --reports "$EG_TMP/runs-full" \
+	>"$EG_TMP/full.out" 2>&1
+rc=$?
+dir=$(ls -d "$EG_TMP"/runs-full/*/ 2>/dev/null | head -n 1)
+if [ "$rc" -eq 0 ] && [ -s "${dir}check-l2.tap" ] &&
+	[ -s "${dir}check-l2.junit.xml" ] &&
+	[ "$(grep -c '^ok' "${dir}check-l2.tap")" -ge 8 ] &&
+	! ls "$dir" | grep -q '\.l2\.'; then
+	eg_ok "check --full: L2 reports check-l2.tap and check-l2.junit.xml ($(grep -c '^ok' "${dir}check-l2.tap") W=2 jobs)"
+else
+	eg_not_ok "check --full: exit $rc, reports: $(ls "$dir" 2>/dev/null | tr '\n' ' ')"
+	tail -n 5 "$EG_TMP/full.out" | sed 's/^/# /'
+fi
+
 # --- a planted multi-process fault (docs/faults.md): fault:order claims
 # the canonical order and sums combine in another; random data must fail
 # bit for bit. Rank 1 has no tokens, so it finds nothing wrong while its
