@@ -13,9 +13,9 @@
 #include "lib/core/ep_core.h"
 
 static const char *const loads[][2] = {
-    {"dtype=bf16", "data=exact"},  {"dtype=bf16", "data=random"},
-    {"dtype=fp32", "data=exact"},  {"dtype=fp32", "data=random"},
-    {"dtype=fp8", "data=exact"},   {"dtype=fp8", "data=random"},
+    {"dtype=bf16", "data=exact"}, {"dtype=bf16", "data=random"},
+    {"dtype=fp32", "data=exact"}, {"dtype=fp32", "data=random"},
+    {"dtype=fp8", "data=exact"},  {"dtype=fp8", "data=random"},
 };
 
 /* Every received row of every rank through eg_ep_expert_elem, against
@@ -24,9 +24,9 @@ START_TEST(test_expert_elem)
 {
 	eg_workload_t w;
 	eg_gen_t g;
-	const char *kv[] = {"world=3",	  "experts=9", "topk=4", "tokens=20",
-			    "hidden=256", "mask=0.2",  loads[_i][0],
-			    loads[_i][1], NULL};
+	const char *kv[] = {"world=3",	  "experts=9",	"topk=4",
+			    "tokens=20",  "hidden=256", "mask=0.2",
+			    loads[_i][0], loads[_i][1], NULL};
 
 	eg_test_workload(&w, kv);
 	ck_assert_int_eq(eg_gen_init(&g, &w), EG_OK);
@@ -44,9 +44,10 @@ START_TEST(test_expert_elem)
 		ck_assert_int_eq(eg_expert_stage(&g, &r, want), EG_OK);
 		for (uint32_t i = 0; i < r.num_rows; i++)
 			for (uint32_t h = 0; h < H; h++) {
-				float sc = r.scales ? r.scales[(size_t)i * (H / 128) +
-							       h / 128]
-						    : 1.0f;
+				float sc =
+				    r.scales ? r.scales[(size_t)i * (H / 128) +
+							h / 128]
+					     : 1.0f;
 				float acc = eg_ep_expert_elem(
 				    &g.p, d, L, dt,
 				    eg_ep_load(dt, r.x, (size_t)i * H + h), sc,
@@ -54,15 +55,15 @@ START_TEST(test_expert_elem)
 				    r.topk_w + (size_t)i * K, K);
 				eg_ep_store(ct, got, (size_t)i * H + h, acc);
 				size_t j = (size_t)i * H + h;
-				ck_assert_msg(eg_ep_bits(ct, got, j) ==
-						  eg_ep_bits(ct, want, j),
-					      "%s %s rank %u row %u col %u: "
-					      "0x%llx, the expert stage 0x%llx",
-					      loads[_i][0], loads[_i][1], d, i, h,
-					      (unsigned long long)eg_ep_bits(
-						  ct, got, j),
-					      (unsigned long long)eg_ep_bits(
-						  ct, want, j));
+				ck_assert_msg(
+				    eg_ep_bits(ct, got, j) ==
+					eg_ep_bits(ct, want, j),
+				    "%s %s rank %u row %u col %u: "
+				    "0x%llx, the expert stage 0x%llx",
+				    loads[_i][0], loads[_i][1], d, i, h,
+				    (unsigned long long)eg_ep_bits(ct, got, j),
+				    (unsigned long long)eg_ep_bits(ct, want,
+								   j));
 			}
 		rows += r.num_rows;
 		free(want);
@@ -85,7 +86,7 @@ START_TEST(test_elements)
 				       0x7f800000u, 0xff800000u, 0x7fc00000u,
 				       0x3f808000u, 0x3f818000u, 0xc2f70000u};
 	for (uint32_t dt = 0; dt < 3; dt++) {
-		uint32_t n = dt == EG_GEN_BF16 ? 65536
+		uint32_t n = dt == EG_GEN_BF16	? 65536
 			     : dt == EG_GEN_FP8 ? 256
 						: (uint32_t)(sizeof(f32) / 4);
 		for (uint32_t b = 0; b < n; b++) {
@@ -101,8 +102,9 @@ START_TEST(test_elements)
 				  (isnan(a) && isnan(c)));
 			ck_assert_uint_eq(eg_ep_bits(dt, p, 0),
 					  eg_load_bits((eg_dtype_t)dt, p, 0));
-			ck_assert_int_eq(eg_ep_nonfinite(dt, eg_ep_bits(dt, p, 0)),
-					 !isfinite(c));
+			ck_assert_int_eq(
+			    eg_ep_nonfinite(dt, eg_ep_bits(dt, p, 0)),
+			    !isfinite(c));
 			/* and back: the same conversion on both sides */
 			uint32_t o1 = 0, o2 = 0;
 			float v = dt == EG_GEN_FP32 ? c : c * 1.375f;
@@ -121,9 +123,9 @@ END_TEST
 START_TEST(test_on)
 {
 	const int32_t idx[] = {-1, 7, 3, -1};
-	ck_assert_int_eq(eg_ep_on(idx, 4, 0, 4), 1);  /* 3 in [0, 4) */
-	ck_assert_int_eq(eg_ep_on(idx, 4, 4, 3), 0);  /* [4, 7): neither */
-	ck_assert_int_eq(eg_ep_on(idx, 4, 5, 3), 1);  /* 7 in [5, 8) */
+	ck_assert_int_eq(eg_ep_on(idx, 4, 0, 4), 1); /* 3 in [0, 4) */
+	ck_assert_int_eq(eg_ep_on(idx, 4, 4, 3), 0); /* [4, 7): neither */
+	ck_assert_int_eq(eg_ep_on(idx, 4, 5, 3), 1); /* 7 in [5, 8) */
 	ck_assert_int_eq(eg_ep_on(idx, 4, 8, 4), 0);
 	ck_assert_int_eq(eg_ep_on(idx, 0, 0, 100), 0); /* no slots */
 	ck_assert_int_eq(eg_ep_on(idx, 1, 0, 100), 0); /* masked only */

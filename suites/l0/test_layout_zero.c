@@ -20,8 +20,8 @@ static const char *const lists[] = {
 
 static void mkload(eg_workload_t *w, int i)
 {
-	const char *kv[] = {"world=5",	 "experts=15", "topk=3", lists[i],
-			    "mask=0.2",	 "hidden=8",   "seed=5", NULL};
+	const char *kv[] = {"world=5",	"experts=15", "topk=3", lists[i],
+			    "mask=0.2", "hidden=8",   "seed=5", NULL};
 	eg_test_workload(w, kv);
 }
 
@@ -88,12 +88,12 @@ START_TEST(test_per_source)
 			idx[k] = (int32_t)(k % w.experts);
 		eg_gen_routing_host(&g, s, T, idx, wt);
 		eg_layout_source(&w, idx, T, rc, ec, NULL);
-		ck_assert_int_eq(eg_layout_rows_to(&w, EG_ROWS_PER_RANK, idx,
-						   T, rows),
-				 EG_OK);
-		ck_assert_int_eq(eg_layout_rows_to(&w, EG_ROWS_ALL_RANKS, idx,
-						   T, all),
-				 EG_OK);
+		ck_assert_int_eq(
+		    eg_layout_rows_to(&w, EG_ROWS_PER_RANK, idx, T, rows),
+		    EG_OK);
+		ck_assert_int_eq(
+		    eg_layout_rows_to(&w, EG_ROWS_ALL_RANKS, idx, T, all),
+		    EG_OK);
 		for (uint32_t d = 0; d < W; d++) {
 			uint32_t want =
 			    r[d].rank_prefix[s + 1] - r[d].rank_prefix[s];
