@@ -71,6 +71,17 @@ typedef struct eg_step_opts {
 	/* eg_step_run reads the transport's byte counter around dispatch
 	 * (t->wire_dispatch); off where reading it costs (libfabric). */
 	int count_wire;
+	/* --- appended: read only when size covers them --- */
+	/* > 0: the verified iterations eg_step_verify_iters will run; the
+	 * workload is refused up front (stage "budget", the reason on
+	 * stderr) when they would exceed this process's budgets
+	 * (eg_workload_budget) */
+	unsigned budget_iters;
+	/* > 0: eg_step_verify_iters fails with EG_ETIMEDOUT (stage
+	 * "deadline") when an iteration ends past this many seconds from
+	 * its start, and says so; a workload large enough to take a while
+	 * reports its progress on stderr */
+	double deadline_s;
 } eg_step_opts_t;
 
 /* Allocates every buffer and creates the engine. On failure returns <0,

@@ -25,6 +25,8 @@ struct eg_step {
 	void *ss;
 	const char *say;
 	int count_wire;
+	double deadline_s; /* per iteration, 0: none */
+	int progress;	   /* a long one: say each iteration */
 	uint32_t first, n;
 	eg_gen_t g;
 	/* n each, buffers in the space */
@@ -221,6 +223,34 @@ void eg_step_close(eg_step_t *st)
 	free(st);
 }
 
+#define EG__PROGRESS_OPS                                                       \
+	((uint64_t)1 << 28) /* a workload that takes a while                   \
+			     */
+
+/* The budgets and deadline of o (appended fields), checked up front. */
+static int eg__budget(eg_step_t *st, const eg_step_opts_t *o,
+		      eg_rank_verdict_t *v)
+{
+	size_t end = offsetof(eg_step_opts_t, deadline_s) + sizeof(double);
+	eg_workload_cost_t c;
+	char err[512];
+
+	if (o->size < end)
+		return EG_OK;
+	st->deadline_s = o->deadline_s;
+	eg_workload_cost(o->w, st->first, st->n,
+			 o->budget_iters ? o->budget_iters : 1, &c);
+	st->progress = o->deadline_s > 0 && c.ops > EG__PROGRESS_OPS;
+	if (!o->budget_iters)
+		return EG_OK;
+	int rc = eg_workload_budget(o->w, st->first, st->n, o->budget_iters,
+				    err, sizeof(err));
+	if (rc == EG_OK)
+		return EG_OK;
+	fprintf(stderr, "%s: refused: %s\n", o->say ? o->say : "epgate", err);
+	return eg__harness(v, rc, "budget", o->w->iter);
+}
+
 int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 {
 	eg_step_t *st;
@@ -246,6 +276,10 @@ int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 	st->first = o->ctx.first_rank;
 	st->n = o->ctx.n_ranks;
 	st->iter0 = o->w->iter;
+	if ((rc = eg__budget(st, o, v)) < 0) {
+		free(st);
+		return rc;
+	}
 	if ((rc = eg_workload_copy(&st->w, o->w)) < 0 ||
 	    (rc = eg_workload_step(&st->w, 0, &st->cur)) < 0 ||
 	    (rc = st->sp->open(&st->ss, o->stream)) < 0 ||
@@ -409,6 +443,28 @@ int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 	return EG_OK;
 }
 
+/* After an iteration that began at t0: past the deadline is a failure
+ * (said on stderr); a long workload says how far it got. */
+static int eg__after(eg_step_t *st, double t0, uint32_t s, uint32_t steps,
+		     unsigned it, unsigned iters, eg_rank_verdict_t *v)
+{
+	double dt = eg_now() - t0;
+	const char *who = st->say ? st->say : "epgate";
+
+	if (st->progress)
+		fprintf(stderr,
+			"%s: %s: step %u of %u, iteration %u of %u "
+			"verified in %.1f s\n",
+			who, st->w.name, s + 1, steps, it + 1, iters, dt);
+	if (st->deadline_s <= 0 || dt <= st->deadline_s)
+		return EG_OK;
+	fprintf(stderr,
+		"%s: %s: step %u, iteration %u took %.1f s, past the deadline "
+		"of %.1f s (EPGATE_TIMEOUT)\n",
+		who, st->w.name, s + 1, it + 1, dt, st->deadline_s);
+	return eg__harness(v, EG_ETIMEDOUT, "deadline", st->iter0 + it);
+}
+
 int eg_step_verify_iters(eg_step_t *st, unsigned iters, eg_rank_verdict_t *v)
 {
 	int lockstep = eg__has_peers(st);
@@ -420,15 +476,19 @@ int eg_step_verify_iters(eg_step_t *st, unsigned iters, eg_rank_verdict_t *v)
 		if (rc < 0)
 			return eg__harness(v, rc, "generate", st->iter0);
 		for (unsigned it = 0; it < iters; it++) {
+			double t0 = eg_now();
+
 			rc = eg_step_verify(st, st->iter0 + it, v);
-			if (rc == EG_EMISMATCH && lockstep)
-				continue; /* the peers go on: so does this
-					     rank */
-			if (rc < 0)
+			if (rc < 0 && rc != EG_EMISMATCH)
 				return rc;
+			if ((rc = eg__after(st, t0, s, steps, it, iters, v)) <
+			    0)
+				return rc;
+			/* after a mismatch the peers go on: so does this
+			 * rank; in process, that was the end */
+			if (eg_rank_verdict_failed(v) && !lockstep)
+				return EG_EMISMATCH;
 		}
-		if (eg_rank_verdict_failed(v) && !lockstep)
-			break;
 	}
 	return eg_rank_verdict_failed(v) ? EG_EMISMATCH : EG_OK;
 }
