@@ -72,11 +72,10 @@ typedef struct eg_step_opts {
 	 * (t->wire_dispatch); off where reading it costs (libfabric). */
 	int count_wire;
 	/* --- appended: read only when size covers them --- */
-	/* > 0: the verified iterations eg_step_verify_iters will run; the
-	 * workload is refused up front (stage "budget", the reason on
-	 * stderr) when they would exceed this process's budgets
+	/* set: the workload is refused up front (stage "budget", the reason
+	 * on stderr) when verifying it would exceed this process's budgets
 	 * (eg_workload_budget) */
-	unsigned budget_iters;
+	int budget;
 	/* > 0: eg_step_verify_iters fails with EG_ETIMEDOUT (stage
 	 * "deadline") when an iteration ends past this many seconds from
 	 * its start, and says so; a workload large enough to take a while

@@ -88,20 +88,20 @@ uint32_t eg_exact_budget(const eg_workload_t *w);
  * (free it with eg_workload_fini). */
 int eg_workload_step(const eg_workload_t *w, uint32_t s, eg_workload_t *out);
 
-/* What verifying w costs a process that holds ranks [first, first + n)
- * for iters iterations of every step: bytes of memory and element
- * operations, estimated (lib/core/workload_budget.c). */
+/* What verifying w costs a process that holds ranks [first, first + n):
+ * bytes of memory, and element operations of one verified iteration,
+ * estimated (lib/core/workload_budget.c). */
 typedef struct eg_workload_cost {
 	uint64_t bytes, ops;
 } eg_workload_cost_t;
 void eg_workload_cost(const eg_workload_t *w, uint32_t first, uint32_t n,
-		      unsigned iters, eg_workload_cost_t *c);
+		      eg_workload_cost_t *c);
 /* EG_ERANGE with a message naming the workload, the estimate and the
  * variable to raise when the cost exceeds this process's budgets:
  * EPGATE_MEM_BUDGET (bytes, default 1 GiB) and EPGATE_WORK_BUDGET
  * (element operations, default 2^32); EG_EINVAL for a bad variable. */
 int eg_workload_budget(const eg_workload_t *w, uint32_t first, uint32_t n,
-		       unsigned iters, char *err, size_t len);
+		       char *err, size_t len);
 
 /* Derived quantities (valid after validate). */
 uint32_t eg_workload_tokens(const eg_workload_t *w, uint32_t rank);

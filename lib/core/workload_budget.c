@@ -25,12 +25,12 @@ static uint64_t eg__row_bytes(const eg_workload_t *w)
 }
 
 void eg_workload_cost(const eg_workload_t *w, uint32_t first, uint32_t n,
-		      unsigned iters, eg_workload_cost_t *c)
+		      eg_workload_cost_t *c)
 {
-	uint64_t W = w->world, H = w->hidden, K = w->topk, row = eg__row_bytes(w);
+	uint64_t W = w->world, H = w->hidden, K = w->topk,
+		 row = eg__row_bytes(w);
 	uint64_t csz = eg_dtype_size(eg_combine_dtype(w->dtype));
 	uint64_t cap = eg_workload_total_tokens(w), held = 0, tmax = 0;
-	uint64_t steps = w->steps > 1 ? w->steps : 1;
 
 	for (uint32_t r = first; r < first + n && r < w->world; r++) {
 		uint64_t t = eg_workload_tokens(w, r);
@@ -40,14 +40,16 @@ void eg_workload_cost(const eg_workload_t *w, uint32_t first, uint32_t n,
 	/* inputs and outputs of the held ranks, a receive layout and expert
 	 * outputs for every token of the job per held rank, the engine's
 	 * copy of what moves, the reference's fp64 scratch */
-	c->bytes = held * (row + H * csz) + n * (cap * (row + H * csz) +
-						 (W + 1) * 8 + w->experts * 4) +
+	c->bytes = held * (row + H * csz) +
+		   n * (cap * (row + H * csz) + (W + 1) * 8 + w->experts * 4) +
 		   2 * cap * row + tmax * H * (16 + csz) + cap * row;
 	if (n > 1)
 		c->bytes += W * W * (row + EG__PAIR_BYTES);
-	/* per iteration: each held rank regenerates every token's routing
-	 * and moves its rows; each token's K slots cross H channels */
-	c->ops = iters * steps * (n * cap * (K + H) + 2 * held * K * H);
+	/* one verified iteration (what a deadline must cover; a job of
+	 * many is the caller's choice): each held rank regenerates every
+	 * token's routing and moves its rows; each token's K slots cross H
+	 * channels */
+	c->ops = n * cap * (K + H) + 2 * held * K * H;
 }
 
 /* A budget from the environment: bytes or operations, or the default. */
@@ -67,7 +69,7 @@ static int eg__budget(const char *var, uint64_t def, uint64_t *out, char *err,
 }
 
 int eg_workload_budget(const eg_workload_t *w, uint32_t first, uint32_t n,
-		       unsigned iters, char *err, size_t len)
+		       char *err, size_t len)
 {
 	eg_workload_cost_t c;
 	uint64_t mem, work;
@@ -75,10 +77,10 @@ int eg_workload_budget(const eg_workload_t *w, uint32_t first, uint32_t n,
 
 	if ((rc = eg__budget("EPGATE_MEM_BUDGET", EG__MEM_DEFAULT, &mem, err,
 			     len)) < 0 ||
-	    (rc = eg__budget("EPGATE_WORK_BUDGET", EG__WORK_DEFAULT, &work,
-			     err, len)) < 0)
+	    (rc = eg__budget("EPGATE_WORK_BUDGET", EG__WORK_DEFAULT, &work, err,
+			     len)) < 0)
 		return rc;
-	eg_workload_cost(w, first, n, iters ? iters : 1, &c);
+	eg_workload_cost(w, first, n, &c);
 	if (c.bytes > mem)
 		return eg_err_set(
 		    err, len, EG_ERANGE,
@@ -90,7 +92,8 @@ int eg_workload_budget(const eg_workload_t *w, uint32_t first, uint32_t n,
 	if (c.ops > work)
 		return eg_err_set(err, len, EG_ERANGE,
 				  "%s: about %.3g element operations to "
-				  "verify, over the work budget of %.3g "
+				  "verify one iteration, over the work budget "
+				  "of %.3g "
 				  "(raise it with EPGATE_WORK_BUDGET=ops)",
 				  w->name, (double)c.ops, (double)work);
 	return EG_OK;

@@ -32,7 +32,7 @@ static void eg__l1_case(const eg__l1_t *L, const eg_workload_t *w,
 	    .ctx = {.size = sizeof(eg_engine_ctx_t), .n_ranks = w->world},
 	    .space = &eg_space_host,
 	    /* refused up front over the budgets; a deadline per iteration */
-	    .budget_iters = L->o->iters ? L->o->iters : 1,
+	    .budget = 1,
 	    .deadline_s = t && atof(t) > 0 ? atof(t) : 60.0};
 	eg_step_t *st = NULL;
 

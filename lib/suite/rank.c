@@ -123,7 +123,7 @@ static int eg__workload(eg_rank_job_t *J, const eg_workload_t *w,
 			     .stream = J->stream,
 			     .say = J->o->prog,
 			     /* refused up front over this rank's budgets */
-			     .budget_iters = J->o->iters ? J->o->iters : 1};
+			     .budget = 1};
 	eg_rank_verdict_t mine;
 	eg_step_t *st = NULL;
 

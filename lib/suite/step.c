@@ -238,13 +238,11 @@ static int eg__budget(eg_step_t *st, const eg_step_opts_t *o,
 	if (o->size < end)
 		return EG_OK;
 	st->deadline_s = o->deadline_s;
-	eg_workload_cost(o->w, st->first, st->n,
-			 o->budget_iters ? o->budget_iters : 1, &c);
+	eg_workload_cost(o->w, st->first, st->n, &c);
 	st->progress = o->deadline_s > 0 && c.ops > EG__PROGRESS_OPS;
-	if (!o->budget_iters)
+	if (!o->budget)
 		return EG_OK;
-	int rc = eg_workload_budget(o->w, st->first, st->n, o->budget_iters,
-				    err, sizeof(err));
+	int rc = eg_workload_budget(o->w, st->first, st->n, err, sizeof(err));
 	if (rc == EG_OK)
 		return EG_OK;
 	fprintf(stderr, "%s: refused: %s\n", o->say ? o->say : "epgate", err);

@@ -17,27 +17,28 @@ START_TEST(test_cost)
 {
 	eg_workload_t w;
 	eg_workload_cost_t one, all;
-	const char *kv[] = {"world=2048", "experts=2048", "topk=1",
-			    "tokens=0", NULL};
+	const char *kv[] = {"world=2048", "experts=2048", "topk=1", "tokens=0",
+			    NULL};
 	mk(&w, kv);
 	/* in one process: a message per pair of ranks, ~1.7 GB */
-	eg_workload_cost(&w, 0, 2048, 1, &all);
+	eg_workload_cost(&w, 0, 2048, &all);
 	ck_assert_uint_gt(all.bytes, (uint64_t)1 << 30);
 	/* one rank per process: a few kB */
-	eg_workload_cost(&w, 5, 1, 1, &one);
+	eg_workload_cost(&w, 5, 1, &one);
 	ck_assert_uint_lt(one.bytes, (uint64_t)1 << 20);
 	eg_workload_fini(&w);
 
-	const char *big[] = {"world=2",	      "experts=65536", "topk=65536",
+	const char *big[] = {"world=2",	       "experts=65536", "topk=65536",
 			     "hidden=1048576", "data=random",	NULL};
 	mk(&w, big);
-	eg_workload_cost(&w, 0, 2, 1, &all);
+	eg_workload_cost(&w, 0, 2, &all);
 	ck_assert_uint_gt(all.ops, (uint64_t)1 << 40);
-	/* steps and iterations multiply the work */
+	/* one iteration's work: steps and iterations are the job's length,
+	 * not a step's */
 	eg_workload_cost_t more;
 	w.steps = 3;
-	eg_workload_cost(&w, 0, 2, 2, &more);
-	ck_assert_uint_eq(more.ops, 6 * all.ops);
+	eg_workload_cost(&w, 0, 2, &more);
+	ck_assert_uint_eq(more.ops, all.ops);
 	eg_workload_fini(&w);
 }
 END_TEST
@@ -46,35 +47,34 @@ START_TEST(test_budget)
 {
 	eg_workload_t w;
 	char err[512];
-	const char *kv[] = {"name=wide",  "world=2048", "experts=2048",
-			    "topk=1",	  "tokens=0",	NULL};
+	const char *kv[] = {"name=wide", "world=2048", "experts=2048",
+			    "topk=1",	 "tokens=0",   NULL};
 	mk(&w, kv);
 	unsetenv("EPGATE_MEM_BUDGET");
 	unsetenv("EPGATE_WORK_BUDGET");
-	ck_assert_int_eq(eg_workload_budget(&w, 0, 2048, 1, err, sizeof(err)),
+	ck_assert_int_eq(eg_workload_budget(&w, 0, 2048, err, sizeof(err)),
 			 EG_ERANGE);
 	ck_assert_msg(strstr(err, "wide: needs about ") &&
 			  strstr(err, "over the memory budget of 1.07 GB") &&
 			  strstr(err, "EPGATE_MEM_BUDGET"),
 		      "%s", err);
-	ck_assert_int_eq(eg_workload_budget(&w, 7, 1, 1, err, sizeof(err)),
-			 EG_OK);
+	ck_assert_int_eq(eg_workload_budget(&w, 7, 1, err, sizeof(err)), EG_OK);
 	setenv("EPGATE_MEM_BUDGET", "8000000000", 1);
-	ck_assert_int_eq(eg_workload_budget(&w, 0, 2048, 1, err, sizeof(err)),
+	ck_assert_int_eq(eg_workload_budget(&w, 0, 2048, err, sizeof(err)),
 			 EG_OK);
 	setenv("EPGATE_MEM_BUDGET", "lots", 1);
-	ck_assert_int_eq(eg_workload_budget(&w, 0, 2048, 1, err, sizeof(err)),
+	ck_assert_int_eq(eg_workload_budget(&w, 0, 2048, err, sizeof(err)),
 			 EG_EINVAL);
 	ck_assert_str_eq(err, "EPGATE_MEM_BUDGET=\"lots\": not a positive "
 			      "integer");
 	unsetenv("EPGATE_MEM_BUDGET");
 	eg_workload_fini(&w);
 
-	const char *big[] = {"name=huge",      "world=2",     "experts=65536",
-			     "topk=65536",     "hidden=1048576",
-			     "data=random",    NULL};
+	const char *big[] = {"name=huge",  "world=2",	     "experts=65536",
+			     "topk=65536", "hidden=1048576", "data=random",
+			     NULL};
 	mk(&w, big);
-	ck_assert_int_eq(eg_workload_budget(&w, 0, 2, 1, err, sizeof(err)),
+	ck_assert_int_eq(eg_workload_budget(&w, 0, 2, err, sizeof(err)),
 			 EG_ERANGE);
 	ck_assert_msg(strstr(err, "huge: about ") &&
 			  strstr(err, "over the work budget") &&
@@ -90,9 +90,9 @@ START_TEST(test_step_refuses)
 	eg_workload_t w;
 	eg_rank_verdict_t v;
 	eg_step_t *st = (eg_step_t *)&v;
-	const char *big[] = {"name=huge",      "world=2",     "experts=65536",
-			     "topk=65536",     "hidden=1048576",
-			     "data=random",    NULL};
+	const char *big[] = {"name=huge",  "world=2",	     "experts=65536",
+			     "topk=65536", "hidden=1048576", "data=random",
+			     NULL};
 	mk(&w, big);
 	eg_step_opts_t so = {
 	    .size = sizeof(so),
@@ -100,7 +100,7 @@ START_TEST(test_step_refuses)
 	    .engine = &eg_engine_self,
 	    .ctx = {.size = sizeof(eg_engine_ctx_t), .n_ranks = 2},
 	    .space = &eg_space_host,
-	    .budget_iters = 1};
+	    .budget = 1};
 	eg_rank_verdict_init(&v);
 	ck_assert_int_eq(eg_step_open(&st, &so, &v), EG_ERANGE);
 	ck_assert_ptr_null(st);
@@ -117,8 +117,8 @@ START_TEST(test_step_deadline)
 	eg_workload_t w;
 	eg_rank_verdict_t v;
 	eg_step_t *st;
-	const char *kv[] = {"world=2", "experts=4", "topk=2", "tokens=4",
-			    "steps=3", NULL};
+	const char *kv[] = {"world=2",	"experts=4", "topk=2",
+			    "tokens=4", "steps=3",   NULL};
 	mk(&w, kv);
 	eg_step_opts_t so = {
 	    .size = sizeof(so),
@@ -126,7 +126,7 @@ START_TEST(test_step_deadline)
 	    .engine = &eg_engine_self,
 	    .ctx = {.size = sizeof(eg_engine_ctx_t), .n_ranks = 2},
 	    .space = &eg_space_host,
-	    .budget_iters = 2,
+	    .budget = 1,
 	    .deadline_s = 1e-9};
 	eg_rank_verdict_init(&v);
 	ck_assert_int_eq(eg_step_open(&st, &so, &v), EG_OK);
