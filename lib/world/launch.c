@@ -454,6 +454,29 @@ fail:
 	return EG_ESYS;
 }
 
+/* A signal to the launcher: the first stops the job with it (SIGINT and
+ * SIGHUP as they came, else SIGTERM), another one kills at once. */
+static void eg__on_signal_got(eg__job_t *j, int *handled_sig)
+{
+	char why[64];
+
+	if (!eg__got_sig || eg__got_sig == *handled_sig)
+		return;
+	*handled_sig = eg__got_sig;
+	j->worst = EG_EXIT_HARD;
+	snprintf(why, sizeof(why), "got %s", eg__sig_name(*handled_sig));
+	if (j->stopping) {
+		eg__say("%s again: SIGKILL now", why);
+		j->sent_kill = 1;
+		eg__signal_all(j->rk, j->n, j->pgid, SIGKILL);
+		return;
+	}
+	eg__stop(j,
+		 *handled_sig == SIGINT || *handled_sig == SIGHUP ? *handled_sig
+								  : SIGTERM,
+		 why);
+}
+
 /* Polls output, exits, signals and timers until every rank has exited and
  * its output is drained. */
 static void eg__supervise(eg__job_t *j)
@@ -471,25 +494,7 @@ static void eg__supervise(eg__job_t *j)
 	for (;;) {
 		unsigned running = eg__notice_exits(j);
 		double now = eg_now();
-		if (eg__got_sig && eg__got_sig != handled_sig) {
-			char why[64];
-			handled_sig = eg__got_sig;
-			j->worst = EG_EXIT_HARD;
-			snprintf(why, sizeof(why), "got %s",
-				 eg__sig_name(handled_sig));
-			if (j->stopping) {
-				eg__say("%s again: SIGKILL now", why);
-				j->sent_kill = 1;
-				eg__signal_all(j->rk, j->n, j->pgid, SIGKILL);
-			} else {
-				eg__stop(j,
-					 handled_sig == SIGINT ||
-						 handled_sig == SIGHUP
-					     ? handled_sig
-					     : SIGTERM,
-					 why);
-			}
-		}
+		eg__on_signal_got(j, &handled_sig);
 		if (running && !j->stopping && now >= j->deadline) {
 			char why[96];
 			snprintf(why, sizeof(why), "deadline %.1f s expired",
