@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 
 PACKAGES="build-essential autoconf automake pkg-config git perl
 check libsubunit-dev libjansson-dev libxml2-dev libxml2-utils libyaml-dev
-libinih-dev librandom123-dev libfabric-dev libgsl-dev valgrind"
+libinih-dev librandom123-dev libfabric-dev libgsl-dev valgrind gnuplot-nox"
 
 install_deps() {
 	missing=""

@@ -8,6 +8,8 @@
 int eg_cmd_run(int argc, char **argv);
 int eg_cmd_check(int argc, char **argv);
 int eg_cmd_launch(int argc, char **argv);
+/* report: the HTML report (cmd_report.c) */
+int eg_cmd_report(int argc, char **argv);
 /* bench: subcommands profile, list, engine, raw, overhead (cmd_bench.c) */
 int eg_cmd_bench(int argc, char **argv);
 int eg_cmd_bench_profile(int argc, char **argv);

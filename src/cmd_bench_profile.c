@@ -28,6 +28,7 @@ static void eg__profile_usage(FILE *f)
 	    "file\n"
 	    "  --results FILE     results file (default RUN/bench-NAME.json)\n"
 	    "  --reports DIR      where run folders go (reports/runs)\n"
+	    "  --tap-version V    TAP 13 for older prove (default: 14)\n"
 	    "  --no-gates         do not apply the profile's gate file\n"
 	    "  --list             as `bench list NAME`\n"
 	    "  -v, --verbose      show every job's output\n"

@@ -27,6 +27,7 @@ static void eg__check_usage(FILE *f)
 	    "  --junit FILE     JUnit XML report (default: "
 	    "RUN/check.junit.xml)\n"
 	    "  --reports DIR    where run folders go (default: reports/runs)\n"
+	    "  --tap-version V  13 for prove before Test::Harness 3.48 (14)\n"
 	    "  --l2             L2 instead: multi-process engines (a2a, "
 	    "dense)\n"
 	    "                   over libfabric, one launch per configuration\n"

@@ -9,6 +9,7 @@
 #include "cmd_gate.h"
 #include "epgate/error.h"
 #include "epgate/gate.h"
+#include "epgate/report.h"
 #include "epgate/results.h"
 
 #define EG__PROG "epgate gate"
@@ -30,6 +31,8 @@ static void eg__gate_usage(FILE *f)
 	      "RUN/gate.junit.xml)\n"
 	      "  --reports DIR    where run folders go (default: "
 	      "reports/runs)\n"
+	      "  --tap-version V  13 for prove before Test::Harness 3.48 "
+	      "(14)\n"
 	      "  --strict         an inconclusive gate fails the run\n"
 	      "  -h, --help       this text\n"
 	      "\n"
@@ -45,7 +48,15 @@ static void eg__gate_usage(FILE *f)
 static int eg__options(int argc, char **argv, eg_gate_run_opts_t *o,
 		       char **base, size_t *n_base)
 {
-	enum { O_GATES = 256, O_BASELINE, O_TAP, O_JUNIT, O_REPORTS, O_STRICT };
+	enum {
+		O_GATES = 256,
+		O_BASELINE,
+		O_TAP,
+		O_JUNIT,
+		O_REPORTS,
+		O_STRICT,
+		O_TAP_VERSION
+	};
 	static const struct option opts[] = {
 	    {"gates", required_argument, NULL, O_GATES},
 	    {"baseline", required_argument, NULL, O_BASELINE},
@@ -53,6 +64,7 @@ static int eg__options(int argc, char **argv, eg_gate_run_opts_t *o,
 	    {"junit", required_argument, NULL, O_JUNIT},
 	    {"reports", required_argument, NULL, O_REPORTS},
 	    {"strict", no_argument, NULL, O_STRICT},
+	    {"tap-version", required_argument, NULL, O_TAP_VERSION},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -78,6 +90,15 @@ static int eg__options(int argc, char **argv, eg_gate_run_opts_t *o,
 			break;
 		case O_STRICT:
 			o->strict = 1;
+			break;
+		case O_TAP_VERSION:
+			if (eg_tap_set_version(eg_tap_version_parse(optarg))) {
+				fprintf(stderr,
+					"%s: --tap-version \"%s\": want 13 or "
+					"14\n",
+					EG__PROG, optarg);
+				return EG_EXIT_HARD;
+			}
 			break;
 		case 'h':
 			eg__gate_usage(stdout);

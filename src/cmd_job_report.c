@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "cmd_job.h"
+#include "epgate/report.h"
 #include "lib/suite/job_report.h"
 
 #define EG__PROG "epgate job-report"
@@ -27,6 +28,7 @@ static void eg__usage(FILE *f)
 	      "  --junit FILE      JUnit XML report\n"
 	      "  --workload FILE   the L2 matrix (default: the shipped one)\n"
 	      "  --suite NAME      JUnit suite name (default: epgate-job)\n"
+	      "  --tap-version V   13 for older prove (default: 14)\n"
 	      "  -h, --help        this text\n"
 	      "\n"
 	      "Exit status: 0 something passed and nothing failed, 1 a step\n"
@@ -42,6 +44,7 @@ int eg_cmd_job_report(int argc, char **argv)
 	    {"junit", required_argument, NULL, 'j'},
 	    {"workload", required_argument, NULL, 'w'},
 	    {"suite", required_argument, NULL, 'S'},
+	    {"tap-version", required_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -67,6 +70,15 @@ int eg_cmd_job_report(int argc, char **argv)
 			break;
 		case 'S':
 			o.suite = optarg;
+			break;
+		case 'V':
+			if (eg_tap_set_version(eg_tap_version_parse(optarg))) {
+				fprintf(stderr,
+					EG__PROG ": --tap-version \"%s\": want "
+						 "13 or 14\n",
+					optarg);
+				return EG_EXIT_HARD;
+			}
 			break;
 		case 'h':
 			eg__usage(stdout);

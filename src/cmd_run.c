@@ -18,6 +18,7 @@ static void eg__run_usage(FILE *f)
 	    "sweeps and gates.\n"
 	    "\n"
 	    "  --reports DIR   where run folders go (default: reports/runs)\n"
+	    "  --tap-version V TAP 13 for older prove (default: 14)\n"
 	    "  --engine NAME   L1 engine under test (default: self)\n"
 	    "  -v, --verbose   print each failure's details on stderr\n"
 	    "  -h, --help      this text\n"

@@ -8,6 +8,7 @@
 #include "epgate/nccl.h"
 #include "epgate/transport.h"
 #include "epgate/num.h"
+#include "epgate/report.h"
 #include "src/opts.h"
 
 /* Option ids: the command's own are letters or 256..599. */
@@ -25,6 +26,7 @@ enum {
 	EG__O_REPORTS = 620,
 	EG__O_TAP,
 	EG__O_JUNIT,
+	EG__O_TAP_VERSION,
 	EG__O_WORKLOAD = 1000, /* + index in eg__workload_keys */
 };
 
@@ -228,6 +230,13 @@ static int eg__report(eg_cli_t *c, int id, const char *arg)
 		return eg__nonempty(c, "--reports", arg, &r->reports);
 	if (id == EG__O_TAP)
 		return eg__nonempty(c, "--tap", arg, &r->tap);
+	if (id == EG__O_TAP_VERSION) {
+		/* process-wide: every TAP file this command writes */
+		static const char *const v[] = {"13", "14", NULL};
+		int i = eg_cli_choice(c, "--tap-version", arg, v);
+
+		return i < 0 ? i : eg_tap_set_version(i ? 14 : 13);
+	}
 	return eg__nonempty(c, "--junit", arg, &r->junit);
 }
 
@@ -282,6 +291,10 @@ static int eg__table(const eg_cli_t *c, struct option *t)
 		rc = eg__add_group(t, &n, eg__xport_opts, c->xport->keys);
 	if (c->report && !rc)
 		rc = eg__add_group(t, &n, eg__report_opts, c->report->keys);
+	/* every command that writes reports writes TAP */
+	if (c->report && !rc)
+		rc = eg__add(t, &n, "tap-version", required_argument,
+			     EG__O_TAP_VERSION);
 	for (int k = 0; c->workload && eg__workload_keys[k] && !rc; k++)
 		rc = eg__add(t, &n, eg__workload_keys[k], required_argument,
 			     EG__O_WORKLOAD + k);

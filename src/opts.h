@@ -55,7 +55,9 @@ typedef struct eg_xport_cli {
 	int device;		/* -1: rank modulo the device count */
 } eg_xport_cli_t;
 
-/* Reports: --reports DIR, --tap FILE, --junit FILE. */
+/* Reports: --reports DIR, --tap FILE, --junit FILE (the keys taken),
+ * and always --tap-version 13|14 (eg_tap_set_version: every TAP file
+ * of the process). */
 enum {
 	EG_REP_REPORTS = 1,
 	EG_REP_TAP = 2,

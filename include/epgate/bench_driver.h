@@ -61,6 +61,16 @@ int eg_bench_rank_bytes_rule(const eg_workload_t *w, eg_rows_rule_t rows,
 int eg_bench_rank_bytes(const eg_workload_t *w, const char *arm, uint32_t rank,
 			uint32_t ranks_per_node, eg_bench_bytes_t *b);
 
+/* NCCL EP's ep_bench byte definitions (docs/metrics.md, "Beside
+ * ep_bench"), per rank and step, mean over the ranks, counting a rank's
+ * own share too: sel = its valid (token, top-k slot) selections (the LL
+ * count: no deduplication per destination); recv = the tokens it receives
+ * (one per source token with at least one expert on it, its own tokens
+ * included) plus its (token, other node) pairs (the HT count). Both times
+ * one dispatch row (eg_bench_dispatch_row_bytes). */
+int eg_bench_epb_bytes(const eg_workload_t *w, uint32_t ranks_per_node,
+		       double *sel, double *recv);
+
 /* ---- the transport's raw numbers behind the model line --------------- */
 
 /* One raw phase of the fabric transport alone (collective; built with
@@ -139,6 +149,9 @@ typedef struct eg_bench_calc_in {
 	const eg_bench_rank_report_t *rep; /* world entries */
 	uint64_t tokens;		   /* over all ranks, per step */
 	const eg_bench_model_t *raw;	   /* NULL or NONE: no model */
+	/* appended: NCCL EP's ep_bench byte counts per rank and step,
+	 * mean over ranks (eg_bench_epb_bytes); 0: not reported */
+	double sel_bytes, recv_bytes;
 } eg_bench_calc_in_t;
 
 #define EG_BENCH_METRICS_MAX 32
@@ -153,7 +166,8 @@ typedef struct eg_bench_calc {
  * step_us, tok_s, post_rate (samples per step); so_bytes, su_bytes,
  * ops_posted (per-step summaries); so_gbps, su_gbps (samples, only when
  * the bytes are not zero); wire_bytes and wire_gbps when the backend
- * counts the dispatch's wire bytes; phase_NAME_us for each phase the
+ * counts the dispatch's wire bytes; sel_bytes, recv_bytes and their
+ * sel_gbps, recv_gbps when given; phase_NAME_us for each phase the
  * engine times; with a model: model_bw_us, model_issue_us, model_frac,
  * raw_gbps, raw_post_rate (and transport_so_gbps measured across nodes),
  * and the bound label. */

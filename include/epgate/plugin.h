@@ -92,6 +92,11 @@ extern "C" {
 #define EG_PLUGIN_WANTS_NCCL 0x2u
 /* Input top-k ids as int64 instead of int32. */
 #define EG_PLUGIN_INPUT_IDX64 0x4u
+/* FLAT, RANK_MAJOR: a row's K slots may come in any order (NCCL EP
+ * high-throughput gives the local experts ascending, then -1): epgate
+ * compares a row's slots as a set of (local id, weight) pairs and puts
+ * them back in the token's slot order before it checks and maps them. */
+#define EG_PLUGIN_SLOTS_ANY_ORDER 0x8u
 
 /* Options from the command line: --engine plugin:PATH,key=value,... */
 typedef struct eg_plugin_opts {

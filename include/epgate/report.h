@@ -20,7 +20,16 @@ typedef enum eg_status {
 
 typedef struct eg_tap eg_tap_t;
 
-/* Opens path for writing ("-" = stdout) and writes "TAP version 14" and,
+/* The TAP version written: 14 (default) or 13, for harnesses that know
+ * no later one (Debian 12's prove); the files differ only in the
+ * version line.  eg_tap_set_version (--tap-version) wins over the
+ * environment's EPGATE_TAP_VERSION.  parse: "13" or "14" -> 13 or 14,
+ * else EG_EINVAL. */
+int eg_tap_version_parse(const char *s);
+int eg_tap_set_version(int version);
+int eg_tap_version(void);
+
+/* Opens path for writing ("-" = stdout) and writes "TAP version V" and,
  * when planned >= 0, the plan "1..planned". With planned < 0 the plan is
  * written by eg_tap_close. */
 int eg_tap_open(eg_tap_t **t, const char *path, int planned);

@@ -233,8 +233,13 @@ static int eg__build(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
 				 .tokens = eg_workload_total_tokens(w),
 				 .raw = raw};
 	eg_bench_calc_t calc;
-	int rc = eg_bench_compute(&in, &calc);
+	int rc;
 
+	/* beside NCCL EP's ep_bench (docs/metrics.md): its byte counts */
+	if (eg_bench_epb_bytes(w, c->world->ranks_per_node, &in.sel_bytes,
+			       &in.recv_bytes) < 0)
+		in.sel_bytes = in.recv_bytes = 0;
+	rc = eg_bench_compute(&in, &calc);
 	if (rc < 0) {
 		snprintf(err, errlen, "computing the metrics: %s",
 			 eg_strerror(rc));

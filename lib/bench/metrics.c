@@ -112,6 +112,75 @@ int eg_bench_rank_bytes(const eg_workload_t *w, const char *arm, uint32_t rank,
 					ranks_per_node, b);
 }
 
+/* Source s's share of ep_bench's counts: its selections; per rank d,
+ * whether each token reaches it (recv[d]); its (token, other node)
+ * pairs (remote). */
+static void eg__epb_source(const eg_workload_t *w, uint32_t s, uint32_t rpn,
+			   const int32_t *idx, uint32_t T, uint8_t *hit,
+			   double *sel, double *recv, double *remote)
+{
+	uint32_t W = w->world, K = w->topk, L = w->experts / W;
+	uint32_t nodes = (W + rpn - 1) / rpn;
+
+	for (uint32_t t = 0; t < T; t++) {
+		memset(hit, 0, W + nodes);
+		for (uint32_t k = 0; k < K; k++) {
+			int32_t e = idx[(size_t)t * K + k];
+
+			if (e < 0)
+				continue;
+			sel[s] += 1;
+			hit[(uint32_t)e / L] = 1;
+			hit[W + (uint32_t)e / L / rpn] = 1;
+		}
+		for (uint32_t d = 0; d < W; d++)
+			recv[d] += hit[d];
+		for (uint32_t n = 0; n < nodes; n++)
+			remote[s] += n != s / rpn && hit[W + n];
+	}
+}
+
+int eg_bench_epb_bytes(const eg_workload_t *w, uint32_t ranks_per_node,
+		       double *sel, double *recv)
+{
+	uint32_t W = w->world, K = w->topk, Tmax = 0;
+	double *cnt = calloc(3 * (size_t)W, sizeof(double));
+	double row = (double)eg_bench_dispatch_row_bytes(w);
+	uint8_t *hit = malloc(2 * (size_t)W + 1);
+	int32_t *idx = NULL;
+	float *wt = NULL;
+	eg_gen_t g = {0};
+	int rc = EG_ENOMEM;
+
+	*sel = *recv = 0;
+	for (uint32_t s = 0; s < W; s++)
+		if (eg_workload_tokens(w, s) > Tmax)
+			Tmax = eg_workload_tokens(w, s);
+	idx = malloc(((size_t)Tmax * K + 1) * sizeof(*idx));
+	wt = malloc(((size_t)Tmax * K + 1) * sizeof(*wt));
+	if (!ranks_per_node || !W)
+		rc = EG_EINVAL;
+	else if (cnt && hit && idx && wt)
+		rc = eg_gen_init(&g, w);
+	for (uint32_t s = 0; rc == EG_OK && s < W; s++) {
+		uint32_t T = eg_workload_tokens(w, s);
+
+		eg_gen_routing_host(&g, s, T, idx, wt);
+		eg__epb_source(w, s, ranks_per_node, idx, T, hit, cnt, cnt + W,
+			       cnt + 2 * (size_t)W);
+	}
+	for (uint32_t r = 0; rc == EG_OK && r < W; r++) {
+		*sel += cnt[r] * row / W;
+		*recv += (cnt[W + r] + cnt[2 * (size_t)W + r]) * row / W;
+	}
+	eg_gen_fini(&g);
+	free(cnt);
+	free(hit);
+	free(idx);
+	free(wt);
+	return rc;
+}
+
 void eg_bench_model_fini(eg_bench_model_t *r)
 {
 	if (!r)
@@ -220,6 +289,7 @@ static void eg__aggregate(const eg_bench_calc_in_t *in, eg__agg_t *a)
 /* The per-step samples: the slowest rank's phases and whole step. */
 typedef struct eg__steps {
 	double *disp, *comb, *step, *comm, *tok, *rate, *sog, *sug, *wire;
+	double *selg, *recvg;
 } eg__steps_t;
 
 static void eg__steps_free(eg__steps_t *t)
@@ -233,6 +303,8 @@ static void eg__steps_free(eg__steps_t *t)
 	free(t->sog);
 	free(t->sug);
 	free(t->wire);
+	free(t->selg);
+	free(t->recvg);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -243,6 +315,21 @@ static void eg__per_step(double *out, const double *us, unsigned n,
 {
 	for (unsigned i = 0; out && i < n; i++)
 		out[i] = amount / (fmax(us[i], 1e-3) * 1e-6) * scale;
+}
+
+/* sel_gbps and recv_gbps per step, when their bytes are given. */
+static int eg__steps_epb(const eg_bench_calc_in_t *in, eg__steps_t *t)
+{
+	unsigned n = in->n;
+
+	t->selg = in->sel_bytes > 0 ? calloc(n, sizeof(double)) : NULL;
+	t->recvg = in->recv_bytes > 0 ? calloc(n, sizeof(double)) : NULL;
+	if ((in->sel_bytes > 0 && !t->selg) ||
+	    (in->recv_bytes > 0 && !t->recvg))
+		return EG_ENOMEM;
+	eg__per_step(t->selg, t->disp, n, in->sel_bytes, 1e-9);
+	eg__per_step(t->recvg, t->disp, n, in->recv_bytes, 1e-9);
+	return EG_OK;
 }
 
 static int eg__steps(const eg_bench_calc_in_t *in, const eg__agg_t *a,
@@ -279,7 +366,7 @@ static int eg__steps(const eg_bench_calc_in_t *in, const eg__agg_t *a,
 	eg__per_step(t->sog, t->disp, n, a->so, 1e-9);
 	eg__per_step(t->sug, t->disp, n, a->su, 1e-9);
 	eg__per_step(t->wire, t->disp, n, a->wire_max, 1e-9);
-	return EG_OK;
+	return eg__steps_epb(in, t);
 }
 
 /* The raw numbers behind the model: samples per raw call when measured
@@ -386,6 +473,12 @@ int eg_bench_compute(const eg_bench_calc_in_t *in, eg_bench_calc_t *out)
 	    (t.wire &&
 	     ((rc = eg__add(out, "wire_bytes", NULL, 0, a.wire_max, n)) ||
 	      (rc = eg__give(out, "wire_gbps", &t.wire, n)))) ||
+	    (t.selg &&
+	     ((rc = eg__add(out, "sel_bytes", NULL, 0, in->sel_bytes, n)) ||
+	      (rc = eg__give(out, "sel_gbps", &t.selg, n)))) ||
+	    (t.recvg &&
+	     ((rc = eg__add(out, "recv_bytes", NULL, 0, in->recv_bytes, n)) ||
+	      (rc = eg__give(out, "recv_gbps", &t.recvg, n)))) ||
 	    (rc = eg__phase_metrics(out, in)))
 		goto fail;
 	if (in->raw && in->raw->src != EG_BENCH_MODEL_NONE &&

@@ -64,10 +64,13 @@ static int eg__pe_create(int slot, const eg_workload_t *w,
 	pl->create_err[0] = '\0';
 	rc = eg__pe_open(e, w, ctx, pl->create_err, sizeof(pl->create_err));
 	if (rc < 0) {
-		if (rc != EG_ENOSYS && ctx->world) {
-			/* said where it happens: the rank's log */
-			fprintf(stderr, "epgate: rank %u: %s: create: %s\n",
-				ctx->first_rank, pl->spec, pl->create_err);
+		if (ctx->world) {
+			/* said where it happens, a skip's reason too: the
+			 * rank's log */
+			fprintf(stderr, "epgate: rank %u: %s: create: %s%s\n",
+				ctx->first_rank, pl->spec,
+				rc == EG_ENOSYS ? "not supported: " : "",
+				pl->create_err);
 			fflush(stderr);
 		}
 		free(e);
@@ -128,6 +131,13 @@ static void eg__pe_destroy(void *state)
 	free(e);
 }
 
+static int eg__pe_phases(void *state, eg_engine_phase_t *p, size_t max)
+{
+	eg__pe_t *e = state;
+
+	return e && e->run ? eg_plug_run_phases(e->run, p, max) : 0;
+}
+
 static const char *eg__pe_error(void *state)
 {
 	eg__pe_t *e = state;
@@ -172,6 +182,11 @@ void eg_plug_engine_init(eg_plug_t *pl, int slot)
 	o->combine = eg__pe_combine;
 	o->destroy = eg__pe_destroy;
 	o->error = eg__pe_error;
+	o->phases = eg__pe_phases;
+	/* the bytes of the measurements (docs/metrics.md): whatever the
+	 * native layout, a plugin must move one row per (token, destination
+	 * rank holding one of its experts) */
+	o->dispatch_rows = EG_ROWS_PER_RANK;
 	o->flags = EG_ENGINE_MULTI_PROCESS | EG_ENGINE_WORLD1;
 	if (pl->caps.flags & EG_PLUGIN_CANONICAL_ORDER)
 		o->flags |= EG_ENGINE_CANONICAL_ORDER;

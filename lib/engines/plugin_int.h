@@ -51,11 +51,23 @@ typedef struct eg_plug_mem {
 	int (*sync)(void *st);
 	int (*device)(void *st);
 	void *(*stream)(void *st);
+	/* Timing marks i < EG_PLUG_MARKS: taken now (host clock) or when
+	 * the stream reaches them (CUDA events); elapsed gives the ms from
+	 * mark a to mark b once the stream has passed b. */
+	int (*mark)(void *st, unsigned i);
+	int (*elapsed)(void *st, unsigned a, unsigned b, double *ms);
 } eg_plug_mem_t;
+
+#define EG_PLUG_MARKS 4
 
 extern const eg_plug_mem_t eg_plug_mem_host;
 /* NULL without CUDA */
 const eg_plug_mem_t *eg_plug_mem_cuda(void);
+/* p is CUDA device (or managed) memory; 0 without CUDA. */
+int eg_plug_on_device(const void *p);
+/* n bytes between any two of host and device memory, complete on
+ * return, after the whole device is idle (EG_ENOSYS without CUDA). */
+int eg_plug_dev_copy(void *dst, const void *src, size_t n);
 
 /* A host copy of one dispatch's native output and what epgate made of it:
  * per slot (row of the layout, G * stride of them) its key and its row in
@@ -64,9 +76,10 @@ typedef struct eg_plug_native {
 	uint32_t layout, G, S;
 	uint32_t W, L, K, H, rank;
 	eg_dtype_t dtype;
-	int64_t *count;		       /* G, clamped to [0, S] */
-	uint8_t *x;		       /* G * S * H payload */
-	float *scales;		       /* fp8 */
+	int slots_any;	/* EG_PLUGIN_SLOTS_ANY_ORDER: a row's slots as a set */
+	int64_t *count; /* G, clamped to [0, S] */
+	uint8_t *x;	/* G * S * H payload */
+	float *scales;	/* fp8 */
 	int32_t *src_rank, *src_token; /* NULL when not given */
 	int64_t *topk_idx;	       /* FLAT, RANK_MAJOR: G * S * K */
 	float *topk_w;
@@ -96,6 +109,14 @@ void eg_plug_keys_given(eg_plug_native_t *n, const eg_plug_routes_t *rt,
 /* Keys by content against the reference of this iteration. */
 int eg_plug_keys_content(eg_plug_native_t *n, const eg_workload_t *w,
 			 const eg_gen_t *g, eg_verdict_t *f);
+/* With slots_any: every keyed row's (local id, weight) pairs put back in
+ * its token's slot order, a permutation of what the plugin returned
+ * (plugin_slots.c); nothing otherwise. */
+int eg_plug_slots_canon(eg_plug_native_t *n, const eg_plug_routes_t *rt);
+/* The K (id, weight) pairs of a row sorted (ids ascending, -1 first; then
+ * weight bits) into id/w: a row's slots as a set. */
+void eg_plug_slots_sorted(const int32_t *idx, const float *w, uint32_t K,
+			  int32_t *sid, uint32_t *sw);
 /* The canonical layout from the keyed slots (plugin_map.c): one row per
  * distinct (source rank, source token), with the checks of copies and
  * duplicates recorded in f. */
@@ -139,10 +160,36 @@ typedef struct eg_plug_run {
 	size_t ynat_cap, d_y_cap;
 	const void *ysel; /* what the last verified combine passed */
 	int bench, mapped;
+	/* bench with the phases switch: each unverified dispatch and
+	 * combine timed by marks around the plugin's call (the wait for
+	 * its stream outside); ph_have: bit 0 dispatch, bit 1 combine */
+	int timing, ph_have;
+	double ph_ms[2];
+	/* a caller with device buffers (the GPU measurement backend):
+	 * host copies of its input, the mapped layout and the expert
+	 * outputs (plugin_devcall.c) */
+	int dev_caller;
+	eg_rank_input_t hin;
+	eg_recv_t hrecv;
+	void *hy;
+	size_t hy_cap;
 	int last_mapped; /* the last dispatch filled the caller's layout */
 	uint64_t n_disp, n_comb;
 	char err[EG_PLUG_ERR_MAX];
 } eg_plug_run_t;
+
+/* A caller with device buffers (plugin_devcall.c), CUDA plugins only:
+ * probe decides at the first dispatch; input gives the host copy of in
+ * to stage (in itself for a host caller); recv the host layout to map
+ * into, put it to the caller's out after mapping; y the host copy of
+ * the expert outputs of rows canonical rows. */
+int eg_plug_dev_probe(eg_plug_run_t *r, const eg_rank_input_t *in);
+int eg_plug_dev_input(eg_plug_run_t *r, const eg_rank_input_t *in,
+		      const eg_rank_input_t **use);
+int eg_plug_dev_recv(eg_plug_run_t *r, eg_recv_t *out, eg_recv_t **host);
+int eg_plug_dev_recv_put(eg_plug_run_t *r, eg_recv_t *out);
+int eg_plug_dev_y(eg_plug_run_t *r, const void *y, const void **host);
+void eg_plug_dev_free(eg_plug_run_t *r);
 
 /* Records a message in r->err; returns rc. */
 int eg_plug_run_err(eg_plug_run_t *r, int rc, const char *fmt, ...)
@@ -158,6 +205,10 @@ int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
 int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out);
 void eg_plug_run_destroy(eg_plug_run_t *r);
 const char *eg_plug_run_error(const eg_plug_run_t *r);
+/* The last step's phases when timing: plugin_dispatch, plugin_combine
+ * (ms); 0 otherwise. */
+int eg_plug_run_phases(const eg_plug_run_t *r, eg_engine_phase_t *p,
+		       size_t max);
 
 /* The same instance in a forked child, every call with a deadline
  * (plugin_fork.c): for in-process suites, where a crash or hang must end

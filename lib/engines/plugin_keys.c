@@ -53,11 +53,31 @@ void eg_plug_keys_given(eg_plug_native_t *n, const eg_plug_routes_t *rt,
 }
 
 /* Bytes of a row's content: payload, scales, and for row layouts the
- * top-k slots (int32 ids, fp32 weights). */
+ * top-k slots (int32 ids, fp32 weights; with any_order sorted as pairs,
+ * in the scratch arrays). */
 typedef struct eg__content {
 	size_t xb, sb, kb;
-	int with_topk;
+	int with_topk, any_order;
+	uint32_t K;
+	int32_t *sid, *sid2;
+	uint32_t *sw, *sw2;
 } eg__content_t;
+
+/* A row's slots as hashed and compared: as they are, or sorted. */
+static void eg__slots(const eg__content_t *c, const int32_t *idx,
+		      const float *w, const void **pi, const void **pw, int two)
+{
+	int32_t *sid = two ? c->sid2 : c->sid;
+	uint32_t *sw = two ? c->sw2 : c->sw;
+
+	*pi = idx;
+	*pw = w;
+	if (!c->any_order)
+		return;
+	eg_plug_slots_sorted(idx, w, c->K, sid, sw);
+	*pi = sid;
+	*pw = sw;
+}
 
 static uint64_t eg__fnv(uint64_t h, const void *p, size_t n)
 {
@@ -77,8 +97,12 @@ static uint64_t eg__hash_exp(const eg_recv_t *e, size_t j,
 	if (c->sb)
 		h = eg__fnv(h, (const uint8_t *)e->scales + j * c->sb, c->sb);
 	if (c->with_topk) {
-		h = eg__fnv(h, e->topk_idx + j * e->topk, c->kb);
-		h = eg__fnv(h, e->topk_w + j * e->topk, c->kb);
+		const void *pi, *pw;
+
+		eg__slots(c, e->topk_idx + j * e->topk, e->topk_w + j * e->topk,
+			  &pi, &pw, 0);
+		h = eg__fnv(h, pi, c->kb);
+		h = eg__fnv(h, pw, c->kb);
 	}
 	return h;
 }
@@ -93,10 +117,13 @@ static uint64_t eg__hash_slot(const eg_plug_native_t *n, size_t i,
 	if (c->sb)
 		h = eg__fnv(h, (const uint8_t *)n->scales + i * c->sb, c->sb);
 	if (c->with_topk) {
+		const void *pi, *pw;
+
 		for (uint32_t k = 0; k < n->K; k++)
 			idx[k] = (int32_t)n->topk_idx[i * n->K + k];
-		h = eg__fnv(h, idx, c->kb);
-		h = eg__fnv(h, n->topk_w + i * n->K, c->kb);
+		eg__slots(c, idx, n->topk_w + i * n->K, &pi, &pw, 0);
+		h = eg__fnv(h, pi, c->kb);
+		h = eg__fnv(h, pw, c->kb);
 	}
 	return h;
 }
@@ -104,14 +131,19 @@ static uint64_t eg__hash_slot(const eg_plug_native_t *n, size_t i,
 static int eg__same(const eg_plug_native_t *n, size_t i, const eg_recv_t *e,
 		    size_t j, const eg__content_t *c, const int32_t *idx)
 {
+	const void *ni, *nw, *ei, *ew;
+
 	if (memcmp(n->x + i * c->xb, (const uint8_t *)e->x + j * c->xb, c->xb))
 		return 0;
 	if (c->sb && memcmp((const uint8_t *)n->scales + i * c->sb,
 			    (const uint8_t *)e->scales + j * c->sb, c->sb))
 		return 0;
-	return !c->with_topk ||
-	       (!memcmp(idx, e->topk_idx + j * e->topk, c->kb) &&
-		!memcmp(n->topk_w + i * n->K, e->topk_w + j * e->topk, c->kb));
+	if (!c->with_topk)
+		return 1;
+	eg__slots(c, idx, n->topk_w + i * n->K, &ni, &nw, 0);
+	eg__slots(c, e->topk_idx + j * e->topk, e->topk_w + j * e->topk, &ei,
+		  &ew, 1);
+	return !memcmp(ni, ei, c->kb) && !memcmp(nw, ew, c->kb);
 }
 
 /* An open-addressing table of the expected rows by content hash. */
@@ -214,9 +246,19 @@ int eg_plug_keys_content(eg_plug_native_t *n, const eg_workload_t *w,
 	    .xb = (size_t)n->H * eg_dtype_size(n->dtype),
 	    .sb = n->scales ? (size_t)n->H / EG_FP8_BLOCK * sizeof(float) : 0,
 	    .kb = (size_t)n->K * sizeof(int32_t),
-	    .with_topk = n->layout != EG_PLUGIN_LAYOUT_EXPERT_MAJOR};
+	    .with_topk = n->layout != EG_PLUGIN_LAYOUT_EXPERT_MAJOR,
+	    .any_order = n->slots_any,
+	    .K = n->K};
 	uint8_t *used = NULL;
-	int rc = eg_ref_dispatch(w, g, n->rank, &e);
+	int32_t *scratch = malloc(4 * ((size_t)n->K + 1) * sizeof(int32_t));
+	int rc = scratch ? eg_ref_dispatch(w, g, n->rank, &e) : EG_ENOMEM;
+
+	if (scratch) {
+		c.sid = scratch;
+		c.sid2 = scratch + n->K + 1;
+		c.sw = (uint32_t *)(scratch + 2 * ((size_t)n->K + 1));
+		c.sw2 = (uint32_t *)(scratch + 3 * ((size_t)n->K + 1));
+	}
 
 	for (size_t i = 0; i < (size_t)n->G * n->S; i++)
 		n->key_src[i] = n->key_tok[i] = -1;
@@ -238,6 +280,7 @@ int eg_plug_keys_content(eg_plug_native_t *n, const eg_workload_t *w,
 				eg__unknown(n, i, -1, -1, f);
 		}
 	free(used);
+	free(scratch);
 	eg_recv_free(&e);
 	return rc;
 }

@@ -8,8 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "epgate/clock.h"
 #include "epgate/error.h"
 #include "plugin_int.h"
+
+/* The host space's state: its timing marks. */
+typedef struct eg__host {
+	double t[EG_PLUG_MARKS];
+} eg__host_t;
 
 static int eg__h_open(void **st, int device, uint32_t local_rank, void *stream,
 		      char *err, size_t errlen)
@@ -19,13 +25,13 @@ static int eg__h_open(void **st, int device, uint32_t local_rank, void *stream,
 	(void)stream;
 	(void)err;
 	(void)errlen;
-	*st = NULL;
-	return EG_OK;
+	*st = calloc(1, sizeof(eg__host_t));
+	return *st ? EG_OK : EG_ENOMEM;
 }
 
 static void eg__h_close(void *st)
 {
-	(void)st;
+	free(st);
 }
 
 static int eg__h_alloc(void *st, void **p, size_t n)
@@ -67,6 +73,24 @@ static void *eg__h_stream(void *st)
 	return NULL;
 }
 
+static int eg__h_mark(void *st, unsigned i)
+{
+	if (i >= EG_PLUG_MARKS)
+		return EG_EINVAL;
+	((eg__host_t *)st)->t[i] = eg_now();
+	return EG_OK;
+}
+
+static int eg__h_elapsed(void *st, unsigned a, unsigned b, double *ms)
+{
+	const eg__host_t *h = st;
+
+	if (a >= EG_PLUG_MARKS || b >= EG_PLUG_MARKS)
+		return EG_EINVAL;
+	*ms = (h->t[b] - h->t[a]) * 1e3;
+	return EG_OK;
+}
+
 const eg_plug_mem_t eg_plug_mem_host = {
     .name = "host",
     .open = eg__h_open,
@@ -78,6 +102,8 @@ const eg_plug_mem_t eg_plug_mem_host = {
     .sync = eg__h_sync,
     .device = eg__h_device,
     .stream = eg__h_stream,
+    .mark = eg__h_mark,
+    .elapsed = eg__h_elapsed,
 };
 
 #ifdef HAVE_CUDA
@@ -87,6 +113,7 @@ typedef struct eg__cu {
 	int device;
 	cudaStream_t stream;
 	int own_stream;
+	cudaEvent_t ev[EG_PLUG_MARKS];
 } eg__cu_t;
 
 static int eg__cu_err(cudaError_t e)
@@ -131,6 +158,13 @@ static int eg__cu_open(void **st, int device, uint32_t local_rank, void *stream,
 		c->own_stream = 1;
 	}
 	*st = c;
+	for (int i = 0; i < EG_PLUG_MARKS; i++)
+		if ((e = cudaEventCreate(&c->ev[i])) != cudaSuccess) {
+			c->ev[i] = NULL;
+			snprintf(err, errlen, "cudaEventCreate: %s",
+				 cudaGetErrorString(e));
+			return EG_ECUDA;
+		}
 	return EG_OK;
 }
 
@@ -140,6 +174,9 @@ static void eg__cu_close(void *st)
 
 	if (!c)
 		return;
+	for (int i = 0; i < EG_PLUG_MARKS; i++)
+		if (c->ev[i])
+			cudaEventDestroy(c->ev[i]);
 	if (c->own_stream)
 		cudaStreamDestroy(c->stream);
 	free(c);
@@ -171,7 +208,8 @@ static int eg__cu_put(void *st, void *dst, const void *src, size_t n)
 
 	if (!n)
 		return EG_OK;
-	if (cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, c->stream) !=
+	/* Default: the source may be a device buffer of a GPU caller */
+	if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c->stream) !=
 	    cudaSuccess)
 		return EG_ECUDA;
 	return eg__cu_err(cudaStreamSynchronize(c->stream));
@@ -183,7 +221,8 @@ static int eg__cu_get(void *st, void *dst, const void *src, size_t n)
 
 	if (!n)
 		return EG_OK;
-	if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, c->stream) !=
+	/* Default: the destination may be a GPU caller's device buffer */
+	if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c->stream) !=
 	    cudaSuccess)
 		return EG_ECUDA;
 	return eg__cu_err(cudaStreamSynchronize(c->stream));
@@ -206,6 +245,30 @@ static void *eg__cu_stream(void *st)
 	return ((eg__cu_t *)st)->stream;
 }
 
+static int eg__cu_mark(void *st, unsigned i)
+{
+	eg__cu_t *c = st;
+
+	if (i >= EG_PLUG_MARKS)
+		return EG_EINVAL;
+	return eg__cu_err(cudaEventRecord(c->ev[i], c->stream));
+}
+
+static int eg__cu_elapsed(void *st, unsigned a, unsigned b, double *ms)
+{
+	eg__cu_t *c = st;
+	float f = 0;
+	int rc;
+
+	if (a >= EG_PLUG_MARKS || b >= EG_PLUG_MARKS)
+		return EG_EINVAL;
+	if ((rc = eg__cu_err(cudaEventSynchronize(c->ev[b]))) < 0 ||
+	    (rc = eg__cu_err(cudaEventElapsedTime(&f, c->ev[a], c->ev[b]))) < 0)
+		return rc;
+	*ms = f;
+	return EG_OK;
+}
+
 static const eg_plug_mem_t eg__mem_cuda = {
     .name = "cuda",
     .open = eg__cu_open,
@@ -217,15 +280,53 @@ static const eg_plug_mem_t eg__mem_cuda = {
     .sync = eg__cu_sync,
     .device = eg__cu_device,
     .stream = eg__cu_stream,
+    .mark = eg__cu_mark,
+    .elapsed = eg__cu_elapsed,
 };
 
 const eg_plug_mem_t *eg_plug_mem_cuda(void)
 {
 	return &eg__mem_cuda;
 }
+
+int eg_plug_on_device(const void *p)
+{
+	struct cudaPointerAttributes a;
+
+	if (!p || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+		cudaGetLastError(); /* not a CUDA pointer: no sticky error */
+		return 0;
+	}
+	return a.type == cudaMemoryTypeDevice ||
+	       a.type == cudaMemoryTypeManaged;
+}
+
+int eg_plug_dev_copy(void *dst, const void *src, size_t n)
+{
+	/* the caller's work runs on its own stream: wait for all of it */
+	if (cudaDeviceSynchronize() != cudaSuccess)
+		return EG_ECUDA;
+	if (n && cudaMemcpy(dst, src, n, cudaMemcpyDefault) != cudaSuccess)
+		return EG_ECUDA;
+	return EG_OK;
+}
 #else
 const eg_plug_mem_t *eg_plug_mem_cuda(void)
 {
 	return NULL;
+}
+
+int eg_plug_on_device(const void *p)
+{
+	(void)p;
+	return 0;
+}
+
+int eg_plug_dev_copy(void *dst, const void *src, size_t n)
+{
+	(void)dst;
+	(void)src;
+	(void)n;
+	return EG_ENOSYS;
 }
 #endif

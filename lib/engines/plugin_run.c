@@ -39,6 +39,16 @@ int eg_plug_run_fail(eg_plug_run_t *r, int prc, const char *stage)
 	return prc == EG_PLUGIN_ENOTSUP ? EG_ENOSYS : EG_EPLUGIN;
 }
 
+/* The phases switch: EPGATE_PLUGIN_PHASES=1, or EPGATE_NCCL_PHASES=1
+ * (what `bench engine --phases` and a profile's env: set). */
+static int eg__phases_wanted(void)
+{
+	const char *a = getenv("EPGATE_PLUGIN_PHASES");
+	const char *b = getenv("EPGATE_NCCL_PHASES");
+
+	return (a && !strcmp(a, "1")) || (b && !strcmp(b, "1"));
+}
+
 double eg_plug_timeout(void)
 {
 	const char *s = getenv("EPGATE_TIMEOUT");
@@ -173,10 +183,14 @@ static int eg__space(eg_plug_run_t *r)
 		    "was built without CUDA",
 		    r->name);
 	if (cuda && (r->pl->caps.flags & EG_PLUGIN_WANTS_NCCL)) {
+		/* blocking: a library written for NCCL's default
+		 * communicators takes ncclInProgress as a failure (NCCL EP
+		 * exits on it) */
 		eg_nccl_opts_t o = {.size = sizeof(o),
 				    .num_comms = 1,
 				    .timeout_s = r->world.timeout_s,
-				    .device = -1};
+				    .device = -1,
+				    .blocking = 1};
 
 		rc = eg_nccl_open(&r->nccl, &r->world, r->boot, &o, r->err,
 				  sizeof(r->err));
@@ -307,6 +321,7 @@ int eg_plug_run_create(eg_plug_run_t **out, const eg_plug_t *pl,
 	r->bench = ctx->size >=
 		       offsetof(eg_engine_ctx_t, flags) + sizeof(ctx->flags) &&
 		   (ctx->flags & EG_ENGINE_CTX_BENCH);
+	r->timing = r->bench && eg__phases_wanted();
 	r->env.cuda_device = -1;
 	rc = eg__setup(r, ctx);
 	if (rc < 0) {
@@ -340,6 +355,7 @@ void eg_plug_run_destroy(eg_plug_run_t *r)
 	if (r->own_boot)
 		eg_boot_close(r->own_boot);
 	eg_plug_native_free(&r->nat);
+	eg_plug_dev_free(r);
 	eg_plug_routes_free(&r->rt);
 	eg_gen_fini(&r->g);
 	eg_workload_fini(&r->w);

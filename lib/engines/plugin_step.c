@@ -121,7 +121,9 @@ static int eg__shape(eg_plug_run_t *r, uint32_t *cb, uint32_t *ib)
 {
 	const eg_plugin_recv_t *p = &r->prc;
 	uint32_t lay = r->pl->caps.layout;
-	uint64_t lim = 4 * (uint64_t)r->W * r->env.max_tokens + 256;
+	/* room for a receive budget sized by selections (ep_bench sizes
+	 * NCCL EP's at tokens x top-k), not beyond */
+	uint64_t lim = (4 + (uint64_t)r->K) * r->W * r->env.max_tokens + 256;
 	const char *miss = NULL;
 
 	*cb = p->count_bytes ? p->count_bytes : 4;
@@ -132,12 +134,13 @@ static int eg__shape(eg_plug_run_t *r, uint32_t *cb, uint32_t *ib)
 				       "idx_bytes %u: want 4 or 8",
 				       r->name, p->count_bytes, p->idx_bytes);
 	if (p->stride > lim)
-		return eg_plug_run_err(r, EG_EPLUGIN,
-				       "plugin %s: dispatch: stride of %u rows "
-				       "per group, more than 4 x world x most "
-				       "tokens + 256 = %llu",
-				       r->name, p->stride,
-				       (unsigned long long)lim);
+		return eg_plug_run_err(
+		    r, EG_EPLUGIN,
+		    "plugin %s: dispatch: stride of %u rows "
+		    "per group, more than (4 + top-k) x world x "
+		    "most "
+		    "tokens + 256 = %llu",
+		    r->name, p->stride, (unsigned long long)lim);
 	if (!p->count && lay != EG_PLUGIN_LAYOUT_FLAT)
 		miss = "counters (count)";
 	else if (p->stride && !p->x)
@@ -240,10 +243,39 @@ static int eg__rows(eg_plug_run_t *r, eg_plug_native_t *n, uint32_t cb,
 	return rc;
 }
 
-/* The native layout, copied, checked and mapped into out. */
-static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *out)
+/* Every slot's key: the plugin's source info, or by content against the
+ * reference of iteration iter. */
+static int eg__keys(eg_plug_run_t *r, eg_plug_native_t *n, uint32_t iter,
+		    eg_verdict_t *f)
+{
+	eg_workload_t wi;
+	eg_gen_t gi = {0};
+	int rc;
+
+	if (n->src_token) {
+		eg_plug_keys_given(n, &r->rt, f);
+		return EG_OK;
+	}
+	if ((rc = eg_workload_copy(&wi, &r->w)) < 0)
+		return rc;
+	wi.iter = iter;
+	rc = eg_gen_init(&gi, &wi);
+	if (rc == EG_OK)
+		rc = eg_plug_keys_content(n, &wi, &gi, f);
+	eg_gen_fini(&gi);
+	eg_workload_fini(&wi);
+	if (rc < 0)
+		return eg_plug_run_err(r, rc, "keys by content: %s",
+				       eg_strerror(rc));
+	return EG_OK;
+}
+
+/* The native layout, copied, checked and mapped into out (through a host
+ * copy for a caller with device buffers). */
+static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *dst)
 {
 	eg_plug_native_t *n = &r->nat;
+	eg_recv_t *out;
 	eg_verdict_t f;
 	uint32_t cb, ib;
 	int rc;
@@ -251,16 +283,19 @@ static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *out)
 	eg_verdict_init(&f);
 	eg_plug_native_free(n);
 	r->mapped = 0;
-	*n = (eg_plug_native_t){.layout = r->pl->caps.layout,
-				.G = r->G,
-				.S = r->prc.stride,
-				.W = r->W,
-				.L = r->L,
-				.K = r->K,
-				.H = r->H,
-				.rank = r->me,
-				.dtype = r->w.dtype};
-	if ((rc = eg__shape(r, &cb, &ib)) < 0)
+	*n = (eg_plug_native_t){
+	    .layout = r->pl->caps.layout,
+	    .G = r->G,
+	    .S = r->prc.stride,
+	    .W = r->W,
+	    .L = r->L,
+	    .K = r->K,
+	    .H = r->H,
+	    .rank = r->me,
+	    .dtype = r->w.dtype,
+	    .slots_any = (r->pl->caps.flags & EG_PLUGIN_SLOTS_ANY_ORDER) != 0};
+	if ((rc = eg__shape(r, &cb, &ib)) < 0 ||
+	    (rc = eg_plug_dev_recv(r, dst, &out)) < 0)
 		return rc;
 	if (out->capacity < r->rt.total)
 		return eg_plug_run_err(
@@ -270,52 +305,79 @@ static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *out)
 	    (rc = eg__rows(r, n, cb, ib)) < 0)
 		return eg_plug_run_err(r, rc, "reading the native layout: %s",
 				       eg_strerror(rc));
-	if (n->src_token) {
-		eg_plug_keys_given(n, &r->rt, &f);
-	} else {
-		eg_workload_t wi;
-		eg_gen_t gi = {0};
-
-		if ((rc = eg_workload_copy(&wi, &r->w)) < 0)
-			return rc;
-		wi.iter = iter;
-		rc = eg_gen_init(&gi, &wi);
-		if (rc == EG_OK)
-			rc = eg_plug_keys_content(n, &wi, &gi, &f);
-		eg_gen_fini(&gi);
-		eg_workload_fini(&wi);
-		if (rc < 0)
-			return eg_plug_run_err(r, rc, "keys by content: %s",
-					       eg_strerror(rc));
-	}
-	if ((rc = eg_plug_project(n, &r->rt, out, &f)) < 0)
+	if ((rc = eg__keys(r, n, iter, &f)) < 0 ||
+	    (rc = eg_plug_slots_canon(n, &r->rt)) < 0 ||
+	    (rc = eg_plug_project(n, &r->rt, out, &f)) < 0)
 		return rc;
 	if (!out->findings && !(out->findings = malloc(sizeof(f))))
 		return EG_ENOMEM;
 	*out->findings = f;
+	if ((rc = eg_plug_dev_recv_put(r, dst)) < 0)
+		return rc;
 	r->mapped = 1;
 	return EG_OK;
+}
+
+/* Mark m before (m = 0) or after (m = 1) the plugin's dispatch, or its
+ * combine (2, 3), in a timed step; after the wait for its stream, the
+ * phase from its pair (m = 1, 3). */
+static int eg__time(eg_plug_run_t *r, int timed, unsigned m, int done)
+{
+	int rc;
+
+	if (!timed)
+		return EG_OK;
+	if (!done)
+		rc = r->mem->mark(r->ms, m);
+	else if ((rc = r->mem->elapsed(r->ms, m - 1, m, &r->ph_ms[m / 2])) ==
+		 EG_OK)
+		r->ph_have |= 1 << (m / 2);
+	return rc < 0 ? eg_plug_run_err(r, rc, "timing the plugin's calls: %s",
+					eg_strerror(rc))
+		      : EG_OK;
+}
+
+int eg_plug_run_phases(const eg_plug_run_t *r, eg_engine_phase_t *p, size_t max)
+{
+	if (!r || r->ph_have != 3 || max < 2)
+		return 0;
+	p[0] =
+	    (eg_engine_phase_t){.name = "plugin_dispatch", .ms = r->ph_ms[0]};
+	p[1] = (eg_engine_phase_t){.name = "plugin_combine", .ms = r->ph_ms[1]};
+	return 2;
 }
 
 int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
 			 eg_recv_t *out)
 {
 	int verified = !r->bench || r->n_disp == 0;
+	int timed = r->timing && !verified;
+	const eg_rank_input_t *use;
 	int rc;
 
 	r->err[0] = '\0';
+	r->ph_have = 0;
 	if ((rc = eg__follow_step(r, in->step)) < 0 ||
-	    (verified && (rc = eg__stage_input(r, in)) < 0))
+	    (rc = eg_plug_dev_probe(r, in)) < 0)
+		return rc;
+	if (verified && ((rc = eg_plug_dev_input(r, in, &use)) < 0 ||
+			 (rc = eg__stage_input(r, use)) < 0))
 		return rc;
 	memset(&r->prc, 0, sizeof(r->prc));
 	r->prc.size = sizeof(r->prc);
+	if ((rc = eg__time(r, timed, 0, 0)) < 0)
+		return rc;
 	rc = r->pl->p->dispatch(r->inst, &r->pin, &r->prc);
 	if (rc < 0)
 		return eg_plug_run_fail(r, rc, "dispatch");
+	if ((rc = eg__time(r, timed, 1, 0)) < 0)
+		return rc;
 	if ((rc = r->mem->sync(r->ms)) < 0)
 		return eg_plug_run_err(r, rc,
 				       "plugin %s: dispatch: its stream: %s",
 				       r->name, eg_strerror(rc));
+	if ((rc = eg__time(r, timed, 1, 1)) < 0)
+		return rc;
 	r->n_disp++;
 	r->last_mapped = verified;
 	return verified ? eg__map(r, in->iter, out) : EG_OK;
@@ -366,6 +428,7 @@ static int eg__native_y(eg_plug_run_t *r, const void *y)
 int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 {
 	int verified = !r->bench || r->n_comb == 0;
+	int timed = r->timing && !verified;
 	int cuda = r->pl->caps.memory == EG_PLUGIN_MEM_CUDA;
 	size_t ob =
 	    (size_t)r->T * r->H * eg_dtype_size(eg_combine_dtype(r->w.dtype));
@@ -373,16 +436,30 @@ int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 	int rc;
 
 	r->err[0] = '\0';
-	if (verified && (rc = eg__native_y(r, y)) < 0)
+	if (verified && ((rc = eg_plug_dev_y(r, y, &y)) < 0 ||
+			 (rc = eg__native_y(r, y)) < 0))
 		return rc;
 	ys = !verified && r->prc.y ? r->prc.y : r->ysel;
+	/* after the expert stage, as in any step: a GPU caller's runs on a
+	 * stream of its own (the plugin's call then runs alone on the
+	 * device, as ep_bench times it) */
+	if (!verified && r->dev_caller &&
+	    (rc = eg_plug_dev_copy(NULL, NULL, 0)) < 0)
+		return eg_plug_run_err(r, rc, "waiting for the device: %s",
+				       eg_strerror(rc));
+	if ((rc = eg__time(r, timed, 2, 0)) < 0)
+		return rc;
 	rc = r->pl->p->combine(r->inst, &r->pin, ys, cuda ? r->d_out : out);
 	if (rc < 0)
 		return eg_plug_run_fail(r, rc, "combine");
+	if ((rc = eg__time(r, timed, 3, 0)) < 0)
+		return rc;
 	if ((rc = r->mem->sync(r->ms)) < 0)
 		return eg_plug_run_err(r, rc,
 				       "plugin %s: combine: its stream: %s",
 				       r->name, eg_strerror(rc));
+	if ((rc = eg__time(r, timed, 3, 1)) < 0)
+		return rc;
 	r->n_comb++;
 	if (verified && cuda &&
 	    (rc = r->mem->get(r->ms, out, r->d_out, ob)) < 0)

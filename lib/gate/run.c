@@ -17,6 +17,7 @@ typedef struct eg__run {
 	eg_junit_t *junit;
 	unsigned count[4], errors;
 	json_t *remeasure;
+	char *repro; /* the command that judges these results again */
 	char tap_path[4200], junit_path[4200];
 } eg__run_t;
 
@@ -41,8 +42,8 @@ static int eg__report_hard(eg__run_t *r, const eg_gate_t *g, const char *desc,
 }
 
 /* Status, TAP reason and JUnit message of a verdict. */
-static eg_status_t eg__status(const eg_gate_t *g, const eg_gate_result_t *res,
-			      char *reason, size_t rlen, char *msg, size_t mlen)
+static eg_status_t eg__status(const eg_gate_result_t *res, char *reason,
+			      size_t rlen, char *msg, size_t mlen)
 {
 	switch (res->verdict) {
 	case EG_VERDICT_PASS:
@@ -50,16 +51,16 @@ static eg_status_t eg__status(const eg_gate_t *g, const eg_gate_result_t *res,
 		snprintf(msg, mlen, "%s", res->summary);
 		return EG_STATUS_PASS;
 	case EG_VERDICT_FAIL:
+		/* a short message (viewers cut long ones); the sentence and
+		 * the repro go into the body, each on its own line */
 		snprintf(reason, rlen, "%s", res->summary);
-		snprintf(msg, mlen, "%s -- FAILED: %s", g->sentence,
-			 res->summary);
+		snprintf(msg, mlen, "FAILED: %s", res->summary);
 		return EG_STATUS_FAIL;
 	case EG_VERDICT_INCONCLUSIVE:
 		/* not ok # TODO: visible, never silently a pass, and
 		 * automake counts it as an expected failure (XFAIL) */
 		snprintf(reason, rlen, "inconclusive: %s", res->summary);
-		snprintf(msg, mlen, "INCONCLUSIVE: %s -- %s", g->sentence,
-			 res->summary);
+		snprintf(msg, mlen, "INCONCLUSIVE: %s", res->summary);
 		return EG_STATUS_TODO;
 	default:
 		snprintf(reason, rlen, "%s", res->summary);
@@ -68,29 +69,71 @@ static eg_status_t eg__status(const eg_gate_t *g, const eg_gate_result_t *res,
 	}
 }
 
+/* "epgate gate --gates G [--baseline B]... R...": malloc'd. */
+static char *eg__repro_line(const eg_gate_run_opts_t *o)
+{
+	const eg_gate_data_t *d = o->data;
+	size_t len = strlen(o->gates) + 64, n;
+	char *s;
+
+	for (size_t i = 0; i < d->n_cur; i++)
+		len += strlen(d->cur[i].path ? d->cur[i].path : "-") + 1;
+	for (size_t i = 0; d->base && i < d->n_base; i++)
+		len += strlen(d->base[i].path ? d->base[i].path : "-") + 12;
+	if (!(s = malloc(len)))
+		return NULL;
+	n = (size_t)snprintf(s, len, "epgate gate --gates %s", o->gates);
+	for (size_t i = 0; d->base && i < d->n_base; i++)
+		n += (size_t)snprintf(s + n, len - n, " --baseline %s",
+				      d->base[i].path ? d->base[i].path : "-");
+	for (size_t i = 0; i < d->n_cur; i++)
+		n += (size_t)snprintf(s + n, len - n, " %s",
+				      d->cur[i].path ? d->cur[i].path : "-");
+	return s;
+}
+
+/* The JUnit body of a verdict that is not a pass: the sentence, the
+ * verdict and the repro on lines of their own, then the diagnostics. */
+static char *eg__body(const eg__run_t *r, const eg_gate_t *g, const char *msg,
+		      const char *yaml)
+{
+	size_t len = strlen(g->sentence) + strlen(msg) +
+		     strlen(r->repro ? r->repro : "") +
+		     strlen(yaml ? yaml : "") + 32;
+	char *s = malloc(len);
+
+	if (s)
+		snprintf(s, len, "%s\n%s\nrepro: %s\n\n%s", g->sentence, msg,
+			 r->repro ? r->repro : "", yaml ? yaml : "");
+	return s;
+}
+
 /* Reports one gate: TAP point, JUnit case, table line. */
 static int eg__report(eg__run_t *r, const eg_gate_t *g,
 		      const eg_gate_result_t *res, const char *hard)
 {
 	char desc[640], msg[768], reason[400], cls[160];
 	eg_status_t st;
-	char *yaml;
+	char *yaml, *body = NULL;
 	int rc;
 
 	snprintf(desc, sizeof(desc), "%s: %s", g->name, g->sentence);
 	snprintf(cls, sizeof(cls), "gates.%s", r->gf.profile);
 	if (hard)
 		return eg__report_hard(r, g, desc, cls, hard);
-	st = eg__status(g, res, reason, sizeof(reason), msg, sizeof(msg));
+	st = eg__status(res, reason, sizeof(reason), msg, sizeof(msg));
 	rc = eg_tap_point(r->tap, st, desc, reason, res->diag);
 	if (rc < 0)
 		return rc;
 	yaml = eg_json_to_yaml(res->diag, 0);
+	if (st == EG_STATUS_FAIL || st == EG_STATUS_TODO)
+		body = eg__body(r, g, msg, yaml);
 	/* JUnit has no "inconclusive": a skipped case with the reason,
 	 * visible in GitLab and Jenkins, that does not fail the job */
 	rc = eg_junit_case(r->junit, cls, g->name, 0,
 			   st == EG_STATUS_TODO ? EG_STATUS_SKIP : st, msg,
-			   yaml);
+			   body ? body : yaml);
+	free(body);
 	free(yaml);
 	printf("%-32s %-10s %-12s %s\n", g->name, eg_rule_name(g->rule),
 	       eg__verdict_upper[res->verdict], res->summary);
@@ -227,7 +270,9 @@ int eg_gate_run(const eg_gate_run_opts_t *o)
 		goto out;
 	}
 	r.remeasure = json_array();
-	if (!r.remeasure || eg__open_reports(&r) || eg__evaluate(&r))
+	r.repro = eg__repro_line(o);
+	if (!r.remeasure || !r.repro || eg__open_reports(&r) ||
+	    eg__evaluate(&r))
 		goto out;
 	rc = eg__exit_code(&r);
 	fprintf(stderr, "%s: TAP %s, JUnit %s\n", o->prog, r.tap_path,
@@ -241,6 +286,7 @@ out:
 	if (r.junit && eg_junit_close(r.junit) < 0)
 		rc = EG_EXIT_HARD;
 	json_decref(r.remeasure);
+	free(r.repro);
 	eg_gate_file_free(&r.gf);
 	return rc;
 }

@@ -1,5 +1,9 @@
-/* TAP 14 writer.  Every line is flushed as soon as it is written, so a
- * crash loses no finished test point.  Verdicts live only on column-0
+/* TAP writer, version 14 by default or 13 (eg_tap_set_version,
+ * EPGATE_TAP_VERSION) for harnesses that know no later one, such as
+ * Debian 12's prove (Test::Harness 3.44).  The two differ only in the
+ * version line: what epgate writes (plan, points, directives, YAML
+ * blocks) is the same in both.  Every line is flushed as soon as it is written,
+ * so a crash loses no finished test point.  Verdicts live only on column-0
  * "ok"/"not ok" lines (automake's tap-driver.sh ignores YAML).
  *
  * Status mapping: PASS "ok", FAIL and ERROR "not ok", SKIP "ok # SKIP",
@@ -28,6 +32,47 @@ struct eg_tap {
 	int bailed;
 	int err; /* first write error, sticky */
 };
+
+/* 0: not set by eg_tap_set_version; EPGATE_TAP_VERSION, else 14. */
+static int eg__tap_version;
+
+int eg_tap_version_parse(const char *s)
+{
+	if (s && !strcmp(s, "13"))
+		return 13;
+	if (s && !strcmp(s, "14"))
+		return 14;
+	return EG_EINVAL;
+}
+
+int eg_tap_set_version(int version)
+{
+	if (version != 13 && version != 14)
+		return EG_EINVAL;
+	eg__tap_version = version;
+	return EG_OK;
+}
+
+int eg_tap_version(void)
+{
+	static int warned;
+	const char *env = getenv("EPGATE_TAP_VERSION");
+	int v;
+
+	if (eg__tap_version)
+		return eg__tap_version;
+	if (!env || !*env)
+		return 14;
+	v = eg_tap_version_parse(env);
+	if (v < 0 && !warned) {
+		warned = 1;
+		fprintf(stderr,
+			"epgate: EPGATE_TAP_VERSION=\"%s\": want 13 or 14; "
+			"writing TAP version 14\n",
+			env);
+	}
+	return v > 0 ? v : 14;
+}
 
 static int eg__tap_printf(eg_tap_t *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -104,7 +149,7 @@ int eg_tap_open(eg_tap_t **t, const char *path, int planned)
 			return EG_EIO;
 		}
 	}
-	r = eg__tap_printf(p, "TAP version 14\n");
+	r = eg__tap_printf(p, "TAP version %d\n", eg_tap_version());
 	if (!r && p->planned >= 0)
 		r = eg__tap_printf(p, "1..%d\n", p->planned);
 	if (r) {

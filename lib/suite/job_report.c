@@ -64,7 +64,8 @@ static int eg__l2_line(const char *line, const eg_workload_list_t *wl,
 	json_t *j = json_loads(line, 0, &je);
 	const char *wname = json_string_value(json_object_get(j, "workload"));
 	const char *st = json_string_value(json_object_get(j, "status"));
-	char desc[256];
+	const char *shape = json_string_value(json_object_get(j, "shape"));
+	char desc[512];
 
 	if (!wname || !st) {
 		json_decref(j);
@@ -73,7 +74,8 @@ static int eg__l2_line(const char *line, const eg_workload_list_t *wl,
 	for (size_t i = 0; i < wl->n; i++)
 		if (!strcmp(wl->items[i].name, wname))
 			seen[i] = 1;
-	snprintf(desc, sizeof(desc), "%s: %s", prefix, wname);
+	snprintf(desc, sizeof(desc), "%s: %s%s%s", prefix, wname,
+		 shape ? ": " : "", shape ? shape : "");
 	if (!strcmp(st, "pass"))
 		eg__emit(tap, junit, cls, wname, desc, dt, EG_STATUS_PASS, NULL,
 			 NULL, t);

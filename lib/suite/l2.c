@@ -10,6 +10,7 @@
 
 #include "epgate/clock.h"
 #include "epgate/job.h"
+#include "lib/suite/job_report.h"
 #include "lib/suite/suite.h"
 
 /* make check and `epgate run`: 4 ranks in 2 virtual nodes in every
@@ -188,66 +189,36 @@ typedef struct eg__l2 {
 	eg_tap_t *tap;
 	eg_junit_t *junit;
 	struct eg_l1_totals *tot;
+	const eg_workload_list_t *wl; /* what the jobs owe */
 	int hard;
 } eg__l2_t;
 
-/* One results line of a job as a TAP point and a JUnit case. */
-static void eg__point(eg__l2_t *L, const char *name, const char *cls, json_t *j,
-		      double dt)
-{
-	const char *wname = json_string_value(json_object_get(j, "workload"));
-	const char *st = json_string_value(json_object_get(j, "status"));
-	const char *shape = json_string_value(json_object_get(j, "shape"));
-	json_t *diag = json_object_get(j, "diag");
-	char desc[512];
-	int err;
-
-	snprintf(desc, sizeof(desc), "l2 %s: %s%s%s", name, wname,
-		 shape ? ": " : "", shape ? shape : "");
-	L->tot->run++;
-	if (!strcmp(st, "pass")) {
-		L->tot->passed++;
-		eg_tap_point(L->tap, EG_STATUS_PASS, desc, NULL, NULL);
-		eg_junit_case(L->junit, cls, wname, dt, EG_STATUS_PASS, NULL,
-			      NULL);
-		return;
-	}
-	char *txt = json_dumps(diag, JSON_INDENT(2));
-	err = !strcmp(st, "error");
-	if (err)
-		L->tot->errors++;
-	else
-		L->tot->failed++;
-	eg_tap_point(L->tap, EG_STATUS_FAIL, desc, NULL, diag);
-	eg_junit_case(L->junit, cls, wname, dt,
-		      err ? EG_STATUS_ERROR : EG_STATUS_FAIL,
-		      err ? "harness error" : "mismatch", txt);
-	free(txt);
-}
-
-/* The lines a job's rank 0 wrote; returns how many workloads. */
-static unsigned eg__collect(eg__l2_t *L, const char *name, const char *cls,
-			    const char *results, double dt)
+/* The lines a job's rank 0 wrote, as TAP points and JUnit cases, then
+ * every workload it owed that no line reports, as a skip that says why
+ * (lib/suite/job_report.c, shared with the batch job's report): a job
+ * that dies keeps its cases in CI history. Returns how many workloads
+ * the lines reported. */
+static unsigned eg__collect(eg__l2_t *L, const eg_l2_config_t *c,
+			    const char *name, const char *cls,
+			    const char *results, double dt, int rc)
 {
 	FILE *f = fopen(results, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned seen = 0;
+	char prefix[128], why[160];
+	eg_job_totals_t t = {0};
+	unsigned seen;
 
-	while (f && getline(&line, &cap, f) > 0) {
-		json_error_t je;
-		json_t *j = json_loads(line, 0, &je);
-
-		if (json_string_value(json_object_get(j, "workload")) &&
-		    json_string_value(json_object_get(j, "status"))) {
-			seen++;
-			eg__point(L, name, cls, j, dt);
-		}
-		json_decref(j);
-	}
-	free(line);
+	snprintf(prefix, sizeof(prefix), "l2 %s", name);
+	snprintf(why, sizeof(why),
+		 "never ran: the job ended (exit %d) before it", rc);
+	seen = eg_l2_lines_report(f, L->wl, c->world, L->tap, L->junit, cls,
+				  prefix, dt, why, &t);
 	if (f)
 		fclose(f);
+	L->tot->run += t.passed + t.failed + t.errors;
+	L->tot->passed += t.passed;
+	L->tot->failed += t.failed;
+	L->tot->errors += t.errors;
+	L->tot->skipped += t.skipped;
 	return seen;
 }
 
@@ -297,8 +268,8 @@ static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *file,
 		fprintf(stderr, "  L2 %s (%u workloads) ...\n", name, expected);
 	rc = eg__launch(o, c, file, results, log);
 	double dt = eg_now() - t0;
-	seen =
-	    eg__collect(L, name, cls, results, dt / (expected ? expected : 1));
+	seen = eg__collect(L, c, name, cls, results,
+			   dt / (expected ? expected : 1), rc);
 	if (rc != EG_EXIT_PASS && !(rc == EG_EXIT_FAIL && seen == expected))
 		eg__job_error(L, name, cls, rc, seen, expected, log, dt);
 }
@@ -339,7 +310,7 @@ int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot)
 	size_t ncfg = eg__configs(o, cfg, 64);
 	char file[4096];
 	eg_workload_list_t wl = {0};
-	eg__l2_t L = {.o = o, .tot = tot};
+	eg__l2_t L = {.o = o, .tot = tot, .wl = &wl};
 
 	memset(tot, 0, sizeof(*tot));
 	if (eg__prepare(o, file, sizeof(file), &wl) < 0) {

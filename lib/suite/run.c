@@ -7,6 +7,7 @@
 
 #include "lib/suite/sweep.h"
 #include "epgate/file.h"
+#include "epgate/report_html.h"
 #include "lib/suite/suite.h"
 
 /* One suite's reports and totals. */
@@ -147,6 +148,7 @@ int eg_run_local(const eg_run_opts_t *o)
 	if (eg__summary(summary, run, o->engine, &l1, &l2, rc) < 0)
 		rc = EG_EXIT_HARD;
 	rc = eg__worse(rc, eg__bench(o, run));
+	eg_report_run_folder(run); /* report.html, summary.md */
 	printf("reports:\n  %s\n  %s\n  %s\n  %s\n  %s\n", l1.tap, l1.junit,
 	       l2.tap, l2.junit, summary);
 	printf("%u passed, %u failed\n", l1.t.passed + l2.t.passed,

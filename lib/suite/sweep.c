@@ -27,6 +27,7 @@
 #include "epgate/error.h"
 #include "epgate/gate.h"
 #include "epgate/job.h"
+#include "epgate/report_html.h"
 #include "lib/suite/suite.h"
 #include "lib/suite/sweep.h"
 
@@ -551,6 +552,7 @@ static int eg__run(eg__run_t *r, const eg_bench_point_t *pts, size_t n)
 		else if (tot->gate_exit == EG_EXIT_FAIL && ex == EG_EXIT_PASS)
 			ex = EG_EXIT_FAIL;
 	}
+	eg_report_run_folder(r->run_dir); /* report.html, summary.md */
 	return ex;
 }
 

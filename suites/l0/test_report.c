@@ -171,6 +171,34 @@ START_TEST(test_tap_plan_mismatch)
 }
 END_TEST
 
+/* --tap-version 13: the version line, and nothing else, changes. */
+START_TEST(test_tap_version)
+{
+	static const char *const want[] = {
+	    "TAP version 13",
+	    "1..2",
+	    "ok 1 - a \\# b",
+	    "not ok 2 - c # TODO d",
+	};
+	const char *p = path_in("v.tap");
+	eg_tap_t *t;
+
+	ck_assert_int_eq(eg_tap_version_parse("13"), 13);
+	ck_assert_int_eq(eg_tap_version_parse("14"), 14);
+	ck_assert_int_eq(eg_tap_version_parse("12"), EG_EINVAL);
+	ck_assert_int_eq(eg_tap_version_parse(NULL), EG_EINVAL);
+	ck_assert_int_eq(eg_tap_set_version(15), EG_EINVAL);
+	ck_assert_int_eq(eg_tap_set_version(13), 0);
+	ck_assert_int_eq(eg_tap_version(), 13);
+	ck_assert_int_eq(eg_tap_open(&t, p, 2), 0);
+	eg_tap_point(t, EG_STATUS_PASS, "a # b", NULL, NULL);
+	eg_tap_point(t, EG_STATUS_TODO, "c", "d", NULL);
+	ck_assert_int_eq(eg_tap_close(t), 0);
+	expect_lines(p, want, 4);
+	ck_assert_int_eq(eg_tap_set_version(14), 0); /* CK_FORK=no: reset */
+}
+END_TEST
+
 START_TEST(test_tap_bail_and_bad_args)
 {
 	static const char *const want[] = {
@@ -865,6 +893,7 @@ int main(void)
 	tcase_add_test(tc, test_tap_points);
 	tcase_add_test(tc, test_tap_plan_at_close);
 	tcase_add_test(tc, test_tap_plan_mismatch);
+	tcase_add_test(tc, test_tap_version);
 	tcase_add_test(tc, test_tap_bail_and_bad_args);
 	tcase_add_test(tc, test_yaml_roundtrip);
 	tcase_add_test(tc, test_yaml_checker_catches);

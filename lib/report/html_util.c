@@ -1,0 +1,57 @@
+/* Small things every part of the page needs: escaping, numbers as
+ * shown, verdict words, units. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/report/page.h"
+
+void eg__esc(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		default:
+			fputc(*s, f);
+		}
+	}
+}
+
+const char *eg__num(double v, char *buf, size_t len)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (fabs(v) >= 1000 && fabs(v) < 1e15)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.4g", v);
+	return buf;
+}
+
+const char *eg__gres_word(const eg__gres_t *g)
+{
+	if (g->hard)
+		return "error";
+	return eg_gate_verdict_name(g->res.verdict);
+}
+
+const char *eg__unit(const char *metric)
+{
+	const eg_metric_info_t *m = eg_metric_info(metric);
+
+	return m && m->unit ? m->unit : "";
+}

@@ -1,0 +1,100 @@
+/* NCCL EP high-throughput mode, flat layout: the handle (per routing
+ * epoch) all-gathers the routing and computes, on the device, how many
+ * rows arrive and how many use each local expert; dispatch writes one row
+ * per (source token, this rank) into [N, H] with its received top-k ids
+ * (int64: the local experts ascending, then -1) and weights; epgate keys
+ * the rows by content, applies the weights in its expert stage, and the
+ * combine sums each token's rows back. Kernels are JIT-compiled by nvcc
+ * at their first call. */
+#include "nep.h"
+
+int eg_nep_ht_setup(eg_nep_t *n)
+{
+	size_t T = n->env.tokens, K = n->env.topk, H = n->env.hidden;
+	size_t N = n->p.recv, L = n->p.L;
+	int rc;
+
+	if ((rc = eg_nep_cuda(n, "cudaMalloc",
+			      cudaMalloc((void **)&n->topk,
+					 (T * K + 1) * sizeof(int64_t)))) ||
+	    (rc = eg_nep_cuda(n, "cudaMalloc",
+			      cudaMalloc(&n->recv, N * H * 2 + 16))) ||
+	    (rc = eg_nep_cuda(n, "cudaMalloc",
+			      cudaMalloc(&n->y, N * H * 2 + 16))) ||
+	    (rc = eg_nep_cuda(
+		 n, "cudaMalloc",
+		 cudaMalloc((void **)&n->ridx, N * K * sizeof(int64_t) + 8))) ||
+	    (rc = eg_nep_cuda(n, "cudaMalloc",
+			      cudaMalloc((void **)&n->rw, N * K * 4 + 4))) ||
+	    (rc = eg_nep_cuda(n, "cudaMalloc",
+			      cudaMalloc((void **)&n->count, L * 4 + 4))) ||
+	    (rc = eg_nep_cuda(n, "cudaMalloc",
+			      cudaMalloc((void **)&n->total, 8))))
+		return rc;
+	eg_nep_tensor(&n->tk, ncclInt64, n->topk, 2, T, K, 0);
+	eg_nep_tensor(&n->rcv, ncclBfloat16, n->recv, 2, N, H, 0);
+	eg_nep_tensor(&n->ri, ncclInt64, n->ridx, 2, N, K, 0);
+	eg_nep_tensor(&n->rwt, ncclFloat32, n->rw, 2, N, K, 0);
+	eg_nep_tensor(&n->cnt, ncclInt32, n->count, 1, L, 0, 0);
+	eg_nep_tensor(&n->tot, ncclInt32, n->total, 1, 1, 0, 0);
+	return EG_PLUGIN_OK;
+}
+
+int eg_nep_ht_dispatch(eg_nep_t *n, const eg_plugin_input_t *in,
+		       eg_plugin_recv_t *out)
+{
+	ncclEpDispatchInputs_t di = NCCL_EP_DISPATCH_INPUTS_INIT;
+	ncclEpDispatchOutputs_t dout = NCCL_EP_DISPATCH_OUTPUTS_INIT;
+	ncclEpLayoutInfo_t li = NCCL_EP_LAYOUT_INFO_INIT;
+	ncclResult_t r;
+	int rc;
+
+	/* the counters come with the handle: the routing fixes them */
+	li.expert_counters = &n->cnt.t;
+	li.recv_total_counter = &n->tot.t;
+	if ((rc = eg_nep_routing(n, in, &li)) != EG_PLUGIN_OK)
+		return rc;
+	eg_nep_tensor(&n->x, ncclBfloat16, (void *)in->x, 2, in->tokens,
+		      n->env.hidden, 0);
+	eg_nep_tensor(&n->w, ncclFloat32, (void *)in->topk_w, 2, in->tokens,
+		      n->env.topk, 0);
+	di.tokens = &n->x.t;
+	di.topk_weights = &n->w.t;
+	dout.tokens = &n->rcv.t;
+	dout.topk_weights = &n->rwt.t;
+	dout.topk_idx = &n->ri.t;
+	if ((r = ncclEpDispatch(n->handle, &di, &dout, NULL, NULL, n->s)) !=
+	    ncclSuccess)
+		return eg_nep_fail(n, "ncclEpDispatch", r);
+	if ((r = ncclEpComplete(n->handle, NULL, n->s)) != ncclSuccess)
+		return eg_nep_fail(n, "ncclEpComplete", r);
+	out->stride = n->p.recv;
+	out->count = n->total;
+	out->count_bytes = 4;
+	out->x = n->recv;
+	out->topk_idx = n->ridx;
+	out->idx_bytes = 8;
+	out->topk_w = n->rw;
+	out->expert_count = n->count;
+	out->y = n->y;
+	return EG_PLUGIN_OK;
+}
+
+int eg_nep_ht_combine(eg_nep_t *n, const eg_plugin_input_t *in, const void *y,
+		      void *out)
+{
+	ncclEpCombineInputs_t ci = NCCL_EP_COMBINE_INPUTS_INIT;
+	ncclEpCombineOutputs_t co = NCCL_EP_COMBINE_OUTPUTS_INIT;
+	size_t H = n->env.hidden;
+	ncclResult_t r;
+
+	eg_nep_tensor(&n->yt, ncclBfloat16, (void *)y, 2, n->p.recv, H, 0);
+	eg_nep_tensor(&n->out, ncclBfloat16, out, 2, in->tokens, H, 0);
+	ci.tokens = &n->yt.t;
+	co.tokens = &n->out.t;
+	if ((r = ncclEpCombine(n->handle, &ci, &co, NULL, n->s)) != ncclSuccess)
+		return eg_nep_fail(n, "ncclEpCombine", r);
+	if ((r = ncclEpComplete(n->handle, NULL, n->s)) != ncclSuccess)
+		return eg_nep_fail(n, "ncclEpComplete", r);
+	return EG_PLUGIN_OK;
+}

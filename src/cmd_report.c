@@ -1,0 +1,131 @@
+/* epgate report: argv -> what to show -> eg_report_write
+ * (lib/report/report.c). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "epgate/report_html.h"
+#include "src/cmd.h"
+#include "src/opts.h"
+
+static void eg__report_usage(FILE *f)
+{
+	fputs("usage: epgate report RUN_DIR [-o FILE] [--screenshot PNG]\n"
+	      "       epgate report --results FILE... [--gates FILE] "
+	      "[--baseline FILE]... -o FILE\n"
+	      "       epgate report --history DIR [--gates FILE] -o FILE\n"
+	      "\n"
+	      "One self-contained HTML page (docs/reports.md): the verdict,\n"
+	      "the suites, every gate with its sentence and verdict, every\n"
+	      "failure with its repro line, and for every profile a chart\n"
+	      "per sweep axis with each point's interval and the gates'\n"
+	      "bands and bounds (gnuplot; without it, the tables alone).\n"
+	      "A run folder also gets summary.md, for CI job pages.\n"
+	      "\n"
+	      "  RUN_DIR            a run folder: RUN_DIR/report.html\n"
+	      "  --results FILE     a results file (repeatable)\n"
+	      "  --baseline FILE    regression baseline (repeatable)\n"
+	      "  --gates FILE       the gate file (default: the profile's)\n"
+	      "  --history DIR      runs at DIR/PROFILE/MACHINE/STAMP.json:\n"
+	      "                     each gated value over time, change "
+	      "points\n"
+	      "  -o, --output FILE  the page (default: RUN_DIR/report.html)\n"
+	      "  --markdown FILE    the Markdown summary (default:\n"
+	      "                     RUN_DIR/summary.md; none otherwise)\n"
+	      "  --screenshot PNG   also a PNG of the page (headless "
+	      "Chromium)\n"
+	      "  --title TEXT       the page's title\n"
+	      "  -h, --help         this text\n"
+	      "\n"
+	      "Exit status: 0 written (whatever the verdicts), 99 bad input\n"
+	      "or a file that cannot be written.\n",
+	      f);
+}
+
+enum {
+	EG__O_RESULTS = 300,
+	EG__O_BASELINE,
+	EG__O_GATES,
+	EG__O_HISTORY,
+	EG__O_MARKDOWN,
+	EG__O_SHOT,
+	EG__O_TITLE,
+};
+
+typedef struct eg__rep_ctx {
+	eg_report_opts_t o;
+	const char **results, **baselines;
+} eg__rep_ctx_t;
+
+static int eg__report_opt(eg_cli_t *c, int id, const char *arg)
+{
+	eg__rep_ctx_t *x = c->ctx;
+
+	switch (id) {
+	case EG__O_RESULTS:
+		x->results[x->o.n_results++] = arg;
+		return EG_OK;
+	case EG__O_BASELINE:
+		x->baselines[x->o.n_baselines++] = arg;
+		return EG_OK;
+	case EG__O_GATES:
+		x->o.gates = arg;
+		return EG_OK;
+	case EG__O_HISTORY:
+		x->o.history = arg;
+		return EG_OK;
+	case EG__O_MARKDOWN:
+		x->o.markdown = arg;
+		return EG_OK;
+	case EG__O_SHOT:
+		x->o.screenshot = arg;
+		return EG_OK;
+	case EG__O_TITLE:
+		x->o.title = arg;
+		return EG_OK;
+	default: /* -o */
+		x->o.out = arg;
+		return EG_OK;
+	}
+}
+
+int eg_cmd_report(int argc, char **argv)
+{
+	static const struct option own[] = {
+	    {"results", required_argument, NULL, EG__O_RESULTS},
+	    {"baseline", required_argument, NULL, EG__O_BASELINE},
+	    {"gates", required_argument, NULL, EG__O_GATES},
+	    {"history", required_argument, NULL, EG__O_HISTORY},
+	    {"output", required_argument, NULL, 'o'},
+	    {"markdown", required_argument, NULL, EG__O_MARKDOWN},
+	    {"screenshot", required_argument, NULL, EG__O_SHOT},
+	    {"title", required_argument, NULL, EG__O_TITLE},
+	    {NULL, 0, NULL, 0},
+	};
+	eg__rep_ctx_t x = {0};
+	eg_cli_t cl = {.prog = "epgate report",
+		       .shorts = "o:",
+		       .own = own,
+		       .parse = eg__report_opt,
+		       .ctx = &x,
+		       .usage = eg__report_usage,
+		       .max_args = 1};
+	int rc;
+
+	x.results = calloc((size_t)argc + 1, sizeof(*x.results));
+	x.baselines = calloc((size_t)argc + 1, sizeof(*x.baselines));
+	if (!x.results || !x.baselines) {
+		rc = eg_cli_error(&cl, "out of memory");
+		goto out;
+	}
+	rc = eg_cli_parse(&cl, argc, argv);
+	if (rc != EG_CLI_GO)
+		goto out;
+	x.o.run_dir = cl.n_args ? cl.arg[0] : NULL;
+	x.o.results = x.results;
+	x.o.baselines = x.baselines;
+	rc = eg_report_write(&x.o);
+out:
+	free(x.results);
+	free(x.baselines);
+	return rc;
+}
