@@ -208,9 +208,12 @@ static void eg__section_start(struct eg__ctx *c, const char *line)
 			      c->secs[at].raw, c->secs[at].line);
 		return;
 	}
-	if (eg__push(c, name, c->lineno) == EG_ENOMEM ||
-	    eg__names_add(&c->names, c->secs[c->n - 1].raw, c->n - 1,
-			  eg__sec_name, c) == EG_ENOMEM)
+	/* (a name push refuses has its error already) */
+	int rc = eg__push(c, name, c->lineno);
+	if (rc == 0)
+		rc = eg__names_add(&c->names, c->secs[c->n - 1].raw, c->n - 1,
+				   eg__sec_name, c);
+	if (rc == EG_ENOMEM)
 		eg__ctx_error(c, EG_ENOMEM, "out of memory");
 }
 
