@@ -4,12 +4,44 @@
 #   sh setup.sh            packages + build + epgate run
 #   sh setup.sh --deps     packages only
 #   sh setup.sh --build    packages + build
-set -eu
-cd "$(dirname "$0")"
+# Exit status: epgate run's (0 pass, 1 a check failed, 77 nothing ran);
+# 99 when the packages or the build fail (each says why). Another apt
+# or dpkg holding the package lock is waited for, up to
+# EPGATE_APT_WAIT seconds (default 600), saying so every minute.
+set -u
+cd "$(dirname "$0")" || exit 99
 
 PACKAGES="build-essential autoconf automake pkg-config git perl
 check libsubunit-dev libjansson-dev libxml2-dev libxml2-utils libyaml-dev
 libinih-dev librandom123-dev libfabric-dev libgsl-dev valgrind gnuplot-nox"
+
+say() { echo "setup: $*" >&2; }
+
+# apt ARGS...: apt-get, retried while another apt or dpkg holds its lock
+# (apt-get exits 100 saying "Could not get lock"), for EPGATE_APT_WAIT
+# seconds at most; any other failure at once.
+apt() {
+	wait_s=${EPGATE_APT_WAIT:-600}
+	start=$(date +%s)
+	said=-60
+	while :; do
+		$SUDO apt-get "$@" 2>"$tmp/apt.err"
+		rc=$?
+		cat "$tmp/apt.err" >&2
+		[ "$rc" -eq 0 ] && return 0
+		grep -q 'Could not get lock\|Unable to lock\|is held by process' "$tmp/apt.err" || return "$rc"
+		waited=$(($(date +%s) - start))
+		if [ "$waited" -ge "$wait_s" ]; then
+			say "the package lock was still held after ${waited} s (EPGATE_APT_WAIT=$wait_s): another apt or dpkg is running; try again when it is done"
+			return "$rc"
+		fi
+		if [ $((waited - said)) -ge 60 ]; then
+			say "another apt or dpkg holds the package lock; waiting (up to ${wait_s} s)"
+			said=$waited
+		fi
+		sleep "${EPGATE_APT_RETRY_S:-5}"
+	done
+}
 
 install_deps() {
 	missing=""
@@ -18,23 +50,42 @@ install_deps() {
 			grep -q "ok installed" || missing="$missing $p"
 	done
 	[ -z "$missing" ] && return 0
-	echo "setup: installing$missing"
+	say "installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
 	SUDO=""
 	[ "$(id -u)" -eq 0 ] || SUDO=sudo
-	$SUDO apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
-		--no-install-recommends $missing
+	apt update -qq || {
+		say "apt-get update failed (exit $?)"
+		return 1
+	}
+	# shellcheck disable=SC2086
+	apt install -y -qq \
+		--no-install-recommends $missing || {
+		say "apt-get install failed (exit $?):$missing"
+		return 1
+	}
 }
 
 build() {
-	[ -x configure ] || ./autogen.sh
-	[ -f Makefile ] || ./configure
-	make -j"$(nproc)"
+	{ [ -x configure ] || ./autogen.sh; } &&
+		{ [ -f Makefile ] || ./configure; } &&
+		make -j"$(nproc)" || {
+		say "the build failed; the lines above say where"
+		return 1
+	}
 }
 
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/epgate-setup.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
 case "${1:-}" in
---deps) install_deps ;;
---build) install_deps && build ;;
-"") install_deps && build && ./epgate run ;;
-*) echo "usage: sh setup.sh [--deps|--build]" >&2; exit 99 ;;
+--deps) install_deps || exit 99 ;;
+--build) { install_deps && build; } || exit 99 ;;
+"")
+	{ install_deps && build; } || exit 99
+	./epgate run
+	;;
+*)
+	echo "usage: sh setup.sh [--deps|--build]" >&2
+	exit 99
+	;;
 esac

@@ -11,7 +11,8 @@ static void eg__profile_usage(FILE *f)
 	fputs(
 	    "usage: epgate bench profile NAME|FILE [--results FILE] "
 	    "[--reports DIR]\n"
-	    "                            [--no-gates] [--list] [-v]\n"
+	    "                            [--no-gates] [--list] [--wide|--json] "
+	    "[-v]\n"
 	    "       epgate bench list NAME|FILE\n"
 	    "\n"
 	    "Runs the sweeps of a profile (profiles/NAME.profile,\n"
@@ -31,6 +32,9 @@ static void eg__profile_usage(FILE *f)
 	    "  --tap-version V    TAP 13 for older prove (default: 14)\n"
 	    "  --no-gates         do not apply the profile's gate file\n"
 	    "  --list             as `bench list NAME`\n"
+	    "  --wide             the table with every metric and its 95%\n"
+	    "                     interval (fixed width, for wide screens)\n"
+	    "  --json             the table as one JSON object per point\n"
 	    "  -v, --verbose      show every job's output\n"
 	    "\n"
 	    "Old spelling: epgate bench --profile NAME [--list] ...\n"
@@ -41,7 +45,7 @@ static void eg__profile_usage(FILE *f)
 	    f);
 }
 
-enum { O_RESULTS = 256, O_NO_GATES, O_LIST };
+enum { O_RESULTS = 256, O_NO_GATES, O_LIST, O_WIDE, O_JSON };
 
 typedef struct eg__popts {
 	eg_bench_run_opts_t run;
@@ -58,6 +62,10 @@ static int eg__profile_opt(eg_cli_t *c, int id, const char *arg)
 		o->run.apply_gates = 0;
 	else if (id == O_LIST)
 		o->list = 1;
+	else if (id == O_WIDE)
+		o->run.table = EG_TABLE_WIDE;
+	else if (id == O_JSON)
+		o->run.table = EG_TABLE_JSON;
 	else
 		o->run.verbose = 1;
 	return 0;
@@ -69,6 +77,8 @@ int eg_cmd_bench_profile(int argc, char **argv)
 	    {"results", required_argument, NULL, O_RESULTS},
 	    {"no-gates", no_argument, NULL, O_NO_GATES},
 	    {"list", no_argument, NULL, O_LIST},
+	    {"wide", no_argument, NULL, O_WIDE},
+	    {"json", no_argument, NULL, O_JSON},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {NULL, 0, NULL, 0},
 	};

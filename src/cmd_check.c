@@ -33,15 +33,22 @@ static void eg__check_usage(FILE *f)
 	    "                   over libfabric, one launch per configuration\n"
 	    "  --full           L1, then L2 over the full configuration "
 	    "matrix\n"
-	    "  -v, --verbose    print each failure's details on stderr\n"
+	    "  -v, --verbose    say every failure in full (without -v: the\n"
+	    "                   first 5, each with its first mismatch and\n"
+	    "                   the command that reproduces it)\n"
 	    "  -h, --help       this text\n"
 	    "\n"
 	    "Workload keys, applied to every workload (docs/workloads.md):\n"
 	    "  --name --world --experts --topk --hidden --dtype --tokens\n"
 	    "  --zero_ranks --routing --mask --data --seed --iter --steps\n"
 	    "\n"
-	    "Exit status: 0 all passed, 1 a check failed, 77 nothing ran,\n"
-	    "99 bad input or harness error.\n",
+	    "Keys not given keep their defaults (world 2, experts 8, topk 2,\n"
+	    "hidden 128, tokens 16); a workload they break is refused naming\n"
+	    "the default.\n"
+	    "\n"
+	    "The last line says the verdict, the counts and the exit status.\n"
+	    "Exit status: 0 all passed, 1 a check failed, 77 nothing ran (no\n"
+	    "workload selected), 99 bad input or harness error.\n",
 	    f);
 }
 

@@ -1,15 +1,14 @@
 /* epgate gate: argv -> the results files and options -> one gate run
  * (lib/gate/run.c): one TAP point and one JUnit case per gate, a
  * verdict table on stdout. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_gate.h"
+#include "src/cmd_gate.h"
+#include "src/opts.h"
 #include "epgate/error.h"
 #include "epgate/gate.h"
-#include "epgate/report.h"
 #include "epgate/results.h"
 
 #define EG__PROG "epgate gate"
@@ -31,8 +30,6 @@ static void eg__gate_usage(FILE *f)
 	      "RUN/gate.junit.xml)\n"
 	      "  --reports DIR    where run folders go (default: "
 	      "reports/runs)\n"
-	      "  --tap-version V  13 for prove before Test::Harness 3.48 "
-	      "(14)\n"
 	      "  --strict         an inconclusive gate fails the run\n"
 	      "  -h, --help       this text\n"
 	      "\n"
@@ -43,96 +40,78 @@ static void eg__gate_usage(FILE *f)
 	      f);
 }
 
-/* The options; base collects --baseline (argc entries).  Returns -1 to
- * go on, else the exit code. */
-static int eg__options(int argc, char **argv, eg_gate_run_opts_t *o,
-		       char **base, size_t *n_base)
+enum { O_GATES = 256, O_BASELINE, O_STRICT };
+
+typedef struct eg__gate_cli {
+	eg_gate_run_opts_t *o;
+	char **base; /* argc entries */
+	size_t n_base;
+} eg__gate_cli_t;
+
+static int eg__gate_opt(eg_cli_t *c, int id, const char *arg)
 {
-	enum {
-		O_GATES = 256,
-		O_BASELINE,
-		O_TAP,
-		O_JUNIT,
-		O_REPORTS,
-		O_STRICT,
-		O_TAP_VERSION
-	};
-	static const struct option opts[] = {
+	eg__gate_cli_t *g = c->ctx;
+
+	if (id == O_GATES)
+		g->o->gates = arg;
+	else if (id == O_BASELINE)
+		g->base[g->n_base++] = (char *)arg;
+	else
+		g->o->strict = 1;
+	return EG_OK;
+}
+
+/* The options; the results files are argv[*first] on.  Returns
+ * EG_CLI_GO, else the exit code. */
+static int eg__options(int argc, char **argv, eg__gate_cli_t *g, int *first)
+{
+	static const struct option own[] = {
 	    {"gates", required_argument, NULL, O_GATES},
 	    {"baseline", required_argument, NULL, O_BASELINE},
-	    {"tap", required_argument, NULL, O_TAP},
-	    {"junit", required_argument, NULL, O_JUNIT},
-	    {"reports", required_argument, NULL, O_REPORTS},
 	    {"strict", no_argument, NULL, O_STRICT},
-	    {"tap-version", required_argument, NULL, O_TAP_VERSION},
-	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int c;
+	eg_report_cli_t rep = {.keys = EG_REP_ALL, .reports = g->o->reports};
+	eg_cli_t cl = {.prog = EG__PROG,
+		       .own = own,
+		       .parse = eg__gate_opt,
+		       .ctx = g,
+		       .usage = eg__gate_usage,
+		       .report = &rep,
+		       .max_args = EG_CLI_ARGS_ALL};
+	int rc = eg_cli_parse(&cl, argc, argv);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case O_GATES:
-			o->gates = optarg;
-			break;
-		case O_BASELINE:
-			base[(*n_base)++] = optarg;
-			break;
-		case O_TAP:
-			o->tap = optarg;
-			break;
-		case O_JUNIT:
-			o->junit = optarg;
-			break;
-		case O_REPORTS:
-			o->reports = optarg;
-			break;
-		case O_STRICT:
-			o->strict = 1;
-			break;
-		case O_TAP_VERSION:
-			if (eg_tap_set_version(eg_tap_version_parse(optarg))) {
-				fprintf(stderr,
-					"%s: --tap-version \"%s\": want 13 or "
-					"14\n",
-					EG__PROG, optarg);
-				return EG_EXIT_HARD;
-			}
-			break;
-		case 'h':
-			eg__gate_usage(stdout);
-			return EG_EXIT_PASS;
-		default:
-			fputs(EG__PROG ": see 'epgate gate --help'\n", stderr);
-			return EG_EXIT_HARD;
-		}
-	}
-	if (!o->gates || optind >= argc) {
-		fprintf(stderr, "%s: %s\n", EG__PROG,
-			!o->gates ? "--gates FILE is required"
-				  : "no results file given");
-		return EG_EXIT_HARD;
-	}
-	return -1;
+	if (rc != EG_CLI_GO)
+		return rc;
+	g->o->tap = rep.tap;
+	g->o->junit = rep.junit;
+	g->o->reports = rep.reports;
+	if (!g->o->gates)
+		return eg_cli_error(&cl, "--gates FILE is required");
+	if (!cl.n_args)
+		return eg_cli_error(&cl, "no results file given");
+	*first = cl.rest;
+	return EG_CLI_GO;
 }
 
 int eg_cmd_gate(int argc, char **argv)
 {
 	eg_gate_run_opts_t o = {.reports = "reports/runs", .prog = EG__PROG};
 	char **base = calloc((size_t)argc + 1, sizeof(*base));
+	eg__gate_cli_t g = {.o = &o, .base = base};
 	eg_results_t *cur = NULL, *bl = NULL;
 	size_t n_base = 0, n_cur = 0, n_bl = 0;
 	char err[EG_RESULTS_ERR_MAX];
 	eg_gate_data_t d;
-	int rc = EG_EXIT_HARD;
+	int first = argc, rc = EG_EXIT_HARD;
 
 	if (!base)
 		return EG_EXIT_HARD;
-	if ((rc = eg__options(argc, argv, &o, base, &n_base)) >= 0)
+	if ((rc = eg__options(argc, argv, &g, &first)) != EG_CLI_GO)
 		goto out;
 	rc = EG_EXIT_HARD;
-	if (eg_results_read_all(argv + optind, (size_t)(argc - optind), &cur,
+	n_base = g.n_base;
+	if (eg_results_read_all(argv + first, (size_t)(argc - first), &cur,
 				&n_cur, err, sizeof(err)) ||
 	    eg_results_read_all(base, n_base, &bl, &n_bl, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", EG__PROG, err);

@@ -1,7 +1,9 @@
 /* epgate launch -n N [--ranks-per-node M] [--timeout S] -- command ...:
  * argv -> eg_launch (lib/world/launch.c). */
 #include <stdio.h>
+#include <string.h>
 
+#include "epgate/job.h"
 #include "epgate/launch.h"
 #include "src/cmd.h"
 #include "src/opts.h"
@@ -16,6 +18,7 @@ static void eg__launch_usage(FILE *f)
 	      "rendezvous on 127.0.0.1; every line it prints is prefixed\n"
 	      "\"[rank] \". The first rank to fail, the deadline or a signal\n"
 	      "to the launcher stops every rank (SIGTERM, SIGKILL 2 s later).\n"
+	      "A command named \"epgate\" is this epgate, on PATH or not.\n"
 	      "\n"
 	      "  -n, --ranks N           number of ranks (1 to 4096)\n"
 	      "  --ranks-per-node M      virtual nodes of M ranks: ranks in\n"
@@ -74,5 +77,9 @@ int eg_cmd_launch(int argc, char **argv)
 	if (cl.rest >= argc)
 		return eg_cli_error(&cl, "no command given (epgate launch -n N "
 					 "-- command [args])");
+	/* "epgate" is this epgate, on PATH or not (./epgate from the
+	 * build tree runs its own ranks, never another install's) */
+	if (!strcmp(argv[cl.rest], "epgate") && eg_self_exe())
+		argv[cl.rest] = (char *)eg_self_exe();
 	return eg_launch(&o, argv + cl.rest);
 }

@@ -1,11 +1,11 @@
 /* epgate preflight: this node against what a job needs
  * (lib/suite/preflight.c). */
-#include <getopt.h>
 #include <stdio.h>
 
-#include "cmd_job.h"
 #include "epgate/error.h"
 #include "lib/suite/preflight.h"
+#include "src/cmd_job.h"
+#include "src/opts.h"
 
 #define EG__PROG "epgate preflight"
 
@@ -30,44 +30,36 @@ static void eg__usage(FILE *f)
 	      f);
 }
 
+static int eg__opt(eg_cli_t *c, int id, const char *arg)
+{
+	eg_preflight_opts_t *o = c->ctx;
+
+	if (id == 'p')
+		o->provider = arg;
+	else
+		o->gpu = 1;
+	return EG_OK;
+}
+
 int eg_cmd_preflight(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option own[] = {
 	    {"provider", required_argument, NULL, 'p'},
 	    {"gpu", no_argument, NULL, 'g'},
-	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	eg_preflight_opts_t o = {0};
-	int c;
+	eg_cli_t cl = {.prog = EG__PROG,
+		       .own = own,
+		       .parse = eg__opt,
+		       .ctx = &o,
+		       .usage = eg__usage};
+	int rc = eg_cli_parse(&cl, argc, argv);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			o.provider = optarg;
-			break;
-		case 'g':
-			o.gpu = 1;
-			break;
-		case 'h':
-			eg__usage(stdout);
-			return EG_EXIT_PASS;
-		case ':':
-			fprintf(stderr, EG__PROG ": %s needs a value\n",
-				argv[optind - 1]);
-			return EG_EXIT_HARD;
-		default:
-			fprintf(stderr, EG__PROG ": unknown option \"%s\"\n",
-				argv[optind - 1]);
-			return EG_EXIT_HARD;
-		}
-	}
-	if (optind < argc || (!o.provider && !o.gpu)) {
-		fputs(EG__PROG ": give --provider, --gpu or both; see --help\n",
-		      stderr);
-		return EG_EXIT_HARD;
-	}
+	if (rc != EG_CLI_GO)
+		return rc;
+	if (!o.provider && !o.gpu)
+		return eg_cli_error(
+		    &cl, "give --provider, --gpu or both; see --help");
 	return eg_preflight(&o);
 }

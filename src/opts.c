@@ -329,8 +329,9 @@ static int eg__one(eg_cli_t *c, int id, const char *arg)
 /* The arguments left after the options. */
 static int eg__positional(eg_cli_t *c, int argc, char **argv)
 {
-	if (c->stop_at_args) {
+	if (c->stop_at_args || c->max_args == EG_CLI_ARGS_ALL) {
 		c->rest = optind;
+		c->n_args = (unsigned)(argc - optind);
 		return EG_CLI_GO;
 	}
 	for (int i = optind; i < argc; i++) {

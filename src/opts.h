@@ -76,7 +76,8 @@ typedef struct eg_report_cli {
 /* ---- the parser ------------------------------------------------------- */
 
 #define EG_CLI_ARGS_MAX 4
-#define EG_CLI_GO	(-1) /* eg_cli_parse: go on */
+#define EG_CLI_ARGS_ALL (~0u) /* max_args: any number, left in argv */
+#define EG_CLI_GO	(-1)  /* eg_cli_parse: go on */
 
 typedef struct eg_cli eg_cli_t;
 struct eg_cli {
@@ -93,13 +94,15 @@ struct eg_cli {
 	eg_xport_cli_t *xport;
 	eg_report_cli_t *report;
 	eg_overrides_t *workload;
-	unsigned max_args; /* positional arguments taken, at most */
+	unsigned max_args; /* positional arguments taken, at most; with
+			      EG_CLI_ARGS_ALL any number: argv[rest] on */
 	int stop_at_args;  /* the first non-option ends the options, which
 			      leaves it and the rest to the command (launch) */
 	/* out */
 	unsigned n_args;
 	const char *arg[EG_CLI_ARGS_MAX];
-	int rest; /* argv index of the first argument left (stop_at_args) */
+	int rest; /* argv index of the first argument left (stop_at_args,
+		     EG_CLI_ARGS_ALL) */
 };
 
 /* Parses argv (argv[0] is the command's name). Returns EG_CLI_GO, or the

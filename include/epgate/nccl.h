@@ -107,12 +107,14 @@ typedef struct eg_nccl_pair {
 } eg_nccl_pair_t;
 
 typedef struct eg_nccl_evidence {
-	char version[32]; /* "NCCL 2.28.3" */
-	char net[32];	  /* NCCL's network ("Socket", "IB") or "" */
-	char graph[32];	  /* intra-node path of the graph search ("NVL") */
-	char log[512];	  /* the log it was read from */
-	uint32_t lines;	  /* connection lines read */
-	uint32_t npairs;  /* distinct (from, to, via) */
+	char version[32];  /* "NCCL 2.28.3" */
+	char net[32];	   /* NCCL's network ("Socket", "IB") or "" */
+	char graph[32];	   /* intra-node path of the graph search ("NVL") */
+	char provider[32]; /* the libfabric provider NCCL's network plugin
+			      selected ("efa", aws-ofi-nccl's log) or "" */
+	char log[512];	   /* the log it was read from */
+	uint32_t lines;	   /* connection lines read */
+	uint32_t npairs;   /* distinct (from, to, via) */
 	eg_nccl_pair_t pair[EG_NCCL_PAIRS_MAX];
 } eg_nccl_evidence_t;
 
@@ -127,9 +129,27 @@ int eg_nccl_evidence(eg_nccl_t *n, eg_nccl_evidence_t *e);
  * connection to judge by; why says it in a sentence. */
 int eg_nccl_evidence_check(const eg_nccl_evidence_t *e, eg_nccl_path_t want,
 			   const eg_world_t *w, char *why, size_t len);
-/* "P2P/CUMEM (NVL)", "NET/Socket", "P2P/CUMEM,NET/Socket", "none". */
+/* "P2P/CUMEM (NVL)", "NET/Socket", "P2P/CUMEM,NET/Socket", "none";
+ * " provider efa" after it when the network plugin named its libfabric
+ * provider. */
 void eg_nccl_evidence_summary(const eg_nccl_evidence_t *e, char *buf,
 			      size_t len);
+
+/* The transport class: one word for what carried a point's bytes, the
+ * vocabulary recorded and measured campaigns share (docs/gpu.md,
+ * "Transport evidence"): nvlink, pcie, p2p (NCCL P2P, link not logged),
+ * shm, socket (NCCL's sockets), tcp (libfabric's), efa, ib, ofi (another
+ * libfabric provider under NCCL), null, or unknown.  raw: the evidence as
+ * written beside it ("fabric shm/tcp;ofi_rxm", "nccl P2P/CUMEM,NET/Socket
+ * (NVL/PIX)", "nccl NET/AWS_Libfabric provider efa", or a recorded "NVLink");
+ * cross_node: the class of the pairs between nodes, else of those
+ * within one. */
+const char *eg_transport_class(const char *raw, int cross_node);
+/* The libfabric provider named in raw evidence (a fabric run's INTRA/
+ * INTER by cross_node, NCCL's plugin's " provider P"): its length, 0
+ * when raw names none. */
+size_t eg_transport_provider(const char *raw, int cross_node, char *buf,
+			     size_t len);
 
 /* libfabric on GPU memory: EG_OK if a provider offers FI_HMEM with CUDA
  * memory, else EG_ENOSYS with the reason (no libfabric, no provider with

@@ -110,15 +110,38 @@ static void eg__sync_dir(const char *path)
 	}
 }
 
+/* Not a regular file (/dev/null, a pipe): written in place -- a rename
+ * would replace the device with a file. */
+static int eg__write_in_place(const char *path, eg_file_fill_fn fn, void *arg,
+			      char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "w");
+	int rc;
+
+	if (!f)
+		return eg_err_set(err, errlen, EG_EIO, "%s: cannot open: %s",
+				  path, strerror(errno));
+	rc = fn(f, arg);
+	if (fclose(f) != 0 && !rc)
+		rc = EG_EIO;
+	if (rc)
+		eg_err_set(err, errlen, rc, "%s: write failed", path);
+	return rc;
+}
+
 int eg_file_write_atomic(const char *path, eg_file_fill_fn fn, void *arg,
 			 char *err, size_t errlen)
 {
 	size_t n = strlen(path) + 5;
-	char *tmp = malloc(n);
+	char *tmp;
 	int rc, en = 0;
+	struct stat sb;
 	FILE *f;
 
-	if (!tmp)
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) &&
+	    !S_ISDIR(sb.st_mode))
+		return eg__write_in_place(path, fn, arg, err, errlen);
+	if (!(tmp = malloc(n)))
 		return eg_err_set(err, errlen, EG_ENOMEM, "%s: out of memory",
 				  path);
 	snprintf(tmp, n, "%s.tmp", path);

@@ -10,6 +10,7 @@
 
 #include "epgate/bench_driver.h"
 #include "epgate/error.h"
+#include "epgate/nccl.h"
 
 /* A rank's vote: its status and, on failure, its one-line reason. */
 typedef struct eg__vote {
@@ -129,7 +130,15 @@ static json_t *eg__evidence(const eg_bench_ctx_t *c,
 					   json_string(inter));
 		bad |= json_object_set_new(
 		    o, "provider", json_string(nodes > 1 ? inter : intra));
+	} else if (eg_transport_provider(ev, nodes > 1, intra, sizeof(intra))) {
+		/* NCCL's network plugin named its libfabric provider */
+		bad |= json_object_set_new(o, "provider", json_string(intra));
 	}
+	/* the class beside the raw string: one vocabulary for recorded and
+	 * measured campaigns (lib/transport/nccl_evidence.c) */
+	bad |=
+	    json_object_set_new(o, "transport_class",
+				json_string(eg_transport_class(ev, nodes > 1)));
 	if (rep[0].versions[0])
 		bad |= json_object_set_new(o, "versions",
 					   json_string(rep[0].versions));

@@ -63,11 +63,12 @@ static int eg__parse_u32(const char *key, const char *s, uint32_t max,
 	return rc;
 }
 
-/* Whole-string finite number in [lo, hi]; no sign, no inf/nan. */
+/* Whole-string finite number in [lo, hi], no inf/nan; a sign is read so
+ * that "-0.1" is out of range rather than not a number. */
 static int eg__parse_double(const char *key, const char *s, double lo,
 			    double hi, double *out, char *err)
 {
-	return eg_parse_double(key, s, lo, hi, 0, out, err,
+	return eg_parse_double(key, s, lo, hi, EG_NUM_SIGNED, out, err,
 			       err ? EG_ERRMSG_MAX : 0);
 }
 

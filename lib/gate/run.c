@@ -2,13 +2,16 @@
  * gate file judged on results already in memory, one TAP point and one
  * JUnit case per gate, a verdict table on stdout, the exit code
  * (docs/gates.md). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "epgate/clock.h"
 #include "epgate/error.h"
 #include "epgate/gate.h"
 #include "epgate/report.h"
+#include "lib/gate/gate_int.h"
 
 typedef struct eg__run {
 	const eg_gate_run_opts_t *o;
@@ -24,6 +27,152 @@ typedef struct eg__run {
 static const char *const eg__verdict_upper[] = {"PASS", "FAIL", "INCONCLUSIVE",
 						"SKIP"};
 
+/* ---- the verdict table (for people; TAP and JUnit are for machines) -- */
+
+#define EG__FAILING_SHOWN 6
+
+/* One failing value of a gate's diag, worse when bad is larger. */
+typedef struct eg__bad {
+	char what[160];
+	double bad;
+} eg__bad_t;
+
+/* 4 significant digits, never an exponent: "11930", "0.7071". */
+static const char *eg__num(double v, char *buf, size_t len)
+{
+	if (fabs(v) >= 1e4 || v == floor(v))
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.4g", v);
+	return buf;
+}
+
+/* bound, parity: the values outside the threshold. */
+static size_t eg__bad_values(const eg_gate_t *g, const json_t *d, eg__bad_t *b,
+			     size_t cap, size_t *n)
+{
+	int parity = g->rule == EG_RULE_PARITY;
+	double lo = parity ? g->band[0] : g->min,
+	       hi = parity ? g->band[1] : g->max;
+	size_t k, all = 0;
+	json_t *v;
+
+	json_array_foreach(json_object_get(d, "values"), k, v)
+	{
+		double x = json_number_value(json_object_get(v, "value"));
+		const char *id = json_string_value(json_object_get(v, "point"));
+
+		all++;
+		if (!(x < lo || x > hi))
+			continue;
+		if (*n < cap) {
+			char num[32];
+
+			snprintf(b[*n].what, sizeof(b[*n].what), "%s %s",
+				 id ? id : "?", eg__num(x, num, sizeof(num)));
+			b[*n].bad = x < lo ? lo - x : x - hi;
+		}
+		(*n)++;
+	}
+	return all;
+}
+
+/* evidence: the points that ran something else; recovery, trend, flat:
+ * the series that broke the rule. */
+static size_t eg__bad_series(const eg_gate_t *g, const json_t *d, eg__bad_t *b,
+			     size_t cap, size_t *n)
+{
+	int ev = g->rule == EG_RULE_EVIDENCE;
+	const json_t *arr = json_object_get(d, ev ? "mismatch" : "series");
+	int ge =
+	    g->direction == EG_TREND_UP || g->direction == EG_TREND_NOT_DOWN;
+	size_t k,
+	    all = ev ? (size_t)json_integer_value(json_object_get(d, "points"))
+		     : json_array_size(arr);
+	json_t *v;
+
+	json_array_foreach((json_t *)arr, k, v)
+	{
+		const char *name =
+		    json_string_value(json_object_get(v, ev ? "at" : "series"));
+		double f = json_number_value(json_object_get(
+		    v, g->rule == EG_RULE_RECOVERY ? "factor" : "change"));
+		int fail = ev ||
+			   (g->rule == EG_RULE_RECOVERY && f < g->min_factor) ||
+			   (g->rule == EG_RULE_TREND &&
+			    (ge ? f < g->factor : f > g->factor)) ||
+			   (g->rule == EG_RULE_FLAT &&
+			    json_is_true(json_object_get(v, "trend")));
+
+		if (!fail)
+			continue;
+		if (*n < cap) {
+			if (ev)
+				snprintf(b[*n].what, sizeof(b[*n].what),
+					 "%s: %s", name ? name : "?",
+					 json_string_value(
+					     json_object_get(v, "got")));
+			else if (g->rule == EG_RULE_FLAT)
+				snprintf(b[*n].what, sizeof(b[*n].what), "%s",
+					 name ? name : "?");
+			else
+				snprintf(b[*n].what, sizeof(b[*n].what),
+					 "%s %.3gx", name ? name : "?", f);
+			b[*n].bad = ev || g->rule == EG_RULE_FLAT
+					? 0
+					: fabs(f - (g->rule == EG_RULE_RECOVERY
+							? g->min_factor
+							: g->factor));
+		}
+		(*n)++;
+	}
+	return all;
+}
+
+/* The failing points (or series) of a failed gate: every one, or their
+ * count and the worst. */
+static void eg__failing(const eg_gate_t *g, const json_t *d)
+{
+	eg__bad_t b[64];
+	size_t n = 0, all, worst = 0;
+
+	if (g->rule == EG_RULE_BOUND || g->rule == EG_RULE_PARITY)
+		all = eg__bad_values(g, d, b, 64, &n);
+	else if (g->rule == EG_RULE_REGRESSION)
+		return; /* its summary names what regressed */
+	else
+		all = eg__bad_series(g, d, b, 64, &n);
+	if (!n)
+		return;
+	printf("%-9s failing: %zu of %zu%s", "", n, all,
+	       n <= EG__FAILING_SHOWN ? ":" : "; worst:");
+	for (size_t i = 1; i < n && i < 64; i++)
+		if (b[i].bad > b[worst].bad)
+			worst = i;
+	if (n > EG__FAILING_SHOWN) {
+		printf(" %s\n", b[worst].what);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		printf("%s %s", i ? "," : "", b[i].what);
+	putchar('\n');
+}
+
+/* A gate's rows: verdict, name, rule, metric and result; the sentence;
+ * for a failure every failing point. */
+static void eg__row(const eg_gate_t *g, const char *verdict, const char *result,
+		    const json_t *diag)
+{
+	char metric[128];
+
+	printf("%-9s %-30s %-9s %-22s %s\n", verdict, g->name,
+	       eg_rule_name(g->rule),
+	       eg__metric_label(g, metric, sizeof(metric)), result);
+	printf("%-9s \"%s\"\n", "", g->sentence ? g->sentence : "");
+	if (diag && !strcmp(verdict, "FAIL"))
+		eg__failing(g, diag);
+}
+
 /* A gate that could not be evaluated: an error point and case. */
 static int eg__report_hard(eg__run_t *r, const eg_gate_t *g, const char *desc,
 			   const char *cls, const char *hard)
@@ -36,8 +185,7 @@ static int eg__report_hard(eg__run_t *r, const eg_gate_t *g, const char *desc,
 	if (rc >= 0)
 		rc = eg_junit_case(r->junit, cls, g->name, 0, EG_STATUS_ERROR,
 				   hard, desc);
-	printf("%-32s %-10s %-12s %s\n", g->name, eg_rule_name(g->rule),
-	       "ERROR", hard);
+	eg__row(g, "ERROR", hard, NULL);
 	return rc < 0 ? rc : 0;
 }
 
@@ -110,7 +258,7 @@ static char *eg__body(const eg__run_t *r, const eg_gate_t *g, const char *msg,
 
 /* Reports one gate: TAP point, JUnit case, table line. */
 static int eg__report(eg__run_t *r, const eg_gate_t *g,
-		      const eg_gate_result_t *res, const char *hard)
+		      const eg_gate_result_t *res, const char *hard, double dt)
 {
 	char desc[640], msg[768], reason[400], cls[160];
 	eg_status_t st;
@@ -130,13 +278,12 @@ static int eg__report(eg__run_t *r, const eg_gate_t *g,
 		body = eg__body(r, g, msg, yaml);
 	/* JUnit has no "inconclusive": a skipped case with the reason,
 	 * visible in GitLab and Jenkins, that does not fail the job */
-	rc = eg_junit_case(r->junit, cls, g->name, 0,
+	rc = eg_junit_case(r->junit, cls, g->name, dt,
 			   st == EG_STATUS_TODO ? EG_STATUS_SKIP : st, msg,
 			   body ? body : yaml);
 	free(body);
 	free(yaml);
-	printf("%-32s %-10s %-12s %s\n", g->name, eg_rule_name(g->rule),
-	       eg__verdict_upper[res->verdict], res->summary);
+	eg__row(g, eg__verdict_upper[res->verdict], res->summary, res->diag);
 	return rc < 0 ? rc : 0;
 }
 
@@ -147,7 +294,9 @@ static int eg__one(eg__run_t *r, const eg_gate_t *g)
 	eg_gate_result_t res;
 	size_t k;
 	json_t *id;
+	double t0 = eg_now(); /* a gate case's time: its evaluation */
 	int rc = eg_gate_eval(&r->gf, g, r->o->data, &res, err, sizeof(err));
+	double dt = eg_now() - t0;
 
 	if (rc) {
 		if (rc != EG_EPARSE)
@@ -155,7 +304,7 @@ static int eg__one(eg__run_t *r, const eg_gate_t *g)
 				 r->gf.path, g->line, g->name, eg_strerror(rc));
 		fprintf(stderr, "%s: %s\n", r->o->prog, err);
 		r->errors++;
-		return eg__report(r, g, NULL, err);
+		return eg__report(r, g, NULL, err, dt);
 	}
 	r->count[res.verdict]++;
 	if (res.verdict == EG_VERDICT_INCONCLUSIVE) {
@@ -164,7 +313,7 @@ static int eg__one(eg__run_t *r, const eg_gate_t *g)
 			json_array_append(r->remeasure, id);
 		}
 	}
-	rc = eg__report(r, g, &res, NULL);
+	rc = eg__report(r, g, &res, NULL, dt);
 	eg_gate_result_fini(&res);
 	return rc;
 }
@@ -179,6 +328,7 @@ static int eg__exit_code(const eg__run_t *r)
 	       r->count[EG_VERDICT_PASS], r->count[EG_VERDICT_FAIL],
 	       r->count[EG_VERDICT_INCONCLUSIVE], r->count[EG_VERDICT_SKIP],
 	       r->errors ? ", errors" : "");
+	fflush(stdout); /* the table before what follows on stderr */
 	if (r->count[EG_VERDICT_INCONCLUSIVE]) {
 		fprintf(stderr,
 			"%s: warning: %u gate(s) inconclusive%s; measure "
@@ -245,7 +395,8 @@ static int eg__open_reports(eg__run_t *r)
 /* Every gate, after the table's header. */
 static int eg__evaluate(eg__run_t *r)
 {
-	printf("%-32s %-10s %-12s %s\n", "gate", "rule", "verdict", "detail");
+	printf("%-9s %-30s %-9s %-22s %s\n", "verdict", "gate", "rule",
+	       "metric", "result");
 	for (size_t i = 0; i < r->gf.n_gates; i++) {
 		int rc = eg__one(r, &r->gf.gates[i]);
 

@@ -6,10 +6,53 @@
 
 #include "lib/suite/suite.h"
 
-int eg_overrides_apply(const eg_overrides_t *o, eg_workload_t *w,
-		       const char *prog)
+static int eg__given(const eg_overrides_t *o, const char *key)
 {
-	char err[EG_ERRMSG_MAX];
+	for (unsigned i = 0; i < o->n; i++)
+		if (!strcmp(o->key[i], key))
+			return 1;
+	return 0;
+}
+
+/* A workload built from the defaults and the options that does not
+ * validate: which of the values the message names were defaults, and
+ * how to give them (" (experts=8 is the default: give --experts)"). */
+static void eg__defaults_named(const eg_overrides_t *o, const char *msg,
+			       char *buf, size_t len)
+{
+	static const char *const keys[] = {"world",  "experts", "topk",
+					   "hidden", "tokens",	NULL};
+	char vals[160] = "", opts[160] = "";
+	size_t nv = 0, no = 0;
+	int n = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; keys[k]; k++) {
+		char kv[32];
+		const char *at;
+
+		snprintf(kv, sizeof(kv), "%s=", keys[k]);
+		at = strstr(msg, kv);
+		if (!at || (at > msg && at[-1] != ' ' && at[-1] != '(') ||
+		    eg__given(o, keys[k]) || nv >= sizeof(vals) ||
+		    no >= sizeof(opts))
+			continue;
+		nv += (size_t)snprintf(vals + nv, sizeof(vals) - nv, "%s%.*s",
+				       n ? ", " : "", (int)strcspn(at, " ,;)"),
+				       at);
+		no += (size_t)snprintf(opts + no, sizeof(opts) - no, "%s--%s",
+				       n ? " or " : "", keys[k]);
+		n++;
+	}
+	if (n)
+		snprintf(buf, len, " (%s %s: give %s)", vals,
+			 n > 1 ? "are defaults" : "is the default", opts);
+}
+
+static int eg__apply(const eg_overrides_t *o, eg_workload_t *w,
+		     const char *prog, int defaults)
+{
+	char err[EG_ERRMSG_MAX], note[256] = "";
 
 	for (unsigned i = 0; i < o->n; i++)
 		if (eg_workload_set(w, o->key[i], o->val[i], err) < 0) {
@@ -18,10 +61,19 @@ int eg_overrides_apply(const eg_overrides_t *o, eg_workload_t *w,
 			return EG_EINVAL;
 		}
 	if (eg_workload_validate(w, err) < 0) {
-		fprintf(stderr, "%s: workload %s: %s\n", prog, w->name, err);
+		if (defaults)
+			eg__defaults_named(o, err, note, sizeof(note));
+		fprintf(stderr, "%s: workload %s: %s%s\n", prog, w->name, err,
+			note);
 		return EG_EINVAL;
 	}
 	return EG_OK;
+}
+
+int eg_overrides_apply(const eg_overrides_t *o, eg_workload_t *w,
+		       const char *prog)
+{
+	return eg__apply(o, w, prog, 0);
 }
 
 int eg_cli_load_workloads(const char *prog, const char *file,
@@ -39,7 +91,7 @@ int eg_cli_load_workloads(const char *prog, const char *file,
 		wl->n = 1;
 		eg_workload_init(&wl->items[0]);
 		snprintf(wl->items[0].name, EG_NAME_MAX, "cli");
-		return eg_overrides_apply(o, &wl->items[0], prog);
+		return eg__apply(o, &wl->items[0], prog, 1);
 	}
 	if (!file) {
 		rc = eg_find_data("fixtures/workloads/l1-matrix.ini", path,

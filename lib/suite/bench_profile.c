@@ -75,14 +75,14 @@ int eg_bench_profile_new_run(const char *name, const char *reports,
 	int rc;
 
 	/* under srun only rank 0 writes: the others make no folder */
-	if (getenv("SLURM_JOB_ID") && procid && strcmp(procid, "0"))
+	if (getenv("SLURM_STEP_ID") && procid && strcmp(procid, "0"))
 		return eg_bench_run_profile(name, reports, o, &tot);
-	rc = eg_run_dir_create(reports, run, sizeof(run));
-	if (rc < 0) {
-		fprintf(stderr, EG__PROG ": --reports %s: %s\n", reports,
-			eg_strerror(rc));
+	if (eg_suite_run_dir(EG__PROG, reports, run, sizeof(run)) < 0)
 		return EG_EXIT_HARD;
-	}
-	printf("epgate bench: run folder %s\n", run);
-	return eg_bench_run_profile(name, run, o, &tot);
+	rc = eg_bench_run_profile(name, run, o, &tot);
+	/* a profile that ran nothing (not found, bad, or not for this host)
+	 * leaves no empty folder behind */
+	if (!eg_suite_run_dir_drop(run))
+		printf("epgate bench: run folder %s\n", run);
+	return rc;
 }

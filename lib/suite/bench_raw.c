@@ -21,6 +21,7 @@
 #include "epgate/bench_driver.h"
 #include "epgate/boot.h"
 #include "epgate/error.h"
+#include "epgate/fabric_probe.h"
 #include "epgate/transport.h"
 #include "epgate/world.h"
 #include "lib/suite/bench_run.h"
@@ -225,10 +226,11 @@ static int eg__report(const eg_world_t *w, const eg_bench_raw_opts_t *o,
 	return rc;
 }
 
-static int eg__open(eg_world_t *w, eg_boot_t **b, double timeout_s)
+static int eg__open(const eg_bench_raw_opts_t *o, eg_world_t *w, eg_boot_t **b)
 {
 	char err[512];
 	int rc = eg_world_from_env(w, err, sizeof(err));
+	double timeout_s = o->timeout_s;
 
 	if (rc) {
 		fprintf(stderr, EG__PROG ": %s\n", err);
@@ -248,6 +250,18 @@ static int eg__open(eg_world_t *w, eg_boot_t **b, double timeout_s)
 		if (*b)
 			eg_boot_close(*b);
 		*b = NULL;
+		return rc;
+	}
+	/* a provider this host lacks is a bad argument, said once: rank 0
+	 * says it before anyone leaves (every rank sees the same host) */
+	if (o->provider && eg_fabric_probe(o->provider, err, sizeof(err)) < 0) {
+		if (w->rank == 0)
+			fprintf(stderr, EG__PROG ": --provider %s: %s\n",
+				o->provider, err);
+		eg_boot_barrier(*b, timeout_s);
+		eg_boot_close(*b);
+		*b = NULL;
+		return EG_EINVAL;
 	}
 	return rc;
 }
@@ -263,7 +277,7 @@ int eg_bench_raw(const eg_bench_raw_opts_t *o)
 		fprintf(stderr, EG__PROG ": --msgs x --msg-size over 1 GiB\n");
 		return EG_EXIT_HARD;
 	}
-	if (eg__open(&w, &b, o->timeout_s) < 0)
+	if (eg__open(o, &w, &b) < 0)
 		return EG_EXIT_HARD;
 	mr.t = calloc(o->iters, sizeof(double));
 	bw.t = calloc(o->iters, sizeof(double));

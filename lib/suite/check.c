@@ -37,12 +37,40 @@ static void eg__select(eg_workload_list_t *wl, const char *filter, int quick)
 	}
 }
 
+/* Where check's own lines go: stdout, or stderr when the TAP goes to
+ * stdout (--tap -). */
+static FILE *eg__out(const eg_check_opts_t *c)
+{
+	return c->tap && !strcmp(c->tap, "-") ? stderr : stdout;
+}
+
+/* "VERDICT: [WHAT: ]N passed, M failed[, K skipped] (exit RC)". */
+static void eg__closing_line(FILE *out, const char *what,
+			     const eg_l1_totals_t *t, int rc)
+{
+	fprintf(out, "%s: %s%s%u passed, %u failed", eg_exit_word(rc),
+		what ? what : "", what ? ": " : "", t->passed,
+		t->failed + t->errors);
+	if (t->skipped)
+		fprintf(out, ", %u skipped", t->skipped);
+	fprintf(out, " (exit %d)\n", rc);
+	fflush(out);
+}
+
+/* The closing lines: reports and counts, the last line the verdict. */
+static void eg__closing(FILE *out, const char *tap, const char *junit,
+			const eg_l1_totals_t *t, int rc)
+{
+	fprintf(out, "  TAP:   %s\n  JUnit: %s\n", tap, junit);
+	eg__closing_line(out, NULL, t, rc);
+}
+
 /* L2 over the quick or full configuration set, on the workloads, filter
  * and keys given (the ranks get them); a multi-process --engine replaces
  * the configurations' own. Reports default to the run folder, which also
  * keeps each job's log. */
 static int eg__check_l2(const eg_check_opts_t *c, const char *tap_path,
-			const char *junit_path, int full)
+			const char *junit_path, int full, eg_l1_totals_t *tot)
 {
 	char run[4096], tap[4200], junit[4200];
 	const eg_engine_ops_t *ops = eg_engine_find(c->engine);
@@ -53,8 +81,9 @@ static int eg__check_l2(const eg_check_opts_t *c, const char *tap_path,
 			  .workdir = run,
 			  .file = c->workload_file,
 			  .filter = c->filter,
-			  .overrides = c->overrides};
-	eg_l1_totals_t tot;
+			  .overrides = c->overrides,
+			  .out = eg__out(c),
+			  .progress = "  L2  "};
 	const char *t = getenv("EPGATE_TIMEOUT");
 	int rc;
 
@@ -70,22 +99,19 @@ static int eg__check_l2(const eg_check_opts_t *c, const char *tap_path,
 	}
 	if (t && atof(t) > 0)
 		o.timeout_s = atof(t);
-	rc = eg_run_dir_create(c->reports, run, sizeof(run));
-	if (rc < 0) {
-		fprintf(stderr, EG__PROG ": --reports %s: %s\n", c->reports,
-			eg_strerror(rc));
+	if (eg_suite_run_dir(EG__PROG, c->reports, run, sizeof(run)) < 0)
 		return EG_EXIT_HARD;
-	}
 	snprintf(tap, sizeof(tap), "%s/check-l2.tap", run);
 	snprintf(junit, sizeof(junit), "%s/check-l2.junit.xml", run);
 	o.tap_path = tap_path ? tap_path : tap;
 	o.junit_path = junit_path ? junit_path : junit;
-	rc = eg_l2_run(&o, &tot);
-	fprintf(stderr, EG__PROG ": L2 (%s), %u results; job logs in %s\n",
-		full ? "full" : "quick", tot.run, run);
-	fprintf(stderr, "  TAP:   %s\n  JUnit: %s\n", o.tap_path, o.junit_path);
-	fprintf(stderr, "%u passed, %u failed\n", tot.passed,
-		tot.failed + tot.errors);
+	fprintf(o.out, EG__PROG ": L2 (%s set), job logs in %s\n",
+		full ? "full" : "quick", run);
+	fflush(o.out);
+	rc = eg_l2_run(&o, tot);
+	if (eg_suite_run_dir_drop(run) || (rc == EG_EXIT_HARD && !tot->run))
+		return rc; /* nothing ran: the message said why */
+	eg__closing(o.out, o.tap_path, o.junit_path, tot, rc);
 	return rc;
 }
 
@@ -102,21 +128,16 @@ static void eg__list(const eg_workload_list_t *wl)
 /* L1 over the selected workloads; reports default to a new run folder
  * (their paths in tap and junit, 4200 bytes each). */
 static int eg__check_l1(const eg_check_opts_t *c, eg_workload_list_t *wl,
-			eg_l1_opts_t *o, char *tap, char *junit)
+			eg_l1_opts_t *o, char *tap, char *junit,
+			eg_l1_totals_t *tot)
 {
-	char run[4096];
-	eg_l1_totals_t tot;
+	char run[4096] = "";
 	int rc;
 
 	if (!o->tap_path || !o->junit_path) {
-		rc = eg_run_dir_create(c->reports, run, sizeof(run));
-		if (rc < 0) {
-			fprintf(stderr,
-				EG__PROG ": --reports %s: cannot create a run "
-					 "folder: %s\n",
-				c->reports, eg_strerror(rc));
+		if (eg_suite_run_dir(EG__PROG, c->reports, run, sizeof(run)) <
+		    0)
 			return EG_EXIT_HARD;
-		}
 		snprintf(tap, 4200, "%s/check.tap", run);
 		snprintf(junit, 4200, "%s/check.junit.xml", run);
 		if (!o->tap_path)
@@ -124,13 +145,15 @@ static int eg__check_l1(const eg_check_opts_t *c, eg_workload_list_t *wl,
 		if (!o->junit_path)
 			o->junit_path = junit;
 	}
-	rc = eg_l1_run(o, wl, &tot);
-	fprintf(stderr, EG__PROG ": engine %s, %u workloads\n", o->engine,
-		tot.run);
-	fprintf(stderr, "  TAP:   %s\n  JUnit: %s\n", o->tap_path,
-		o->junit_path);
-	fprintf(stderr, "%u passed, %u failed\n", tot.passed,
-		tot.failed + tot.errors);
+	fprintf(o->out,
+		EG__PROG ": engine %s, %zu workload(s), %u iteration(s) "
+			 "each\n",
+		o->engine, wl->n, o->iters ? o->iters : 1);
+	fflush(o->out);
+	rc = eg_l1_run(o, wl, tot);
+	if (eg_suite_run_dir_drop(run) || (rc == EG_EXIT_HARD && !tot->run))
+		return rc; /* nothing ran: the message said why */
+	eg__closing(o->out, o->tap_path, o->junit_path, tot, rc);
 	return rc;
 }
 
@@ -156,41 +179,82 @@ static void eg__beside(char *out, size_t len, const char *path, const char *ext)
 	snprintf(out, len, "%.*s-l2%s", (int)(n - e), path, path + n - e);
 }
 
+/* Bad input said before anything is created: the engine, the report
+ * files' folders. */
+static int eg__precheck(const eg_check_opts_t *c)
+{
+	if (!eg_engine_find(c->engine)) {
+		fprintf(stderr, EG__PROG ": --engine: unknown engine \"%s\"\n",
+			c->engine);
+		return EG_EINVAL;
+	}
+	if (eg_suite_out_file(EG__PROG, "--tap", c->tap) < 0 ||
+	    eg_suite_out_file(EG__PROG, "--junit", c->junit) < 0)
+		return EG_EINVAL;
+	return EG_OK;
+}
+
+/* The workloads selected; 77 (said) when none is. */
+static int eg__selected(const eg_check_opts_t *c, eg_workload_list_t *wl)
+{
+	size_t all;
+
+	if (eg_cli_load_workloads(EG__PROG, c->workload_file, c->overrides,
+				  wl) < 0)
+		return EG_EXIT_HARD;
+	all = wl->n;
+	eg__select(wl, c->filter, c->quick);
+	if (wl->n)
+		return EG_EXIT_PASS;
+	fprintf(stderr,
+		EG__PROG ": no workload matches --filter %s (of %zu "
+			 "in %s): nothing to run\n",
+		c->filter ? c->filter : "", all,
+		c->workload_file ? c->workload_file : "the L1 matrix");
+	return EG_EXIT_SKIP;
+}
+
 int eg_check(const eg_check_opts_t *c)
 {
 	eg_l1_opts_t o = {.engine = c->engine,
 			  .iters = c->iters,
 			  .tap_path = c->tap,
 			  .junit_path = c->junit,
-			  .verbose = c->verbose};
+			  .verbose = c->verbose,
+			  .out = eg__out(c),
+			  .progress = "  L1  "};
 	eg_workload_list_t wl = {0};
 	char tap[4200], junit[4200], l2tap[4300], l2junit[4300];
-	int rc;
+	eg_l1_totals_t t1 = {0}, t2 = {0};
+	int rc, rc2;
 
-	if (!eg_engine_find(c->engine)) {
-		fprintf(stderr, EG__PROG ": --engine: unknown engine \"%s\"\n",
-			c->engine);
+	if (eg__precheck(c) < 0)
 		return EG_EXIT_HARD;
-	}
 	if (c->l2 && !c->full)
-		return eg__check_l2(c, c->tap, c->junit, 0);
-	if (eg_cli_load_workloads(EG__PROG, c->workload_file, c->overrides,
-				  &wl) < 0) {
+		return eg__check_l2(c, c->tap, c->junit, 0, &t2);
+	if ((rc = eg__selected(c, &wl)) != EG_EXIT_PASS) {
 		eg_workload_list_free(&wl);
-		return EG_EXIT_HARD;
+		return rc;
 	}
-	eg__select(&wl, c->filter, c->quick);
 	if (c->list) {
 		eg__list(&wl);
 		eg_workload_list_free(&wl);
 		return EG_EXIT_PASS;
 	}
-	rc = eg__check_l1(c, &wl, &o, tap, junit);
+	rc = eg__check_l1(c, &wl, &o, tap, junit, &t1);
 	eg_workload_list_free(&wl);
 	if (!c->full)
 		return rc;
-	/* L2 reports beside L1's: check.tap -> check-l2.tap */
+	/* L2 reports beside L1's (check.tap -> check-l2.tap); the last
+	 * line says both */
 	eg__beside(l2tap, sizeof(l2tap), o.tap_path, ".tap");
 	eg__beside(l2junit, sizeof(l2junit), o.junit_path, ".junit.xml");
-	return eg__worse(rc, eg__check_l2(c, l2tap, l2junit, 1));
+	rc2 = eg__check_l2(c, l2tap, l2junit, 1, &t2);
+	rc = eg__worse(rc, rc2);
+	t1.passed += t2.passed;
+	t1.failed += t2.failed;
+	t1.errors += t2.errors;
+	t1.skipped += t2.skipped;
+	eg__closing_line(o.out, "L1 and L2", &t1, rc);
+	return rc;
 }

@@ -1,8 +1,10 @@
 /* Diagnostics of one failed case, as a JSON object for TAP YAML and the
  * results files: where it failed, wrong counts per field, the first
- * mismatches with coordinates, and the command that reproduces it. */
+ * mismatches with coordinates, and the command that reproduces it; and
+ * the same case said on the terminal in two or three lines. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/suite/suite.h"
 
@@ -132,4 +134,152 @@ int eg_put_json_line(FILE *f, json_t *line)
 	}
 	free(s);
 	return EG_OK;
+}
+
+/* ---- failures on the terminal ----------------------------------------- */
+
+static int eg__shell_safe(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!strchr(
+			"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			"0123456789_./:,=+-@%",
+			*s))
+			return 0;
+	return 1;
+}
+
+void eg_shell_append(char *buf, size_t len, const char *s)
+{
+	size_t n = strlen(buf);
+
+	if (n + 1 >= len)
+		return;
+	if (eg__shell_safe(s)) {
+		snprintf(buf + n, len - n, "%s%s", n ? " " : "", s);
+		return;
+	}
+	/* 'it'\''s': single quotes, each quote closed, escaped, reopened */
+	n += (size_t)snprintf(buf + n, len - n, "%s'", n ? " " : "");
+	for (; *s && n + 5 < len; s++) {
+		if (*s == '\'')
+			n += (size_t)snprintf(buf + n, len - n, "'\\''");
+		else
+			buf[n++] = *s;
+	}
+	if (n + 1 < len)
+		buf[n++] = '\'';
+	buf[n < len ? n : len - 1] = '\0';
+}
+
+void eg_repro_env(char *buf, size_t len)
+{
+	static const char *const vars[] = {"EPGATE_FAULT", "FI_PROVIDER", NULL};
+
+	for (int i = 0; vars[i]; i++) {
+		const char *v = getenv(vars[i]);
+		char kv[512];
+
+		if (!v)
+			continue;
+		snprintf(kv, sizeof(kv), "%s=%s", vars[i], v);
+		eg_shell_append(buf, len, kv);
+	}
+}
+
+/* "x 124, combine 3, missing rows 2" from diag's "wrong". */
+static void eg__wrong_list(const json_t *wrong, char *buf, size_t len)
+{
+	const char *k;
+	json_t *v;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	json_object_foreach((json_t *)wrong, k, v)
+	{
+		int m = snprintf(buf + n, len - n, "%s%s %lld", n ? ", " : "",
+				 k, (long long)json_integer_value(v));
+
+		if (m < 0 || (size_t)m >= len - n)
+			break;
+		n += (size_t)m;
+	}
+}
+
+static const char *eg__js(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
+}
+
+/* The first mismatch: "x rank=0 src=(0,1) expert=-1 row=0 col=0
+ * expected=0x4130 actual=0x4000". */
+static void eg__first(FILE *f, const json_t *m)
+{
+	fprintf(f,
+		"  first: %s rank=%lld src=(%lld,%lld) expert=%lld row=%lld "
+		"col=%lld expected=%s actual=%s\n",
+		eg__js(m, "field"),
+		(long long)json_integer_value(json_object_get(m, "rank")),
+		(long long)json_integer_value(json_object_get(m, "src_rank")),
+		(long long)json_integer_value(json_object_get(m, "src_token")),
+		(long long)json_integer_value(json_object_get(m, "expert")),
+		(long long)json_integer_value(json_object_get(m, "row")),
+		(long long)json_integer_value(json_object_get(m, "col")),
+		eg__js(m, "expected"), eg__js(m, "actual"));
+}
+
+void eg_case_say(FILE *f, const char *name, const json_t *diag, int verbose)
+{
+	const json_t *first = json_object_get(diag, "first_mismatches");
+	const json_t *rank = json_object_get(diag, "rank");
+	char wrong[256], at[64] = "";
+	size_t n = json_array_size(first);
+
+	if (!f)
+		return;
+	if (json_is_integer(rank) && json_integer_value(rank) >= 0)
+		snprintf(at, sizeof(at), ", rank %lld",
+			 (long long)json_integer_value(rank));
+	eg__wrong_list(json_object_get(diag, "wrong"), wrong, sizeof(wrong));
+	if (*eg__js(diag, "harness_error") || *eg__js(diag, "error"))
+		fprintf(f, "ERROR %s: %s%s\n", name,
+			*eg__js(diag, "error") ? eg__js(diag, "error")
+					       : eg__js(diag, "harness_error"),
+			at);
+	else if (*eg__js(diag, "engine_error"))
+		fprintf(
+		    f, "FAIL %s: %s returned \"%s\" (iteration %lld%s)%s%s\n",
+		    name, eg__js(diag, "stage"), eg__js(diag, "engine_error"),
+		    (long long)json_integer_value(
+			json_object_get(diag, "iteration")),
+		    at, *eg__js(diag, "engine_message") ? ": " : "",
+		    eg__js(diag, "engine_message"));
+	else
+		fprintf(f, "FAIL %s: %s, iteration %lld%s: %s wrong\n", name,
+			eg__js(diag, "stage"),
+			(long long)json_integer_value(
+			    json_object_get(diag, "iteration")),
+			at, wrong[0] ? wrong : "(none counted)");
+	for (size_t i = 0; i < n && i < (verbose ? n : 1); i++)
+		eg__first(f, json_array_get(first, i));
+	if (*eg__js(diag, "repro"))
+		fprintf(f, "  repro: %s\n", eg__js(diag, "repro"));
+}
+
+const char *eg_exit_word(int rc)
+{
+	switch (rc) {
+	case EG_EXIT_PASS:
+		return "PASS";
+	case EG_EXIT_FAIL:
+		return "FAIL";
+	case EG_EXIT_SKIP:
+		return "SKIP";
+	default:
+		return "ERROR";
+	}
 }

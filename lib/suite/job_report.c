@@ -65,12 +65,15 @@ static int eg__l2_line(const char *line, const eg_workload_list_t *wl,
 	const char *wname = json_string_value(json_object_get(j, "workload"));
 	const char *st = json_string_value(json_object_get(j, "status"));
 	const char *shape = json_string_value(json_object_get(j, "shape"));
+	const json_t *secs = json_object_get(j, "seconds");
 	char desc[512];
 
 	if (!wname || !st) {
 		json_decref(j);
 		return 0;
 	}
+	if (json_is_number(secs)) /* the case's own time, from rank 0 */
+		dt = json_number_value(secs);
 	for (size_t i = 0; i < wl->n; i++)
 		if (!strcmp(wl->items[i].name, wname))
 			seen[i] = 1;

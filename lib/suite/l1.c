@@ -18,7 +18,34 @@ typedef struct eg__l1 {
 	char classname[96];
 	eg_l1_totals_t *tot;
 	int hard;
+	unsigned said;	   /* failures said in full on o->out */
+	double t0, t_said; /* start, last progress line */
+	size_t n;	   /* workloads */
 } eg__l1_t;
+
+/* A failure on the terminal: the first few in full, every one with -v. */
+static void eg__l1_say(eg__l1_t *L, const eg_workload_t *w, const json_t *d)
+{
+	if (!L->o->out || (L->said >= EG_SAY_FAILURES && !L->o->verbose))
+		return;
+	eg_case_say(L->o->out, w->name, d, L->o->verbose);
+	L->said++;
+	fflush(L->o->out);
+}
+
+/* Every few seconds, how far the run is. */
+static void eg__l1_progress(eg__l1_t *L)
+{
+	double now = eg_now();
+
+	if (!L->o->out || !L->o->progress || now - L->t_said < 5.0)
+		return;
+	L->t_said = now;
+	fprintf(L->o->out, "%s%u of %zu workloads, %u failed, %.0f s ...\n",
+		L->o->progress, L->tot->run, L->n,
+		L->tot->failed + L->tot->errors, now - L->t0);
+	fflush(L->o->out);
+}
 
 /* One workload: every iteration through the step, host memory. */
 static void eg__l1_case(const eg__l1_t *L, const eg_workload_t *w,
@@ -56,6 +83,7 @@ static void eg__l1_harness(eg__l1_t *L, const eg_workload_t *w,
 		 v->stage);
 	json_object_set_new(d, "error", json_string(msg));
 	json_object_set_new(d, "repro", json_string(repro));
+	eg__l1_say(L, w, d);
 	eg_tap_point(L->tap, EG_STATUS_FAIL, desc, NULL, d);
 	eg_junit_case(L->junit, L->classname, w->name, dt, EG_STATUS_ERROR, msg,
 		      repro);
@@ -93,39 +121,51 @@ static void eg__l1_fail(eg__l1_t *L, const eg_workload_t *w, const char *desc,
 	eg_tap_point(L->tap, EG_STATUS_FAIL, desc, NULL, d);
 	eg_junit_case(L->junit, L->classname, w->name, dt, EG_STATUS_FAIL, msg,
 		      detail);
-	if (L->o->verbose && detail)
-		fprintf(stderr, "%s: %s\n%s", w->name, msg, detail);
+	eg__l1_say(L, w, d);
+	if (L->o->verbose && detail && L->o->out)
+		fprintf(L->o->out, "%s", detail);
 	free(detail);
 	json_decref(d);
 	L->tot->failed++;
 }
 
-/* The command that replays the workload from the iteration reached. */
-static void eg__l1_repro(const eg_workload_t *w, uint32_t iter, char *buf,
-			 size_t len)
+/* The command that replays the case alone: the environment that
+ * mattered, the engine, the iterations up to the one that failed (an
+ * engine's state carries from one to the next: stale buffers fail only
+ * after a first iteration) and every key of the workload. */
+static void eg__l1_repro(const eg__l1_t *L, const eg_workload_t *w,
+			 uint32_t iter, char *buf, size_t len)
 {
-	eg_workload_t wr;
+	static const char cmd[] = "epgate check ";
+	char args[4096], eng[512], its[32];
 
-	if (eg_workload_copy(&wr, w) < 0) {
-		eg_workload_to_args(w, buf, len);
-		return;
-	}
-	wr.iter = iter;
-	eg_workload_to_args(&wr, buf, len);
-	eg_workload_fini(&wr);
+	eg_workload_to_args(w, args, sizeof(args));
+	buf[0] = '\0';
+	eg_repro_env(buf, len);
+	eg_shell_append(buf, len, "epgate");
+	eg_shell_append(buf, len, "check");
+	snprintf(eng, sizeof(eng), "--engine=%s", L->o->engine);
+	eg_shell_append(buf, len, eng);
+	snprintf(its, sizeof(its), "--iters=%u",
+		 iter >= w->iter ? iter - w->iter + 1 : 1);
+	eg_shell_append(buf, len, its);
+	size_t n = strlen(buf);
+	snprintf(buf + n, len - n, " %s",
+		 strncmp(args, cmd, sizeof(cmd) - 1) ? args
+						     : args + sizeof(cmd) - 1);
 }
 
 /* One workload, run and reported. */
 static void eg__l1_one(eg__l1_t *L, const eg_workload_t *w)
 {
 	eg_rank_verdict_t v;
-	char sum[256], desc[384], repro[1024];
+	char sum[256], desc[384], repro[4800];
 	double t0 = eg_now();
 
 	eg_workload_summary(w, sum, sizeof(sum));
 	snprintf(desc, sizeof(desc), "%s: %s", w->name, sum);
 	eg__l1_case(L, w, &v);
-	eg__l1_repro(w, v.iter, repro, sizeof(repro));
+	eg__l1_repro(L, w, v.iter, repro, sizeof(repro));
 	double dt = eg_now() - t0;
 	L->tot->run++;
 	if (v.harness_err) {
@@ -180,7 +220,7 @@ static int eg__l1_engine(const eg_l1_opts_t *o, const eg_engine_ops_t **ops)
 int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 	      eg_l1_totals_t *tot)
 {
-	eg__l1_t L = {.o = o, .tot = tot};
+	eg__l1_t L = {.o = o, .tot = tot, .n = wl->n};
 	int rc;
 
 	memset(tot, 0, sizeof(*tot));
@@ -200,8 +240,16 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 		eg_tap_close(L.tap);
 		return EG_EXIT_HARD;
 	}
-	for (size_t i = 0; i < wl->n; i++)
+	L.t0 = L.t_said = eg_now();
+	for (size_t i = 0; i < wl->n; i++) {
 		eg__l1_one(&L, &wl->items[i]);
+		eg__l1_progress(&L);
+	}
+	if (o->out && L.said < tot->failed + tot->errors)
+		fprintf(o->out,
+			"... and %u more failure(s): every one is in the TAP "
+			"and JUnit (-v says each here)\n",
+			tot->failed + tot->errors - L.said);
 	eg_tap_close(L.tap);
 	eg_junit_close(L.junit);
 	if (L.hard)

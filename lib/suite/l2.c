@@ -17,12 +17,20 @@
  * engine x provider x comms combination, plus a non-power-of-two world
  * and a single node. */
 static const eg_l2_config_t eg__quick[] = {
-    {4, 2, 1, "a2a", "shm"},   {4, 2, 4, "a2a", "shm"},
-    {4, 2, 1, "a2a", "tcp"},   {4, 2, 4, "a2a", "tcp"},
-    {4, 2, 1, "dense", "shm"}, {4, 2, 4, "dense", "shm"},
-    {4, 2, 1, "dense", "tcp"}, {4, 2, 4, "dense", "tcp"},
-    {4, 2, 4, "a2a", NULL},    {3, 2, 1, "a2a", NULL},
-    {3, 3, 4, "dense", "shm"}, {2, 2, 1, "a2a", "tcp"},
+    {4, 2, 1, "a2a", "shm", NULL},   {4, 2, 4, "a2a", "shm", NULL},
+    {4, 2, 1, "a2a", "tcp", NULL},   {4, 2, 4, "a2a", "tcp", NULL},
+    {4, 2, 1, "dense", "shm", NULL}, {4, 2, 4, "dense", "shm", NULL},
+    {4, 2, 1, "dense", "tcp", NULL}, {4, 2, 4, "dense", "tcp", NULL},
+    {4, 2, 4, "a2a", NULL, NULL},    {3, 2, 1, "a2a", NULL, NULL},
+    {3, 3, 4, "dense", "shm", NULL}, {2, 2, 1, "a2a", "tcp", NULL},
+};
+
+/* epgate run's GPU stage: NVLink within a node, and NCCL's network
+ * between two virtual nodes with 4 communicators. */
+static const eg_l2_config_t eg__gpu[] = {
+    {2, 2, 1, "a2a", NULL, "nvlink"},
+    {2, 2, 1, "dense", NULL, "nvlink"},
+    {2, 1, 4, "a2a", NULL, "xnode"},
 };
 
 /* The full matrix: W in {2,3,4,8} x one or two nodes x shm/tcp x K 1/4
@@ -42,19 +50,27 @@ static size_t eg__full(eg_l2_config_t *c, size_t cap)
 					     e++) {
 						uint32_t W = worlds[a];
 						c[n++] = (eg_l2_config_t){
-						    W, (W + nodes - 1) / nodes,
-						    comms[k], engines[e],
-						    provs[p]};
+						    W,
+						    (W + nodes - 1) / nodes,
+						    comms[k],
+						    engines[e],
+						    provs[p],
+						    NULL};
 					}
 	return n;
 }
 
-/* "a2a.w4.n2.shm.k1" (an engine's ':' becomes '-': names are files) */
+/* "a2a.w4.n2.shm.k1", "gpu-a2a.w2.n1.nvlink.k1" (an engine's ':'
+ * becomes '-': names are files) */
 static void eg__config_name(const eg_l2_config_t *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s.w%u.n%u.%s.k%u", c->engine, c->world,
+	snprintf(buf, len, "%s%s.w%u.n%u.%s.k%u", c->path ? "gpu-" : "",
+		 c->engine, c->world,
 		 (c->world + c->ranks_per_node - 1) / c->ranks_per_node,
-		 c->provider ? c->provider : "auto", c->num_comms);
+		 c->path       ? c->path
+		 : c->provider ? c->provider
+			       : "auto",
+		 c->num_comms);
 	for (char *p = buf; *p; p++)
 		if (*p == ':')
 			*p = '-';
@@ -73,12 +89,18 @@ static int eg__launch(const eg_l2_opts_t *o, const eg_l2_config_t *c,
 	snprintf(k, sizeof(k), "%u", c->num_comms);
 	snprintf(it, sizeof(it), "%u", o->iters ? o->iters : 2);
 	snprintf(to_env, sizeof(to_env), "%.1f", o->timeout_s);
-	argv[a++] = "l2-rank";
+	argv[a++] = c->path ? "l2-gpu-rank" : "l2-rank";
 	argv[a++] = "--engine";
 	argv[a++] = c->engine;
 	if (c->provider) {
 		argv[a++] = "--provider";
 		argv[a++] = c->provider;
+	}
+	if (c->path) { /* NCCL's logs (the evidence) beside the job's */
+		argv[a++] = "--path";
+		argv[a++] = c->path;
+		argv[a++] = "--log-dir";
+		argv[a++] = o->workdir;
 	}
 	argv[a++] = "--num-comms";
 	argv[a++] = k;
@@ -150,6 +172,9 @@ static size_t eg__configs(const eg_l2_opts_t *o, eg_l2_config_t *c, size_t cap)
 
 	if (o->set == EG_L2_FULL) {
 		n = eg__full(c, cap);
+	} else if (o->set == EG_L2_GPU) {
+		n = sizeof(eg__gpu) / sizeof(eg__gpu[0]);
+		memcpy(c, eg__gpu, n * sizeof(*c));
 	} else {
 		n = sizeof(eg__quick) / sizeof(eg__quick[0]);
 		memcpy(c, eg__quick, n * sizeof(*c));
@@ -191,6 +216,10 @@ typedef struct eg__l2 {
 	struct eg_l1_totals *tot;
 	const eg_workload_list_t *wl; /* what the jobs owe */
 	int hard;
+	unsigned said;	     /* failures said in full on o->out */
+	unsigned job, njobs; /* progress: this job of how many */
+	double t0;
+	char skip_why[600]; /* the last skipped job's reason */
 } eg__l2_t;
 
 /* The lines a job's rank 0 wrote, as TAP points and JUnit cases, then
@@ -200,16 +229,14 @@ typedef struct eg__l2 {
  * the lines reported. */
 static unsigned eg__collect(eg__l2_t *L, const eg_l2_config_t *c,
 			    const char *name, const char *cls,
-			    const char *results, double dt, int rc)
+			    const char *results, double dt, const char *why)
 {
 	FILE *f = fopen(results, "r");
-	char prefix[128], why[160];
+	char prefix[128];
 	eg_job_totals_t t = {0};
 	unsigned seen;
 
 	snprintf(prefix, sizeof(prefix), "l2 %s", name);
-	snprintf(why, sizeof(why),
-		 "never ran: the job ended (exit %d) before it", rc);
 	seen = eg_l2_lines_report(f, L->wl, c->world, L->tap, L->junit, cls,
 				  prefix, dt, why, &t);
 	if (f)
@@ -249,16 +276,96 @@ static void eg__job_error(eg__l2_t *L, const char *name, const char *cls,
 		fprintf(stderr, "  L2 %s: %s (log %s)\n", name, msg, log);
 }
 
+/* The job's failed workloads on the terminal: the first few in full
+ * (every one with -v), from its results lines. */
+static void eg__say_failures(eg__l2_t *L, const char *name, const char *results)
+{
+	FILE *f = L->o->out ? fopen(results, "r") : NULL;
+	char *line = NULL, who[256];
+	size_t cap = 0;
+
+	while (f && getline(&line, &cap, f) > 0) {
+		json_t *j = json_loads(line, 0, NULL);
+		const char *st =
+		    json_string_value(json_object_get(j, "status"));
+		const char *w =
+		    json_string_value(json_object_get(j, "workload"));
+
+		if (st && w && strcmp(st, "pass") &&
+		    (L->said < EG_SAY_FAILURES || L->o->verbose)) {
+			snprintf(who, sizeof(who), "l2 %s: %s", name, w);
+			eg_case_say(L->o->out, who, json_object_get(j, "diag"),
+				    L->o->verbose);
+			L->said++;
+		}
+		json_decref(j);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+}
+
+/* The job ran nothing and said why (77: no GPU, a transport not built):
+ * a skip with its reason, the log's last line. */
+/* Why a job's owed cases never ran: a job that skipped says why in the
+ * last line of its log (no CUDA device, a provider absent); any other
+ * ended before them. */
+static void eg__why(int rc, const char *log, char *why, size_t len)
+{
+	json_t *tail = rc == EG_EXIT_SKIP ? eg__log_tail(log, 1) : NULL;
+	const char *last = json_string_value(json_array_get(tail, 0));
+
+	if (last && last[0] == '[' && strstr(last, "] ")) /* "[0] " */
+		last = strstr(last, "] ") + 2;
+	if (rc == EG_EXIT_SKIP)
+		snprintf(why, len, "%s", last ? last : "the job skipped");
+	else
+		snprintf(why, len,
+			 "never ran: the job ended (exit %d) before it", rc);
+	json_decref(tail);
+}
+
+/* A line per job as it ends: its counts, time and how far the run is. */
+static void eg__job_line(eg__l2_t *L, const char *name,
+			 const struct eg_l1_totals *before, int rc,
+			 unsigned seen, unsigned expected, const char *log,
+			 double dt)
+{
+	const eg_l2_opts_t *o = L->o;
+	unsigned bad =
+	    L->tot->failed + L->tot->errors - before->failed - before->errors;
+
+	if (!o->out)
+		return;
+	fprintf(o->out, "%s[%u/%u] %s: %u passed, %u failed, %.1f s",
+		o->progress ? o->progress : "", L->job, L->njobs, name,
+		L->tot->passed - before->passed, bad, dt);
+	if (rc == EG_EXIT_SKIP && !seen) {
+		fprintf(o->out, "; skipped: %s", L->skip_why);
+	} else if (rc != EG_EXIT_PASS &&
+		   !(rc == EG_EXIT_FAIL && seen == expected)) {
+		fprintf(o->out,
+			"; the job exited %d after %u of %u "
+			"workloads (log %s)",
+			rc, seen, expected, log);
+		L->said++; /* its error, said here */
+	}
+	fprintf(o->out, "\n");
+	fflush(o->out);
+}
+
 /* One configuration: its job, then its results. */
 static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *file,
 		       unsigned expected)
 {
 	const eg_l2_opts_t *o = L->o;
-	char name[96], results[4200], log[4200], cls[128];
+	char name[96], results[4200], log[4200], cls[128], why[600];
 	double t0 = eg_now();
+	struct eg_l1_totals before = *L->tot;
 	unsigned seen;
 	int rc;
 
+	L->job++;
 	eg__config_name(c, name, sizeof(name));
 	snprintf(cls, sizeof(cls), "epgate.l2.%s", name);
 	snprintf(results, sizeof(results), "%s/l2-%s.jsonl", o->workdir, name);
@@ -268,10 +375,18 @@ static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *file,
 		fprintf(stderr, "  L2 %s (%u workloads) ...\n", name, expected);
 	rc = eg__launch(o, c, file, results, log);
 	double dt = eg_now() - t0;
+	eg__why(rc, log, why, sizeof(why));
+	/* the cases owed and never run are skips with why: a job that
+	 * skipped is its cases skipped, not one more case */
 	seen = eg__collect(L, c, name, cls, results,
-			   dt / (expected ? expected : 1), rc);
-	if (rc != EG_EXIT_PASS && !(rc == EG_EXIT_FAIL && seen == expected))
+			   dt / (expected ? expected : 1), why);
+	eg__say_failures(L, name, results);
+	if (rc == EG_EXIT_SKIP && !seen)
+		snprintf(L->skip_why, sizeof(L->skip_why), "%s", why);
+	else if (rc != EG_EXIT_PASS &&
+		 !(rc == EG_EXIT_FAIL && seen == expected))
 		eg__job_error(L, name, cls, rc, seen, expected, log, dt);
+	eg__job_line(L, name, &before, rc, seen, expected, log, dt);
 }
 
 /* What the jobs will run, checked here first: bad input is said once. */
@@ -325,18 +440,27 @@ int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot)
 		eg_workload_list_free(&wl);
 		return EG_EXIT_HARD;
 	}
+	for (size_t i = 0; i < ncfg; i++)
+		L.njobs += eg__expected(&wl, cfg[i].world) > 0;
 	for (size_t i = 0; i < ncfg; i++) {
 		unsigned expected = eg__expected(&wl, cfg[i].world);
 
 		if (expected) /* a job with nothing to run is not launched */
 			eg__config(&L, &cfg[i], file, expected);
 	}
+	if (o->out && L.said < tot->failed + tot->errors)
+		fprintf(o->out,
+			"... and %u more failure(s): every one is in the TAP "
+			"and JUnit (-v says each here)\n",
+			tot->failed + tot->errors - L.said);
 	eg_tap_close(L.tap);
 	eg_junit_close(L.junit);
 	eg_workload_list_free(&wl);
+	if (o->skip_why)
+		snprintf(o->skip_why, 600, "%s", L.skip_why);
 	if (L.hard)
 		return EG_EXIT_HARD;
 	if (tot->failed)
 		return EG_EXIT_FAIL;
-	return tot->run ? EG_EXIT_PASS : EG_EXIT_SKIP;
+	return tot->run > tot->skipped ? EG_EXIT_PASS : EG_EXIT_SKIP;
 }

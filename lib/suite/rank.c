@@ -66,43 +66,70 @@ static int eg__prepare(eg_rank_job_t *J, char *dpath, size_t dlen)
 	return 0;
 }
 
-/* The command that replays workload w alone. */
+/* The command that replays workload w alone: the environment that
+ * mattered, the job's shape, the engine, the transport's options, the
+ * workloads file, the filter and every key given. */
 static void eg__repro(const eg_rank_job_t *J, const eg_workload_t *w, char *buf,
 		      size_t len)
 {
 	const eg_rank_opts_t *o = J->o;
-	char mem[128] = "";
+	char mem[256] = "", head[160];
 	size_t n;
 
 	if (J->mem->repro)
 		J->mem->repro(J, mem, sizeof(mem));
-	snprintf(buf, len,
-		 "epgate launch -n %u --ranks-per-node %u -- %s --engine "
-		 "%s%s --num-comms %u --workload %s --filter %s --iters %u",
-		 J->world.size, J->world.ranks_per_node, o->prog, o->engine,
-		 mem, o->num_comms, J->file, w->name, o->iters);
+	buf[0] = '\0';
+	eg_repro_env(buf, len);
+	snprintf(head, sizeof(head),
+		 "epgate launch -n %u --ranks-per-node %u -- %s --engine",
+		 J->world.size, J->world.ranks_per_node, o->prog);
+	n = strlen(buf);
+	snprintf(buf + n, len - n, "%s%s", n ? " " : "", head);
+	eg_shell_append(buf, len, o->engine);
+	n = strlen(buf);
+	snprintf(buf + n, len - n, "%s --num-comms %u --iters %u --workload",
+		 mem, o->num_comms, o->iters);
+	eg_shell_append(buf, len, J->file);
+	eg_shell_append(buf, len, "--filter");
+	eg_shell_append(buf, len, w->name);
 	for (unsigned i = 0; o->overrides && i < o->overrides->n; i++) {
-		n = strlen(buf);
-		if (n + 1 < len)
-			snprintf(buf + n, len - n, " --%s=%s",
-				 o->overrides->key[i], o->overrides->val[i]);
+		char kv[512];
+
+		snprintf(kv, sizeof(kv), "--%s=%s", o->overrides->key[i],
+			 o->overrides->val[i]);
+		eg_shell_append(buf, len, kv);
 	}
 }
 
-/* Rank 0: the workload's line, with its shape as the ranks saw it. */
+/* Rank 0: the workload's line, with its shape as the ranks saw it and
+ * its time (from its step's start to every verdict at rank 0); a
+ * failure is also said on stderr. */
 static void eg__line(eg_rank_job_t *J, const eg_workload_t *w,
-		     const eg_rank_verdict_t *all)
+		     const eg_rank_verdict_t *all, double seconds)
 {
 	json_t *extra = J->mem->extra ? J->mem->extra(J) : NULL;
 	char repro[4800], shape[256];
+	json_t *line;
+	const char *st;
 
 	if (!extra)
 		extra = json_object();
 	eg_workload_summary(w, shape, sizeof(shape));
 	json_object_set_new(extra, "shape", json_string(shape));
+	json_object_set_new(extra, "seconds", json_real(seconds));
 	eg__repro(J, w, repro, sizeof(repro));
-	eg_put_json_line(
-	    J->rf, eg_rank_results_line(w, all, J->world.size, repro, extra));
+	line = eg_rank_results_line(w, all, J->world.size, repro, extra);
+	st = json_string_value(json_object_get(line, "status"));
+	if (st && strcmp(st, "pass")) {
+		J->nfailed++;
+		/* by hand there is no orchestrator to say it: say it here */
+		if (!J->rf)
+			eg_case_say(stderr, w->name,
+				    json_object_get(line, "diag"), 0);
+	} else {
+		J->npassed++;
+	}
+	eg_put_json_line(J->rf, line);
 }
 
 /* One workload on this rank, then every rank's verdict at every rank. */
@@ -126,6 +153,7 @@ static int eg__workload(eg_rank_job_t *J, const eg_workload_t *w,
 			     .budget = 1};
 	eg_rank_verdict_t mine;
 	eg_step_t *st = NULL;
+	double t0 = eg_now();
 
 	eg_rank_verdict_init(&mine);
 	mine.iter = w->iter;
@@ -143,7 +171,7 @@ static int eg__workload(eg_rank_job_t *J, const eg_workload_t *w,
 	for (uint32_t r = 0; r < J->world.size; r++)
 		J->failed |= eg_rank_verdict_failed(&all[r]);
 	if (J->world.rank == 0)
-		eg__line(J, w, all);
+		eg__line(J, w, all, eg_now() - t0);
 	return 0;
 }
 
@@ -200,6 +228,12 @@ int eg_rank_run(const eg_rank_opts_t *o)
 	rc = eg__workloads(&J);
 	if (rc != EG_EXIT_HARD)
 		rc = J.mem->finish(&J, rc);
+	if (J.world.rank == 0 && rc != EG_EXIT_HARD)
+		printf("%s: %s: %u passed, %u failed of %d workload(s)%s%s\n",
+		       o->prog, eg_exit_word(rc), J.npassed, J.nfailed, J.ran,
+		       o->results ? "; results " : "",
+		       o->results ? o->results : "");
+	fflush(stdout); /* before a peer's exit stops this rank */
 out:
 	/* leave together: nobody tears down endpoints a peer still reads */
 	if (J.boot && J.xstate && rc != EG_EXIT_HARD &&

@@ -254,3 +254,23 @@ const eg_rank_memory_t eg_rank_memory_cuda = {
     .finish = eg__finish,
     .close = eg__close,
 };
+
+#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
+#include <cuda_runtime_api.h>
+
+int eg_suite_cuda_devices(void)
+{
+	int n = 0;
+
+	if (cudaGetDeviceCount(&n) != cudaSuccess) {
+		cudaGetLastError(); /* no driver or no device: none */
+		return 0;
+	}
+	return n;
+}
+#else
+int eg_suite_cuda_devices(void)
+{
+	return -1;
+}
+#endif

@@ -27,7 +27,8 @@ typedef struct eg_rank_job {
 	void *stream; /* the memory space's stream, or NULL */
 	FILE *rf;     /* rank 0's results, or NULL */
 	int ran, failed;
-	void *priv; /* the memory's own */
+	unsigned npassed, nfailed; /* rank 0: workloads */
+	void *priv;		   /* the memory's own */
 } eg_rank_job_t;
 
 typedef struct eg_rank_memory {

@@ -1,157 +1,257 @@
 /* epgate run: the main job on the embedded default (profile "local"):
- * every suite this build has, into one run folder. */
+ * every stage this build has -- L1, L2, GPU, bench, gates -- into one
+ * run folder; the closing and summary.json from one record per stage
+ * (lib/suite/run_report.c). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
-#include "lib/suite/sweep.h"
-#include "epgate/file.h"
 #include "epgate/report_html.h"
+#include "lib/suite/run_report.h"
 #include "lib/suite/suite.h"
+#include "lib/suite/sweep.h"
+#include "lib/world/job_int.h"
 
-/* One suite's reports and totals. */
-typedef struct eg__suite_out {
-	eg_l1_totals_t t;
-	char tap[4200], junit[4200];
-	int rc, ran;
-} eg__suite_out_t;
+enum { EG__L1, EG__L2, EG__GPU, EG__BENCH, EG__GATES, EG__STAGES };
 
-static json_t *eg__totals_json(const eg__suite_out_t *s)
+typedef struct eg__run {
+	const eg_run_opts_t *o;
+	char dir[4096], summary[4200];
+	eg_stage_t st[EG__STAGES];
+} eg__run_t;
+
+/* A stage's counts and failures from its JUnit report. */
+static void eg__tally(eg__run_t *R, eg_stage_t *s, const char *junit)
 {
-	return json_pack("{s:i, s:i, s:i, s:i, s:s, s:s}", "results",
-			 (int)s->t.run, "passed", (int)s->t.passed, "failed",
-			 (int)s->t.failed, "errors", (int)s->t.errors, "tap",
-			 s->tap, "junit", s->junit);
+	char path[4400];
+
+	snprintf(path, sizeof(path), "%s/%s", R->dir, junit);
+	if (!s->failures)
+		s->failures = json_array();
+	if (eg_junit_tally(path, &s->t, s->failures, EG_STAGE_FAILURES) < 0)
+		snprintf(s->why, sizeof(s->why), "%s could not be read", junit);
 }
 
-/* summary.json, rewritten atomically after each suite (lib/base/file.c). */
-static int eg__summary(const char *path, const char *run, const char *engine,
-		       const eg__suite_out_t *l1, const eg__suite_out_t *l2,
-		       int rc)
+static void eg__l1(eg__run_t *R)
 {
-	char err[4400], *text;
-	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i}", "schema",
-			      "epgate/run-summary/v1", "profile", "local",
-			      "run_dir", run, "engine_l1", engine, "exit", rc);
-	if (!j)
-		return EG_ENOMEM;
-	json_object_set_new(j, "l1", eg__totals_json(l1));
-	if (l2->ran)
-		json_object_set_new(j, "l2", eg__totals_json(l2));
-	text = json_dumps(j, JSON_INDENT(2));
-	json_decref(j);
-	if (!text)
-		snprintf(err, sizeof(err), "%s: out of memory", path);
-	int bad = !text || eg_file_write_atomic_buf(path, text, strlen(text),
-						    err, sizeof(err)) < 0;
-	free(text);
-	if (bad) {
-		fprintf(stderr, "epgate run: %s\n", err);
-		return EG_EIO;
-	}
-	return EG_OK;
-}
-
-/* The worse of two exit codes, a skip counting as nothing. */
-static int eg__worse(int rc, int rc2)
-{
-	if (rc2 == EG_EXIT_HARD || rc == EG_EXIT_HARD)
-		return EG_EXIT_HARD;
-	if (rc2 == EG_EXIT_FAIL || rc == EG_EXIT_FAIL)
-		return EG_EXIT_FAIL;
-	return rc;
-}
-
-static int eg__l1(const eg_run_opts_t *o, const char *run, eg__suite_out_t *s)
-{
-	eg_l1_opts_t l1 = {.engine = o->engine,
+	eg_stage_t *s = &R->st[EG__L1];
+	char tap[4300], junit[4300];
+	eg_l1_opts_t l1 = {.engine = R->o->engine,
 			   .iters = 2,
-			   .tap_path = s->tap,
-			   .junit_path = s->junit,
-			   .verbose = o->verbose};
+			   .tap_path = tap,
+			   .junit_path = junit,
+			   .verbose = R->o->verbose,
+			   .out = stdout,
+			   .progress = "  L1     "};
 	eg_overrides_t ov = {0};
 	eg_workload_list_t wl = {0};
+	eg_l1_totals_t t;
+	double t0 = eg_now();
 
-	if (eg_cli_load_workloads("epgate run", NULL, &ov, &wl) < 0)
-		return EG_EXIT_HARD;
-	snprintf(s->tap, sizeof(s->tap), "%s/l1.tap", run);
-	snprintf(s->junit, sizeof(s->junit), "%s/l1.junit.xml", run);
-	printf("  L1  engine %s, %zu workloads ...\n", o->engine, wl.n);
+	s->rc = EG_EXIT_HARD;
+	if (eg_cli_load_workloads("epgate run", NULL, &ov, &wl) < 0) {
+		snprintf(s->why, sizeof(s->why), "the L1 matrix did not load");
+		return;
+	}
+	snprintf(tap, sizeof(tap), "%s/l1.tap", R->dir);
+	snprintf(junit, sizeof(junit), "%s/l1.junit.xml", R->dir);
+	printf("  L1     engine %s, %zu workloads, 2 iterations each ...\n",
+	       R->o->engine, wl.n);
 	fflush(stdout);
-	s->rc = eg_l1_run(&l1, &wl, &s->t);
-	s->ran = 1;
+	s->rc = eg_l1_run(&l1, &wl, &t);
 	eg_workload_list_free(&wl);
-	printf("  L1  %u passed, %u failed, %u errors\n", s->t.passed,
-	       s->t.failed, s->t.errors);
-	return s->rc;
+	s->seconds = eg_now() - t0;
+	s->ran = t.run > 0;
+	eg__tally(R, s, "l1.junit.xml");
+	snprintf(s->detail, sizeof(s->detail), "engine %s", R->o->engine);
+	printf("  L1     %u passed, %u failed in %.1f s\n", s->t.passed,
+	       s->t.failed + s->t.errors, s->seconds);
 }
 
-/* L2: 4 ranks in 2 virtual nodes and the rest of the quick set */
-static int eg__l2(const eg_run_opts_t *o, char *run, eg__suite_out_t *s)
+/* L2 (the quick set over libfabric) or GPU (the NCCL engines): jobs of
+ * one rank per process, their reports named after the stage. */
+static void eg__jobs(eg__run_t *R, eg_stage_t *s, eg_l2_set_t set,
+		     const char *progress)
 {
-	eg_l2_opts_t o2 = {.set = EG_L2_QUICK,
-			   .tap_path = s->tap,
-			   .junit_path = s->junit,
-			   .workdir = run,
-			   .iters = 2,
-			   .timeout_s = 30,
-			   .verbose = o->verbose};
+	char tap[4300], junit[4300];
+	eg_l2_opts_t o = {.set = set,
+			  .tap_path = tap,
+			  .junit_path = junit,
+			  .workdir = R->dir,
+			  .iters = 2,
+			  .timeout_s = 30,
+			  .verbose = R->o->verbose,
+			  .out = stdout,
+			  .progress = progress,
+			  .skip_why = s->why};
+	eg_l1_totals_t t;
+	double t0 = eg_now();
 
-	snprintf(s->tap, sizeof(s->tap), "%s/l2.tap", run);
-	snprintf(s->junit, sizeof(s->junit), "%s/l2.junit.xml", run);
-	printf("  L2  a2a and dense over libfabric, one job per "
-	       "configuration ...\n");
-	fflush(stdout);
-	s->rc = eg_l2_run(&o2, &s->t);
-	s->ran = 1;
-	printf("  L2  %u passed, %u failed, %u errors\n", s->t.passed,
-	       s->t.failed, s->t.errors);
-	return s->rc;
+	snprintf(tap, sizeof(tap), "%s/%s.tap", R->dir, s->name);
+	snprintf(junit, sizeof(junit), "%s/%s.junit.xml", R->dir, s->name);
+	s->rc = eg_l2_run(&o, &t);
+	s->seconds = eg_now() - t0;
+	s->ran = t.run > 0;
+	eg__tally(R, s, strrchr(junit, '/') + 1);
+	printf("%s%u passed, %u failed, %u skipped in %.1f s\n", progress,
+	       s->t.passed, s->t.failed + s->t.errors, s->t.skipped,
+	       s->seconds);
 }
 
-/* performance: the local profile's sweeps and its gates */
-static int eg__bench(const eg_run_opts_t *o, const char *run)
+static void eg__l2(eg__run_t *R)
+{
+	eg_stage_t *s = &R->st[EG__L2];
+
+	printf("  L2     a2a and dense, one process per rank over libfabric "
+	       "(shm, tcp), one job per configuration ...\n");
+	fflush(stdout);
+	snprintf(s->detail, sizeof(s->detail), "a2a, dense over libfabric");
+	eg__jobs(R, s, EG_L2_QUICK, "  L2     ");
+}
+
+/* GPU: the NCCL engines on two GPUs, or why not. EPGATE_GPU_STAGE=run
+ * runs its jobs whatever this process sees (each rank then says why it
+ * cannot: a check of the jobs themselves without a GPU). */
+static void eg__gpu(eg__run_t *R)
+{
+	eg_stage_t *s = &R->st[EG__GPU];
+	const char *force = getenv("EPGATE_GPU_STAGE");
+	int n = eg_suite_cuda_devices();
+
+	if (force && !strcmp(force, "run") && n >= 0 && n < 2)
+		n = 2;
+
+	s->rc = EG_EXIT_SKIP;
+	if (n < 0)
+		snprintf(s->why, sizeof(s->why),
+			 "this epgate is built without CUDA and NCCL");
+	else if (n == 0)
+		snprintf(s->why, sizeof(s->why), "no CUDA device on this host");
+	else if (n == 1)
+		snprintf(s->why, sizeof(s->why),
+			 "one CUDA device: the GPU stage runs 2 ranks, one "
+			 "per GPU");
+	if (n < 2) {
+		printf("  GPU    skipped: %s\n", s->why);
+		return;
+	}
+	printf("  GPU    a2a and dense over NCCL on 2 GPUs (NVLink, then "
+	       "NCCL's network between 2 virtual nodes) ...\n");
+	fflush(stdout);
+	snprintf(s->detail, sizeof(s->detail), "NCCL engines, 2 GPUs");
+	eg__jobs(R, s, EG_L2_GPU, "  GPU    ");
+}
+
+/* The bench stage from the sweep's totals; the gates from their JUnit. */
+static void eg__bench_stages(eg__run_t *R, const eg_bench_totals_t *pt, int rc)
+{
+	eg_stage_t *b = &R->st[EG__BENCH], *g = &R->st[EG__GATES];
+
+	b->ran = pt->measured + pt->failed > 0;
+	b->t.passed = pt->measured;
+	b->t.failed = pt->failed;
+	b->seconds = pt->seconds;
+	b->rc = pt->jobs_failed	     ? EG_EXIT_HARD
+		: pt->failed	     ? EG_EXIT_FAIL
+		: b->ran	     ? EG_EXIT_PASS
+		: rc == EG_EXIT_SKIP ? EG_EXIT_SKIP
+				     : EG_EXIT_HARD;
+	snprintf(b->detail, sizeof(b->detail),
+		 "%u of %u points measured in %u job(s)%s", pt->measured,
+		 pt->points, pt->jobs, pt->jobs_failed ? ", a job failed" : "");
+	if (!b->ran)
+		snprintf(b->why, sizeof(b->why), "%s",
+			 rc == EG_EXIT_SKIP ? "nothing could run here (above)"
+					    : "it stopped before any point "
+					      "(above)");
+	g->rc = pt->gate_exit < 0 ? EG_EXIT_SKIP : pt->gate_exit;
+	if (pt->gate_exit < 0) {
+		snprintf(g->why, sizeof(g->why), "not run: no points to judge");
+		return;
+	}
+	g->ran = 1;
+	g->seconds = -1; /* the sweep's time holds them */
+	eg__tally(R, g, "bench-gates.junit.xml");
+	snprintf(g->detail, sizeof(g->detail), "gates/local.gate%s",
+		 g->t.inconclusive ? ", inconclusive ones listed above" : "");
+}
+
+/* bench: the local profile's sweeps, then its gates. */
+static int eg__bench(eg__run_t *R)
 {
 	eg_bench_run_opts_t po = {
-	    .apply_gates = 1, .progress = -1, .verbose = o->verbose};
+	    .apply_gates = 1, .progress = -1, .verbose = R->o->verbose};
 	eg_bench_totals_t pt;
 	int rc;
 
-	printf("  bench profile local: sweeps, then gates/local.gate ...\n");
+	printf(
+	    "  bench  profile local: its sweeps, then gates/local.gate ...\n");
 	fflush(stdout);
-	rc = eg_bench_run_profile("local", run, &po, &pt);
-	printf("  bench %u of %u points measured, %u failed; gates exit %d; "
-	       "results %s\n",
-	       pt.measured, pt.points, pt.failed, pt.gate_exit, pt.results);
+	rc = eg_bench_run_profile("local", R->dir, &po, &pt);
+	eg__bench_stages(R, &pt, rc);
+	printf("  bench  %u of %u points measured, %u failed in %.1f s\n",
+	       pt.measured, pt.points, pt.failed, pt.seconds);
+	if (R->st[EG__GATES].ran)
+		printf("  gates  %u passed, %u failed, %u inconclusive, %u "
+		       "skipped\n",
+		       R->st[EG__GATES].t.passed,
+		       R->st[EG__GATES].t.failed + R->st[EG__GATES].t.errors,
+		       R->st[EG__GATES].t.inconclusive,
+		       R->st[EG__GATES].t.skipped);
 	return rc;
+}
+
+static void eg__stages_init(eg_stage_t *st)
+{
+	static const eg_stage_t init[EG__STAGES] = {
+	    {.name = "l1", .label = "L1", .prefixes = {"l1."}},
+	    {.name = "l2", .label = "L2", .prefixes = {"l2.", "l2-"}},
+	    {.name = "gpu",
+	     .label = "GPU",
+	     .prefixes = {"gpu.", "l2-gpu-", "nccl-"}},
+	    {.name = "bench", .label = "bench", .prefixes = {"bench-"}},
+	    {.name = "gates", .label = "gates", .prefixes = {"bench-gates."}},
+	};
+
+	memcpy(st, init, sizeof(init));
+	for (int i = 0; i < EG__STAGES; i++)
+		st[i].rc = EG_EXIT_SKIP;
 }
 
 int eg_run_local(const eg_run_opts_t *o)
 {
-	eg__suite_out_t l1 = {0}, l2 = {0};
-	char run[4096], summary[4200];
-	int rc;
+	eg__run_t R = {.o = o};
+	int rc, brc;
 
-	rc = eg_run_dir_create(o->reports, run, sizeof(run));
-	if (rc < 0) {
-		fprintf(stderr, "epgate run: --reports %s: %s\n", o->reports,
-			eg_strerror(rc));
+	eg__stages_init(R.st);
+	if (eg_suite_run_dir("epgate run", o->reports, R.dir, sizeof(R.dir)) <
+	    0)
 		return EG_EXIT_HARD;
-	}
-	snprintf(summary, sizeof(summary), "%s/summary.json", run);
-	printf("epgate run: profile local, run folder %s\n", run);
-	if ((rc = eg__l1(o, run, &l1)) == EG_EXIT_HARD && !l1.ran)
-		return rc;
-	eg__summary(summary, run, o->engine, &l1, &l2, rc);
-	rc = eg__worse(rc, eg__l2(o, run, &l2));
-	if (eg__summary(summary, run, o->engine, &l1, &l2, rc) < 0)
+	snprintf(R.summary, sizeof(R.summary), "%s/summary.json", R.dir);
+	printf("epgate run: profile local, run folder %s\n", R.dir);
+	if (eg_job_under_slurm()) /* lib/world/job_srun.c */
+		printf("epgate run: inside Slurm job %s: every job's ranks "
+		       "run as an srun step\n",
+		       getenv("SLURM_JOB_ID"));
+	fflush(stdout);
+	eg__l1(&R);
+	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0);
+	eg__l2(&R);
+	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0);
+	eg__gpu(&R);
+	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0);
+	brc = eg__bench(&R);
+	/* never kinder than the sweep's own verdict */
+	rc = eg_run_worse(eg_run_exit(R.st, EG__STAGES),
+			  brc == EG_EXIT_SKIP ? EG_EXIT_SKIP : brc);
+	if (eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 1,
+			   rc) < 0)
 		rc = EG_EXIT_HARD;
-	rc = eg__worse(rc, eg__bench(o, run));
-	eg_report_run_folder(run); /* report.html, summary.md */
-	printf("reports:\n  %s\n  %s\n  %s\n  %s\n  %s\n", l1.tap, l1.junit,
-	       l2.tap, l2.junit, summary);
-	printf("%u passed, %u failed\n", l1.t.passed + l2.t.passed,
-	       l1.t.failed + l1.t.errors + l2.t.failed + l2.t.errors);
+	eg_report_run_folder(R.dir); /* report.html, summary.md */
+	eg_run_closing(stdout, R.dir, R.st, EG__STAGES, rc);
+	for (int i = 0; i < EG__STAGES; i++)
+		json_decref(R.st[i].failures);
 	return rc;
 }

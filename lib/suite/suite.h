@@ -7,6 +7,7 @@
 #endif
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "epgate/epgate.h"
 #include "epgate/step.h"
@@ -46,6 +47,9 @@ typedef struct eg_rank_opts {
  * engine error (or, on cuda, another path than asked), 77 not built for
  * the memory or no GPU, 99 bad input or a harness error. */
 int eg_rank_run(const eg_rank_opts_t *o);
+/* The CUDA devices this process sees: -1 when built without CUDA and
+ * NCCL (lib/suite/rank_cuda.c). */
+int eg_suite_cuda_devices(void);
 
 /* L2: multi-process engines over real transports, one `epgate launch`
  * per configuration; results become TAP points and JUnit cases as each
@@ -54,11 +58,15 @@ typedef struct eg_l2_config {
 	uint32_t world, ranks_per_node, num_comms;
 	const char *engine;   /* a2a, dense */
 	const char *provider; /* shm, tcp, or NULL: per pair */
+	const char *path;     /* GPU jobs (l2-gpu-rank): nvlink, xnode;
+				 NULL: a host job (l2-rank) */
 } eg_l2_config_t;
 
 typedef enum eg_l2_set {
 	EG_L2_QUICK = 0, /* make check and epgate run */
 	EG_L2_FULL = 1,	 /* epgate check --full */
+	EG_L2_GPU = 2,	 /* epgate run's GPU stage: the NCCL engines on
+			    GPU memory, two ranks (one GPU each) */
 } eg_l2_set_t;
 
 struct eg_overrides;
@@ -77,6 +85,12 @@ typedef struct eg_l2_opts {
 	/* a multi-process engine in place of each configuration's own
 	 * (configurations that become the same run once); NULL: theirs */
 	const char *engine;
+	/* a line per job as it ends (starting with progress, "  L2  ") and
+	 * each failure (EG_SAY_FAILURES in full, all with verbose); NULL:
+	 * silent */
+	FILE *out;
+	const char *progress;
+	char *skip_why; /* 600 bytes: why the last skipped job skipped */
 } eg_l2_opts_t;
 
 /* Returns an automake exit code; totals like L1. */
@@ -88,6 +102,18 @@ int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot);
  * installed pkgdatadir. */
 int eg_find_data(const char *rel, char *out, size_t len);
 
+/* Where a command writes (lib/suite/paths.c); each prints one line
+ * "PROG: OPTION PATH: why" and returns <0 when it cannot:
+ * a new run folder under reports (reports created as by mkdir -p); */
+int eg_suite_run_dir(const char *prog, const char *reports, char *run,
+		     size_t len);
+/* the run folder removed when nothing was written into it (a command
+ * that failed before running anything leaves none); 1 when removed; */
+int eg_suite_run_dir_drop(const char *run);
+/* a report file that can be created: its folder exists and is
+ * writable ("-", stdout, always can). */
+int eg_suite_out_file(const char *prog, const char *opt, const char *path);
+
 /* L1: every workload through an in-process engine, verified against the
  * reference; one TAP point and one JUnit case per workload. */
 typedef struct eg_l1_opts {
@@ -96,6 +122,10 @@ typedef struct eg_l1_opts {
 	const char *junit_path;
 	unsigned iters; /* runs per workload, iter = base .. base+iters-1 */
 	int verbose;
+	/* failures (EG_SAY_FAILURES in full, all with verbose) and a
+	 * progress line every few seconds; NULL: silent */
+	FILE *out;
+	const char *progress; /* the progress lines' start ("  L1  ") */
 } eg_l1_opts_t;
 
 typedef struct eg_l1_totals {
@@ -106,6 +136,22 @@ typedef struct eg_l1_totals {
 json_t *eg_case_diag(const eg_workload_t *w, const eg_verdict_t *v,
 		     const char *stage, unsigned iter, int engine_err,
 		     const char *repro);
+/* A failed case on the terminal, from its diag (eg_case_diag, or a
+ * results line's "diag"): "FAIL NAME: STAGE, iteration I, rank R: wrong
+ * FIELD N, ..." (or the engine's or the harness's error), the first
+ * mismatch (every one kept with verbose) and "  repro: COMMAND". */
+void eg_case_say(FILE *f, const char *name, const json_t *diag, int verbose);
+/* Appends " s" to the command in buf, quoted for sh when it needs it. */
+void eg_shell_append(char *buf, size_t len, const char *s);
+/* Appends "VAR=value" for the environment that changes what a case does
+ * (EPGATE_FAULT, FI_PROVIDER), for a repro line's start. */
+void eg_repro_env(char *buf, size_t len);
+/* An automake exit code as the word a closing line starts with: PASS,
+ * FAIL, SKIP (77) or ERROR (99). */
+const char *eg_exit_word(int rc);
+/* How many failures a command says in full before it only counts them
+ * (every one with -v; all are in the TAP and JUnit). */
+#define EG_SAY_FAILURES 5
 
 /* Rank 0's results line for a workload from every rank's verdict:
  * {"workload", "status" (pass, fail, error), the members of extra (may

@@ -351,33 +351,15 @@ static int eg__job(eg__run_t *r, uint32_t W, uint32_t N, unsigned points)
 	return status;
 }
 
-/* A table of the measured points. */
-static void eg__table(const eg_results_t *r)
+/* The table of the measured points (lib/suite/sweep_table.c), with the
+ * ratios the profile's gates judge. */
+static void eg__table(const eg__run_t *r)
 {
-	static const char *const cols[] = {
-	    "step_us",	      "dispatch_us", "combine_us", "tok_s",
-	    "so_gbps",	      "su_gbps",     "post_rate",  "model_bw_us",
-	    "model_issue_us", "model_frac",  NULL};
+	char gates[4096];
+	int have =
+	    r->p->gates && eg_find_data(r->p->gates, gates, sizeof(gates)) == 0;
 
-	printf("%-46s", "point (medians)");
-	for (int c = 0; cols[c]; c++)
-		printf(" %11s", cols[c]);
-	printf(" %s\n", "bound");
-	for (size_t i = 0; i < r->n_points; i++) {
-		const eg_point_t *p = &r->points[i];
-		const json_t *b = json_object_get(p->evidence, "bound");
-
-		printf("%-46s", p->id);
-		for (int c = 0; cols[c]; c++) {
-			const eg_metric_t *m = eg_point_metric(p, cols[c]);
-
-			if (m)
-				printf(" %11.4g", m->s.median);
-			else
-				printf(" %11s", "-");
-		}
-		printf(" %s\n", b ? json_string_value(b) : "-");
-	}
+	eg_bench_table(stdout, &r->held, have ? gates : NULL, r->o->table);
 }
 
 /* The profile's gates on the points written, reports into the run
@@ -436,9 +418,12 @@ static int eg__where(const char *path, const eg_profile_t *p,
 		     const eg_bench_run_opts_t *o, const char *run_dir,
 		     eg_bench_totals_t *tot)
 {
-	if (getenv("SLURM_JOB_ID"))
+	/* a task of a step runs the points itself; inside an allocation
+	 * but not a task (sbatch's script, salloc's shell), the jobs go
+	 * through srun (lib/world/job_srun.c) */
+	if (getenv("SLURM_JOB_ID") && getenv("SLURM_STEP_ID"))
 		return eg__slurm(path, p, o, run_dir, tot);
-	if (p->launcher == EG_LAUNCHER_SLURM) {
+	if (p->launcher == EG_LAUNCHER_SLURM && !getenv("SLURM_JOB_ID")) {
 		fprintf(stderr,
 			EG__PROG ": profile %s runs under Slurm: sbatch "
 				 "slurm/epgate.sbatch %s\n",
@@ -539,7 +524,7 @@ static int eg__run(eg__run_t *r, const eg_bench_point_t *pts, size_t n)
 	eg_results_close(r->wr);
 	r->wr = NULL;
 	tot->seconds = eg_now() - r->t0;
-	eg__table(&r->held);
+	eg__table(r);
 	printf("epgate bench: %u of %u point(s) measured, %u failed, %.1f s; "
 	       "results %s\n",
 	       tot->measured, tot->points, tot->failed, tot->seconds,

@@ -5,16 +5,27 @@
 #define EPGATE_SWEEP_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
 #include "epgate/profile.h"
+#include "epgate/results.h"
+
+/* The form of the sweep's table (lib/suite/sweep_table.c): for people,
+ * every metric (--wide), or one JSON object per point (--json). */
+typedef enum eg_bench_table {
+	EG_TABLE_PEOPLE = 0,
+	EG_TABLE_WIDE = 1,
+	EG_TABLE_JSON = 2,
+} eg_bench_table_t;
 
 typedef struct eg_bench_run_opts {
 	const char *results; /* NULL: <run_dir>/bench-<profile>.json */
 	int apply_gates;     /* run `epgate gate` with the profile's file */
-	int progress;	     /* -1: a line updated in place when stderr is a
-				terminal; 0: plain lines; 1: in place */
+	eg_bench_table_t table;
+	int progress; /* -1: a line updated in place when stderr is a
+			 terminal; 0: plain lines; 1: in place */
 	int verbose;
 } eg_bench_run_opts_t;
 
@@ -65,6 +76,12 @@ int eg_bench_profile_new_run(const char *profile, const char *reports,
 /* Finds a profile by name (profiles/NAME.profile in the data folders) or
  * takes a path as is. */
 int eg_bench_find_profile(const char *name, char *path, size_t len);
+
+/* The measured points as a table on f in the form asked for; gates:
+ * the profile's gate file (its a2a/dense ratios become columns), or
+ * NULL. */
+void eg_bench_table(FILE *f, const eg_results_t *r, const char *gates,
+		    eg_bench_table_t form);
 
 /* The results file's context for a profile: hosts (given, or this
  * host), build, versions, environment knobs, Slurm job id. */

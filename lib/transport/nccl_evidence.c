@@ -1,8 +1,11 @@
 /* Transport evidence from NCCL's INFO log: which transport each pair of
- * ranks was connected with, the network plugin, and the graph search's
- * intra-node path type. NCCL has no API for these; its log is the record
- * (and what users are told to read), so the parser keeps to the few line
- * shapes NCCL has printed since 2.12. Pure C: tested without a GPU. */
+ * ranks was connected with, the network plugin (and the libfabric
+ * provider it selected), and the graph search's intra-node path type.
+ * NCCL has no API for these; its log is the record (and what users are
+ * told to read), so the parser keeps to the few line shapes NCCL has
+ * printed since 2.12. And the one class vocabulary every campaign's
+ * evidence is judged in. Pure C: tested without a GPU. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +37,24 @@ const char *eg_nccl_path_name(eg_nccl_path_t p)
 		break;
 	}
 	return "auto";
+}
+
+/* s's first occurrence of key, ignoring case; NULL when none. */
+static const char *eg__find_ci(const char *s, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (; s && *s; s++) {
+		size_t i = 0;
+
+		while (i < n && s[i] &&
+		       tolower((unsigned char)s[i]) ==
+			   tolower((unsigned char)key[i]))
+			i++;
+		if (i == n)
+			return s;
+	}
+	return NULL;
 }
 
 /* One word after key (up to a space or comma). */
@@ -128,6 +149,11 @@ int eg_nccl_evidence_read(FILE *f, eg_nccl_evidence_t *e)
 			 !e->graph[0])
 			eg__word_after(line, " type ", e->graph,
 				       sizeof(e->graph));
+		else if (eg__find_ci(line, "Selected Provider is ") &&
+			 !e->provider[0]) /* aws-ofi-nccl */
+			eg__word_after(eg__find_ci(line, "Selected Provider "
+							 "is "),
+				       "is ", e->provider, sizeof(e->provider));
 	}
 	return EG_OK;
 }
@@ -223,5 +249,135 @@ void eg_nccl_evidence_summary(const eg_nccl_evidence_t *e, char *buf,
 	if (!pos)
 		snprintf(buf, len, "none");
 	else if (p2p && e->graph[0])
-		snprintf(buf + pos, len - pos, " (%s)", e->graph);
+		pos +=
+		    (size_t)snprintf(buf + pos, len - pos, " (%s)", e->graph);
+	if (e->provider[0] && pos && pos < len)
+		snprintf(buf + pos, len - pos, " provider %s", e->provider);
+}
+
+/* ---- the class vocabulary ----------------------------------------------- */
+
+/* A libfabric provider's class: "efa", "tcp;ofi_rxm" -> tcp, ... */
+static const char *eg__provider_class(const char *p, size_t n)
+{
+	static const struct {
+		const char *prov, *cls;
+	} map[] = {{"efa", "efa"},	  {"tcp", "tcp"},  {"shm", "shm"},
+		   {"sockets", "socket"}, {"verbs", "ib"}, {"psm3", "ib"},
+		   {"udp", "udp"},	  {"net", "tcp"},  {NULL, NULL}};
+	size_t core = 0;
+
+	while (core < n && p[core] != ';')
+		core++;
+	for (int i = 0; map[i].prov; i++)
+		if (strlen(map[i].prov) == core &&
+		    !strncmp(p, map[i].prov, core))
+			return map[i].cls;
+	return core ? "ofi" : "unknown";
+}
+
+/* One NCCL connection mechanism: "P2P/CUMEM", "SHM/direct",
+ * "NET/Socket", "NET/IB", "NET/AWS_Libfabric"; graph: the intra-node
+ * graph's type; provider: the plugin's libfabric provider or "". */
+static const char *eg__via_class(const char *via, const char *graph,
+				 const char *provider)
+{
+	if (!strncmp(via, "P2P", 3)) /* the graph says over what */
+		return !graph[0]	      ? "p2p"
+		       : strstr(graph, "NVL") ? "nvlink"
+					      : "pcie";
+	if (!strncmp(via, "SHM", 3))
+		return "shm";
+	if (strncmp(via, "NET", 3))
+		return "unknown";
+	if (eg__find_ci(via, "Socket"))
+		return "socket";
+	if (strstr(via, "IB"))
+		return "ib";
+	if (eg__find_ci(via, "OFI") || eg__find_ci(via, "Libfabric"))
+		return provider[0]
+			   ? eg__provider_class(provider, strlen(provider))
+			   : "ofi";
+	return "unknown";
+}
+
+/* "nccl VIA[,VIA...] [(GRAPH)] [provider P]": the class of the network
+ * mechanism across nodes, of the other one within a node. */
+static const char *eg__nccl_class(const char *s, int cross)
+{
+	char via[128], graph[32] = "", prov[32] = "";
+	const char *g = strchr(s, '('), *p = strstr(s, " provider ");
+	const char *pick = NULL;
+	size_t n = strcspn(s, " ");
+
+	snprintf(via, sizeof(via), "%.*s", (int)n, s);
+	if (g)
+		snprintf(graph, sizeof(graph), "%.*s", (int)strcspn(g + 1, ")"),
+			 g + 1);
+	if (p)
+		snprintf(prov, sizeof(prov), "%s", p + 10);
+	if (!strcmp(via, "none"))
+		return "unknown";
+	for (char *t = via; *t;) {
+		size_t m = strcspn(t, ",");
+		int net = !strncmp(t, "NET", 3), last = !t[m];
+
+		t[m] = '\0';
+		if (!pick || net == cross)
+			pick = eg__via_class(t, graph, prov);
+		if (net == cross || last)
+			break;
+		t += m + 1;
+	}
+	return pick ? pick : "unknown";
+}
+
+const char *eg_transport_class(const char *raw, int cross_node)
+{
+	static const char *const words[] = {"nvlink", "pcie", "shm", "socket",
+					    "tcp",    "efa",  "ib",  NULL};
+	char low[32];
+	size_t i;
+
+	if (!raw || !*raw)
+		return "unknown";
+	if (!strncmp(raw, "fabric ", 7)) {
+		const char *sl = strchr(raw + 7, '/');
+
+		if (!sl)
+			return eg__provider_class(raw + 7, strlen(raw + 7));
+		return cross_node ? eg__provider_class(sl + 1, strlen(sl + 1))
+				  : eg__provider_class(raw + 7,
+						       (size_t)(sl - raw - 7));
+	}
+	if (!strncmp(raw, "nccl ", 5))
+		return eg__nccl_class(raw + 5, cross_node);
+	if (!strcmp(raw, "null"))
+		return "null";
+	/* a recorded word: "NVLink", "EFA", "NET/OFI" */
+	for (i = 0; raw[i] && i + 1 < sizeof(low); i++)
+		low[i] = (char)tolower((unsigned char)raw[i]);
+	low[i] = '\0';
+	for (int k = 0; words[k]; k++)
+		if (!strcmp(low, words[k]))
+			return words[k];
+	return eg__via_class(raw, "", "");
+}
+
+size_t eg_transport_provider(const char *raw, int cross_node, char *buf,
+			     size_t len)
+{
+	const char *p, *sl;
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	if (raw && !strncmp(raw, "fabric ", 7) && (sl = strchr(raw + 7, '/')))
+		snprintf(buf, len, "%.*s",
+			 cross_node ? (int)strlen(sl + 1) : (int)(sl - raw - 7),
+			 cross_node ? sl + 1 : raw + 7);
+	else if (raw && !strncmp(raw, "nccl ", 5) &&
+		 (p = strstr(raw, " provider ")))
+		snprintf(buf, len, "%.*s", (int)strcspn(p + 10, " "), p + 10);
+	return strlen(buf);
 }

@@ -12,6 +12,7 @@
 
 #include "epgate/error.h"
 #include "epgate/job.h"
+#include "lib/world/job_int.h"
 
 const char *eg_self_exe(void)
 {
@@ -29,7 +30,7 @@ const char *eg_self_exe(void)
 
 /* The launcher's argv; free() it (the numbers live in num). */
 static const char **eg__argv(const eg_job_t *j, const char *self,
-			     char num[3][32])
+			     char num[4][32])
 {
 	size_t n = 0, a = 0;
 	const char **argv;
@@ -77,6 +78,11 @@ static void eg__child(const eg_job_t *j, const char *const *argv, int out,
 	}
 	for (size_t i = 0; i < j->n_env; i++)
 		setenv(j->env[i].key, j->env[i].value, !j->env[i].keep);
+	if (eg_job_under_slurm()) { /* srun's step (job_srun.c) */
+		eg_job_srun_env(j);
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
 	execv(argv[0], (char *const *)argv);
 	_exit(127);
 }
@@ -123,14 +129,16 @@ int eg_job_run(const eg_job_t *j, char *err, size_t errlen)
 	/* a pipe only for a callback: a log alone is written by the job
 	 * itself, so nothing here waits on ranks that outlive it */
 	int fds[2] = {-1, -1}, piped = j->on_line != NULL;
-	char num[3][32];
+	char num[4][32];
 	pid_t pid, parent;
 
 	if (!self) {
 		snprintf(err, errlen, "cannot find its own executable");
 		return EG_ESYS;
 	}
-	if (!(argv = eg__argv(j, self, num)))
+	argv = eg_job_under_slurm() ? eg_job_srun_argv(j, self, num)
+				    : eg__argv(j, self, num);
+	if (!argv)
 		return EG_ENOMEM;
 	if (piped && pipe(fds) < 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));

@@ -99,7 +99,7 @@ else
 	eg_not_ok "JUnit report"
 	sed 's/^/# /' "$EG_TMP/xl"
 fi
-if grep -q '^experts-so-not-worse  *trend  *FAIL  *0.361x' "$EG_TMP/seed.out" &&
+if grep -q '^FAIL  *experts-so-not-worse  *trend  *transport_so_gbps  *0.361x' "$EG_TMP/seed.out" &&
 	grep -q '^16 gates: 12 pass, 3 fail, 0 inconclusive, 1 skip$' "$EG_TMP/seed.out"; then
 	eg_ok "verdict table and totals on stdout"
 else

@@ -122,6 +122,90 @@ START_TEST(test_check_asked_vs_got)
 }
 END_TEST
 
+/* aws-ofi-nccl on EFA: NVLink within the node, the OFI plugin across,
+ * with the provider it selected. */
+static const char efa_log[] =
+    "h:12:12 [0] NCCL INFO NET/OFI Selected Provider is efa (found 16 "
+    "nics)\n"
+    "h:12:12 [0] NCCL INFO Using network AWS Libfabric\n"
+    "h:12:12 [0] NCCL INFO Pattern 4, crossNic 0, nChannels 16, bw "
+    "40.000000/40.000000, type NVL/PIX, sameChannels 1\n"
+    "h:12:12 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+    "h:12:12 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via "
+    "NET/AWS Libfabric/0/GDRDMA\n";
+
+START_TEST(test_efa_provider)
+{
+	eg_nccl_evidence_t e;
+	char s[128], p[32];
+
+	read_log(efa_log, &e);
+	ck_assert_str_eq(e.provider, "efa");
+	eg_nccl_evidence_summary(&e, s, sizeof(s));
+	ck_assert_str_eq(s,
+			 "P2P/CUMEM,NET/AWS_Libfabric (NVL/PIX) provider efa");
+	/* the measured string in the shared vocabulary: the cross-node
+	 * pairs are efa, those within a node nvlink */
+	ck_assert_str_eq(eg_transport_class("nccl P2P/CUMEM,NET/AWS_Libfabric "
+					    "(NVL/PIX) provider efa",
+					    1),
+			 "efa");
+	ck_assert_str_eq(eg_transport_class("nccl P2P/CUMEM,NET/AWS_Libfabric "
+					    "(NVL/PIX) provider efa",
+					    0),
+			 "nvlink");
+	ck_assert_uint_eq(eg_transport_provider("nccl NET/AWS_Libfabric "
+						"provider efa",
+						1, p, sizeof(p)),
+			  3);
+	ck_assert_str_eq(p, "efa");
+	ck_assert_uint_eq(eg_transport_provider("nccl NET/Socket", 1, p, 32),
+			  0);
+}
+END_TEST
+
+/* One class per path, whatever wrote the evidence: the recorded words of
+ * a field report, NCCL's log summary, libfabric's providers. */
+START_TEST(test_transport_class)
+{
+	static const struct {
+		const char *raw;
+		int cross;
+		const char *cls;
+	} t[] = {
+	    {"NVLink", 0, "nvlink"},
+	    {"nvlink", 1, "nvlink"},
+	    {"EFA", 1, "efa"},
+	    {"nccl P2P/CUMEM (NVL/PIX)", 0, "nvlink"},
+	    {"nccl P2P/CUMEM (NVL)", 0, "nvlink"},
+	    {"nccl P2P/direct_pointer (NVL/PIX)", 0, "nvlink"},
+	    {"nccl P2P/CUMEM (PIX)", 0, "pcie"},
+	    {"nccl SHM/direct", 0, "shm"},
+	    {"nccl NET/Socket", 1, "socket"},
+	    {"nccl NET/IB", 1, "ib"},
+	    {"nccl P2P/CUMEM,NET/Socket (NVL)", 1, "socket"},
+	    {"nccl P2P/CUMEM,NET/Socket (NVL)", 0, "nvlink"},
+	    {"nccl NET/AWS_Libfabric", 1, "ofi"},
+	    {"nccl NET/AWS_Libfabric provider tcp", 1, "tcp"},
+	    {"nccl none", 0, "unknown"},
+	    {"fabric shm/tcp;ofi_rxm", 1, "tcp"},
+	    {"fabric shm/tcp;ofi_rxm", 0, "shm"},
+	    {"fabric shm/efa", 1, "efa"},
+	    {"fabric shm/sockets", 1, "socket"},
+	    {"fabric verbs;ofi_rxm/verbs;ofi_rxm", 1, "ib"},
+	    {"null", 0, "null"},
+	    {"", 0, "unknown"},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg(
+		    !strcmp(eg_transport_class(t[i].raw, t[i].cross), t[i].cls),
+		    "%s (cross %d): %s, want %s", t[i].raw, t[i].cross,
+		    eg_transport_class(t[i].raw, t[i].cross), t[i].cls);
+	ck_assert_str_eq(eg_transport_class(NULL, 0), "unknown");
+}
+END_TEST
+
 START_TEST(test_path_names)
 {
 	eg_nccl_path_t p;
@@ -144,6 +228,8 @@ int main(void)
 	tcase_add_test(tc, test_parse_socket);
 	tcase_add_test(tc, test_check_asked_vs_got);
 	tcase_add_test(tc, test_path_names);
+	tcase_add_test(tc, test_efa_provider);
+	tcase_add_test(tc, test_transport_class);
 	suite_add_tcase(s, tc);
 	return eg_test_main(s);
 }

@@ -227,7 +227,8 @@ static const struct {
     {"routing", "", "routing: empty value"},
     {"routing", "zipf", "routing: \"zipf\" needs a parameter"},
     {"routing", "zipf:0", "routing: zipf exponent 0 must be > 0"},
-    {"routing", "zipf:-1", "routing: zipf exponent: \"-1\" is not a number"},
+    {"routing", "zipf:-1",
+     "routing: zipf exponent: -1 is out of range [0, 100]"},
     {"routing", "zipf:nan", "routing: zipf exponent: \"nan\" is not a"},
     {"routing", "zipf:101",
      "routing: zipf exponent: 101 is out of range [0, 100]"},
@@ -241,7 +242,7 @@ static const struct {
      "routing: hot-rank probability: "
      "\"0.5:2\" is not a number"},
     {"mask", "1.5", "mask: 1.5 is out of range [0, 1]"},
-    {"mask", "-0.1", "mask: \"-0.1\" is not a number"},
+    {"mask", "-0.1", "mask: -0.1 is out of range [0, 1]"},
     {"mask", "inf", "mask: \"inf\" is not a number"},
     {"mask", "0.5x", "mask: \"0.5x\" is not a number"},
     {"mask", "", "mask: empty value"},

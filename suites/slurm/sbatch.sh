@@ -109,7 +109,7 @@ fi
 # only this job's points
 if [ "$rc" -eq 0 ] &&
 	grep -q '^ok [0-9]* - bench slurm-tiny.w4.n2: step # SKIP not run: world 4 on 2 nodes: the allocation has 1 node(s)' "$run/epgate.tap" &&
-	grep -q 'cross-node-tcp .* SKIP' "$run/gates.out"; then
+	grep -q '^SKIP  *cross-node-tcp ' "$run/gates.out"; then
 	eg_ok "sbatch -N 1: exit 0, the two-node jobs skipped with the reason, gates on this job's points only"
 else
 	eg_not_ok "sbatch -N 1: exit $rc, two-node jobs skipped, gates on this job's points"

@@ -1,0 +1,60 @@
+/* What `epgate run` says at the end (lib/suite/run_report.c) and keeps
+ * in summary.json: one record per stage, its counts taken from the very
+ * JUnit report it names (lib/suite/junit_tally.c), its files found in the
+ * run folder, its failures; the exit code, the closing table, the last
+ * line and summary.json come from the same records, so they agree. */
+#ifndef EPGATE_SUITE_RUN_REPORT_H
+#define EPGATE_SUITE_RUN_REPORT_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+typedef struct eg_tally {
+	unsigned passed, failed, errors, skipped, inconclusive;
+} eg_tally_t;
+
+/* Counts the testcases of a JUnit file; appends up to max failures and
+ * errors to failures ({"kind", "class", "case", "message", "repro"?}).
+ * EG_EPARSE when the file cannot be read. */
+int eg_junit_tally(const char *path, eg_tally_t *t, json_t *failures,
+		   size_t max);
+
+#define EG_STAGE_PREFIXES 4
+#define EG_STAGE_FAILURES 50 /* kept per stage in summary.json */
+
+typedef struct eg_stage {
+	const char *name;  /* "l1", "l2", "gpu", "bench", "gates" */
+	const char *label; /* "L1", "L2", "GPU", "bench", "gates" */
+	/* the run folder's files that are this stage's: names starting
+	 * with one of these (the first stage that claims a file has it) */
+	const char *prefixes[EG_STAGE_PREFIXES];
+	int ran; /* 0: not run; why says why */
+	int rc;	 /* the stage's exit code */
+	eg_tally_t t;
+	double seconds;
+	char detail[256]; /* "27 of 27 points measured in 7 jobs" */
+	char why[600];	  /* why it skipped or did not run */
+	json_t *failures;
+} eg_stage_t;
+
+/* The worse of two exit codes, a skip counting as nothing (99 > 1 > 0 >
+ * 77). */
+int eg_run_worse(int a, int b);
+/* The run's exit code from its stages: 77 when none ran anything. */
+int eg_run_exit(const eg_stage_t *st, size_t n);
+
+/* summary.json, rewritten atomically (after each stage: a crash keeps
+ * the stages before it): every stage with its counts, time, files and
+ * failures, the totals, the run folder's files; "exit" and "verdict" are
+ * null and "running" until done. Prints and returns <0 on failure. */
+int eg_run_summary(const char *path, const char *run, const char *engine,
+		   const eg_stage_t *st, size_t n, int done, int rc);
+
+/* The closing lines: the stage table, each failing stage's first
+ * failures, the reports (every file of the run folder, by stage) and the
+ * last line "VERDICT: N passed, M failed, K skipped (exit RC)". */
+void eg_run_closing(FILE *f, const char *run, const eg_stage_t *st, size_t n,
+		    int rc);
+
+#endif
