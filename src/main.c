@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/signals.h"
 #include "lib/suite/cmd_gpu.h"
 #include "lib/suite/suite.h"
 #include "src/cmd.h"
@@ -132,6 +133,7 @@ int main(int argc, char **argv)
 {
 	const eg__cmd_t *c;
 
+	eg_signals_own(); /* before any thread: docs/world.md, "Signals" */
 	if (argc < 2) {
 		eg__usage(stderr);
 		return EG_EXIT_HARD;

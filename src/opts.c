@@ -33,8 +33,9 @@ enum {
 #define EG__OPTS_MAX 96
 
 static const char *const eg__workload_keys[] = {
-    "name",	  "world",   "experts", "topk", "hidden", "dtype", "tokens",
-    "zero_ranks", "routing", "mask",	"data", "seed",	  "iter",  NULL,
+    "name",  "world",  "experts",    "topk",	"hidden",
+    "dtype", "tokens", "zero_ranks", "routing", "mask",
+    "data",  "seed",   "iter",	     "steps",	NULL,
 };
 
 /* A group's options: (name, has_arg, id, key bit). */

@@ -126,8 +126,14 @@ void eg_fault_point(const char *where, uint32_t rank);
 #define EG__FAULT_DECL(id) extern const eg_engine_ops_t eg_engine_fault_##id;
 EG_FAULT_ENGINES(EG__FAULT_DECL)
 #undef EG__FAULT_DECL
-/* The a2a engine with a planted defect ("fault:order", one rank per
- * process): claims the canonical order, sums combine in another. */
+/* The a2a engine with a planted defect (one rank per process):
+ * fault:order claims the canonical order, sums combine in another;
+ * fault:route-cache keeps the first dispatch's send lists; fault:tail
+ * sums a row's tail wrong (H >= 24, not a multiple of 16); fault:shift
+ * maps an expert to its rank with a shift (lib/engines/fault_a2a.c). */
 extern const eg_engine_ops_t eg_engine_fault_order;
+extern const eg_engine_ops_t eg_engine_fault_route_cache;
+extern const eg_engine_ops_t eg_engine_fault_tail;
+extern const eg_engine_ops_t eg_engine_fault_shift;
 
 #endif

@@ -31,6 +31,11 @@ typedef struct eg_rank_input {
 	float *scales;	   /* fp8: tokens * hidden/128, else NULL */
 	int32_t *topk_idx; /* tokens * topk global expert ids, -1 masked */
 	float *topk_w;	   /* tokens * topk, 0 where masked */
+	/* the workload of the step these inputs belong to (a multi-step
+	 * case, eg_step_select), or NULL: the one the engine was made for.
+	 * Only a harness that regenerates every rank's routing (the plugin
+	 * adapter) reads it. */
+	const struct eg_workload *step;
 } eg_rank_input_t;
 
 /* Allocates and fills rank's input (host twin). */

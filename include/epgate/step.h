@@ -71,6 +71,16 @@ typedef struct eg_step_opts {
 	/* eg_step_run reads the transport's byte counter around dispatch
 	 * (t->wire_dispatch); off where reading it costs (libfabric). */
 	int count_wire;
+	/* --- appended: read only when size covers them --- */
+	/* set: the workload is refused up front (stage "budget", the reason
+	 * on stderr) when verifying it would exceed this process's budgets
+	 * (eg_workload_budget) */
+	int budget;
+	/* > 0: eg_step_verify_iters fails with EG_ETIMEDOUT (stage
+	 * "deadline") when an iteration ends past this many seconds from
+	 * its start, and says so; a workload large enough to take a while
+	 * reports its progress on stderr */
+	double deadline_s;
 } eg_step_opts_t;
 
 /* Allocates every buffer and creates the engine. On failure returns <0,
@@ -79,8 +89,13 @@ typedef struct eg_step_opts {
 int eg_step_open(eg_step_t **st, const eg_step_opts_t *o, eg_rank_verdict_t *v);
 void eg_step_close(eg_step_t *st);
 
-/* Generates iteration iter's inputs (same routing, new values per
- * iteration) into the held input buffers. */
+/* Makes step s of the workload's sequence (eg_workload_step: new
+ * routing, new token counts) the one run from now on; the engine
+ * instance and the buffers stay. Step 0 is the workload itself. */
+int eg_step_select(eg_step_t *st, uint32_t s);
+
+/* Generates iteration iter's inputs of the selected step (same routing,
+ * new values per iteration) into the held input buffers. */
 int eg_step_generate(eg_step_t *st, uint32_t iter);
 
 /* One verified iteration: generate, dispatch, verify dispatch, expert
@@ -93,11 +108,12 @@ int eg_step_generate(eg_step_t *st, uint32_t iter);
  * or harness's error (v says which): the job must not go on. */
 int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v);
 
-/* iters verified iterations from the workload's iter on. In-process
- * engines stop at the first failure; multi-process engines run every
- * iteration in lockstep with their peers after a mismatch (keeping its
- * verdict) and stop only at an error. Returns EG_OK, EG_EMISMATCH or
- * the error that stopped it. */
+/* For each step of the workload (w->steps, at least one), iters verified
+ * iterations from the workload's iter on, all through the one engine
+ * instance. In-process engines stop at the first failure; multi-process
+ * engines run every step and iteration in lockstep with their peers
+ * after a mismatch (keeping its verdict) and stop only at an error.
+ * Returns EG_OK, EG_EMISMATCH or the error that stopped it. */
 int eg_step_verify_iters(eg_step_t *st, unsigned iters, eg_rank_verdict_t *v);
 
 /* One unverified step on the inputs in place (dispatch, expert stage,

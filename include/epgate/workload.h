@@ -16,6 +16,7 @@
 #define EG_EXPERTS_MAX 65536
 #define EG_HIDDEN_MAX  (1u << 20)
 #define EG_TOKENS_MAX  (1u << 24)
+#define EG_STEPS_MAX   64
 
 typedef enum eg_routing {
 	EG_ROUTING_UNIFORM = 0,
@@ -55,6 +56,9 @@ typedef struct eg_workload {
 	eg_data_mode_t data;
 	uint64_t seed;
 	uint32_t iter; /* iteration: reseeds token values, not routing */
+	/* steps one engine instance runs (0 or 1: one); step s > 0 has new
+	 * routing and new token counts (eg_workload_step) */
+	uint32_t steps;
 } eg_workload_t;
 
 /* Defaults: W=2 E=8 K=2 H=128 T=16 bf16 uniform exact seed=1. */
@@ -75,6 +79,29 @@ int eg_workload_validate(const eg_workload_t *w, char err[EG_ERRMSG_MAX]);
  * bits of the combine dtype (weights are 0.5, 1 or 2). validate rejects
  * data=exact when A < 1. */
 uint32_t eg_exact_budget(const eg_workload_t *w);
+
+/* Step s of w's sequence (docs/workloads.md, "Steps"), the shapes one
+ * engine instance meets as serving does: step 0 is w; step s > 0 draws
+ * new routing (another seed) and new token counts, each rank's at most
+ * its count in w (so w's buffers fit every step), and one rank has none
+ * (the first, a middle one and the last in turn). out is overwritten
+ * (free it with eg_workload_fini). */
+int eg_workload_step(const eg_workload_t *w, uint32_t s, eg_workload_t *out);
+
+/* What verifying w costs a process that holds ranks [first, first + n):
+ * bytes of memory, and element operations of one verified iteration,
+ * estimated (lib/core/workload_budget.c). */
+typedef struct eg_workload_cost {
+	uint64_t bytes, ops;
+} eg_workload_cost_t;
+void eg_workload_cost(const eg_workload_t *w, uint32_t first, uint32_t n,
+		      eg_workload_cost_t *c);
+/* EG_ERANGE with a message naming the workload, the estimate and the
+ * variable to raise when the cost exceeds this process's budgets:
+ * EPGATE_MEM_BUDGET (bytes, default 1 GiB) and EPGATE_WORK_BUDGET
+ * (element operations, default 2^32); EG_EINVAL for a bad variable. */
+int eg_workload_budget(const eg_workload_t *w, uint32_t first, uint32_t n,
+		       char *err, size_t len);
 
 /* Derived quantities (valid after validate). */
 uint32_t eg_workload_tokens(const eg_workload_t *w, uint32_t rank);

@@ -24,6 +24,9 @@ typedef struct eg_world {
 	double timeout_s;	    /* default deadline per blocking step */
 	int from_slurm;
 	char boot_src[48]; /* where boot_host came from, for errors */
+	/* rank 0 under Slurm: the address it listens on, "" = every
+	 * interface (EPGATE_BOOT_LISTEN, else EPGATE_ROOT_ADDR's host) */
+	char boot_listen[EG_HOST_MAX];
 } eg_world_t;
 
 /* Node of any rank (virtual nodes count as nodes). */
@@ -52,5 +55,9 @@ int eg_hostlist_first(const char *list, char *out, size_t len);
  * ranks and by the fabric transport for its own pid (regions named
  * after it cannot belong to a live process). */
 void eg_shm_sweep(long pid);
+/* Removes every such region of this user whose process is gone (a
+ * launcher killed outright never swept after its ranks): run at each
+ * launcher's and each fabric transport's start. Returns how many. */
+int eg_shm_sweep_dead(void);
 
 #endif

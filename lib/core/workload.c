@@ -369,6 +369,17 @@ static int eg__set_iter(eg_workload_t *w, const char *v, char *err)
 	return eg__parse_u32("iter", v, EG__ITER_MAX, &w->iter, err);
 }
 
+static int eg__set_steps(eg_workload_t *w, const char *v, char *err)
+{
+	int rc = eg__parse_u32("steps", v, EG_STEPS_MAX, &w->steps, err);
+
+	if (rc == 0 && w->steps == 0)
+		return eg__fail(err, EG_ERANGE,
+				"steps: 0 is out of range [1, %d]",
+				EG_STEPS_MAX);
+	return rc;
+}
+
 static const struct {
 	const char *key;
 	int (*set)(eg_workload_t *w, const char *v, char *err);
@@ -379,7 +390,7 @@ static const struct {
     {"tokens", eg__set_tokens},	  {"zero_ranks", eg__set_zero_ranks},
     {"routing", eg__set_routing}, {"mask", eg__set_mask},
     {"data", eg__set_data},	  {"seed", eg__set_seed},
-    {"iter", eg__set_iter},
+    {"iter", eg__set_iter},	  {"steps", eg__set_steps},
 };
 
 void eg_workload_init(eg_workload_t *w)
@@ -445,7 +456,7 @@ int eg_workload_set(eg_workload_t *w, const char *key, const char *value,
 	return eg__fail(err, EG_EINVAL,
 			"unknown key \"%s\" (name, world, experts, topk, "
 			"hidden, dtype, tokens, zero_ranks, routing, mask, "
-			"data, seed, iter)",
+			"data, seed, iter, steps)",
 			eg__shown(key, buf));
 }
 
@@ -469,7 +480,8 @@ static int eg__validate_fields(const eg_workload_t *w, char *err)
 		return eg__fail(err, EG_EINVAL,
 				"world=0: need at least one rank");
 	if (w->world > EG_WORLD_MAX || w->experts > EG_EXPERTS_MAX ||
-	    w->hidden > EG_HIDDEN_MAX || w->iter > EG__ITER_MAX)
+	    w->hidden > EG_HIDDEN_MAX || w->iter > EG__ITER_MAX ||
+	    w->steps > EG_STEPS_MAX)
 		return eg__fail(err, EG_ERANGE,
 				"world=%" PRIu32 " experts=%" PRIu32
 				" hidden=%" PRIu32 " iter=%" PRIu32
@@ -737,6 +749,8 @@ int eg_workload_to_args(const eg_workload_t *w, char *buf, size_t len)
 	eg__put_double(&o, w->mask_ratio);
 	eg__put(&o, " --data=%s --seed=%" PRIu64 " --iter=%" PRIu32,
 		eg_data_mode_name(w->data), w->seed, w->iter);
+	if (w->steps > 1)
+		eg__put(&o, " --steps=%" PRIu32, w->steps);
 	return o.full ? EG_ERANGE : 0;
 }
 
@@ -767,5 +781,7 @@ int eg_workload_summary(const eg_workload_t *w, char *buf, size_t len)
 	eg__put(&o, " %s seed=%" PRIu64, eg_data_mode_name(w->data), w->seed);
 	if (w->iter)
 		eg__put(&o, " iter=%" PRIu32, w->iter);
+	if (w->steps > 1)
+		eg__put(&o, " steps=%" PRIu32, w->steps);
 	return o.full ? EG_ERANGE : 0;
 }

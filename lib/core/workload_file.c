@@ -2,10 +2,13 @@
  * are defaults; each section is one workload named after it.
  *
  * inih reports only key/value pairs, so the file is fed to it through our
- * own line reader: that reader counts lines, sees section headers (to
- * catch duplicates and empty sections and to remember where each one
- * starts), drops leading blanks (no continuation lines: indentation means
- * nothing) and cuts blank-preceded '#' comments. */
+ * own line reader: that reader counts lines, refuses NUL bytes, sees
+ * section headers (to catch duplicates, malformed headers such as "[a]]"
+ * and empty sections, and to remember where each one starts), drops
+ * leading blanks (no continuation lines: indentation means nothing) and
+ * cuts blank-preceded '#' comments. A key given twice in one section is
+ * an error (inih would keep the last). Names are found through a hash
+ * table: a file of many sections loads in linear time. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +28,19 @@ struct eg__section {
 	char raw[EG_NAME_MAX];
 };
 
+/* Open addressing over indices + 1 (0: empty), by name. */
+struct eg__names {
+	size_t *slot, cap, n;
+};
+
+/* The keys of the section being read, and their lines. */
+#define EG__KEYS_MAX 32
+struct eg__keys {
+	char name[EG__KEYS_MAX][24];
+	int line[EG__KEYS_MAX];
+	int n;
+};
+
 struct eg__ctx {
 	FILE *f;
 	int lineno;
@@ -33,6 +49,8 @@ struct eg__ctx {
 	eg_workload_t *items;
 	struct eg__section *secs;
 	size_t n, cap;
+	struct eg__names names; /* sections by name */
+	struct eg__keys keys;
 	int err_line, err_rc; /* first error of ours; 0 = none */
 	char err_msg[EG_ERRMSG_MAX + 128];
 };
@@ -51,6 +69,74 @@ static void eg__ctx_error(struct eg__ctx *c, int rc, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->err_msg, sizeof(c->err_msg), fmt, ap);
 	va_end(ap);
+}
+
+static uint64_t eg__hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/* The index whose name is name, or -1; name_of(i) names index i. */
+static long eg__names_find(const struct eg__names *t, const char *name,
+			   const char *(*name_of)(const void *, size_t),
+			   const void *arg)
+{
+	if (!t->cap)
+		return -1;
+	for (size_t i = eg__hash(name) & (t->cap - 1);;
+	     i = (i + 1) & (t->cap - 1)) {
+		if (!t->slot[i])
+			return -1;
+		if (!strcmp(name_of(arg, t->slot[i] - 1), name))
+			return (long)(t->slot[i] - 1);
+	}
+}
+
+/* Adds index idx under name (not present). */
+static int eg__names_add(struct eg__names *t, const char *name, size_t idx,
+			 const char *(*name_of)(const void *, size_t),
+			 const void *arg)
+{
+	if (2 * (t->n + 1) > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		size_t *slot = calloc(cap, sizeof(*slot));
+
+		if (!slot)
+			return EG_ENOMEM;
+		for (size_t i = 0; i < t->cap; i++) {
+			size_t j;
+
+			if (!t->slot[i])
+				continue;
+			j = eg__hash(name_of(arg, t->slot[i] - 1)) & (cap - 1);
+			while (slot[j])
+				j = (j + 1) & (cap - 1);
+			slot[j] = t->slot[i];
+		}
+		free(t->slot);
+		t->slot = slot;
+		t->cap = cap;
+	}
+	size_t i = eg__hash(name) & (t->cap - 1);
+	while (t->slot[i])
+		i = (i + 1) & (t->cap - 1);
+	t->slot[i] = idx + 1;
+	t->n++;
+	return EG_OK;
+}
+
+static const char *eg__sec_name(const void *c, size_t i)
+{
+	return ((const struct eg__ctx *)c)->secs[i].raw;
+}
+
+static const char *eg__item_name(const void *c, size_t i)
+{
+	return ((const struct eg__ctx *)c)->items[i].name;
 }
 
 static int eg__push(struct eg__ctx *c, const char *name, int line)
@@ -91,29 +177,89 @@ static int eg__push(struct eg__ctx *c, const char *name, int line)
 	return 0;
 }
 
-/* A "[name]" line: a new workload, unless the name is taken. */
+/* A "[name]" line: a new workload, unless the name is taken or the
+ * header has more than blanks after its ']' ("[a]]", "[a] b"). */
 static void eg__section_start(struct eg__ctx *c, const char *line)
 {
 	char name[EG__LINE_MAX];
 	const char *end = strchr(line, ']');
 	size_t len;
+	long at;
 
 	if (!end)
 		return; /* inih reports the malformed header */
+	if (end[1 + strspn(end + 1, " \t\r\n")]) {
+		eg__ctx_error(c, EG_EPARSE,
+			      "malformed section header: \"%.*s\" after its "
+			      "']' (want [name])",
+			      (int)strcspn(end + 1, "\r\n") > 40
+				  ? 40
+				  : (int)strcspn(end + 1, "\r\n"),
+			      end + 1);
+		return;
+	}
 	len = (size_t)(end - line - 1);
 	memcpy(name, line + 1, len);
 	name[len] = '\0';
-	for (size_t i = 0; i < c->n; i++) {
-		if (!strcmp(c->secs[i].raw, name)) {
-			eg__ctx_error(c, EG_EPARSE,
-				      "duplicate section [%s] (first at line "
-				      "%d)",
-				      c->secs[i].raw, c->secs[i].line);
-			return;
-		}
+	c->keys.n = 0; /* a new section: no key given yet */
+	if ((at = eg__names_find(&c->names, name, eg__sec_name, c)) >= 0) {
+		eg__ctx_error(c, EG_EPARSE,
+			      "duplicate section [%s] (first at line %d)",
+			      c->secs[at].raw, c->secs[at].line);
+		return;
 	}
-	if (eg__push(c, name, c->lineno) == EG_ENOMEM)
+	/* (a name push refuses has its error already) */
+	int rc = eg__push(c, name, c->lineno);
+	if (rc == 0)
+		rc = eg__names_add(&c->names, c->secs[c->n - 1].raw, c->n - 1,
+				   eg__sec_name, c);
+	if (rc == EG_ENOMEM)
 		eg__ctx_error(c, EG_ENOMEM, "out of memory");
+}
+
+/* A key of the section being read: once only. */
+static int eg__key_once(struct eg__ctx *c, const char *key, const char *sec)
+{
+	for (int i = 0; i < c->keys.n; i++)
+		if (!strcmp(c->keys.name[i], key)) {
+			eg__ctx_error(c, EG_EPARSE,
+				      "key \"%s\" given twice in %s%s%s "
+				      "(first at line %d)",
+				      key, *sec ? "[" : "the defaults", sec,
+				      *sec ? "]" : "", c->keys.line[i]);
+			return -1;
+		}
+	if (c->keys.n < EG__KEYS_MAX) {
+		snprintf(c->keys.name[c->keys.n], sizeof(c->keys.name[0]), "%s",
+			 key);
+		c->keys.line[c->keys.n++] = c->lineno;
+	}
+	return 0;
+}
+
+/* One line of the file into line (at most len - 1 bytes, NUL ended);
+ * *cut when it was longer, *nul the column of a NUL byte (0: none).
+ * 0 at the end of the file. */
+static int eg__getline(FILE *f, char *line, size_t len, int *cut, size_t *nul)
+{
+	size_t n = 0;
+	int ch, any = 0;
+
+	*cut = 0;
+	*nul = 0;
+	while ((ch = getc(f)) != EOF) {
+		any = 1;
+		if (ch == '\0' && !*nul)
+			*nul = n + 1;
+		if (n + 1 < len)
+			line[n++] = (char)ch;
+		else
+			*cut = 1;
+		if (ch == '\n')
+			break;
+	}
+	line[n] = '\0';
+	return any;
 }
 
 /* fgets-style reader handed to inih: one call, one line. */
@@ -122,23 +268,23 @@ static char *eg__reader(char *str, int num, void *stream)
 	struct eg__ctx *c = stream;
 	char line[EG__LINE_MAX];
 	char *s = line, *p;
-	size_t n;
-	int ch;
+	size_t n, nul;
+	int cut;
 
 	if (c->err_line) /* our first error ends the parse */
 		return NULL;
-	if (!fgets(line, sizeof(line), c->f)) {
+	if (!eg__getline(c->f, line, sizeof(line), &cut, &nul)) {
 		if (ferror(c->f))
 			c->read_errno = errno ? errno : EIO;
 		return NULL;
 	}
 	c->lineno++;
-	n = strlen(line);
-	if (n && line[n - 1] != '\n' && !feof(c->f)) {
-		while ((ch = fgetc(c->f)) != EOF && ch != '\n')
-			;
-		n = sizeof(line);
+	if (nul) {
+		eg__ctx_error(c, EG_EPARSE,
+			      "NUL byte in column %zu (not a text file?)", nul);
+		return NULL;
 	}
+	n = cut ? sizeof(line) : strlen(line);
 	while (*s == ' ' || *s == '\t')
 		s++;
 	for (p = s; *p; p++) {
@@ -167,7 +313,7 @@ static int eg__handler(void *user, const char *section, const char *name,
 	eg_workload_t *w = &c->defaults;
 	int rc;
 
-	if (c->err_line)
+	if (c->err_line || eg__key_once(c, name, section) < 0)
 		return 0;
 	if (*section) {
 		/* inih truncates long section names: compare its prefix */
@@ -194,37 +340,44 @@ static void eg__ctx_free(struct eg__ctx *c)
 		eg_workload_fini(&c->items[i]);
 	free(c->items);
 	free(c->secs);
+	free(c->names.slot);
 	eg_workload_fini(&c->defaults);
 }
 
-/* Every workload valid, every name unique. */
+/* Every workload valid, every name unique (a name key may rename). */
 static int eg__check_all(struct eg__ctx *c, const char *path, char *err)
 {
 	char msg[EG_ERRMSG_MAX], at[32] = "";
+	struct eg__names by = {0};
+	int rc = 0;
 
-	for (size_t i = 0; i < c->n; i++) {
+	for (size_t i = 0; i < c->n && !rc; i++) {
 		const eg_workload_t *w = &c->items[i];
-		int rc = eg_workload_validate(w, msg);
+		long j;
 
+		rc = eg_workload_validate(w, msg);
 		if (c->secs[i].line)
 			snprintf(at, sizeof(at), ":%d", c->secs[i].line);
 		if (rc) {
 			snprintf(err, EG__ERR_LEN, "%s%s: [%s]: %s", path, at,
 				 c->secs[i].raw, msg);
-			return rc;
+			break;
 		}
-		for (size_t j = 0; j < i; j++) {
-			if (strcmp(w->name, c->items[j].name))
-				continue;
+		if ((j = eg__names_find(&by, w->name, eg__item_name, c)) >= 0) {
 			snprintf(err, EG__ERR_LEN,
 				 "%s%s: [%s]: duplicate workload name \"%s\" "
 				 "(also [%s] at line %d)",
 				 path, at, c->secs[i].raw, w->name,
 				 c->secs[j].raw, c->secs[j].line);
-			return EG_EINVAL;
+			rc = EG_EINVAL;
+		} else if (eg__names_add(&by, w->name, i, eg__item_name, c) <
+			   0) {
+			snprintf(err, EG__ERR_LEN, "%s: out of memory", path);
+			rc = EG_ENOMEM;
 		}
 	}
-	return 0;
+	free(by.slot);
+	return rc;
 }
 
 int eg_workload_load(const char *path, eg_workload_list_t *out,
@@ -282,6 +435,7 @@ int eg_workload_load(const char *path, eg_workload_list_t *out,
 	}
 	eg_workload_fini(&c.defaults);
 	free(c.secs);
+	free(c.names.slot);
 	out->items = c.items;
 	out->n = c.n;
 	return 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a2a_int.h"
 #include "epgate/engine.h"
 #include "epgate/error.h"
 #include "pack.h"
@@ -19,7 +20,9 @@ typedef struct eg__a2a {
 	uint8_t **sendbuf; /* W */
 	uint8_t **recvbuf; /* W */
 	size_t *sbytes, *rbytes;
-	int fault_order; /* fault:order (docs/faults.md) */
+	uint32_t T; /* this rank's tokens in the last dispatch */
+	int fault;  /* EG_A2A_FAULT_* (docs/faults.md) */
+	int routed; /* fault:route-cache: the send lists are built */
 } eg__a2a_t;
 
 static void eg__a2a_bufs_free(eg__a2a_t *a)
@@ -83,6 +86,16 @@ static int eg__a2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 	return EG_OK;
 }
 
+int eg_a2a_create_fault(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+			void **state, int fault)
+{
+	int rc = eg__a2a_create(w, ctx, state);
+
+	if (rc == EG_OK)
+		((eg__a2a_t *)*state)->fault = fault;
+	return rc;
+}
+
 /* fault:order: the same engine, still claiming the canonical order, but
  * summing combine in destination-descending order with the partial sum
  * rounded to the combine dtype after each addition, as a reduction over
@@ -91,11 +104,27 @@ static int eg__a2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 static int eg__fault_order_create(const eg_workload_t *w,
 				  const eg_engine_ctx_t *ctx, void **state)
 {
-	int rc = eg__a2a_create(w, ctx, state);
+	return eg_a2a_create_fault(w, ctx, state, EG_A2A_FAULT_ORDER);
+}
 
-	if (rc == EG_OK)
-		((eg__a2a_t *)*state)->fault_order = 1;
-	return rc;
+/* 1 if token t goes to rank d. fault:shift maps an expert to its rank
+ * with a shift by log2 of the experts per rank: right only when that is
+ * a power of two. */
+static int eg__goes_to(const eg__a2a_t *a, const eg_rank_input_t *in,
+		       uint32_t t, uint32_t d)
+{
+	const eg_workload_t *w = &a->w;
+	uint32_t L = w->experts / w->world, sh = 0;
+	const int32_t *ti = in->topk_idx + (size_t)t * w->topk;
+
+	if (a->fault != EG_A2A_FAULT_SHIFT)
+		return eg__token_on(w, in, t, d);
+	while ((2u << sh) <= L)
+		sh++;
+	for (uint32_t k = 0; k < w->topk; k++)
+		if (ti[k] >= 0 && ((uint32_t)ti[k] >> sh) == d)
+			return 1;
+	return 0;
 }
 
 static float eg__round(eg_dtype_t t, float v)
@@ -104,6 +133,23 @@ static float eg__round(eg_dtype_t t, float v)
 
 	eg_store_f32(t, b, 0, v);
 	return eg_load_f32(t, b, 0);
+}
+
+/* fault:tail: a row summed 16 elements at a time, the tail of 8 or more
+ * from one block too early once the row has a whole block and a half
+ * (H >= 24, not a multiple of 16): an unrolled loop's remainder gone
+ * wrong. Every other hidden size sums right. */
+static void eg__tail_sum(eg_dtype_t ct, float *o, const uint8_t *y, size_t at,
+			 size_t H)
+{
+	size_t main = H / 16 * 16, h = 0;
+
+	for (; h < main; h += 16)
+		for (size_t u = 0; u < 16; u++)
+			o[h + u] += eg_load_f32(ct, y, at + h + u);
+	for (; h < H; h++)
+		o[h] += eg_load_f32(
+		    ct, y, at + (H >= 24 && H - main >= 8 ? h - 8 : h));
 }
 
 static int eg__a2a_xchg(eg__a2a_t *a)
@@ -122,8 +168,11 @@ static int eg__a2a_dispatch(void *state, const eg_rank_input_t *in,
 	uint32_t W = a->W, total = 0;
 	int rc;
 
-	/* which tokens go where */
-	for (uint32_t d = 0; d < W; d++) {
+	/* which tokens go where (fault:route-cache: decided once, on the
+	 * first dispatch, as if a handle's routing never changed) */
+	for (uint32_t d = 0;
+	     d < W && !(a->fault == EG_A2A_FAULT_ROUTE_CACHE && a->routed);
+	     d++) {
 		free(a->sent[d]);
 		a->sent[d] =
 		    malloc(((size_t)in->tokens + 1) * sizeof(uint32_t));
@@ -131,9 +180,16 @@ static int eg__a2a_dispatch(void *state, const eg_rank_input_t *in,
 			return EG_ENOMEM;
 		a->n_sent[d] = 0;
 		for (uint32_t t = 0; t < in->tokens; t++)
-			if (eg__token_on(w, in, t, d))
+			if (eg__goes_to(a, in, t, d))
 				a->sent[d][a->n_sent[d]++] = t;
 	}
+	a->routed = 1;
+	a->T = in->tokens;
+	for (uint32_t d = 0; d < W; d++) /* (a stale list's tokens may be
+					    gone) */
+		while (a->n_sent[d] &&
+		       a->sent[d][a->n_sent[d] - 1] >= in->tokens)
+			a->n_sent[d]--;
 	/* counts first, so every receive size is exact */
 	eg__a2a_bufs_free(a);
 	for (uint32_t p = 0; p < W; p++) {
@@ -190,7 +246,7 @@ static int eg__a2a_combine(void *state, const eg_recv_t *recv,
 	const eg_workload_t *w = &a->w;
 	eg_dtype_t ct = eg_combine_dtype(w->dtype);
 	size_t H = w->hidden, rowb = H * eg_dtype_size(ct);
-	uint32_t W = a->W, T = eg_workload_tokens(w, a->rank);
+	uint32_t W = a->W, T = a->T; /* the last dispatch's tokens */
 	float *acc;
 	int rc;
 
@@ -217,15 +273,19 @@ static int eg__a2a_combine(void *state, const eg_recv_t *recv,
 	if (!acc)
 		return EG_ENOMEM;
 	for (uint32_t i = 0; i < W; i++) { /* destination order */
-		uint32_t d = a->fault_order ? W - 1 - i : i;
+		uint32_t d = a->fault == EG_A2A_FAULT_ORDER ? W - 1 - i : i;
 
 		for (uint32_t j = 0; j < a->n_sent[d]; j++) {
 			float *o = acc + (size_t)a->sent[d][j] * H;
+			const uint8_t *yd = a->recvbuf[d];
 
+			if (a->fault == EG_A2A_FAULT_TAIL) {
+				eg__tail_sum(ct, o, yd, (size_t)j * H, H);
+				continue;
+			}
 			for (size_t h = 0; h < H; h++) {
-				o[h] += eg_load_f32(ct, a->recvbuf[d],
-						    (size_t)j * H + h);
-				if (a->fault_order)
+				o[h] += eg_load_f32(ct, yd, (size_t)j * H + h);
+				if (a->fault == EG_A2A_FAULT_ORDER)
 					o[h] = eg__round(ct, o[h]);
 			}
 		}

@@ -10,6 +10,27 @@
 #include "epgate/error.h"
 #include "plugin_int.h"
 
+/* A multi-step case: the routes to map by are the step's, and this
+ * rank's tokens (at most the instance's, so the buffers fit). */
+static int eg__follow_step(eg_plug_run_t *r, const eg_workload_t *step)
+{
+	int rc;
+
+	if (!step || (step->seed == r->w.seed &&
+		      eg_workload_tokens(step, r->me) == r->T &&
+		      eg_workload_total_tokens(step) == r->rt.total))
+		return EG_OK;
+	eg_workload_fini(&r->w);
+	eg_gen_fini(&r->g);
+	eg_plug_routes_free(&r->rt);
+	if ((rc = eg_workload_copy(&r->w, step)) < 0 ||
+	    (rc = eg_gen_init(&r->g, &r->w)) < 0 ||
+	    (rc = eg_plug_routes_build(&r->rt, &r->w, &r->g)) < 0)
+		return eg_plug_run_err(r, rc, "step: %s", eg_strerror(rc));
+	r->T = eg_workload_tokens(&r->w, r->me);
+	return EG_OK;
+}
+
 /* epgate's input in the plugin's space; a new routing epoch when the
  * routing differs from the last dispatch's. */
 static int eg__stage_input(eg_plug_run_t *r, const eg_rank_input_t *in)
@@ -336,7 +357,8 @@ int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
 
 	r->err[0] = '\0';
 	r->ph_have = 0;
-	if ((rc = eg_plug_dev_probe(r, in)) < 0)
+	if ((rc = eg__follow_step(r, in->step)) < 0 ||
+	    (rc = eg_plug_dev_probe(r, in)) < 0)
 		return rc;
 	if (verified && ((rc = eg_plug_dev_input(r, in, &use)) < 0 ||
 			 (rc = eg__stage_input(r, use)) < 0))

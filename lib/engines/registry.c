@@ -8,7 +8,13 @@
 
 #define EG__FAULT_REF(id) &eg_engine_fault_##id,
 static const eg_engine_ops_t *const eg__engines[] = {
-    &eg_engine_self, &eg_engine_a2a, &eg_engine_dense, &eg_engine_fault_order,
+    &eg_engine_self,
+    &eg_engine_a2a,
+    &eg_engine_dense,
+    &eg_engine_fault_order,
+    &eg_engine_fault_route_cache,
+    &eg_engine_fault_tail,
+    &eg_engine_fault_shift,
     EG_FAULT_ENGINES(EG__FAULT_REF)};
 #undef EG__FAULT_REF
 

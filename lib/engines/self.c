@@ -10,6 +10,7 @@
 typedef struct eg__self {
 	eg_workload_t w;
 	uint32_t first, n;
+	uint32_t *tokens; /* per rank, of the last dispatch (a step's) */
 } eg__self_t;
 
 /* One packed message from source s to destination d. */
@@ -49,6 +50,11 @@ static int eg__self_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 	}
 	s->first = ctx->first_rank;
 	s->n = ctx->n_ranks;
+	if (!(s->tokens = calloc(w->world, sizeof(uint32_t)))) {
+		eg_workload_fini(&s->w);
+		free(s);
+		return EG_ENOMEM;
+	}
 	*state = s;
 	return EG_OK;
 }
@@ -59,6 +65,7 @@ static void eg__self_destroy(void *state)
 	if (!s)
 		return;
 	eg_workload_fini(&s->w);
+	free(s->tokens);
 	free(s);
 }
 
@@ -129,6 +136,8 @@ static int eg__self_dispatch(void *state, const eg_rank_input_t *in,
 
 	if (!msg)
 		return EG_ENOMEM;
+	for (uint32_t r = 0; r < W; r++)
+		s->tokens[r] = in[r].tokens;
 	for (uint32_t src = 0; src < W && rc == EG_OK; src++)
 		for (uint32_t d = 0; d < W && rc == EG_OK; d++)
 			rc = eg__pack(w, &in[src], d, &msg[src * W + d]);
@@ -181,7 +190,7 @@ static int eg__self_combine(void *state, const eg_recv_t *recv,
 	eg_dtype_t ct = eg_combine_dtype(w->dtype);
 
 	for (uint32_t src = 0; src < W; src++) {
-		uint32_t T = eg_workload_tokens(w, src);
+		uint32_t T = s->tokens[src]; /* the last dispatch's */
 		float *acc = calloc((size_t)(T ? T : 1) * H, sizeof(float));
 		if (!acc)
 			return EG_ENOMEM;

@@ -168,6 +168,17 @@ static int eg__worse(int rc, int rc2)
 	return rc == EG_EXIT_PASS || rc2 == EG_EXIT_PASS ? EG_EXIT_PASS : rc;
 }
 
+/* path with "-l2" before its extension ext, else before its last one. */
+static void eg__beside(char *out, size_t len, const char *path, const char *ext)
+{
+	size_t n = strlen(path), e = strlen(ext);
+	const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+
+	if (!(n > e && !strcmp(path + n - e, ext)))
+		e = dot && (!slash || dot > slash) ? strlen(dot) : 0;
+	snprintf(out, len, "%.*s-l2%s", (int)(n - e), path, path + n - e);
+}
+
 /* Bad input said before anything is created: the engine, the report
  * files' folders. */
 static int eg__precheck(const eg_check_opts_t *c)
@@ -234,9 +245,10 @@ int eg_check(const eg_check_opts_t *c)
 	eg_workload_list_free(&wl);
 	if (!c->full)
 		return rc;
-	/* L2 reports beside L1's; the last line says both */
-	snprintf(l2tap, sizeof(l2tap), "%s.l2.tap", o.tap_path);
-	snprintf(l2junit, sizeof(l2junit), "%s.l2.xml", o.junit_path);
+	/* L2 reports beside L1's (check.tap -> check-l2.tap); the last
+	 * line says both */
+	eg__beside(l2tap, sizeof(l2tap), o.tap_path, ".tap");
+	eg__beside(l2junit, sizeof(l2junit), o.junit_path, ".junit.xml");
 	rc2 = eg__check_l2(c, l2tap, l2junit, 1, &t2);
 	rc = eg__worse(rc, rc2);
 	t1.passed += t2.passed;

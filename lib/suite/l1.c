@@ -51,12 +51,16 @@ static void eg__l1_progress(eg__l1_t *L)
 static void eg__l1_case(const eg__l1_t *L, const eg_workload_t *w,
 			eg_rank_verdict_t *v)
 {
+	const char *t = getenv("EPGATE_TIMEOUT");
 	eg_step_opts_t so = {
 	    .size = sizeof(so),
 	    .w = w,
 	    .engine = L->ops,
 	    .ctx = {.size = sizeof(eg_engine_ctx_t), .n_ranks = w->world},
-	    .space = &eg_space_host};
+	    .space = &eg_space_host,
+	    /* refused up front over the budgets; a deadline per iteration */
+	    .budget = 1,
+	    .deadline_s = t && atof(t) > 0 ? atof(t) : 60.0};
 	eg_step_t *st = NULL;
 
 	eg_rank_verdict_init(v);

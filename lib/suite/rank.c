@@ -148,7 +148,9 @@ static int eg__workload(eg_rank_job_t *J, const eg_workload_t *w,
 				     .boot = J->boot},
 			     .space = eg_space_find(J->mem->space),
 			     .stream = J->stream,
-			     .say = J->o->prog};
+			     .say = J->o->prog,
+			     /* refused up front over this rank's budgets */
+			     .budget = 1};
 	eg_rank_verdict_t mine;
 	eg_step_t *st = NULL;
 	double t0 = eg_now();

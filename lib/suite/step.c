@@ -14,8 +14,10 @@
 #include "epgate/step.h"
 
 struct eg_step {
-	eg_workload_t w; /* a copy; w.iter is the iteration generated */
-	uint32_t iter0;	 /* the workload's own iter */
+	eg_workload_t w;   /* a copy: the shape buffers are made for */
+	eg_workload_t cur; /* the step run now (eg_workload_step of w);
+			      cur.iter is the iteration generated */
+	uint32_t iter0;	   /* the workload's own iter */
 	const eg_engine_ops_t *ops;
 	void *engine;
 	eg_engine_ctx_t ctx;
@@ -23,6 +25,8 @@ struct eg_step {
 	void *ss;
 	const char *say;
 	int count_wire;
+	double deadline_s; /* per iteration, 0: none */
+	int progress;	   /* a long one: say each iteration */
 	uint32_t first, n;
 	eg_gen_t g;
 	/* n each, buffers in the space */
@@ -214,8 +218,35 @@ void eg_step_close(eg_step_t *st)
 		st->sp->close(st->ss);
 	}
 	eg_gen_fini(&st->g);
+	eg_workload_fini(&st->cur);
 	eg_workload_fini(&st->w);
 	free(st);
+}
+
+#define EG__PROGRESS_OPS                                                       \
+	((uint64_t)1 << 28) /* a workload that takes a while                   \
+			     */
+
+/* The budgets and deadline of o (appended fields), checked up front. */
+static int eg__budget(eg_step_t *st, const eg_step_opts_t *o,
+		      eg_rank_verdict_t *v)
+{
+	size_t end = offsetof(eg_step_opts_t, deadline_s) + sizeof(double);
+	eg_workload_cost_t c;
+	char err[512];
+
+	if (o->size < end)
+		return EG_OK;
+	st->deadline_s = o->deadline_s;
+	eg_workload_cost(o->w, st->first, st->n, &c);
+	st->progress = o->deadline_s > 0 && c.ops > EG__PROGRESS_OPS;
+	if (!o->budget)
+		return EG_OK;
+	int rc = eg_workload_budget(o->w, st->first, st->n, err, sizeof(err));
+	if (rc == EG_OK)
+		return EG_OK;
+	fprintf(stderr, "%s: refused: %s\n", o->say ? o->say : "epgate", err);
+	return eg__harness(v, rc, "budget", o->w->iter);
 }
 
 int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
@@ -243,7 +274,12 @@ int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 	st->first = o->ctx.first_rank;
 	st->n = o->ctx.n_ranks;
 	st->iter0 = o->w->iter;
+	if ((rc = eg__budget(st, o, v)) < 0) {
+		free(st);
+		return rc;
+	}
 	if ((rc = eg_workload_copy(&st->w, o->w)) < 0 ||
+	    (rc = eg_workload_step(&st->w, 0, &st->cur)) < 0 ||
 	    (rc = st->sp->open(&st->ss, o->stream)) < 0 ||
 	    (rc = eg__alloc(st)) < 0) {
 		eg_step_close(st);
@@ -277,18 +313,33 @@ static int eg__has_peers(const eg_step_t *st)
 	return !(st->ops->flags & EG_ENGINE_WORLD1);
 }
 
+int eg_step_select(eg_step_t *st, uint32_t step)
+{
+	eg_workload_t next;
+	int rc = eg_workload_step(&st->w, step, &next);
+
+	if (rc < 0)
+		return rc;
+	eg_workload_fini(&st->cur);
+	st->cur = next;
+	return EG_OK;
+}
+
 int eg_step_generate(eg_step_t *st, uint32_t iter)
 {
 	int rc;
 
 	eg_gen_fini(&st->g);
-	st->w.iter = iter;
-	if ((rc = eg_gen_init(&st->g, &st->w)) < 0)
+	st->cur.iter = iter;
+	if ((rc = eg_gen_init(&st->g, &st->cur)) < 0)
 		return rc;
 	for (uint32_t i = 0; i < st->n; i++) {
+		/* this step's tokens, within the buffers made for w's */
+		st->in[i].tokens = eg_workload_tokens(&st->cur, st->in[i].rank);
 		if ((rc = st->sp->generate(st->ss, &st->g, &st->in[i])) < 0)
 			return rc;
 		st->in[i].iter = iter; /* what a plugin keys its rows by */
+		st->in[i].step = &st->cur;
 	}
 	return EG_OK;
 }
@@ -297,12 +348,12 @@ static int eg__check_dispatch(eg_step_t *st, eg_verdict_t *v)
 {
 	for (uint32_t i = 0; i < st->n; i++) {
 		eg_recv_t exp;
-		int rc = eg_ref_dispatch(&st->w, &st->g, st->first + i, &exp);
+		int rc = eg_ref_dispatch(&st->cur, &st->g, st->first + i, &exp);
 
 		if (rc < 0)
 			return rc;
-		rc = st->sp->verify_dispatch(st->ss, &st->w, &exp, &st->recv[i],
-					     v);
+		rc = st->sp->verify_dispatch(st->ss, &st->cur, &exp,
+					     &st->recv[i], v);
 		eg_recv_free(&exp);
 		if (rc < 0 && rc != EG_EMISMATCH)
 			return rc;
@@ -312,22 +363,22 @@ static int eg__check_dispatch(eg_step_t *st, eg_verdict_t *v)
 
 static int eg__check_combine(eg_step_t *st, eg_verdict_t *v)
 {
-	unsigned checks = eg_combine_checks(&st->w, st->ops->flags);
+	unsigned checks = eg_combine_checks(&st->cur, st->ops->flags);
 	int bound = !!(checks & EG_CHECK_BOUND);
 
 	for (uint32_t i = 0; i < st->n; i++) {
 		uint32_t s = st->first + i;
-		int rc = eg_ref_combine(&st->w, &st->g, s, st->cexp,
+		int rc = eg_ref_combine(&st->cur, &st->g, s, st->cexp,
 					bound ? st->r64 : NULL,
 					bound ? st->m64 : NULL);
 
 		if (rc == EG_OK && (checks & EG_CHECK_BITS))
-			rc = st->sp->verify_combine(st->ss, &st->w, s,
+			rc = st->sp->verify_combine(st->ss, &st->cur, s,
 						    EG_COMPARE_BITS, st->cexp,
 						    NULL, NULL, st->out[i], v);
 		if ((rc == EG_OK || rc == EG_EMISMATCH) && bound)
 			rc = st->sp->verify_combine(
-			    st->ss, &st->w, s, EG_COMPARE_BOUNDED, NULL,
+			    st->ss, &st->cur, s, EG_COMPARE_BOUNDED, NULL,
 			    st->r64, st->m64, st->out[i], v);
 		if (rc < 0 && rc != EG_EMISMATCH)
 			return rc;
@@ -390,17 +441,52 @@ int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 	return EG_OK;
 }
 
+/* After an iteration that began at t0: past the deadline is a failure
+ * (said on stderr); a long workload says how far it got. */
+static int eg__after(eg_step_t *st, double t0, uint32_t s, uint32_t steps,
+		     unsigned it, unsigned iters, eg_rank_verdict_t *v)
+{
+	double dt = eg_now() - t0;
+	const char *who = st->say ? st->say : "epgate";
+
+	if (st->progress)
+		fprintf(stderr,
+			"%s: %s: step %u of %u, iteration %u of %u "
+			"verified in %.1f s\n",
+			who, st->w.name, s + 1, steps, it + 1, iters, dt);
+	if (st->deadline_s <= 0 || dt <= st->deadline_s)
+		return EG_OK;
+	fprintf(stderr,
+		"%s: %s: step %u, iteration %u took %.1f s, past the deadline "
+		"of %.1f s (EPGATE_TIMEOUT)\n",
+		who, st->w.name, s + 1, it + 1, dt, st->deadline_s);
+	return eg__harness(v, EG_ETIMEDOUT, "deadline", st->iter0 + it);
+}
+
 int eg_step_verify_iters(eg_step_t *st, unsigned iters, eg_rank_verdict_t *v)
 {
 	int lockstep = eg__has_peers(st);
+	uint32_t steps = st->w.steps > 1 ? st->w.steps : 1;
 
-	for (unsigned it = 0; it < iters; it++) {
-		int rc = eg_step_verify(st, st->iter0 + it, v);
+	for (uint32_t s = 0; s < steps; s++) {
+		int rc = eg_step_select(st, s);
 
-		if (rc == EG_EMISMATCH && lockstep)
-			continue; /* the peers go on: so does this rank */
 		if (rc < 0)
-			return rc;
+			return eg__harness(v, rc, "generate", st->iter0);
+		for (unsigned it = 0; it < iters; it++) {
+			double t0 = eg_now();
+
+			rc = eg_step_verify(st, st->iter0 + it, v);
+			if (rc < 0 && rc != EG_EMISMATCH)
+				return rc;
+			if ((rc = eg__after(st, t0, s, steps, it, iters, v)) <
+			    0)
+				return rc;
+			/* after a mismatch the peers go on: so does this
+			 * rank; in process, that was the end */
+			if (eg_rank_verdict_failed(v) && !lockstep)
+				return EG_EMISMATCH;
+		}
 	}
 	return eg_rank_verdict_failed(v) ? EG_EMISMATCH : EG_OK;
 }

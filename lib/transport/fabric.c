@@ -6,8 +6,8 @@
 
 #ifdef HAVE_LIBFABRIC
 
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_timedjoin_np */
 #endif
 
 #include <arpa/inet.h>
@@ -33,7 +33,9 @@
 #include "epgate/error.h"
 #include "epgate/fabric_choice.h"
 #include "epgate/fabric_probe.h"
+#include "epgate/signals.h"
 #include "epgate/transport.h"
+#include "lib/transport/fabric_int.h"
 
 /* Largest message we post: keeps one op's footprint bounded whatever the
  * provider allows. EPGATE_FABRIC_CHUNK (bytes) lowers it, for tests and
@@ -46,11 +48,11 @@
 #define EG__SPIN_POLLS	    256	  /* idle polls before napping */
 #define EG__NAP_NS	    20000 /* one nap, in ns */
 
-/* Tag: seq (20 bits) | source rank (16) | chunk (24); the top 4 bits stay
- * clear for providers that reserve them. */
-#define EG__SEQ_BITS   20
-#define EG__SRC_BITS   16
-#define EG__CHUNK_BITS 24
+/* after the deadline and the drain, this long for a thread still inside
+ * the provider: then the process cannot go on safely */
+#define EG__STUCK_S 5.0
+#define EG__JOIN_S  5.0	 /* destroy waits this long for each thread */
+#define EG__LATE_S  0.05 /* late mode: held sends go after this idle */
 
 enum { EG__INTRA, EG__INTER, EG__SETS };
 
@@ -89,9 +91,17 @@ typedef struct eg__comm {
 	/* this call's work: nrecv recvs then the sends */
 	eg__op_t *ops;
 	size_t nops, nrecv, cap;
+	/* late mode: sends held from the last call (late, with their
+	 * buffers), from this one (late_next), and the buffers of those
+	 * riding in this call's ops (late_busy) */
+	eg__op_t *late, *late_next;
+	size_t nlate, nlate_next, cap_late, cap_late_next;
+	void **late_busy;
+	size_t nlate_busy;
+	int flush_rc; /* a flush of held sends failed: the next call does */
 	uint64_t gen_seen;
 	int rc;
-	int leaked;
+	int leaked; /* ops the provider kept: endpoints closed */
 	char err[256];
 	uint64_t ops_posted;
 	double busy_s;
@@ -115,6 +125,8 @@ typedef struct eg__fab {
 	atomic_int abort;
 	uint32_t seq; /* alltoallv calls so far */
 	int broken;
+	unsigned modes;	     /* EPGATE_FABRIC_TEST */
+	uint64_t skew_state; /* skew mode's generator */
 	uint64_t bytes_sent, bytes_sent_xnode;
 	char err[512];
 } eg__fab_t;
@@ -417,18 +429,28 @@ static size_t eg__poll(eg__comm_t *c, size_t *ndone)
 	return seen;
 }
 
+/* One list of ops on a comm: nrecv receives, then the sends, the last
+ * nheld of which (late mode) are posted only after all the others. */
+typedef struct {
+	eg__op_t *ops;
+	size_t nops, nrecv, nheld;
+} eg__list_t;
+
 /* After an error or the deadline: cancel what is posted and reap it, so
- * that no op still points into the caller's buffers when we return. */
-static void eg__drain(eg__comm_t *c, size_t nposted_r, size_t nposted_s,
-		      size_t *ndone)
+ * that no op still points into the caller's buffers when we return. What
+ * the provider still holds after EG__DRAIN_S (a send to a peer that
+ * never receives cannot be cancelled) goes with the endpoints, closed
+ * here by the thread that owns them: the transport is then unusable. */
+static void eg__drain(eg__comm_t *c, const eg__list_t *l, size_t nposted_r,
+		      size_t nposted_s, size_t *ndone)
 {
 	size_t posted = 0;
 	double end;
 
-	for (size_t i = 0; i < c->nops; i++) {
-		eg__op_t *op = &c->ops[i];
+	for (size_t i = 0; i < l->nops; i++) {
+		eg__op_t *op = &l->ops[i];
 		int is_posted =
-		    op->is_send ? (i - c->nrecv) < nposted_s : i < nposted_r;
+		    op->is_send ? (i - l->nrecv) < nposted_s : i < nposted_r;
 
 		if (!is_posted) {
 			op->stuck = 1;
@@ -445,8 +467,11 @@ static void eg__drain(eg__comm_t *c, size_t nposted_r, size_t nposted_s,
 	while (*ndone < posted && eg__mono() < end)
 		if (!eg__poll(c, ndone))
 			sched_yield();
-	if (*ndone < posted)
-		c->leaked = 1; /* ops the provider still holds */
+	if (*ndone < posted) {
+		c->leaked = (int)(posted - *ndone);
+		for (int s = EG__SETS - 1; s >= 0; s--)
+			eg__close_ep(&c->set[s]);
+	}
 }
 
 /* Nothing moved: yield, and past EG__SPIN_POLLS idle polls in a row nap,
@@ -462,21 +487,52 @@ static void eg__idle(unsigned idle)
 		nanosleep(&nap, NULL);
 }
 
-static void eg__run(eg__comm_t *c)
+/* Posts what the provider takes from [*at, n) of l's ops; 1 if any. */
+static int eg__post_some(eg__comm_t *c, const eg__list_t *l, size_t first,
+			 size_t n, size_t *at)
 {
-	eg__fab_t *st = c->st;
-	size_t nsend = c->nops - c->nrecv, pr = 0, ps = 0, ndone = 0;
+	int moved = 0;
+	ssize_t rc = 0;
+
+	while (*at < n && (rc = eg__post(c, &l->ops[first + *at])) == 0) {
+		(*at)++;
+		c->ops_posted++;
+		moved = 1;
+	}
+	if (rc && rc != -FI_EAGAIN)
+		eg__comm_err(c, EG_EFABRIC, "posting %s rank %u: %s",
+			     first ? "send to" : "receive from",
+			     l->ops[first + *at].peer, fi_strerror((int)-rc));
+	return moved;
+}
+
+/* Runs l to completion, or to an error, the call's abort (a call) or
+ * the deadline (a flush of held sends, abort == NULL). */
+static void eg__run(eg__comm_t *c, const eg__list_t *l, atomic_int *abort,
+		    double deadline)
+{
+	size_t nsend = l->nops - l->nrecv - l->nheld, pr = 0, ps = 0, ph = 0;
+	size_t ndone = 0;
 	unsigned idle = 0;
 	double t0 = eg__mono();
 
 	c->rc = 0;
 	c->err[0] = 0;
-	while (ndone < c->nops) {
-		int moved = 0;
-		ssize_t rc = 0;
+	if (c->flush_rc || c->leaked) {
+		/* the endpoints are gone, or a held send failed: the call
+		 * fails as the transport already has */
+		eg__comm_err(c, c->flush_rc ? c->flush_rc : EG_EFABRIC, "%s",
+			     c->leaked ? "endpoints closed after an earlier "
+					 "error"
+				       : "a held send of the last call failed");
+		return;
+	}
+	while (ndone < l->nops) {
+		int moved;
 
-		if (atomic_load(&st->abort) || c->rc) {
-			eg__drain(c, pr, ps, &ndone);
+		if ((abort && atomic_load(abort)) || c->rc ||
+		    (!abort && eg__mono() > deadline)) {
+			eg__drain(c, l, pr, ps + ph, &ndone);
 			if (!c->rc)
 				c->rc = EG_ETIMEDOUT;
 			break;
@@ -484,30 +540,20 @@ static void eg__run(eg__comm_t *c)
 		/* receives first, as many as the provider takes; sends
 		 * follow even when the receive queue is full, or ranks
 		 * would wait on each other's queue space */
-		while (pr < c->nrecv && (rc = eg__post(c, &c->ops[pr])) == 0) {
-			pr++;
-			c->ops_posted++;
-			moved = 1;
-		}
-		if (rc && rc != -FI_EAGAIN) {
-			eg__comm_err(c, EG_EFABRIC,
-				     "posting receive from rank %u: %s",
-				     c->ops[pr].peer, fi_strerror((int)-rc));
+		moved = eg__post_some(c, l, 0, l->nrecv, &pr);
+		if (c->rc)
 			continue;
-		}
-		rc = 0;
-		while (ps < nsend &&
-		       (rc = eg__post(c, &c->ops[c->nrecv + ps])) == 0) {
-			ps++;
-			c->ops_posted++;
-			moved = 1;
-		}
-		if (rc && rc != -FI_EAGAIN) {
-			eg__comm_err(
-			    c, EG_EFABRIC, "posting send to rank %u: %s",
-			    c->ops[c->nrecv + ps].peer, fi_strerror((int)-rc));
+		moved |= eg__post_some(c, l, l->nrecv, nsend, &ps);
+		if (c->rc)
 			continue;
-		}
+		/* held sends: after this call's own are posted (not
+		 * completed: a send may complete only once its receiver,
+		 * who waits on the held one, has posted the receive) */
+		if (ph < l->nheld && ps == nsend)
+			moved |= eg__post_some(c, l, l->nrecv + nsend, l->nheld,
+					       &ph);
+		if (c->rc)
+			continue;
 		/* -FI_EAGAIN or not: reading the CQ is what progresses */
 		if (eg__poll(c, &ndone) || moved)
 			idle = 0;
@@ -517,6 +563,50 @@ static void eg__run(eg__comm_t *c)
 	c->busy_s += eg__mono() - t0;
 }
 
+/* Late mode: the sends held from the last call go now, the job having
+ * no next call yet (its peers may wait on them). Called with st->mu
+ * held; drops it while sending. */
+static void eg__flush_late(eg__comm_t *c, double limit_s)
+{
+	eg__fab_t *st = c->st;
+	eg__list_t l = {.ops = c->late, .nops = c->nlate, .nheld = c->nlate};
+
+	c->late = NULL;
+	c->nlate = c->cap_late = 0;
+	pthread_mutex_unlock(&st->mu);
+	eg__run(c, &l, NULL, eg__mono() + limit_s);
+	if (c->rc)
+		c->flush_rc = c->rc;
+	/* done, or cancelled with the endpoints closed: free either way */
+	for (size_t i = 0; i < l.nops; i++)
+		free((void *)l.ops[i].sbuf);
+	free(l.ops);
+	pthread_mutex_lock(&st->mu);
+}
+
+/* Waits for the next call (or quit). Late mode: held sends that no call
+ * took within EG__LATE_S are flushed. Called and returns with st->mu. */
+static void eg__await_call(eg__comm_t *c)
+{
+	eg__fab_t *st = c->st;
+
+	while (!st->quit && c->gen_seen == st->gen) {
+		struct timespec dl;
+		double t = eg__mono() + EG__LATE_S;
+
+		if (!c->nlate) {
+			pthread_cond_wait(&st->go, &st->mu);
+			continue;
+		}
+		dl.tv_sec = (time_t)t;
+		dl.tv_nsec = (long)((t - (double)dl.tv_sec) * 1e9);
+		if (pthread_cond_timedwait(&st->go, &st->mu, &dl) ==
+			ETIMEDOUT &&
+		    !st->quit && c->gen_seen == st->gen && c->nlate)
+			eg__flush_late(c, st->timeout_s);
+	}
+}
+
 static void *eg__thread(void *arg)
 {
 	eg__comm_t *c = arg;
@@ -524,13 +614,20 @@ static void *eg__thread(void *arg)
 
 	pthread_mutex_lock(&st->mu);
 	for (;;) {
-		while (!st->quit && c->gen_seen == st->gen)
-			pthread_cond_wait(&st->go, &st->mu);
-		if (st->quit)
+		eg__await_call(c);
+		if (st->quit) {
+			/* a peer's last call may wait on a held send */
+			if (c->nlate && !st->broken)
+				eg__flush_late(c, 2.0);
 			break;
+		}
 		c->gen_seen = st->gen;
 		pthread_mutex_unlock(&st->mu);
-		eg__run(c);
+		eg__list_t l = {.ops = c->ops,
+				.nops = c->nops,
+				.nrecv = c->nrecv,
+				.nheld = c->nlate_busy};
+		eg__run(c, &l, &st->abort, 0);
 		pthread_mutex_lock(&st->mu);
 		st->ndone++;
 		if (c->rc)
@@ -542,6 +639,29 @@ static void *eg__thread(void *arg)
 }
 
 /* ---- ops table ---- */
+
+/* Joins c's thread within EG__JOIN_S; <0 if it does not end. */
+static int eg__join(eg__comm_t *c)
+{
+	struct timespec dl;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += (time_t)EG__JOIN_S;
+	return pthread_timedjoin_np(c->thread, NULL, &dl) ? -1 : 0;
+}
+
+static void eg__free_late(eg__comm_t *c)
+{
+	for (size_t i = 0; i < c->nlate; i++)
+		free((void *)c->late[i].sbuf);
+	for (size_t i = 0; i < c->nlate_next; i++)
+		free((void *)c->late_next[i].sbuf);
+	for (size_t i = 0; i < c->nlate_busy; i++)
+		free(c->late_busy[i]);
+	free(c->late);
+	free(c->late_next);
+	free(c->late_busy);
+}
 
 static void eg__destroy(void *state)
 {
@@ -555,13 +675,23 @@ static void eg__destroy(void *state)
 		pthread_cond_broadcast(&st->go);
 		pthread_mutex_unlock(&st->mu);
 	}
+	for (unsigned k = 0; k < EG_COMMS_MAX; k++)
+		if (st->comm[k].started && eg__join(&st->comm[k]) < 0) {
+			/* it may still use the endpoints and the state: leave
+			 * them be (a leak, not a use after free) */
+			fprintf(stderr,
+				"fabric: rank %u: progress thread %u did not "
+				"end within %.0f s; its transport is left "
+				"allocated\n",
+				st->rank, k, EG__JOIN_S);
+			return;
+		}
 	for (unsigned k = 0; k < EG_COMMS_MAX; k++) {
 		eg__comm_t *c = &st->comm[k];
 
-		if (c->started)
-			pthread_join(c->thread, NULL);
 		for (int s = EG__SETS - 1; s >= 0; s--)
 			eg__close_ep(&c->set[s]);
+		eg__free_late(c);
 		free(c->addr);
 		free(c->ops);
 	}
@@ -603,7 +733,7 @@ static int eg__sync_init(eg__fab_t *st)
 		return EG_ESYS;
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_mutex_init(&st->mu, NULL);
-	pthread_cond_init(&st->go, NULL);
+	pthread_cond_init(&st->go, &ca); /* late mode times its waits */
 	pthread_cond_init(&st->fin, &ca);
 	pthread_condattr_destroy(&ca);
 	st->sync_ok = 1;
@@ -810,27 +940,62 @@ static int eg__insert_peers(eg__fab_t *st, uint8_t *blob, char *err,
 	return EG_OK;
 }
 
+/* One allgather for every endpoint name and the chunk limits, with the
+ * bootstrap's own deadline (a short per-call deadline must not fail a
+ * start that is slow under load); then the peers into the AVs. */
+static int eg__exchange(eg__fab_t *st, eg_boot_t *b, char *err, size_t errlen)
+{
+	size_t bl = eg__blob_len(st->K);
+	uint8_t *blob = calloc((size_t)st->size + 1, bl);
+	uint64_t lim, all_lim = UINT64_MAX;
+	int rc;
+
+	if (!blob) {
+		snprintf(err, errlen, "fabric: %s", eg_strerror(EG_ENOMEM));
+		return EG_ENOMEM;
+	}
+	uint8_t *mine = blob + (size_t)st->size * bl;
+	lim = eg__chunk_limit(st);
+	memcpy(mine, &lim, sizeof(lim));
+	if ((rc = eg__publish(st, mine, err, errlen)) < 0)
+		goto out;
+	rc = eg_boot_allgather(b, mine, bl, blob, st->w.timeout_s);
+	if (rc) {
+		snprintf(err, errlen, "fabric: exchanging endpoint names: %s",
+			 eg_boot_error(b));
+		goto out;
+	}
+	for (uint32_t r = 0; r < st->size; r++) {
+		memcpy(&lim, blob + (size_t)r * bl, sizeof(lim));
+		if (lim < all_lim)
+			all_lim = lim;
+	}
+	st->chunk = (size_t)all_lim;
+	rc = eg__insert_peers(st, blob, err, errlen);
+out:
+	free(blob);
+	return rc;
+}
+
 static int eg__create(const eg_world_t *w, eg_boot_t *b,
 		      const eg_xport_opts_t *o, void **state, char *err,
 		      size_t errlen)
 {
 	eg__fab_t *st = NULL;
-	uint8_t *blob = NULL;
 	int rc;
-	size_t bl;
-	uint64_t lim, all_lim;
 
 	*state = NULL;
 	/* libfabric's shm regions left by a SIGKILLed process whose pid we
 	 * now have make opening our endpoint fail with EBUSY */
 	eg_shm_sweep(getpid());
+	eg_shm_sweep_dead();
 	if (!w || !b || !o || o->size < sizeof(*o) || o->num_comms < 1 ||
 	    o->num_comms > EG_COMMS_MAX || w->size < 1 ||
-	    w->size > (1u << EG__SRC_BITS) || w->ranks_per_node < 1) {
+	    w->size > (1u << EG_FABRIC_SRC_BITS) || w->ranks_per_node < 1) {
 		snprintf(err, errlen,
 			 "fabric: bad options (num_comms 1..%d, world of "
 			 "1..%u ranks)",
-			 EG_COMMS_MAX, 1u << EG__SRC_BITS);
+			 EG_COMMS_MAX, 1u << EG_FABRIC_SRC_BITS);
 		return EG_EINVAL;
 	}
 	st = calloc(1, sizeof(*st));
@@ -840,6 +1005,12 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 	st->rank = w->rank;
 	st->size = w->size;
 	st->K = o->num_comms;
+	if ((rc = eg_fabric_test_parse(getenv("EPGATE_FABRIC_TEST"), &st->modes,
+				       err, errlen)) < 0) {
+		free(st);
+		return rc;
+	}
+	st->skew_state = 0x9e3779b97f4a7c15ull * (w->rank + 1);
 	st->timeout_s = o->timeout_s > 0   ? o->timeout_s
 			: w->timeout_s > 0 ? w->timeout_s
 					   : EG__DEFAULT_TMO;
@@ -857,38 +1028,12 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 		rc = EG_ENOMEM;
 		goto fail;
 	}
-	if ((rc = eg__open_sets(st, o, err, errlen)) < 0)
+	if ((rc = eg__open_sets(st, o, err, errlen)) < 0 ||
+	    (rc = eg__exchange(st, b, err, errlen)) < 0)
 		goto fail_quiet;
-
-	/* one allgather for every endpoint name and the chunk limits */
-	bl = eg__blob_len(st->K);
-	blob = calloc((size_t)w->size + 1, bl);
-	if (!blob) {
-		rc = EG_ENOMEM;
-		goto fail;
-	}
-	uint8_t *mine = blob + (size_t)w->size * bl;
-	lim = eg__chunk_limit(st);
-	memcpy(mine, &lim, sizeof(lim));
-	if ((rc = eg__publish(st, mine, err, errlen)) < 0)
-		goto fail_quiet;
-	rc = eg_boot_allgather(b, mine, bl, blob, st->timeout_s);
-	if (rc) {
-		snprintf(err, errlen, "fabric: exchanging endpoint names: %s",
-			 eg_boot_error(b));
-		goto fail_quiet;
-	}
-	all_lim = UINT64_MAX;
-	for (uint32_t r = 0; r < w->size; r++) {
-		memcpy(&lim, blob + (size_t)r * bl, sizeof(lim));
-		if (lim < all_lim)
-			all_lim = lim;
-	}
-	st->chunk = (size_t)all_lim;
-	if ((rc = eg__insert_peers(st, blob, err, errlen)) < 0)
-		goto fail_quiet;
-	free(blob);
-	blob = NULL;
+	/* providers loaded since main may have installed handlers: gone
+	 * before the first progress thread exists */
+	eg_signals_own();
 	for (unsigned k = 0; k < st->K; k++) {
 		if (pthread_create(&st->comm[k].thread, NULL, eg__thread,
 				   &st->comm[k])) {
@@ -902,7 +1047,6 @@ static int eg__create(const eg_world_t *w, eg_boot_t *b,
 fail:
 	snprintf(err, errlen, "fabric: %s", eg_strerror(rc));
 fail_quiet:
-	free(blob);
 	eg__destroy(st);
 	return rc;
 }
@@ -945,62 +1089,84 @@ static void eg__outstanding(eg__fab_t *st, const char *why)
 	free(sf);
 }
 
-static eg__op_t *eg__add_op(eg__comm_t *c)
+static eg__op_t *eg__grow(eg__op_t **ops, size_t *n, size_t *cap)
 {
-	if (c->nops == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 64;
-		eg__op_t *n = realloc(c->ops, cap * sizeof(*n));
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 64;
+		eg__op_t *o = realloc(*ops, nc * sizeof(*o));
 
-		if (!n)
+		if (!o)
 			return NULL;
-		c->ops = n;
-		c->cap = cap;
+		*ops = o;
+		*cap = nc;
 	}
-	eg__op_t *op = &c->ops[c->nops++];
+	eg__op_t *op = &(*ops)[(*n)++];
 	memset(op, 0, sizeof(*op));
 	return op;
 }
 
-static uint64_t eg__tag(uint32_t seq, uint32_t src, uint32_t chunk)
+static eg__op_t *eg__add_op(eg__comm_t *c)
 {
-	uint64_t s = seq & ((1u << EG__SEQ_BITS) - 1);
+	return eg__grow(&c->ops, &c->nops, &c->cap);
+}
 
-	return (s << (EG__SRC_BITS + EG__CHUNK_BITS)) |
-	       ((uint64_t)src << EG__CHUNK_BITS) | chunk;
+/* Late mode holds an odd call's single-message sends to higher ranks (a
+ * copy), to go after the next call's: the receiver meets a later call's
+ * message first. Only to higher ranks, so some rank always completes a
+ * call and the job moves on; only in odd calls, so that the next call's
+ * message is sent, not held in turn. */
+static int eg__held(const eg__fab_t *st, uint32_t p, int is_send, size_t n)
+{
+	return (st->modes & EG_FABRIC_TEST_LATE) && is_send && n == 1 &&
+	       p > st->rank && (st->seq & 1);
 }
 
 /* Chunk c between src and dst in call seq travels on comm
- * (src + dst + seq + c) mod K: both sides compute it, consecutive chunks
- * go round-robin, and single-chunk peers rotate over the comms from call
- * to call. */
+ * eg_fabric_comm(src, dst, seq, c): both sides compute it, consecutive
+ * chunks go round-robin, and single-chunk peers rotate over the comms
+ * from call to call. */
 static int eg__plan(eg__fab_t *st, uint32_t p, int is_send, const void *sbuf,
 		    void *rbuf, size_t bytes)
 {
 	size_t n = (bytes + st->chunk - 1) / st->chunk;
 	uint32_t src = is_send ? st->rank : p, dst = is_send ? p : st->rank;
+	int hold = eg__held(st, p, is_send, n);
 
-	if (n >= ((size_t)1 << EG__CHUNK_BITS)) {
+	if (n >= ((size_t)1 << EG_FABRIC_CHUNK_BITS)) {
 		eg__seterr(st,
 			   "alltoallv: %zu bytes %s rank %u need %zu messages "
 			   "of %zu bytes (max %u)",
 			   bytes, is_send ? "to" : "from", p, n, st->chunk,
-			   1u << EG__CHUNK_BITS);
+			   1u << EG_FABRIC_CHUNK_BITS);
 		return EG_ERANGE;
 	}
 	for (size_t i = 0; i < n; i++) {
-		eg__comm_t *c = &st->comm[(src + dst + st->seq + i) % st->K];
-		eg__op_t *op = eg__add_op(c);
+		eg__comm_t *c = &st->comm[eg_fabric_comm(
+		    src, dst, st->seq, (uint32_t)i, st->K, st->modes)];
+		eg__op_t *op = hold ? eg__grow(&c->late_next, &c->nlate_next,
+					       &c->cap_late_next)
+				    : eg__add_op(c);
 		size_t off = i * st->chunk;
 
 		if (!op)
 			return EG_ENOMEM;
 		op->len = bytes - off < st->chunk ? bytes - off : st->chunk;
-		if (is_send)
+		if (hold) {
+			void *copy = malloc(op->len);
+
+			if (!copy) {
+				c->nlate_next--;
+				return EG_ENOMEM;
+			}
+			memcpy(copy, (const uint8_t *)sbuf + off, op->len);
+			op->sbuf = copy;
+		} else if (is_send) {
 			op->sbuf = (const uint8_t *)sbuf + off;
-		else
+		} else {
 			op->rbuf = (uint8_t *)rbuf + off;
+		}
 		op->total = bytes;
-		op->tag = eg__tag(st->seq, src, (uint32_t)i);
+		op->tag = eg_fabric_tag(st->seq, src, (uint32_t)i, st->modes);
 		op->peer = p;
 		op->chunk = (uint32_t)i;
 		op->is_send = (uint8_t)is_send;
@@ -1009,32 +1175,76 @@ static int eg__plan(eg__fab_t *st, uint32_t p, int is_send, const void *sbuf,
 	return EG_OK;
 }
 
-static int eg__alltoallv(void *state, const void *const *send,
+/* Late mode: the sends held from the last call ride at the end of this
+ * one's (unless the thread flushed them meanwhile); their buffers are
+ * freed when the call is over. */
+static int eg__take_late(eg__fab_t *st)
+{
+	int rc = EG_OK;
+
+	pthread_mutex_lock(&st->mu);
+	for (unsigned k = 0; k < st->K && !rc; k++) {
+		eg__comm_t *c = &st->comm[k];
+		void **busy =
+		    c->nlate ? realloc(c->late_busy, c->nlate * sizeof(void *))
+			     : c->late_busy;
+
+		if (c->nlate && !busy) {
+			rc = EG_ENOMEM;
+			break;
+		}
+		c->late_busy = busy;
+		c->nlate_busy = 0;
+		for (size_t i = 0; i < c->nlate; i++) {
+			eg__op_t *op = eg__add_op(c);
+
+			if (!op) {
+				rc = EG_ENOMEM;
+				break;
+			}
+			*op = c->late[i];
+			c->late_busy[c->nlate_busy++] = (void *)op->sbuf;
+		}
+		if (!rc)
+			c->nlate = 0;
+	}
+	pthread_mutex_unlock(&st->mu);
+	return rc;
+}
+
+/* After a call: the held buffers it sent are free, and this call's held
+ * sends wait for the next. */
+static void eg__late_done(eg__fab_t *st)
+{
+	pthread_mutex_lock(&st->mu);
+	for (unsigned k = 0; k < st->K; k++) {
+		eg__comm_t *c = &st->comm[k];
+		eg__op_t *t = c->late;
+		size_t cap = c->cap_late;
+
+		for (size_t i = 0; i < c->nlate_busy; i++)
+			free(c->late_busy[i]);
+		c->nlate_busy = 0;
+		c->late = c->late_next;
+		c->nlate = c->nlate_next;
+		c->cap_late = c->cap_late_next;
+		c->late_next = t;
+		c->nlate_next = 0;
+		c->cap_late_next = cap;
+	}
+	/* threads already waiting for the next call start their timer */
+	pthread_cond_broadcast(&st->go);
+	pthread_mutex_unlock(&st->mu);
+}
+
+/* This call's op lists: every comm's receives, then its sends. */
+static int eg__plan_call(eg__fab_t *st, const void *const *send,
 			 const size_t *send_bytes, void *const *recv,
 			 const size_t *recv_bytes)
 {
-	eg__fab_t *st = state;
-	struct timespec dl;
-	double deadline;
-	int rc = EG_OK, expired = 0, timed_out = 0, all_back;
-	uint32_t me;
+	uint32_t me = st->rank;
+	int rc = EG_OK;
 
-	if (!st)
-		return EG_EINVAL;
-	if (st->broken) {
-		eg__seterr(st, "transport unusable after an earlier error; "
-			       "destroy it");
-		return EG_EFABRIC;
-	}
-	me = st->rank;
-	st->seq++;
-	if (send_bytes[me] != recv_bytes[me]) {
-		eg__seterr(st,
-			   "alltoallv: rank %u sends itself %zu bytes but "
-			   "expects %zu",
-			   me, send_bytes[me], recv_bytes[me]);
-		return EG_EINVAL;
-	}
 	for (unsigned k = 0; k < st->K; k++)
 		st->comm[k].nops = st->comm[k].nrecv = 0;
 	for (uint32_t p = 0; p < st->size && !rc; p++)
@@ -1045,13 +1255,25 @@ static int eg__alltoallv(void *state, const void *const *send,
 	for (uint32_t p = 0; p < st->size && !rc; p++)
 		if (p != me && send_bytes[p])
 			rc = eg__plan(st, p, 1, send[p], NULL, send_bytes[p]);
-	if (rc) {
-		if (rc == EG_ENOMEM)
-			eg__seterr(st, "alltoallv: out of memory");
-		return rc;
-	}
+	if (!rc && (st->modes & EG_FABRIC_TEST_LATE))
+		rc = eg__take_late(st);
+	if (rc == EG_ENOMEM)
+		eg__seterr(st, "alltoallv: out of memory");
+	return rc;
+}
 
-	deadline = eg__mono() + st->timeout_s;
+/* Wakes the threads and waits for all of them: to the deadline, then
+ * the drain and a margin, then EG__STUCK_S for a thread still inside
+ * the provider. A thread that does not come back even then holds
+ * posted operations into the caller's buffers, which the caller would
+ * free: the process cannot go on, and ends here, saying why. */
+static void eg__await(eg__fab_t *st, const void *const *send,
+		      const size_t *send_bytes, void *const *recv)
+{
+	double deadline = eg__mono() + st->timeout_s, t;
+	int stage = 0;
+	uint32_t me = st->rank;
+
 	pthread_mutex_lock(&st->mu);
 	atomic_store(&st->abort, 0);
 	st->ndone = 0;
@@ -1064,33 +1286,45 @@ static int eg__alltoallv(void *state, const void *const *send,
 
 	pthread_mutex_lock(&st->mu);
 	while (st->ndone < st->K) {
-		/* past the deadline the threads get the drain time and a
-		 * margin to come back */
-		double t = expired ? deadline + EG__DRAIN_S + 2.0 : deadline;
+		struct timespec dl;
 
+		t = stage == 0	 ? deadline
+		    : stage == 1 ? deadline + EG__DRAIN_S + 2.0
+				 : deadline + EG__DRAIN_S + 2.0 + EG__STUCK_S;
 		dl.tv_sec = (time_t)t;
 		dl.tv_nsec = (long)((t - (double)dl.tv_sec) * 1e9);
 		if (pthread_cond_timedwait(&st->fin, &st->mu, &dl) != ETIMEDOUT)
 			continue;
-		if (expired)
-			break; /* a thread is stuck inside the provider */
-		expired = 1;
-		atomic_store(&st->abort, 1);
+		if (stage++ == 0)
+			atomic_store(&st->abort, 1);
+		else if (stage == 3)
+			break;
 	}
-	all_back = st->ndone == st->K;
+	if (st->ndone < st->K) {
+		fprintf(stderr,
+			"fabric: alltoallv #%u on rank %u: deadline %.1f s "
+			"expired and a progress thread is still inside the "
+			"provider %.1f s later; its posted operations point "
+			"into buffers the caller would free: exiting\n",
+			st->seq, me, st->timeout_s,
+			EG__DRAIN_S + 2.0 + EG__STUCK_S);
+		fflush(stderr);
+		_exit(EG_EXIT_HARD);
+	}
 	pthread_mutex_unlock(&st->mu);
+}
 
-	if (!all_back) {
-		st->broken = 1;
-		eg__seterr(st,
-			   "alltoallv #%u on rank %u: deadline %.1f s expired "
-			   "and a progress thread does not return",
-			   st->seq, me, st->timeout_s);
-		return EG_ETIMEDOUT;
-	}
+/* The call's verdict from the threads'. */
+static int eg__verdict(eg__fab_t *st, const size_t *send_bytes)
+{
+	uint32_t me = st->rank;
+	int timed_out = 0, leaked = 0;
+
 	for (unsigned k = 0; k < st->K; k++) {
-		if (st->comm[k].leaked)
+		if (st->comm[k].leaked) {
 			st->broken = 1;
+			leaked += st->comm[k].leaked;
+		}
 		if (st->comm[k].rc == EG_ETIMEDOUT)
 			timed_out = 1;
 	}
@@ -1102,11 +1336,14 @@ static int eg__alltoallv(void *state, const void *const *send,
 			return st->comm[k].rc;
 		}
 	if (timed_out) {
-		char why[64];
+		char why[160];
 
 		st->broken = 1;
-		snprintf(why, sizeof(why), "deadline %.1f s expired",
-			 st->timeout_s);
+		snprintf(why, sizeof(why), "deadline %.1f s expired%s",
+			 st->timeout_s,
+			 leaked ? " (operations the provider kept: their "
+				  "endpoints closed)"
+				: "");
 		eg__outstanding(st, why);
 		return EG_ETIMEDOUT;
 	}
@@ -1119,6 +1356,41 @@ static int eg__alltoallv(void *state, const void *const *send,
 		}
 	st->err[0] = 0;
 	return EG_OK;
+}
+
+static int eg__alltoallv(void *state, const void *const *send,
+			 const size_t *send_bytes, void *const *recv,
+			 const size_t *recv_bytes)
+{
+	eg__fab_t *st = state;
+	uint32_t me;
+	int rc;
+
+	if (!st)
+		return EG_EINVAL;
+	if (st->broken) {
+		eg__seterr(st, "transport unusable after an earlier error; "
+			       "destroy it");
+		return EG_EFABRIC;
+	}
+	me = st->rank;
+	if (st->modes & EG_FABRIC_TEST_SKEW)
+		eg_fabric_skew(&st->skew_state);
+	st->seq++;
+	if (send_bytes[me] != recv_bytes[me]) {
+		eg__seterr(st,
+			   "alltoallv: rank %u sends itself %zu bytes but "
+			   "expects %zu",
+			   me, send_bytes[me], recv_bytes[me]);
+		return EG_EINVAL;
+	}
+	if ((rc = eg__plan_call(st, send, send_bytes, recv, recv_bytes)))
+		return rc;
+	eg__await(st, send, send_bytes, recv);
+	rc = eg__verdict(st, send_bytes);
+	if (st->modes & EG_FABRIC_TEST_LATE)
+		eg__late_done(st);
+	return rc;
 }
 
 static int eg__stats(void *state, eg_xport_stats_t *s)

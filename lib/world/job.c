@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,8 +60,14 @@ static const char **eg__argv(const eg_job_t *j, const char *self,
 
 /* The child: output to out (a pipe), else to the log file, else where
  * this process's goes; the environment; the launcher. */
-static void eg__child(const eg_job_t *j, const char *const *argv, int out)
+static void eg__child(const eg_job_t *j, const char *const *argv, int out,
+		      pid_t parent)
 {
+	/* a driver stopped or killed takes its job along: the launcher
+	 * stops its ranks on SIGTERM */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(127); /* the driver died before prctl */
 	if (out < 0 && j->log)
 		out = open(j->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (out >= 0) {
@@ -122,7 +130,7 @@ int eg_job_run(const eg_job_t *j, char *err, size_t errlen)
 	 * itself, so nothing here waits on ranks that outlive it */
 	int fds[2] = {-1, -1}, piped = j->on_line != NULL;
 	char num[4][32];
-	pid_t pid;
+	pid_t pid, parent;
 
 	if (!self) {
 		snprintf(err, errlen, "cannot find its own executable");
@@ -140,9 +148,10 @@ int eg_job_run(const eg_job_t *j, char *err, size_t errlen)
 	if (piped)
 		fcntl(fds[0], F_SETFD, FD_CLOEXEC); /* not for the ranks */
 	fflush(NULL);
+	parent = getpid();
 	pid = fork();
 	if (pid == 0)
-		eg__child(j, argv, fds[1]);
+		eg__child(j, argv, fds[1], parent);
 	if (pid < 0)
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 	free(argv);

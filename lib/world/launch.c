@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -172,14 +173,17 @@ static void eg__running(const eg__rank_t *rk, unsigned n, char *out, size_t len)
 		snprintf(out, len, "none");
 }
 
+/* One signal per rank: the group's, and a kill() only for a rank that
+ * left the group (unreaped, so its pid is still ours). Two signals would
+ * reach a rank whose handler (a library's) is still running from the
+ * first on another thread. */
 static void eg__signal_all(eg__rank_t *rk, unsigned n, pid_t pgid, int sig)
 {
-	if (pgid > 0)
-		killpg(pgid, sig);
-	/* Unreaped, so these pids are still ours (a rank that left the
-	 * group is reached too). */
+	int group = pgid > 0 && killpg(pgid, sig) == 0;
+
 	for (unsigned r = 0; r < n; r++)
-		if (rk[r].pid > 0 && !rk[r].exited)
+		if (rk[r].pid > 0 && !rk[r].exited &&
+		    (!group || getpgid(rk[r].pid) != pgid))
 			kill(rk[r].pid, sig);
 }
 
@@ -450,6 +454,29 @@ fail:
 	return EG_ESYS;
 }
 
+/* A signal to the launcher: the first stops the job with it (SIGINT and
+ * SIGHUP as they came, else SIGTERM), another one kills at once. */
+static void eg__on_signal_got(eg__job_t *j, int *handled_sig)
+{
+	char why[64];
+
+	if (!eg__got_sig || eg__got_sig == *handled_sig)
+		return;
+	*handled_sig = eg__got_sig;
+	j->worst = EG_EXIT_HARD;
+	snprintf(why, sizeof(why), "got %s", eg__sig_name(*handled_sig));
+	if (j->stopping) {
+		eg__say("%s again: SIGKILL now", why);
+		j->sent_kill = 1;
+		eg__signal_all(j->rk, j->n, j->pgid, SIGKILL);
+		return;
+	}
+	eg__stop(j,
+		 *handled_sig == SIGINT || *handled_sig == SIGHUP ? *handled_sig
+								  : SIGTERM,
+		 why);
+}
+
 /* Polls output, exits, signals and timers until every rank has exited and
  * its output is drained. */
 static void eg__supervise(eg__job_t *j)
@@ -467,25 +494,7 @@ static void eg__supervise(eg__job_t *j)
 	for (;;) {
 		unsigned running = eg__notice_exits(j);
 		double now = eg_now();
-		if (eg__got_sig && eg__got_sig != handled_sig) {
-			char why[64];
-			handled_sig = eg__got_sig;
-			j->worst = EG_EXIT_HARD;
-			snprintf(why, sizeof(why), "got %s",
-				 eg__sig_name(handled_sig));
-			if (j->stopping) {
-				eg__say("%s again: SIGKILL now", why);
-				j->sent_kill = 1;
-				eg__signal_all(j->rk, j->n, j->pgid, SIGKILL);
-			} else {
-				eg__stop(j,
-					 handled_sig == SIGINT ||
-						 handled_sig == SIGHUP
-					     ? handled_sig
-					     : SIGTERM,
-					 why);
-			}
-		}
+		eg__on_signal_got(j, &handled_sig);
 		if (running && !j->stopping && now >= j->deadline) {
 			char why[96];
 			snprintf(why, sizeof(why), "deadline %.1f s expired",
@@ -581,6 +590,41 @@ void eg_shm_sweep(long pid)
 	closedir(d);
 }
 
+/* The pid a libfabric shm region is named after ("<pid>:..."), or 0. */
+static long eg__shm_pid(const char *name)
+{
+	long pid = 0;
+	size_t i = 0;
+
+	for (; name[i] >= '0' && name[i] <= '9' && i < 10; i++)
+		pid = pid * 10 + (name[i] - '0');
+	return i && name[i] == ':' ? pid : 0;
+}
+
+int eg_shm_sweep_dead(void)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		long pid = eg__shm_pid(e->d_name);
+		char path[300];
+		struct stat sb;
+
+		if (pid <= 0 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+			continue; /* alive, or not ours to ask about */
+		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+		if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    sb.st_uid == geteuid() && unlink(path) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
 int eg_launch(const eg_launch_opts_t *o, char **argv)
 {
 	struct sigaction old[EG__NSIGS], sa;
@@ -595,6 +639,9 @@ int eg_launch(const eg_launch_opts_t *o, char **argv)
 			"at most as many ranks per node as ranks");
 		return EG_EXIT_HARD;
 	}
+	/* what a launcher killed outright left behind (its own sweep, at
+	 * the end, never ran) */
+	eg_shm_sweep_dead();
 	j.n = o->n;
 	j.grace = o->grace_s > 0 ? o->grace_s : 2.0;
 	if (!(j.rk = calloc(o->n, sizeof(*j.rk))))

@@ -9,6 +9,7 @@
 #include "epgate/error.h"
 #include "epgate/num.h"
 #include "epgate/world.h"
+#include "lib/world/hmac.h"
 
 #define EG__DEFAULT_TIMEOUT 60.0
 #define EG__SECRET_MIN	    16 /* hex digits: 64 bits at least */
@@ -69,6 +70,8 @@ static int eg__env_timeout(eg_world_t *w, char *err, size_t len)
 	return EG_OK;
 }
 
+/* The secret is never echoed: its length and the first character that
+ * is not a hex digit say enough. */
 static int eg__env_secret(eg_world_t *w, char *err, size_t len)
 {
 	const char *s = getenv("EPGATE_SECRET");
@@ -80,13 +83,19 @@ static int eg__env_secret(eg_world_t *w, char *err, size_t len)
 					  w->size);
 		return EG_OK;
 	}
-	size_t n = strlen(s);
-	if (n < EG__SECRET_MIN || n >= EG_SECRET_MAX ||
-	    strspn(s, "0123456789abcdefABCDEF") != n)
+	size_t n = strlen(s), hex = strspn(s, "0123456789abcdefABCDEF");
+	if (hex != n)
 		return eg_err_set(err, len, EG_EINVAL,
-				  "EPGATE_SECRET=\"%.80s\": want %d to %d hex "
-				  "digits",
-				  s, EG__SECRET_MIN, EG_SECRET_MAX - 1);
+				  "EPGATE_SECRET (%zu characters, not shown): "
+				  "character %zu is not a hex digit; want %d "
+				  "to %d hex digits",
+				  n, hex + 1, EG__SECRET_MIN,
+				  EG_SECRET_MAX - 1);
+	if (n < EG__SECRET_MIN || n >= EG_SECRET_MAX)
+		return eg_err_set(err, len, EG_EINVAL,
+				  "EPGATE_SECRET (%zu hex digits, not shown): "
+				  "want %d to %d hex digits",
+				  n, EG__SECRET_MIN, EG_SECRET_MAX - 1);
 	memcpy(w->secret, s, n + 1);
 	return EG_OK;
 }
@@ -251,6 +260,8 @@ static int eg__slurm_root(eg_world_t *w, char *err, size_t len)
 					  root, ps);
 		w->boot_port = (uint16_t)(rport ? rport : port);
 		snprintf(w->boot_src, sizeof(w->boot_src), "EPGATE_ROOT_ADDR");
+		/* rank 0's address as the others use it: listen there */
+		memcpy(w->boot_listen, w->boot_host, sizeof(w->boot_listen));
 		return EG_OK;
 	}
 	if (!(list = getenv(listvar)))
@@ -265,6 +276,49 @@ static int eg__slurm_root(eg_world_t *w, char *err, size_t len)
 	w->boot_port = (uint16_t)port;
 	snprintf(w->boot_src, sizeof(w->boot_src), "first node of %s", listvar);
 	return EG_OK;
+}
+
+/* EPGATE_BOOT_LISTEN: where rank 0 listens under Slurm, an address
+ * ("*" or "" = every interface); it wins over EPGATE_ROOT_ADDR's host. */
+static int eg__env_listen(eg_world_t *w, char *err, size_t len)
+{
+	const char *s = getenv("EPGATE_BOOT_LISTEN");
+	unsigned long long port;
+
+	if (!s)
+		return EG_OK;
+	if (!*s || !strcmp(s, "*")) {
+		w->boot_listen[0] = '\0';
+		return EG_OK;
+	}
+	if (eg__parse_addr(s, 1, w->boot_listen, sizeof(w->boot_listen),
+			   &port) < 0 ||
+	    port)
+		return eg_err_set(err, len, EG_EINVAL,
+				  "EPGATE_BOOT_LISTEN=\"%.200s\": want an "
+				  "address without a port (host, v6addr, "
+				  "[v6addr]) or * for every interface",
+				  s);
+	return EG_OK;
+}
+
+/* The rendezvous port of a Slurm step that names none: from the secret,
+ * the job and the step (every rank knows them, a stranger cannot guess
+ * it), in [20000, 40000). Without a secret (one rank): from the job. */
+static uint16_t eg__slurm_port(const eg_world_t *w)
+{
+	const char *step = getenv("SLURM_STEP_ID");
+	unsigned char mac[EG_MAC_LEN];
+	char msg[160];
+	int n;
+
+	if (!w->secret[0])
+		return (uint16_t)(20000 +
+				  strtoull(w->job_id, NULL, 10) % 20000);
+	n = snprintf(msg, sizeof(msg), "epgate-port|%s|%s", w->job_id,
+		     step ? step : "");
+	eg_hmac_sha256(w->secret, msg, (size_t)n, mac);
+	return (uint16_t)(20000 + ((unsigned)mac[0] << 8 | mac[1]) % 20000);
 }
 
 /* Slurm: ranks are tasks of the step; nodes come from block distribution
@@ -334,8 +388,8 @@ static int eg__from_slurm(eg_world_t *w, char *err, size_t len)
 				  s);
 	if ((rc = eg__set_job_id(w, "SLURM_JOB_ID", s, err, len)) < 0)
 		return rc;
-	if (!w->boot_port)
-		w->boot_port = (uint16_t)(20000 + job % 20000);
+	if ((rc = eg__env_listen(w, err, len)) < 0)
+		return rc;
 	w->from_slurm = 1;
 	return EG_OK;
 }
@@ -370,6 +424,8 @@ int eg_world_from_env(eg_world_t *w, char *err, size_t errlen)
 		return rc;
 	if ((rc = eg__env_secret(w, err, errlen)) < 0)
 		return rc;
+	if (w->from_slurm && !w->boot_port)
+		w->boot_port = eg__slurm_port(w);
 	w->node = w->rank / w->ranks_per_node;
 	w->nodes = (w->size + w->ranks_per_node - 1) / w->ranks_per_node;
 	w->local_rank = w->rank % w->ranks_per_node;

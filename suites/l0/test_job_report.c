@@ -81,10 +81,14 @@ START_TEST(test_all_pass)
 	/* the whole world-4 matrix, as l2-rank writes it */
 	FILE *f = fopen(results, "w");
 	const char *const w4[] = {
-	    "w4-base",	  "w4-zero-rank1", "w4-one-rank",   "w4-uneven",
-	    "w4-mask",	  "w4-mask-all",   "w4-hot-expert", "w4-hot-rank",
-	    "w4-zipf",	  "w4-t1-k1",	   "w4-k-elocal",   "w4-fp8",
-	    "w4-fp32-h7", "w4-rand-bf16",  "w4-big"};
+	    "w4-base",	     "w4-zero-rank1", "w4-one-rank",
+	    "w4-uneven",     "w4-mask",	      "w4-mask-all",
+	    "w4-hot-expert", "w4-hot-rank",   "w4-zipf",
+	    "w4-t1-k1",	     "w4-k-elocal",   "w4-fp8",
+	    "w4-fp32-h7",    "w4-rand-bf16",  "w4-big",
+	    "w4-e3-h24",     "w4-e5-h97",     "w4-e6-rand-fp32",
+	    "w4-e12-h1000",  "w4-rand-h264",  "w4-e3-fp8-h640",
+	    "w4-steps"};
 	ck_assert_ptr_nonnull(f);
 	for (size_t i = 0; i < sizeof(w4) / sizeof(w4[0]); i++)
 		fprintf(f, "{\"workload\":\"%s\",\"status\":\"pass\"}\n",
@@ -97,20 +101,20 @@ START_TEST(test_all_pass)
 		 line);
 	put(steps, text);
 	ck_assert_int_eq(report(&t), EG_EXIT_PASS);
-	ck_assert_uint_eq(t.passed, 15 + 2);
+	ck_assert_uint_eq(t.passed, 22 + 2);
 	ck_assert_uint_eq(t.skipped, 0);
 	ck_assert_uint_eq(t.steps, 2);
 	const char *tp = slurp(tap);
-	ck_assert_int_eq(count(tp, "\nok "), 17);
+	ck_assert_int_eq(count(tp, "\nok "), 24);
 	ck_assert_ptr_nonnull(
 	    strstr(tp, "ok 2 - l2 a2a.w4.n2.auto.k1: w4-base\n"));
 	ck_assert_ptr_nonnull(strstr(tp, "# preflight fabric: warning: efa"));
-	ck_assert_ptr_nonnull(strstr(tp, "\n1..17\n"));
-	ck_assert_int_eq(count(slurp(junit), "<testcase "), 17);
+	ck_assert_ptr_nonnull(strstr(tp, "\n1..24\n"));
+	ck_assert_int_eq(count(slurp(junit), "<testcase "), 24);
 }
 END_TEST
 
-/* Killed after one workload: the other 14 of world 4 are skips, the
+/* Killed after two workloads: the other 20 of world 4 are skips, the
  * step a failure with its exit; a failing case fails the job. */
 START_TEST(test_killed_part_way)
 {
@@ -124,20 +128,20 @@ START_TEST(test_killed_part_way)
 	ck_assert_int_eq(report(&t), EG_EXIT_FAIL);
 	ck_assert_uint_eq(t.passed, 1);
 	ck_assert_uint_eq(t.failed, 1);
-	ck_assert_uint_eq(t.skipped, 13);
+	ck_assert_uint_eq(t.skipped, 20);
 	ck_assert_uint_eq(t.errors, 1); /* the step */
 	const char *tp = slurp(tap);
 	ck_assert_int_eq(count(tp, "# SKIP never ran: the step ended (exit "
 				   "143) before it"),
-			 13);
+			 20);
 	ck_assert_ptr_nonnull(
 	    strstr(tp, "not ok 2 - l2 a2a.w4.n2.auto.k1: w4-uneven"));
 	ck_assert_ptr_nonnull(strstr(tp, "wrong_rows: 3"));
-	ck_assert_ptr_nonnull(strstr(tp, "not ok 16 - l2 a2a.w4.n2.auto.k1: "
+	ck_assert_ptr_nonnull(strstr(tp, "not ok 23 - l2 a2a.w4.n2.auto.k1: "
 					 "step"));
 	const char *jx = slurp(junit);
-	ck_assert_int_eq(count(jx, "<testcase "), 16);
-	ck_assert_ptr_nonnull(strstr(jx, "step exited 143 after 2 of 15"));
+	ck_assert_int_eq(count(jx, "<testcase "), 23);
+	ck_assert_ptr_nonnull(strstr(jx, "step exited 143 after 2 of 22"));
 }
 END_TEST
 
@@ -156,8 +160,8 @@ START_TEST(test_nothing_ran)
 	ck_assert_ptr_nonnull(strstr(tp, "ok 2 - perf p5en-ep32.w32.n4: step "
 					 "# SKIP not run: world 32 on 4 "
 					 "nodes"));
-	/* the L2 step's 15 workloads are there, skipped with the reason */
-	ck_assert_int_eq(count(tp, "# SKIP not run: no CUDA device"), 16);
+	/* the L2 step's 22 workloads are there, skipped with the reason */
+	ck_assert_int_eq(count(tp, "# SKIP not run: no CUDA device"), 23);
 	/* an empty steps file says so too */
 	put(steps, "# nothing\n");
 	ck_assert_int_eq(report(&t), EG_EXIT_SKIP);

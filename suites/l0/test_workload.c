@@ -858,6 +858,65 @@ START_TEST(test_load_misc)
 }
 END_TEST
 
+/* A NUL byte is reported as such, with its line and column. */
+START_TEST(test_load_nul)
+{
+	eg_workload_list_t l;
+	char err[ERR_LEN], path[64], want[160];
+	static const char text[] = "[a]\nwor\0ld = 2\n";
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/eg-wl-XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, sizeof(text) - 1),
+			 (ssize_t)sizeof(text) - 1);
+	close(fd);
+	ck_assert_int_eq(eg_workload_load(path, &l, err), EG_EPARSE);
+	unlink(path);
+	snprintf(want, sizeof(want), "%s:2: NUL byte in column 4", path);
+	ck_assert_msg(strstr(err, want), "%s", err);
+}
+END_TEST
+
+/* Many sections load in linear time: 200000 of them, each a name looked
+ * up among the others (a quadratic scan took 26 s for 40000, about 11
+ * minutes for these; the case's hang guard is 60 s). No clock is read. */
+START_TEST(test_load_many)
+{
+	enum { N = 200000 };
+	eg_workload_list_t l;
+	char err[ERR_LEN], path[64];
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/eg-wl-XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("tokens = 1\n", f);
+	for (int i = 0; i < N; i++)
+		fprintf(f, "[s%d]\n", i);
+	fputs("[s77]\n", f); /* and the last is a duplicate, found */
+	fclose(f);
+	ck_assert_int_eq(eg_workload_load(path, &l, err), EG_EPARSE);
+	ck_assert_msg(strstr(err, "duplicate section [s77] (first at line 79)"),
+		      "%s", err);
+	/* without it: all of them */
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	for (int i = 0; i < N; i++)
+		fprintf(f, "[s%d]\n", i);
+	fclose(f);
+	ck_assert_msg(eg_workload_load(path, &l, err) == 0, "%s", err);
+	ck_assert_uint_eq(l.n, N);
+	ck_assert_str_eq(l.items[N - 1].name, "s199999");
+	eg_workload_list_free(&l);
+	unlink(path);
+}
+END_TEST
+
 static Suite *workload_suite(void)
 {
 	Suite *s = suite_create("workload");
@@ -885,6 +944,9 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, test_load_example);
 	tcase_add_test(tc, test_load_bad);
 	tcase_add_test(tc, test_load_misc);
+	tcase_add_test(tc, test_load_nul);
+	tcase_add_test(tc, test_load_many);
+	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
 }

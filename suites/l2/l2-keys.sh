@@ -62,7 +62,7 @@ fi
 # bit for bit. Rank 1 has no tokens, so it finds nothing wrong while its
 # peers do: every rank still runs every iteration, and each job ends with
 # the mismatch named, not with a peer waiting for a deadline.
-l2check order --engine fault:order --filter w4-rand --zero_ranks=1
+l2check order --engine fault:order --filter w4-rand-bf16 --zero_ranks=1
 rc=$?
 bad=$(grep -c '^not ok [0-9]* - l2 fault-order.w4[^:]*: w4-rand-bf16' "$EG_TMP/order.tap")
 if [ "$rc" -eq 1 ] && [ "$bad" -eq 5 ] && [ "$(points order)" -eq 5 ] &&

@@ -21,6 +21,7 @@
 
 #include "epgate/boot.h"
 #include "epgate/error.h"
+#include "epgate/signals.h"
 #include "epgate/transport.h"
 #include "epgate/world.h"
 
@@ -327,7 +328,10 @@ static int eg__probe(int argc, char **argv)
 	if (tmo <= 0)
 		tmo = w.timeout_s > 0 ? w.timeout_s : 30;
 	pr.timeout_s = tmo;
-	rc = eg_boot_open(&b, &w, tmo);
+	/* --timeout is the calls' deadline; starting (bootstrap, endpoint
+	 * names) keeps the world's, so a start slow under load is no
+	 * failure */
+	rc = eg_boot_open(&b, &w, w.timeout_s);
 	if (rc) {
 		fprintf(stderr, "xport_probe: rank %u: bootstrap: %s\n", w.rank,
 			b ? eg_boot_error(b) : eg_strerror(rc));
@@ -388,7 +392,11 @@ static int eg__probe(int argc, char **argv)
 		       s.provider_inter[0] ? s.provider_inter : "-",
 		       s.num_comms, ops, (unsigned long long)s.bytes_sent,
 		       (unsigned long long)s.bytes_sent_xnode);
-		if (s.num_comms != K || (K > 1 && tot > 8 * K && idle)) {
+		/* late mode keeps a pair on one comm across calls */
+		const char *mode = getenv("EPGATE_FABRIC_TEST");
+		int spread = !mode || !strstr(mode, "late");
+		if (s.num_comms != K ||
+		    (spread && K > 1 && tot > 8 * K && idle)) {
 			printf("rank %u: FAIL: ops not spread over the %lu "
 			       "comms\n",
 			       pr.me, K);
@@ -436,6 +444,7 @@ static int eg__probe(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	eg_signals_own();
 #ifdef HAVE_LIBFABRIC
 	return eg__probe(argc, argv);
 #else
