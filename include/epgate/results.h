@@ -10,6 +10,7 @@
 #define EPGATE_RESULTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -28,6 +29,12 @@ typedef struct eg_metric {
 	double *samples; /* NULL when the file carries a summary only */
 	size_t n_samples;
 	eg_summary_t s;
+	/* appended (docs/results-v1.md, "Launches"): samples per launch,
+	 * in order (NULL: one launch), and the spread inside and between
+	 * launches (computed from them; NAN when not defined) */
+	uint32_t *launch_n;
+	size_t n_launches;
+	double cv_within, cv_between;
 } eg_metric_t;
 
 typedef struct eg_point {
@@ -38,6 +45,12 @@ typedef struct eg_point {
 	json_t *evidence; /* object: "transport", "provider", ...; or NULL */
 	eg_metric_t *metrics;
 	size_t n_metrics;
+	/* appended: the pass (launch number in the campaign) of each launch
+	 * of its metrics, NULL for one launch, and how many of the last
+	 * launches were re-measurements */
+	uint32_t *passes;
+	size_t n_passes;
+	unsigned remeasured;
 } eg_point_t;
 
 typedef struct eg_results {
@@ -68,6 +81,23 @@ const eg_metric_t *eg_point_metric(const eg_point_t *p, const char *name);
 /* Moves *p to the end of r->points (*p is zeroed; the caller keeps
  * ids unique). */
 int eg_results_push(eg_results_t *r, eg_point_t *p);
+
+/* ---- launches (lib/results/launch.c) ---------------------------------
+ * A campaign measures each point in several launches; the orchestrator
+ * adds each launch's point (one launch, as the driver made it) to the
+ * point it holds: samples appended with their launch count (a metric a
+ * launch lacks counts 0 there), summaries (counts) kept when equal and
+ * otherwise their median taken, evidence values that differ between
+ * launches joined with " | " (so an evidence gate sees a launch that ran
+ * another path).  *add is consumed (zeroed) on success; acc may be empty
+ * (zeroed), then it becomes the first launch.  remeasure: the launch is a
+ * re-measurement (counted in acc->remeasured). */
+int eg_point_add_launch(eg_point_t *acc, eg_point_t *add, uint32_t pass,
+			int remeasure);
+/* The samples of a metric as the statistics take them. */
+eg_samples_t eg_metric_samples(const eg_metric_t *m);
+/* Launches of a point (1 without pass records). */
+size_t eg_point_launches(const eg_point_t *p);
 
 /* ---- one point, one codec --------------------------------------------
  * The JSON object of one point, as it stands in a file's "points" and,
@@ -103,6 +133,11 @@ int eg_results_create(eg_results_writer_t **w, const char *path, int recorded,
 		      json_t *context, char *err, size_t errlen);
 int eg_results_append(eg_results_writer_t *w, const eg_point_t *p, char *err,
 		      size_t errlen);
+/* Replaces the point with p's id (or appends it): the same validation
+ * and atomic rewrite as append.  The orchestrator puts a point again
+ * after each of its launches. */
+int eg_results_put(eg_results_writer_t *w, const eg_point_t *p, char *err,
+		   size_t errlen);
 /* Points appended so far. */
 size_t eg_results_count(const eg_results_writer_t *w);
 void eg_results_close(eg_results_writer_t *w);

@@ -216,6 +216,32 @@ static int eg__base(eg_yaml_t *y, const yaml_node_t *n, eg_profile_t *pf)
 	return rc;
 }
 
+/* An arm's name: a word, or a spelling the engine registry knows with
+ * a path and keys in it ("plugin:PATH[,key=value...]", "slow:10%:a2a"):
+ * printable, no blank, no quote. */
+static int eg__arm_name_ok(const char *s)
+{
+	if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s))
+		return 0;
+	for (; *s; s++)
+		if (!isgraph((unsigned char)*s) || strchr("\"'\\`$", *s))
+			return 0;
+	return 1;
+}
+
+/* An nccl arm: a2a, dense, a plugin, or a planted slowdown of one. */
+static int eg__nccl_arm_ok(const char *arm)
+{
+	double f, t;
+	const char *inner;
+
+	if (!strcmp(arm, "a2a") || !strcmp(arm, "dense") ||
+	    !strncmp(arm, "plugin:", 7))
+		return 1;
+	return eg_slow_parse(arm, &f, &t, &inner) == 0 &&
+	       eg__nccl_arm_ok(inner);
+}
+
 /* Arms the transport can run. */
 static int eg__arm_ok(const char *transport, const char *arm)
 {
@@ -234,7 +260,7 @@ static int eg__arm_ok(const char *transport, const char *arm)
 
 		return e && (e->flags & EG_ENGINE_MULTI_PROCESS);
 	}
-	return !strcmp(arm, "a2a") || !strcmp(arm, "dense");
+	return eg__nccl_arm_ok(arm);
 }
 
 static int eg__arms(eg_yaml_t *y, const yaml_node_t *n, const eg_profile_t *pf,
@@ -246,7 +272,7 @@ static int eg__arms(eg_yaml_t *y, const yaml_node_t *n, const eg_profile_t *pf,
 		const yaml_node_t *e =
 		    n->type == YAML_SEQUENCE_NODE ? eg_yaml_item(y, n, i) : n;
 
-		if (!eg__word_ok(s->arms[i]) ||
+		if (!eg__arm_name_ok(s->arms[i]) ||
 		    !eg__arm_ok(pf->transport, s->arms[i]))
 			return eg_yaml_err(
 			    y, e,
@@ -254,7 +280,8 @@ static int eg__arms(eg_yaml_t *y, const yaml_node_t *n, const eg_profile_t *pf,
 			    s->arms[i], pf->transport,
 			    !strcmp(pf->transport, "null")
 				? "empty, work:US, loop:N"
-				: "a2a, dense");
+				: "a2a, dense, plugin:PATH[,key=value], "
+				  "slow:N%:ARM");
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(s->arms[j], s->arms[i]))
 				return eg_yaml_err(y, e,

@@ -154,6 +154,42 @@ int eg_results_append(eg_results_writer_t *w, const eg_point_t *p, char *err,
 	return rc;
 }
 
+int eg_results_put(eg_results_writer_t *w, const eg_point_t *p, char *err,
+		   size_t errlen)
+{
+	eg__rerr_t e = {w ? w->path : "", err, errlen};
+	json_t *at, *o, *old;
+	eg_point_t chk;
+	size_t idx;
+	char q[64];
+	int rc;
+
+	if (!w || !p || !p->id)
+		return EG_EINVAL;
+	if (!(at = json_object_get(w->ids, p->id)))
+		return eg_results_append(w, p, err, errlen);
+	idx = (size_t)json_integer_value(at);
+	snprintf(q, sizeof(q), "points[%zu]", idx);
+	if ((rc = eg_point_to_json(p, &o, w->path, q, err, errlen)))
+		return rc;
+	rc = eg__point_from_json(o, q, &chk, &e);
+	if (rc) {
+		json_decref(o);
+		return rc;
+	}
+	eg_point_fini(&chk);
+	old = json_incref(json_array_get(w->points, idx));
+	if (json_array_set_new(w->points, idx, o)) {
+		json_decref(old);
+		return EG_ENOMEM;
+	}
+	rc = eg__flush(w, err, errlen);
+	if (rc) /* keep memory and file in step */
+		json_array_set(w->points, idx, old);
+	json_decref(old);
+	return rc;
+}
+
 size_t eg_results_count(const eg_results_writer_t *w)
 {
 	return w ? json_array_size(w->points) : 0;

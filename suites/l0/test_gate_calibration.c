@@ -70,8 +70,10 @@ static struct rates regression(eg_regress_stat_t stat, double shift,
 	ck_assert_ptr_nonnull(b);
 	for (unsigned k = 0; k < N_REG; k++) {
 		double cv = campaign_cv();
-		eg_metric_t mb = {"step_us", a, n, {0}};
-		eg_metric_t mc = {"step_us", b, n, {0}};
+		eg_metric_t mb = {
+		    .name = "step_us", .samples = a, .n_samples = n};
+		eg_metric_t mc = {
+		    .name = "step_us", .samples = b, .n_samples = n};
 		eg_regress_out_t out;
 
 		draw(a, n, 100, cv);

@@ -753,7 +753,8 @@ END_TEST
 START_TEST(regress_compare_direct)
 {
 	double a[12], b[12];
-	eg_metric_t mb = {"m", a, 12, {0}}, mc = {"m", b, 12, {0}};
+	eg_metric_t mb = {.name = "m", .samples = a, .n_samples = 12},
+		    mc = {.name = "m", .samples = b, .n_samples = 12};
 	eg_regress_opts_t o = {
 	    EG_REGRESS_BOOTSTRAP, EG_BETTER_HIGHER, 0.05, 0.05, 10, 1000, 7};
 	eg_regress_out_t out;
