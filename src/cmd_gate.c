@@ -8,6 +8,7 @@
 
 #include "cmd_gate.h"
 #include "epgate/error.h"
+#include "epgate/num.h"
 #include "epgate/gate.h"
 #include "epgate/results.h"
 
@@ -25,6 +26,10 @@ static void eg__gate_usage(FILE *f)
 	      "  --baseline FILE  results the regression gates compare "
 	      "with\n"
 	      "                   (may be repeated)\n"
+	      "  --history DIR    the baseline is the last campaigns of the\n"
+	      "                   results' profile and machine in DIR\n"
+	      "                   (DIR/PROFILE/MACHINE/*.json)\n"
+	      "  --last N         that many campaigns (10)\n"
 	      "  --tap FILE       TAP 14 report (default: RUN/gate.tap)\n"
 	      "  --junit FILE     JUnit XML report (default: "
 	      "RUN/gate.junit.xml)\n"
@@ -40,12 +45,25 @@ static void eg__gate_usage(FILE *f)
 	      f);
 }
 
+/* --history DIR and --last N */
+static const char *eg__history;
+static unsigned eg__last = EG_HISTORY_LAST;
+
 /* The options; base collects --baseline (argc entries).  Returns -1 to
  * go on, else the exit code. */
 static int eg__options(int argc, char **argv, eg_gate_run_opts_t *o,
 		       char **base, size_t *n_base)
 {
-	enum { O_GATES = 256, O_BASELINE, O_TAP, O_JUNIT, O_REPORTS, O_STRICT };
+	enum {
+		O_GATES = 256,
+		O_BASELINE,
+		O_TAP,
+		O_JUNIT,
+		O_REPORTS,
+		O_STRICT,
+		O_HISTORY,
+		O_LAST
+	};
 	static const struct option opts[] = {
 	    {"gates", required_argument, NULL, O_GATES},
 	    {"baseline", required_argument, NULL, O_BASELINE},
@@ -53,6 +71,8 @@ static int eg__options(int argc, char **argv, eg_gate_run_opts_t *o,
 	    {"junit", required_argument, NULL, O_JUNIT},
 	    {"reports", required_argument, NULL, O_REPORTS},
 	    {"strict", no_argument, NULL, O_STRICT},
+	    {"history", required_argument, NULL, O_HISTORY},
+	    {"last", required_argument, NULL, O_LAST},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -78,6 +98,19 @@ static int eg__options(int argc, char **argv, eg_gate_run_opts_t *o,
 			break;
 		case O_STRICT:
 			o->strict = 1;
+			break;
+		case O_HISTORY:
+			eg__history = optarg;
+			break;
+		case O_LAST:
+			if (eg_parse_uint("--last", optarg, 1, 100000,
+					  &eg__last, NULL, 0) < 0) {
+				fprintf(stderr,
+					EG__PROG ": --last: \"%s\" is not a "
+						 "count from 1\n",
+					optarg);
+				return EG_EXIT_HARD;
+			}
 			break;
 		case 'h':
 			eg__gate_usage(stdout);
@@ -117,7 +150,17 @@ int eg_cmd_gate(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", EG__PROG, err);
 		goto out;
 	}
-	d = (eg_gate_data_t){cur, n_cur, n_base ? bl : NULL, n_bl};
+	if (eg__history && n_base) {
+		fprintf(stderr, "%s: give --baseline or --history, not both\n",
+			EG__PROG);
+		goto out;
+	}
+	if (eg__history && eg_history_read(eg__history, &cur[0], eg__last, &bl,
+					   &n_bl, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: --history: %s\n", EG__PROG, err);
+		goto out;
+	}
+	d = (eg_gate_data_t){cur, n_cur, n_bl ? bl : NULL, n_bl, !!eg__history};
 	o.data = &d;
 	rc = eg_gate_run(&o);
 out:

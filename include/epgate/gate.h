@@ -71,7 +71,19 @@ typedef struct eg_gate_stats {
 	unsigned min_reps;
 	unsigned reps; /* repetitions a profile should measure per point */
 	unsigned resamples;
+	/* appended: how a gate over many points keeps its error rate */
+	eg_correction_t correction;
 } eg_gate_stats_t;
+
+/* Default correction for many points (docs/gates.md, "Many points"). */
+#define EG_GATE_CORRECTION EG_CORRECT_HOLM
+
+/* regression, aggregate: judge every point (none), or one comparison of
+ * the geometric mean of the points' changes (geomean). */
+typedef enum eg_aggregate {
+	EG_AGG_NONE = 0,
+	EG_AGG_GEOMEAN,
+} eg_aggregate_t;
 
 /* filter: key (an axis, or "suite") -> accepted values (a JSON array of
  * numbers and strings). */
@@ -116,6 +128,11 @@ typedef struct eg_gate {
 	int field_line;
 	char **expect;
 	size_t n_expect;
+	/* appended: regression, arm B judged against arm A of the same
+	 * results, launch by launch (an A/B job); or NULL */
+	char *versus[2];
+	int versus_line;
+	eg_aggregate_t aggregate; /* regression */
 } eg_gate_t;
 
 typedef struct eg_gate_file {
@@ -139,6 +156,9 @@ typedef struct eg_gate_data {
 	size_t n_cur;
 	const eg_results_t *base; /* regression baseline; NULL = none */
 	size_t n_base;
+	/* appended: base is a history, each file one campaign (oldest
+	 * first), not the files of one campaign (docs/gates.md) */
+	int history;
 } eg_gate_data_t;
 
 /* Names each gate uses that neither the schema knows nor any results
@@ -178,6 +198,13 @@ typedef struct eg_gate_run_opts {
 	const char *prog;
 } eg_gate_run_opts_t;
 int eg_gate_run(const eg_gate_run_opts_t *o);
+
+/* The points a gate run would measure again before its verdicts stand
+ * (the sweep orchestrator's re-measurement): the ids each inconclusive
+ * or failing gate lists, once each, appended to ids.  Nothing is
+ * reported.  0, or <0 with "file:line: message" in err. */
+int eg_gate_remeasure(const char *gates, const eg_gate_data_t *d, json_t *ids,
+		      char *err, size_t errlen);
 
 const char *eg_gate_verdict_name(eg_gate_verdict_t v); /* "pass" ... */
 const char *eg_rule_name(eg_rule_t r);		       /* "bound" ... */

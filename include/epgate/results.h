@@ -99,6 +99,30 @@ eg_samples_t eg_metric_samples(const eg_metric_t *m);
 /* Launches of a point (1 without pass records). */
 size_t eg_point_launches(const eg_point_t *p);
 
+/* ---- history (lib/results/history.c, docs/results-v1.md "History") ---
+ * Campaigns kept as DIR/<profile>/<machine>/<UTC stamp>.json. */
+#define EG_HISTORY_LAST 10
+/* This machine's id: EPGATE_MACHINE when set (CI runners whose host name
+ * changes), else "<host>--<cpu model>[--<gpu model>x<count>]", lowercase
+ * words of [a-z0-9.] joined by '-'. */
+int eg_machine_id(char *out, size_t len);
+/* Copies the results file (whose context, in r, names the profile, the
+ * machine and when it was created) into the history, atomically;
+ * stored: the new file's path. */
+int eg_history_store(const char *dir, const eg_results_t *r,
+		     const char *results_path, char *stored, size_t slen,
+		     char *err, size_t errlen);
+/* The last `last` campaigns (0: all) of profile and machine, oldest
+ * first; a missing folder is no campaign.  Free with eg_history_free. */
+int eg_history_list(const char *dir, const char *profile, const char *machine,
+		    size_t last, char ***paths, size_t *n, char *err,
+		    size_t errlen);
+void eg_history_free(char **paths, size_t n);
+/* The last `last` campaigns of the profile and machine cur's context
+ * names, read (free with eg_results_free_all, also after an error). */
+int eg_history_read(const char *dir, const eg_results_t *cur, size_t last,
+		    eg_results_t **out, size_t *n, char *err, size_t errlen);
+
 /* ---- one point, one codec --------------------------------------------
  * The JSON object of one point, as it stands in a file's "points" and,
  * on one line, in the spool files of sweep jobs.  Messages name the

@@ -76,10 +76,11 @@ static int eg__axis_value(eg_yaml_t *y, eg_axis_t a, const yaml_node_t *n,
 	return 0;
 }
 
-static int eg__repetitions(eg_yaml_t *y, const yaml_node_t *n, unsigned *warmup,
-			   unsigned *iters)
+/* repetitions: {warmup, iters, launches}; r[0..2] in that order. */
+static int eg__repetitions(eg_yaml_t *y, const yaml_node_t *n, unsigned r[3])
 {
-	static const char *const keys[] = {"warmup", "iters", NULL};
+	static const char *const keys[] = {"warmup", "iters", "launches",
+					   NULL};
 	int rc = eg_yaml_keys(y, "repetitions", n, keys);
 
 	for (size_t i = 0; !rc && i < eg_yaml_len(n); i++) {
@@ -87,9 +88,32 @@ static int eg__repetitions(eg_yaml_t *y, const yaml_node_t *n, unsigned *warmup,
 		yaml_node_t *v = eg_yaml_value(y, n, i);
 
 		if (!strcmp(ks, "warmup"))
-			rc = eg_yaml_uint(y, ks, v, 0, 100000, warmup);
+			rc = eg_yaml_uint(y, ks, v, 0, 100000, &r[0]);
+		else if (!strcmp(ks, "iters"))
+			rc = eg_yaml_uint(y, ks, v, 1, 1000000, &r[1]);
 		else
-			rc = eg_yaml_uint(y, ks, v, 1, 1000000, iters);
+			rc = eg_yaml_uint(y, ks, v, 1, 1000, &r[2]);
+	}
+	return rc;
+}
+
+/* remeasure: {rounds, launches}: extra launches of the points a gate
+ * finds inconclusive or failing, before the verdict stands. */
+static int eg__remeasure(eg_yaml_t *y, const yaml_node_t *n, eg_profile_t *pf)
+{
+	static const char *const keys[] = {"rounds", "launches", NULL};
+	int rc = eg_yaml_keys(y, "remeasure", n, keys);
+
+	for (size_t i = 0; !rc && i < eg_yaml_len(n); i++) {
+		const char *ks = eg_yaml_scalar(eg_yaml_key(y, n, i));
+		yaml_node_t *v = eg_yaml_value(y, n, i);
+
+		if (!strcmp(ks, "rounds"))
+			rc = eg_yaml_uint(y, ks, v, 0, 10,
+					  &pf->remeasure_rounds);
+		else
+			rc = eg_yaml_uint(y, ks, v, 1, 1000,
+					  &pf->remeasure_launches);
 	}
 	return rc;
 }
@@ -372,8 +396,15 @@ static int eg__sweep_key(eg_yaml_t *y, const char *ks, const yaml_node_t *v,
 	}
 	if (!strcmp(ks, "zip"))
 		return eg_yaml_bool(y, ks, v, &s->zip);
-	if (!strcmp(ks, "repetitions"))
-		return eg__repetitions(y, v, &s->warmup, &s->iters);
+	if (!strcmp(ks, "repetitions")) {
+		unsigned r[3] = {s->warmup, s->iters, s->launches};
+
+		rc = eg__repetitions(y, v, r);
+		s->warmup = r[0];
+		s->iters = r[1];
+		s->launches = r[2];
+		return rc;
+	}
 	if (!strcmp(ks, "description") && !eg_yaml_scalar(v))
 		return eg_yaml_err(y, v, "description: expected text");
 	return 0;
@@ -405,6 +436,7 @@ static int eg__sweep(eg_yaml_t *y, const yaml_node_t *n, eg_profile_t *pf,
 	s->line = eg_yaml_line(n);
 	s->warmup = pf->warmup;
 	s->iters = pf->iters;
+	s->launches = pf->launches;
 	if ((rc = eg_yaml_keys(y, "sweep", n, keys)))
 		return rc;
 	for (size_t i = 0; i < eg_yaml_len(n); i++)
@@ -455,8 +487,8 @@ static int eg__sweeps(eg_yaml_t *y, const yaml_node_t *root,
 
 static const char *const eg__top_keys[] = {
     "profile", "description", "transport", "provider",	  "launcher",
-    "gates",   "timeout",     "env",	   "repetitions", "model",
-    "raw",     "base",	      "sweeps",	   NULL,
+    "gates",   "timeout",     "env",	   "repetitions", "remeasure",
+    "model",   "raw",	      "base",	   "sweeps",	  NULL,
 };
 
 static int eg__name(eg_yaml_t *y, const yaml_node_t *v, eg_profile_t *pf)
@@ -504,8 +536,17 @@ static int eg__top_key(eg_yaml_t *y, const char *ks, const yaml_node_t *v,
 	}
 	if (!strcmp(ks, "env"))
 		return eg__env(y, v, pf);
-	if (!strcmp(ks, "repetitions"))
-		return eg__repetitions(y, v, &pf->warmup, &pf->iters);
+	if (!strcmp(ks, "repetitions")) {
+		unsigned r[3] = {pf->warmup, pf->iters, pf->launches};
+
+		rc = eg__repetitions(y, v, r);
+		pf->warmup = r[0];
+		pf->iters = r[1];
+		pf->launches = r[2];
+		return rc;
+	}
+	if (!strcmp(ks, "remeasure"))
+		return eg__remeasure(y, v, pf);
 	if (!strcmp(ks, "model"))
 		return eg__model(y, v, pf);
 	if (!strcmp(ks, "raw"))
@@ -591,6 +632,9 @@ static int eg__init(eg_profile_t *pf, const char *name)
 	pf->timeout_s = 60;
 	pf->warmup = 3;
 	pf->iters = 20;
+	pf->launches = 1;
+	pf->remeasure_rounds = 0;
+	pf->remeasure_launches = 0; /* 0: half the launches, at least 1 */
 	pf->raw_msgs = 256;
 	pf->raw_msg_size = 8;
 	pf->raw_size = (size_t)256 << 10;

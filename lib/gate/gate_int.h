@@ -56,6 +56,24 @@ json_t *eg__cell_json(const eg__cell_t *c);
 json_t *eg__pair(double a, double b);
 const char *eg__metric_label(const eg_gate_t *g, char *buf, size_t len);
 
+/* One value judged against a closed band [lo, hi] (NAN: open) with its
+ * standard error se (NAN or 0: exact): p_fail, the p-value of "outside";
+ * inside, whether its one-sided (1 - alpha) bounds are in the band
+ * (lib/gate/band.c). */
+typedef struct eg__band {
+	double p_fail;
+	int inside, finite, noisy;
+	eg_gate_verdict_t verdict; /* after eg__band_verdicts */
+} eg__band_t;
+void eg__band_judge(double v, double se, double lo, double hi, double alpha,
+		    eg__band_t *o);
+/* Verdicts of n judged values: fail (not finite, or outside with
+ * confidence after the gate's correction over the n), pass (inside),
+ * else inconclusive. */
+int eg__band_verdicts(const eg_gate_t *g, eg__band_t *b, size_t n);
+/* The id of p (may be NULL) into res->remeasure, once. */
+void eg__remeasure_add(eg_gate_result_t *res, const eg_point_t *p);
+
 /* Rules; each fills res (verdict, summary, diag). */
 int eg__rule_bound(const eg_gate_file_t *gf, const eg_gate_t *g,
 		   const eg__cells_t *c, eg_gate_result_t *res, char *err,

@@ -200,18 +200,40 @@ static int eg__str_object(json_t *o, const char *p, eg__rerr_t *e)
 	return 0;
 }
 
+/* context.plan: how the campaign was measured (launches, order seed,
+ * re-measurement), numbers and words. */
+static int eg__plan(json_t *o, eg__rerr_t *e)
+{
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(o))
+		return eg__rbad(e, "context.plan", "expected an object");
+	json_object_foreach(o, k, v)
+	{
+		if (!json_is_number(v) && !json_is_string(v)) {
+			char q[256];
+
+			eg__fmt(q, sizeof(q), "context.plan.%s", k);
+			return eg__rbad(e, q, "expected a number or a word");
+		}
+	}
+	return 0;
+}
+
 int eg__context_check(json_t *o, eg__rerr_t *e)
 {
 	static const char *const strs[] = {
 	    "node_list",    "driver",	"cuda",	     "nccl",
 	    "libfabric",    "provider", "transport", "build",
 	    "slurm_job_id", "profile",	"created",   "source",
-	    "notes",	    NULL};
+	    "notes",	    "machine",	"planted",   NULL};
 	static const char *const allowed[] = {
 	    "hosts",	"gpus",	     "env",    "node_list",
 	    "driver",	"cuda",	     "nccl",   "libfabric",
 	    "provider", "transport", "build",  "slurm_job_id",
 	    "profile",	"created",   "source", "notes",
+	    "machine",	"planted",   "plan",   "ab",
 	    NULL};
 	const char *s;
 	json_t *v;
@@ -235,6 +257,11 @@ int eg__context_check(json_t *o, eg__rerr_t *e)
 		return rc;
 	if ((v = json_object_get(o, "env")) &&
 	    (rc = eg__str_object(v, "context.env", e)))
+		return rc;
+	if ((v = json_object_get(o, "ab")) &&
+	    (rc = eg__str_object(v, "context.ab", e)))
+		return rc;
+	if ((v = json_object_get(o, "plan")) && (rc = eg__plan(v, e)))
 		return rc;
 	return 0;
 }

@@ -16,6 +16,19 @@ typedef struct eg_bench_run_opts {
 	int progress;	     /* -1: a line updated in place when stderr is a
 				terminal; 0: plain lines; 1: in place */
 	int verbose;
+	/* appended (docs/gates.md): */
+	const char *history; /* store the campaign in DIR/<profile>/<machine>/
+				and gate against the last history_last */
+	unsigned history_last; /* 0: EG_HISTORY_LAST */
+	const char *plant;     /* "slow:10%:a2a": run as that engine every
+				  point of the arm it wraps, written as it */
+	const char *ab[2];     /* an A/B job: arms A and B at every point of
+				  ab_arm (default a2a) */
+	const char *ab_arm;
+	const char *gates; /* a gate file instead of the profile's */
+	unsigned launches; /* 0: the profile's */
+	int remeasure;	   /* rounds: 0 the profile's, -1 none, else that */
+	uint64_t seed;	   /* 0: EPGATE_BENCH_SEED, else from the clock */
 } eg_bench_run_opts_t;
 
 typedef struct eg_bench_totals {
@@ -23,6 +36,8 @@ typedef struct eg_bench_totals {
 	unsigned measured; /* written to the results file */
 	unsigned failed;   /* verification failed, or the job died */
 	unsigned jobs, jobs_failed;
+	unsigned launches;   /* point launches measured */
+	unsigned remeasured; /* of them, re-measurements */
 	int gate_exit; /* epgate gate's exit status, -1 when not run */
 	double seconds;
 	char results[4096]; /* the results file written */
