@@ -224,6 +224,9 @@ typedef struct eg_regress_opts {
 	unsigned min_reps;
 	unsigned resamples;
 	uint64_t seed;
+	/* appended: launch i of base ran beside launch i of cur (an A/B
+	 * job): resample them together / test their ratios */
+	int paired;
 } eg_regress_opts_t;
 
 typedef struct eg_regress_out {
@@ -231,13 +234,25 @@ typedef struct eg_regress_out {
 	const char *method; /* "bootstrap", "mann-whitney", "summary" */
 	double change;
 	double lo, hi;		  /* interval of change; NAN if none */
-	double p_worse, p_better; /* Mann-Whitney; NAN otherwise */
+	double p_worse, p_better; /* p-values of worse / better than the
+				     threshold (every method; NAN: none) */
 	size_t n_base, n_cur;
 	char why[160];
+	/* appended: "samples", "launches", "paired launches", "campaigns" */
+	const char *units;
 } eg_regress_out_t;
 
 int eg_regress_compare(const eg_metric_t *base, const eg_metric_t *cur,
 		       const eg_regress_opts_t *o, eg_regress_out_t *out);
+
+/* The same against a history of nb campaigns (base[j], oldest first):
+ * with EG_HISTORY_MIN or more, the Student prediction interval of the
+ * campaign medians on the log scale (method "history-t", units
+ * "campaigns"); with fewer, their launches pooled into one baseline. */
+#define EG_HISTORY_MIN 3
+int eg_regress_history(const eg_metric_t *const *base, size_t nb,
+		       const eg_metric_t *cur, const eg_regress_opts_t *o,
+		       eg_regress_out_t *out);
 
 /* The flat rule on one series: every v within band, and no trend whose
  * slope (per unit of x, x already transformed) is both significant at

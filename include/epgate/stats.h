@@ -134,6 +134,12 @@ int eg_stats_hboot_change_dist(const eg_samples_t *base,
 			       const eg_samples_t *cur, int paired,
 			       unsigned resamples, uint64_t seed, double *d);
 
+/* The same draws in the order they were made (not sorted): draws of
+ * different points can be combined resample by resample. */
+int eg_stats_hboot_change_draws(const eg_samples_t *base,
+				const eg_samples_t *cur, int paired,
+				unsigned resamples, uint64_t seed, double *d);
+
 /* The seeded RNG of the bootstraps (GSL taus2), for code that resamples
  * on its own (aggregates over points). */
 typedef struct eg_rng eg_rng_t;

@@ -79,8 +79,7 @@ static int eg__axis_value(eg_yaml_t *y, eg_axis_t a, const yaml_node_t *n,
 /* repetitions: {warmup, iters, launches}; r[0..2] in that order. */
 static int eg__repetitions(eg_yaml_t *y, const yaml_node_t *n, unsigned r[3])
 {
-	static const char *const keys[] = {"warmup", "iters", "launches",
-					   NULL};
+	static const char *const keys[] = {"warmup", "iters", "launches", NULL};
 	int rc = eg_yaml_keys(y, "repetitions", n, keys);
 
 	for (size_t i = 0; !rc && i < eg_yaml_len(n); i++) {

@@ -112,7 +112,8 @@ static void eg__slow_destroy(void *state)
 	free(s);
 }
 
-#define EG__HAS(o, f) ((o)->size >= offsetof(eg_engine_ops_t, f) + sizeof((o)->f) && (o)->f)
+#define EG__HAS(o, f)                                                          \
+	((o)->size >= offsetof(eg_engine_ops_t, f) + sizeof((o)->f) && (o)->f)
 
 static int eg__slow_phases(void *state, eg_engine_phase_t *p, size_t max)
 {
@@ -151,9 +152,8 @@ static int eg__slow_create(size_t k, const eg_workload_t *w,
 }
 
 #define EG__CREATE(k)                                                          \
-	static int eg__slow_create_##k(const eg_workload_t *w,                 \
-				       const eg_engine_ctx_t *ctx,             \
-				       void **state)                           \
+	static int eg__slow_create_##k(                                        \
+	    const eg_workload_t *w, const eg_engine_ctx_t *ctx, void **state)  \
 	{                                                                      \
 		return eg__slow_create(k, w, ctx, state);                      \
 	}

@@ -42,8 +42,8 @@ void eg__band_judge(double v, double se, double lo, double hi, double alpha,
 	if (!isnan(lo))
 		pb = gsl_cdf_ugaussian_P((v - lo) / se);
 	o->p_fail = pa < pb ? pa : pb;
-	o->inside = (isnan(hi) || v + z * se <= hi) &&
-		    (isnan(lo) || v - z * se >= lo);
+	o->inside =
+	    (isnan(hi) || v + z * se <= hi) && (isnan(lo) || v - z * se >= lo);
 }
 
 /* The verdicts of n judged values: fails corrected over the family. */
@@ -141,8 +141,8 @@ static void eg__bound_say(const eg_gate_t *g, const eg__cells_t *c,
 		eg__say(res,
 			"%.4g at %s straddles %s%s; %zu point(s) to measure "
 			"again",
-			in->v, in->at, thr, eg__iv(in, g->st.alpha, iv, sizeof(iv)),
-			ni);
+			in->v, in->at, thr,
+			eg__iv(in, g->st.alpha, iv, sizeof(iv)), ni);
 	else if (c->n == 1)
 		eg__say(res, "%.4g %s", mn->v, thr);
 	else
@@ -155,10 +155,12 @@ static json_t *eg__band_cell(const eg__cell_t *e, const eg__band_t *b)
 	json_t *o = eg__cell_json(e);
 
 	if (o && b->noisy && b->finite)
-		json_object_set_new(o, "p_outside", json_real(eg__r4(b->p_fail)));
+		json_object_set_new(o, "p_outside",
+				    json_real(eg__r4(b->p_fail)));
 	if (o && b->verdict != EG_VERDICT_PASS)
-		json_object_set_new(o, "verdict",
-				    json_string(eg_gate_verdict_name(b->verdict)));
+		json_object_set_new(
+		    o, "verdict",
+		    json_string(eg_gate_verdict_name(b->verdict)));
 	return o;
 }
 

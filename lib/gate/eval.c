@@ -103,6 +103,10 @@ int eg_gate_file_check(const eg_gate_file_t *gf, const eg_gate_data_t *d,
 			if ((rc = eg__check_arm(gf, g, d, g->ratio[k],
 						g->ratio_line, err, errlen)))
 				return rc;
+		for (int k = 0; k < 2 && g->versus[k]; k++)
+			if ((rc = eg__check_arm(gf, g, d, g->versus[k],
+						g->versus_line, err, errlen)))
+				return rc;
 		for (size_t k = 0; k < g->n_arms; k++)
 			if ((rc = eg__check_arm(gf, g, d, g->arms[k],
 						g->arms_line, err, errlen)))

@@ -514,8 +514,8 @@ static int eg__gate(eg_yaml_t *y, yaml_node_t *n, eg_gate_t *g,
 static int eg__defaults(eg_yaml_t *y, yaml_node_t *n, eg_gate_stats_t *st)
 {
 	static const char *const keys[] = {
-	    "alpha",	 "min_effect", "max_slope", "min_reps",
-	    "reps",	 "resamples",  "correction", NULL};
+	    "alpha", "min_effect", "max_slope",	 "min_reps",
+	    "reps",  "resamples",  "correction", NULL};
 	int rc, handled;
 
 	if ((rc = eg_yaml_keys(y, "defaults", n, keys)))

@@ -144,12 +144,12 @@ int eg_history_store(const char *dir, const eg_results_t *r,
 		     const char *results_path, char *stored, size_t slen,
 		     char *err, size_t errlen)
 {
-	const char *prof = json_string_value(json_object_get(r->context,
-							     "profile"));
-	const char *mach = json_string_value(json_object_get(r->context,
-							     "machine"));
-	const char *made = json_string_value(json_object_get(r->context,
-							     "created"));
+	const char *prof =
+	    json_string_value(json_object_get(r->context, "profile"));
+	const char *mach =
+	    json_string_value(json_object_get(r->context, "machine"));
+	const char *made =
+	    json_string_value(json_object_get(r->context, "created"));
 	char folder[4096], stamp[64], path[4200], *text = NULL;
 	size_t len;
 	int rc;
@@ -212,8 +212,8 @@ int eg_history_list(const char *dir, const char *profile, const char *machine,
 		    strcmp(e->d_name + l - 5, ".json"))
 			continue;
 		if (na == cap) {
-			char **t = realloc(all, (cap ? 2 * cap : 16) *
-						    sizeof(*all));
+			char **t =
+			    realloc(all, (cap ? 2 * cap : 16) * sizeof(*all));
 
 			if (!t) {
 				closedir(d);

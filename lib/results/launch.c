@@ -57,8 +57,8 @@ static int eg__append(eg_metric_t *m, size_t L, const double *x, size_t c)
 static void eg__summary_add(eg_metric_t *m, const eg_metric_t *a, size_t L)
 {
 	if (m->s.median != a->s.median)
-		m->s.median = (m->s.median * (double)L + a->s.median) /
-			      (double)(L + 1);
+		m->s.median =
+		    (m->s.median * (double)L + a->s.median) / (double)(L + 1);
 	m->s.n += a->s.n;
 	m->s.ci_lo = m->s.ci_hi = m->s.p10 = m->s.p90 = m->s.cv = NAN;
 }
@@ -76,7 +76,8 @@ static eg_metric_t *eg__find(eg_point_t *p, const char *name)
 static int eg__adopt(eg_point_t *acc, eg_metric_t *a, size_t L)
 {
 	eg_metric_t *t = realloc(acc->metrics,
-				 (acc->n_metrics + 1) * sizeof(*t)), *m;
+				 (acc->n_metrics + 1) * sizeof(*t)),
+		    *m;
 
 	if (!t)
 		return EG_ENOMEM;

@@ -86,8 +86,9 @@ static int eg__launch_counts(json_t *a, const char *p, eg_metric_t *m,
 		sum += (size_t)c;
 	}
 	if (sum != m->n_samples)
-		return eg__rbad(e, q, "they add up to %zu, but there are %zu "
-				      "samples",
+		return eg__rbad(e, q,
+				"they add up to %zu, but there are %zu "
+				"samples",
 				sum, m->n_samples);
 	return 0;
 }
@@ -95,8 +96,7 @@ static int eg__launch_counts(json_t *a, const char *p, eg_metric_t *m,
 /* Values of a quantity the schema knows are never negative.  (A time of
  * 0 is what the null backend's empty step measures: it is read, and the
  * rules fail on the 0/0 it makes.) */
-static int eg__known_range(const eg_metric_t *m, const char *p,
-			   eg__rerr_t *e)
+static int eg__known_range(const eg_metric_t *m, const char *p, eg__rerr_t *e)
 {
 	const eg_metric_info_t *mi = eg_metric_info(m->name);
 	const eg_summary_t *s = &m->s;
@@ -123,8 +123,7 @@ static int eg__known_range(const eg_metric_t *m, const char *p,
 }
 
 /* The summary's own fields; median and n are required. */
-static int eg__summary(json_t *o, const char *p, eg_summary_t *s,
-		       eg__rerr_t *e)
+static int eg__summary(json_t *o, const char *p, eg_summary_t *s, eg__rerr_t *e)
 {
 	char q[320];
 	json_t *n;
@@ -218,7 +217,7 @@ int eg__metric(json_t *o, const char *p, const char *id, eg_metric_t *m,
 	       eg__rerr_t *e)
 {
 	static const char *const allowed[] = {
-	    "samples", "median", "p10",	     "p90",	   "cv", "ci_lo",
+	    "samples", "median", "p10",	     "p90",	  "cv",		"ci_lo",
 	    "ci_hi",   "n",	 "launches", "cv_within", "cv_between", NULL};
 	json_t *a;
 	char q[320];
@@ -259,8 +258,9 @@ static int eg__passes(json_t *a, const char *q, eg_point_t *pt, eg__rerr_t *e)
 	json_t *v;
 
 	if (!json_is_array(a) || !json_array_size(a))
-		return eg__rbad(e, q, "expected a non-empty array of launch "
-				      "numbers");
+		return eg__rbad(e, q,
+				"expected a non-empty array of launch "
+				"numbers");
 	pt->n_passes = json_array_size(a);
 	if (!(pt->passes = calloc(pt->n_passes, sizeof(*pt->passes))))
 		return EG_ENOMEM;

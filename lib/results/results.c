@@ -229,11 +229,10 @@ int eg__context_check(json_t *o, eg__rerr_t *e)
 	    "slurm_job_id", "profile",	"created",   "source",
 	    "notes",	    "machine",	"planted",   NULL};
 	static const char *const allowed[] = {
-	    "hosts",	"gpus",	     "env",    "node_list",
-	    "driver",	"cuda",	     "nccl",   "libfabric",
-	    "provider", "transport", "build",  "slurm_job_id",
-	    "profile",	"created",   "source", "notes",
-	    "machine",	"planted",   "plan",   "ab",
+	    "hosts", "gpus",	     "env",	  "node_list", "driver",
+	    "cuda",  "nccl",	     "libfabric", "provider",  "transport",
+	    "build", "slurm_job_id", "profile",	  "created",   "source",
+	    "notes", "machine",	     "planted",	  "plan",      "ab",
 	    NULL};
 	const char *s;
 	json_t *v;

@@ -33,8 +33,7 @@ eg_rng_t *eg_rng_new(uint64_t seed)
 		free(g);
 		return NULL;
 	}
-	gsl_rng_set(g->r,
-		    (unsigned long)((seed ^ (seed >> 32)) & 0xffffffffu));
+	gsl_rng_set(g->r, (unsigned long)((seed ^ (seed >> 32)) & 0xffffffffu));
 	return g;
 }
 
@@ -195,8 +194,7 @@ int eg_stats_hboot_median_ci(const eg_samples_t *s, unsigned resamples,
 	eg_rng_t *g = NULL;
 	int rc = EG_ENOMEM;
 
-	if (eg_samples_check(s) < 0 || !resamples ||
-	    !(level > 0 && level < 1))
+	if (eg_samples_check(s) < 0 || !resamples || !(level > 0 && level < 1))
 		return EG_EINVAL;
 	if (eg_samples_launches(s) < 2)
 		return eg_stats_boot_median_ci(s->x, s->n, resamples, level,
@@ -251,8 +249,8 @@ static int eg__hb_open(eg__hb_t *h, const eg_samples_t *s)
 	h->s = s;
 	h->off = eg__offsets(s);
 	h->pick = malloc(L * sizeof(*h->pick));
-	h->buf = h->off ? malloc(eg__buf_len(s, h->off) * sizeof(double))
-			: NULL;
+	h->buf =
+	    h->off ? malloc(eg__buf_len(s, h->off) * sizeof(double)) : NULL;
 	return h->off && h->pick && h->buf ? 0 : EG_ENOMEM;
 }
 
@@ -266,6 +264,18 @@ static void eg__hb_close(eg__hb_t *h)
 int eg_stats_hboot_change_dist(const eg_samples_t *base,
 			       const eg_samples_t *cur, int paired,
 			       unsigned resamples, uint64_t seed, double *d)
+{
+	int rc =
+	    eg_stats_hboot_change_draws(base, cur, paired, resamples, seed, d);
+
+	if (!rc)
+		gsl_sort(d, 1, resamples);
+	return rc;
+}
+
+int eg_stats_hboot_change_draws(const eg_samples_t *base,
+				const eg_samples_t *cur, int paired,
+				unsigned resamples, uint64_t seed, double *d)
 {
 	eg__hb_t hb = {0}, hc = {0};
 	size_t L;
@@ -290,8 +300,8 @@ int eg_stats_hboot_change_dist(const eg_samples_t *base,
 		if (paired)
 			for (size_t i = 0; i < L; i++)
 				hb.pick[i] = hc.pick[i] = eg_rng_below(g, L);
-		mb = eg__hdraw(g, base, hb.off, paired ? hb.pick : NULL,
-			       hb.buf);
+		mb =
+		    eg__hdraw(g, base, hb.off, paired ? hb.pick : NULL, hb.buf);
 		mc = eg__hdraw(g, cur, hc.off, paired ? hc.pick : NULL, hc.buf);
 		if (!(mb != 0)) {
 			rc = EG_ERANGE;
@@ -299,7 +309,6 @@ int eg_stats_hboot_change_dist(const eg_samples_t *base,
 		}
 		d[b] = mc / mb - 1;
 	}
-	gsl_sort(d, 1, resamples);
 	rc = 0;
 out:
 	eg_rng_free(g);

@@ -32,8 +32,8 @@ const char *eg_correction_name(eg_correction_t c)
 	return (unsigned)c < 3 ? n[c] : "?";
 }
 
-int eg_stats_correct(const double *p, size_t n, double alpha,
-		     eg_correction_t c, int *reject)
+int eg_stats_correct(const double *p, size_t n, double alpha, eg_correction_t c,
+		     int *reject)
 {
 	eg__pi_t *s;
 	size_t k;

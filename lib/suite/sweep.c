@@ -244,8 +244,8 @@ static int eg__context_run(const eg__run_t *r, json_t *ctx)
 		      "remeasure_rounds", (int)r->rounds, "remeasure_launches",
 		      (int)r->round_launches));
 	if (o->plant)
-		bad |= json_object_set_new(ctx, "planted",
-					   json_string(o->plant));
+		bad |=
+		    json_object_set_new(ctx, "planted", json_string(o->plant));
 	if (o->ab[0])
 		bad |= json_object_set_new(
 		    ctx, "ab",
@@ -300,9 +300,7 @@ static int eg__run(eg__run_t *r)
 	       "them re-measurements), %u failed, %.1f s; results %s\n",
 	       tot->measured, tot->points, tot->launches, tot->remeasured,
 	       tot->failed, tot->seconds, tot->results);
-	ex = r->hard	     ? EG_EXIT_HARD
-	     : tot->failed ? EG_EXIT_FAIL
-			   : EG_EXIT_PASS;
+	ex = r->hard ? EG_EXIT_HARD : tot->failed ? EG_EXIT_FAIL : EG_EXIT_PASS;
 	if (r->gates[0]) {
 		tot->gate_exit = eg__gates(r);
 		if (tot->gate_exit == EG_EXIT_HARD)
@@ -347,16 +345,14 @@ static int eg__plan_run(eg__run_t *r)
 	r->rounds = r->o->remeasure < 0	  ? 0
 		    : r->o->remeasure > 0 ? (unsigned)r->o->remeasure
 					  : p->remeasure_rounds;
-	r->round_launches = p->remeasure_launches
-				? p->remeasure_launches
-				: (r->launches + 1) / 2;
+	r->round_launches = p->remeasure_launches ? p->remeasure_launches
+						  : (r->launches + 1) / 2;
 	r->gates[0] = 0;
 	if (!r->o->apply_gates || !gates)
 		return 0;
-	if ((r->o->gates ? snprintf(r->gates, sizeof(r->gates), "%s", gates) <
-				   0
-			 : eg_find_data(gates, r->gates, sizeof(r->gates)) <
-			       0)) {
+	if ((r->o->gates
+		 ? snprintf(r->gates, sizeof(r->gates), "%s", gates) < 0
+		 : eg_find_data(gates, r->gates, sizeof(r->gates)) < 0)) {
 		fprintf(stderr, EG__PROG ": profile %s: no gate file %s\n",
 			p->name, gates);
 		return EG_EINVAL;

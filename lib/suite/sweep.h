@@ -17,8 +17,8 @@ typedef struct eg_bench_run_opts {
 				terminal; 0: plain lines; 1: in place */
 	int verbose;
 	/* appended (docs/gates.md): */
-	const char *history; /* store the campaign in DIR/<profile>/<machine>/
-				and gate against the last history_last */
+	const char *history;   /* store the campaign in DIR/<profile>/<machine>/
+				  and gate against the last history_last */
 	unsigned history_last; /* 0: EG_HISTORY_LAST */
 	const char *plant;     /* "slow:10%:a2a": run as that engine every
 				  point of the arm it wraps, written as it */
@@ -38,7 +38,7 @@ typedef struct eg_bench_totals {
 	unsigned jobs, jobs_failed;
 	unsigned launches;   /* point launches measured */
 	unsigned remeasured; /* of them, re-measurements */
-	int gate_exit; /* epgate gate's exit status, -1 when not run */
+	int gate_exit;	     /* epgate gate's exit status, -1 when not run */
 	double seconds;
 	char results[4096]; /* the results file written */
 } eg_bench_totals_t;

@@ -35,7 +35,7 @@ typedef struct eg__run {
 	size_t n_units;
 	unsigned launches; /* passes of the campaign, re-measures after */
 	unsigned remeasure_total; /* re-measurement launches planned */
-	uint64_t seed;	   /* of the order of every pass */
+	uint64_t seed;		  /* of the order of every pass */
 	int tty;
 	double t0, t_job;
 	unsigned total, done; /* point launches planned and done */
@@ -48,7 +48,7 @@ typedef struct eg__run {
 	char spool[4200];
 	long off;
 	unsigned job_points;
-	int hard; /* a job failed hard */
+	int hard;			 /* a job failed hard */
 	unsigned rounds, round_launches; /* re-measurement */
 	char gates[4096];		 /* the gate file, or "" */
 } eg__run_t;

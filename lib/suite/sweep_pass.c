@@ -54,8 +54,7 @@ int eg__units(eg__run_t *r, char *err, size_t errlen)
 	const char *plant_arm = NULL, *ab_arm = o->ab_arm ? o->ab_arm : "a2a";
 	double f, t;
 
-	if (o->plant &&
-	    eg_slow_parse(o->plant, &f, &t, &plant_arm) < 0) {
+	if (o->plant && eg_slow_parse(o->plant, &f, &t, &plant_arm) < 0) {
 		snprintf(err, errlen,
 			 "--plant %s: want slow:N%%:ARM or slow:Nus:ARM",
 			 o->plant);
@@ -106,7 +105,8 @@ size_t eg__pick(eg__run_t *r, const json_t *ids)
 	/* both arms of an A/B point: the pairing is the measurement */
 	for (size_t i = 0; i < r->n_units; i++)
 		for (size_t j = 0; r->o->ab[0] && j < r->n_units; j++)
-			if (r->units[i].pick && r->units[j].idx == r->units[i].idx)
+			if (r->units[i].pick &&
+			    r->units[j].idx == r->units[i].idx)
 				r->units[j].pick = 1;
 	for (size_t i = 0; i < r->n_units; i++)
 		n += r->units[i].pick;
@@ -450,8 +450,7 @@ void eg__pass(eg__run_t *r, uint32_t pass, int remeasure)
 		snprintf(r->job, sizeof(r->job), "%s %u of %u, w%u n%u",
 			 remeasure ? "re-measure" : "pass",
 			 remeasure ? pass - r->launches + 1 : pass + 1,
-			 remeasure ? r->remeasure_total : r->launches, W,
-			 N);
+			 remeasure ? r->remeasure_total : r->launches, W, N);
 		eg__progress(r, 0);
 		jrc = eg__job(r, W, N, plan, r->job_total);
 		r->tot->jobs++;

@@ -198,16 +198,17 @@ static int eg__plan(eg__rank_t *r)
 		return EG_ENOMEM;
 	for (line = strtok_r(r->plan_text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t')
-						     : NULL, *end;
+		char *t1 = strchr(line, '\t'),
+		     *t2 = t1 ? strchr(t1 + 1, '\t') : NULL, *end;
 		unsigned long i = strtoul(line, &end, 10);
 		eg__entry_t *e = &r->plan[r->n_plan];
 
 		if (!t2 || end != t1 || i >= r->n || t2 == t1 + 1 || !t2[1] ||
 		    r->pts[i].v[EG_AXIS_WORLD].num != r->w.size ||
 		    r->pts[i].v[EG_AXIS_NODES].num != r->w.nodes) {
-			fprintf(stderr, EG__PROG ": EPGATE_BENCH_PLAN: bad "
-						 "entry \"%s\"\n",
+			fprintf(stderr,
+				EG__PROG ": EPGATE_BENCH_PLAN: bad "
+					 "entry \"%s\"\n",
 				line);
 			return EG_EINVAL;
 		}

@@ -57,13 +57,12 @@ static struct rates regression(eg_regress_stat_t stat, double shift,
 {
 	const size_t n = EG_GATE_REPS;
 	double *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
-	eg_regress_opts_t o = {stat,
-			       EG_BETTER_LOWER,
-			       EG_GATE_ALPHA,
-			       EG_GATE_MIN_EFFECT,
-			       EG_GATE_MIN_REPS,
-			       EG_GATE_RESAMPLES,
-			       0};
+	eg_regress_opts_t o = {.statistic = stat,
+			       .better = EG_BETTER_LOWER,
+			       .alpha = EG_GATE_ALPHA,
+			       .min_effect = EG_GATE_MIN_EFFECT,
+			       .min_reps = EG_GATE_MIN_REPS,
+			       .resamples = EG_GATE_RESAMPLES};
 	struct rates r = {0, 0, 0, N_REG, 0};
 
 	ck_assert_ptr_nonnull(a);

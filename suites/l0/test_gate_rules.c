@@ -755,8 +755,13 @@ START_TEST(regress_compare_direct)
 	double a[12], b[12];
 	eg_metric_t mb = {.name = "m", .samples = a, .n_samples = 12},
 		    mc = {.name = "m", .samples = b, .n_samples = 12};
-	eg_regress_opts_t o = {
-	    EG_REGRESS_BOOTSTRAP, EG_BETTER_HIGHER, 0.05, 0.05, 10, 1000, 7};
+	eg_regress_opts_t o = {.statistic = EG_REGRESS_BOOTSTRAP,
+			       .better = EG_BETTER_HIGHER,
+			       .alpha = 0.05,
+			       .min_effect = 0.05,
+			       .min_reps = 10,
+			       .resamples = 1000,
+			       .seed = 7};
 	eg_regress_out_t out;
 
 	for (int i = 0; i < 12; i++) {
