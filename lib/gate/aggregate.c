@@ -60,8 +60,8 @@ static int eg__side(const eg_point_t *const *p, const eg_metric_t *const *m,
 
 		for (j = 0; j < n; j++) {
 			long at = eg__pass_at(p[j], pass);
-			double v = at < 0 ? NAN
-					  : eg__launch_median(m[j], (size_t)at);
+			double v =
+			    at < 0 ? NAN : eg__launch_median(m[j], (size_t)at);
 
 			if (!(v > 0))
 				break;
@@ -102,8 +102,10 @@ static void eg__common(eg_metric_t *a, uint32_t *pa, size_t *na,
 static int eg__passes(const eg__twin_t *t, size_t n, const eg_regress_opts_t *o,
 		      eg_regress_out_t *out)
 {
-	const eg_point_t **bp = calloc(n, sizeof(*bp)), **cp = calloc(n, sizeof(*cp));
-	const eg_metric_t **bm = calloc(n, sizeof(*bm)), **cm = calloc(n, sizeof(*cm));
+	const eg_point_t **bp = calloc(n, sizeof(*bp)),
+			 **cp = calloc(n, sizeof(*cp));
+	const eg_metric_t **bm = calloc(n, sizeof(*bm)),
+			  **cm = calloc(n, sizeof(*cm));
 	uint32_t *pb = NULL, *pc = NULL;
 	eg_metric_t b = {0}, c = {0};
 	size_t nbp = 0, ncp = 0;

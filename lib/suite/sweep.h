@@ -77,6 +77,21 @@ int eg_bench_list(const char *profile);
 int eg_bench_profile_new_run(const char *profile, const char *reports,
 			     const eg_bench_run_opts_t *o);
 
+/* `epgate bench ab PROFILE` (lib/suite/bench_ab.c): o->ab[0] and ab[1]
+ * (arms A and B) at every point of o->ab_arm, in the same launches; a
+ * gate file judging B against A per metric (written into the run
+ * folder unless o->gates names one).  Returns the run's exit code. */
+#define EG_AB_METRICS_MAX 8
+typedef struct eg_bench_ab_opts {
+	const char *metric[EG_AB_METRICS_MAX];
+	size_t n_metrics;
+	const char *statistic;	/* bootstrap, mann-whitney */
+	const char *correction; /* holm, bh, none */
+	double alpha, min_effect;
+} eg_bench_ab_opts_t;
+int eg_bench_ab(const char *profile, const char *reports,
+		const eg_bench_run_opts_t *o, const eg_bench_ab_opts_t *a);
+
 /* Finds a profile by name (profiles/NAME.profile in the data folders) or
  * takes a path as is. */
 int eg_bench_find_profile(const char *name, char *path, size_t len);
