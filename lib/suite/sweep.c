@@ -301,6 +301,13 @@ static int eg__run(eg__run_t *r)
 	       tot->measured, tot->points, tot->launches, tot->remeasured,
 	       tot->failed, tot->seconds, tot->results);
 	ex = r->hard ? EG_EXIT_HARD : tot->failed ? EG_EXIT_FAIL : EG_EXIT_PASS;
+	if (!r->hard && !tot->launches && r->skipped) {
+		fprintf(stderr,
+			EG__PROG ": profile %s: nothing could be measured "
+				 "here (see the jobs' logs)\n",
+			r->p->name);
+		return EG_EXIT_SKIP;
+	}
 	if (r->gates[0]) {
 		tot->gate_exit = eg__gates(r);
 		if (tot->gate_exit == EG_EXIT_HARD)

@@ -376,6 +376,13 @@ static int eg__rank_point(eg__rank_t *r, const eg_bench_ctx_t *ctx,
 		eg__point_wrong(r, pt, err);
 		return EG_OK;
 	}
+	if (rc == EG_ENOSYS) {
+		/* nothing to measure on here (no CUDA device): a skip */
+		if (!r->w.rank)
+			fprintf(stderr, EG__PROG ": %s: not measurable here: %s\n",
+				pt->id, err);
+		return rc;
+	}
 	if (rc < 0) {
 		/* the job's collectives are in an unknown state */
 		fprintf(stderr, EG__PROG ": rank %u: %s: %s\n", r->w.rank,
@@ -391,6 +398,14 @@ static int eg__rank_point(eg__rank_t *r, const eg_bench_ctx_t *ctx,
 		return rc;
 	}
 	return eg__point_done(r, pt, &out);
+}
+
+/* A point's outcome as the job's exit code so far. */
+static int eg__exit(int rc)
+{
+	return rc == EG_ENOSYS ? EG_EXIT_SKIP
+	       : rc < 0	       ? EG_EXIT_HARD
+			       : EG_EXIT_PASS;
 }
 
 static void eg__rank_close(eg__rank_t *r, int ex)
@@ -438,15 +453,15 @@ static int eg__rank_run(const eg_bench_rank_opts_t *o)
 		fflush(stdout);
 		for (size_t i = 0; !r.plan && i < r.n && ex == EG_EXIT_PASS;
 		     i++)
-			if (eg__mine(o, &r.pts[i], &r.w) &&
-			    eg__rank_point(&r, &ctx, &r.pts[i], NULL) < 0)
-				ex = EG_EXIT_HARD;
+			if (eg__mine(o, &r.pts[i], &r.w))
+				ex = eg__exit(
+				    eg__rank_point(&r, &ctx, &r.pts[i], NULL));
 		for (size_t i = 0; i < r.n_plan && ex == EG_EXIT_PASS; i++) {
 			eg_bench_point_t q = r.pts[r.plan[i].idx];
 
 			eg_bench_point_set_arm(&r.p, &q, r.plan[i].engine);
-			if (eg__rank_point(&r, &ctx, &q, r.plan[i].label) < 0)
-				ex = EG_EXIT_HARD;
+			ex = eg__exit(
+			    eg__rank_point(&r, &ctx, &q, r.plan[i].label));
 		}
 		if (ex == EG_EXIT_PASS && r.failed)
 			ex = EG_EXIT_FAIL;

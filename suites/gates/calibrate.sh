@@ -15,7 +15,11 @@
 # comparison through the gate engine and prints the table.  Knobs (the
 # environment): EG_PLANT (slow:10%:a2a), EG_LAUNCHES (9: 6 judged, 3
 # re-measurement launches the replay adds to the points the gates cannot
-# settle), EG_AB_LAUNCHES (8), EG_KINDS ("clean plant aa ab").
+# settle), EG_AB_LAUNCHES (8), EG_KINDS ("clean plant aa ab"), EG_HISTORY
+# (campaigns in a history baseline, 10), EG_BUDGET (seconds: no campaign
+# is started that would end after it, judging by the longest so far; the
+# table is printed on what was measured; a second call with the same OUT
+# adds campaigns).
 # Exit status: that of `epgate bench calibrate` (0 when the targets
 # hold: at most 1 false alarm in 20, at least 19 of 20 planted caught).
 set -u
@@ -29,12 +33,22 @@ ARM=${PLANT##*:}
 L=${EG_LAUNCHES:-9}
 LAB=${EG_AB_LAUNCHES:-8}
 KINDS=${EG_KINDS:-clean plant aa ab}
+HIST=${EG_HISTORY:-10}
+BUDGET=${EG_BUDGET:-0}
 mkdir -p "$OUT/campaigns" "$OUT/runs" || exit 99
 n=$(ls "$OUT/campaigns" | wc -l)
+start=$(date +%s)
+longest=0
+G=$(dirname "$0")/../../gates/$(basename "$P" .profile).gate
 
 # one KIND: a campaign into OUT/campaigns/NNN-KIND.json
 one() {
 	kind=$1
+	if [ "$BUDGET" -gt 0 ] &&
+		[ $(($(date +%s) - start + longest)) -gt "$BUDGET" ]; then
+		echo "# budget of $BUDGET s: no $kind campaign started"
+		return 1
+	fi
 	f=$OUT/campaigns/$(printf '%03d' "$n")-$kind.json
 	n=$((n + 1))
 	t0=$(date +%s)
@@ -50,19 +64,24 @@ one() {
 		--remeasure 0 --results "$f" --reports "$OUT/runs" ;;
 	esac >>"$OUT/log" 2>&1
 	rc=$?
-	echo "# $(date -u +%H:%M:%S) $kind exit $rc, $(($(date +%s) - t0)) s: $f"
+	dt=$(($(date +%s) - t0))
+	[ "$dt" -gt "$longest" ] && longest=$dt
+	echo "# $(date -u +%H:%M:%S) $kind exit $rc, $dt s: $f"
+	# 77: nothing measurable here (no GPU): stop, the caller skips
+	[ "$rc" -eq 77 ] && exit 77
 	# a campaign that did not finish measuring is not a campaign
 	case $rc in 0 | 1) ;; *) rm -f "$f" ;; esac
 }
 
 i=0
-while [ "$i" -lt "$WARM" ]; do
-	one clean
+while [ "$i" -lt "$WARM" ] && one clean; do
 	i=$((i + 1))
 done
 i=0
 while [ "$i" -lt "$ROUNDS" ]; do
-	for k in $KINDS; do one "$k"; done
+	for k in $KINDS; do one "$k" || break 2; done
 	i=$((i + 1))
 done
-"$E" bench calibrate "$OUT/campaigns"
+set -- --history "$HIST"
+[ -f "$G" ] && set -- "$@" --gates "$G"
+"$E" bench calibrate "$OUT/campaigns" "$@"
