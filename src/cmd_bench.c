@@ -36,8 +36,7 @@ static const eg__sub_t eg__subs[] = {
     {"ab", eg_cmd_bench_ab, "two arms in the same launches, B judged against A",
      NULL},
     {"calibrate", eg_cmd_bench_calibrate,
-     "the gates replayed on measured campaigns: the calibration table",
-     NULL},
+     "the gates replayed on measured campaigns: the calibration table", NULL},
 };
 #define EG__N_SUBS (sizeof(eg__subs) / sizeof(eg__subs[0]))
 

@@ -160,6 +160,19 @@ int eg_stats_correct(const double *p, size_t n, double alpha, eg_correction_t c,
 		     int *reject);
 const char *eg_correction_name(eg_correction_t c); /* "holm", ... */
 
+/* ---- change points (lib/stats/changepoint.c) ------------------------
+ * E-divisive (energy distance, alpha 1) by binary segmentation: each
+ * accepted split at index `at` (the first value of the new segment)
+ * with its permutation p-value (perms shuffles, seeded), segments of at
+ * least min_size, at most max of them, sorted by at. */
+typedef struct eg_changepoint {
+	size_t at;
+	double p;
+} eg_changepoint_t;
+int eg_stats_changepoints(const double *x, size_t n, size_t min_size,
+			  double alpha, unsigned perms, uint64_t seed,
+			  eg_changepoint_t *out, size_t max, size_t *n_out);
+
 /* ---- rank intervals (lib/stats/mwu.c) -------------------------------
  * Hodges-Lehmann shift of y against x (the median of all y_j - x_i) and
  * its Moses interval: one-sided level alpha at each end, from the U

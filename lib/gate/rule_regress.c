@@ -61,6 +61,7 @@ typedef struct eg__cmp {
 	const eg_metric_t **bm;
 	size_t nb, have;
 	eg_regress_out_t out;
+	json_t *series; /* history: the campaigns' medians, change points */
 } eg__cmp_t;
 
 /* Launch i of m, or NULL: its samples and count. */
@@ -132,6 +133,45 @@ static void eg__metric_free(eg_metric_t *m)
 	free(m->launch_n);
 }
 
+/* The history's series of medians, oldest first and the current last,
+ * and where its level moved (E-divisive): for the report. */
+static json_t *eg__series(const eg_gate_data_t *d, const eg__cmp_t *c,
+			  const eg_metric_t *cm)
+{
+	double x[65];
+	size_t at[65], n = 0, ncp = 0;
+	eg_changepoint_t cp[8];
+	json_t *o = json_object(), *v = json_array(), *a = json_array();
+
+	for (size_t j = 0; j < c->nb && n < 64; j++)
+		if (c->bm[j]) {
+			at[n] = j;
+			x[n++] = c->bm[j]->s.median;
+		}
+	at[n] = c->nb;
+	x[n++] = cm->s.median;
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(v, json_real(eg__r4(x[i])));
+	for (size_t i = 0; i < n; i++)
+		x[i] = log(x[i]);
+	eg_stats_changepoints(x, n, 3, 0.05, 199, 0xc0ffee, cp, 8, &ncp);
+	for (size_t i = 0; i < ncp; i++) {
+		size_t j = at[cp[i].at];
+		const json_t *ctx = j < c->nb ? d->base[j].context : NULL;
+		const char *when =
+		    json_string_value(json_object_get(ctx, "created"));
+
+		json_array_append_new(a,
+				      json_pack("{s:I, s:s, s:f}", "from",
+						(json_int_t)cp[i].at, "created",
+						when ? when : "(current)", "p",
+						eg__r4(cp[i].p)));
+	}
+	json_object_set_new(o, "medians", v);
+	json_object_set_new(o, "change_points", a);
+	return o;
+}
+
 /* One comparison: versus (paired when the launches line up), history or
  * one baseline. */
 static int eg__compare(const eg_gate_t *g, const eg_gate_data_t *d,
@@ -162,6 +202,7 @@ static int eg__compare(const eg_gate_t *g, const eg_gate_data_t *d,
 	for (size_t j = 0; j < c->nb && k < 64; j++)
 		if (c->bm[j])
 			live[k++] = c->bm[j];
+	c->series = eg__series(d, c, cm);
 	return eg_regress_history(live, k, cm, o, &c->out);
 }
 
@@ -230,6 +271,8 @@ static json_t *eg__cmp_json(const eg__cmp_t *c, int rejected)
 	json_object_set_new(j, "units", json_string(o->units));
 	json_object_set_new(j, "verdict",
 			    json_string(eg_gate_verdict_name(o->verdict)));
+	if (c->series)
+		json_object_set(j, "history", c->series);
 	if (o->verdict == EG_VERDICT_INCONCLUSIVE && !rejected && o->why[0])
 		json_object_set_new(j, "why", json_string(o->why));
 	return j;
@@ -393,6 +436,7 @@ static void eg__cmps_free(eg__cmp_t *c, size_t n)
 	for (size_t i = 0; c && i < n; i++) {
 		free(c[i].bp);
 		free(c[i].bm);
+		json_decref(c[i].series);
 	}
 	free(c);
 }

@@ -18,7 +18,8 @@
 
 /* The A/B gate file for the metrics: B judged against A. */
 static int eg__ab_gate(const char *path, const char *profile,
-		       const eg_bench_run_opts_t *o, const eg_bench_ab_opts_t *a)
+		       const eg_bench_run_opts_t *o,
+		       const eg_bench_ab_opts_t *a)
 {
 	static const char *const aggs[] = {"none", "geomean"};
 	FILE *f = fopen(path, "w");

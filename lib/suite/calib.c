@@ -34,8 +34,8 @@ static char **eg__list(const char *dir, size_t *n)
 		if (l < 6 || strcmp(e->d_name + l - 5, ".json"))
 			continue;
 		if (*n == cap) {
-			char **t = realloc(v, (cap = cap ? 2 * cap : 64) *
-						  sizeof(*v));
+			char **t =
+			    realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
 
 			if (!t)
 				break;
@@ -77,8 +77,8 @@ static void eg__classify(eg_calib_camp_t *c)
 	}
 }
 
-int eg_calib_load(const char *dir, eg_calib_camp_t **out, size_t *n,
-		  char *err, size_t errlen)
+int eg_calib_load(const char *dir, eg_calib_camp_t **out, size_t *n, char *err,
+		  size_t errlen)
 {
 	size_t nf = 0;
 	char **files = eg__list(dir, &nf);
@@ -168,11 +168,13 @@ static int eg__metric_view(const eg_metric_t *m, const int *keep, size_t L,
 	if (!o->name || !o->samples || !o->launch_n)
 		return EG_ENOMEM;
 	for (size_t i = 0; i < L; i++) {
-		uint32_t c = m->launch_n ? m->launch_n[i] : (uint32_t)m->n_samples;
+		uint32_t c =
+		    m->launch_n ? m->launch_n[i] : (uint32_t)m->n_samples;
 
 		if (keep[i]) {
 			for (uint32_t j = 0; j < c; j++)
-				o->samples[o->n_samples++] = m->samples[off + j] * k;
+				o->samples[o->n_samples++] =
+				    m->samples[off + j] * k;
 			o->launch_n[nl++] = c;
 		}
 		off += c;
@@ -254,8 +256,8 @@ int eg_calib_view(const eg_results_t *src, unsigned max_pass,
 		return EG_ENOMEM;
 	for (size_t i = 0; !rc && i < src->n_points; i++) {
 		const eg_point_t *p = &src->points[i];
-		unsigned max = extra && eg__in(extra, p->id) ? max_extra
-							      : max_pass;
+		unsigned max =
+		    extra && eg__in(extra, p->id) ? max_extra : max_pass;
 		double k = arm && !strcmp(p->arm, arm) ? 1 + shift : 1;
 		int skip;
 
@@ -302,8 +304,7 @@ static double eg__round4(double v)
 	return strtod(b, NULL);
 }
 
-int eg_calib_save(const eg_calib_camp_t *c, size_t n,
-		  const eg_calib_opts_t *o)
+int eg_calib_save(const eg_calib_camp_t *c, size_t n, const eg_calib_opts_t *o)
 {
 	char path[4400], err[EG_RESULTS_ERR_MAX];
 
@@ -315,28 +316,30 @@ int eg_calib_save(const eg_calib_camp_t *c, size_t n,
 
 		snprintf(path, sizeof(path), "%s/%s", o->save,
 			 base ? base + 1 : c[i].r.path);
-		rc = eg_calib_view(&c[i].r, 1u << 30, NULL, 0,
-				   o->metrics ? o->metrics
-					      : "dispatch_us,step_us,combine_us",
-				   NULL, 0, 1, &v);
+		rc = eg_calib_view(
+		    &c[i].r, 1u << 30, NULL, 0,
+		    o->metrics ? o->metrics : "dispatch_us,step_us,combine_us",
+		    NULL, 0, 1, &v);
 		for (size_t p = 0; !rc && p < v.n_points; p++)
 			for (size_t m = 0; m < v.points[p].n_metrics; m++) {
 				eg_metric_t *x = &v.points[p].metrics[m];
 
 				for (size_t s = 0; s < x->n_samples; s++)
-					x->samples[s] = eg__round4(x->samples[s]);
+					x->samples[s] =
+					    eg__round4(x->samples[s]);
 			}
 		if (!rc)
-			rc = eg_results_create(&w, path, c[i].r.recorded,
-					       c[i].r.context, err, sizeof(err));
+			rc =
+			    eg_results_create(&w, path, c[i].r.recorded,
+					      c[i].r.context, err, sizeof(err));
 		for (size_t p = 0; !rc && p < v.n_points; p++)
 			rc = eg_results_append(w, &v.points[p], err,
 					       sizeof(err));
 		eg_results_close(w);
 		eg_results_free(&v);
 		if (rc) {
-			fprintf(stderr, "epgate bench calibrate: %s: %s\n", path,
-				eg_strerror(rc));
+			fprintf(stderr, "epgate bench calibrate: %s: %s\n",
+				path, eg_strerror(rc));
 			return rc;
 		}
 	}

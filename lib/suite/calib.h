@@ -30,18 +30,18 @@ typedef struct eg_calib_camp {
 } eg_calib_camp_t;
 
 typedef struct eg_calib_opts {
-	const char *dir;      /* campaigns, *.json, in time order by name */
-	const char *gates;    /* the shipped gate file to check, or NULL */
-	const char *save;     /* write trimmed copies here, or NULL */
-	unsigned judged;      /* launches judged first (0: 2/3 of them) */
-	unsigned history;     /* campaigns in a history baseline (10) */
-	int quick;	      /* no minimum-detectable-effect scan */
-	const char *metrics;  /* "dispatch_us,step_us,combine_us" */
+	const char *dir;     /* campaigns, *.json, in time order by name */
+	const char *gates;   /* the shipped gate file to check, or NULL */
+	const char *save;    /* write trimmed copies here, or NULL */
+	unsigned judged;     /* launches judged first (0: 2/3 of them) */
+	unsigned history;    /* campaigns in a history baseline (10) */
+	int quick;	     /* no minimum-detectable-effect scan */
+	const char *metrics; /* "dispatch_us,step_us,combine_us" */
 } eg_calib_opts_t;
 
 /* Loads, classifies and sorts the campaigns of o->dir. */
-int eg_calib_load(const char *dir, eg_calib_camp_t **out, size_t *n,
-		  char *err, size_t errlen);
+int eg_calib_load(const char *dir, eg_calib_camp_t **out, size_t *n, char *err,
+		  size_t errlen);
 void eg_calib_free(eg_calib_camp_t *c, size_t n);
 
 /* A campaign restricted to the launches of pass < max_pass (and, for the
@@ -56,8 +56,7 @@ int eg_calib_view(const eg_results_t *src, unsigned max_pass,
 
 /* Trimmed copies of the campaigns into o->save (same names): the
  * metrics of o->metrics only, samples to 4 significant digits. */
-int eg_calib_save(const eg_calib_camp_t *c, size_t n,
-		  const eg_calib_opts_t *o);
+int eg_calib_save(const eg_calib_camp_t *c, size_t n, const eg_calib_opts_t *o);
 
 /* Multiplies the times (the *_us metrics) of arm's points in r by k. */
 void eg_calib_scale(eg_results_t *r, const char *arm, double k);

@@ -20,7 +20,7 @@
 #include "epgate/gate.h"
 #include "lib/suite/calib.h"
 
-#define EG__METRICS "dispatch_us,step_us,combine_us"
+#define EG__METRICS	   "dispatch_us,step_us,combine_us"
 #define EG__VIEW_RESAMPLES 400
 
 static const char *const eg__stat[] = {"bootstrap", "mann-whitney"};
@@ -43,27 +43,28 @@ static int eg__gates(const char *metrics, const char *arm, const char *b,
 	for (const char *s = metrics; s && *s;) {
 		const char *e = strchr(s, ',');
 
-		snprintf(m, sizeof(m), "%.*s", (int)(e ? e - s : (long)strlen(s)),
-			 s);
+		snprintf(m, sizeof(m), "%.*s",
+			 (int)(e ? e - s : (long)strlen(s)), s);
 		s = e ? e + 1 : NULL;
 		for (int st = 0; st < 2; st++)
 			for (int g = 0; g < 2; g++) {
-				fprintf(f,
-					"  - {name: %s.%s.%s, sentence: c, rule: "
-					"regression, metric: %s, statistic: %s, "
-					"aggregate: %s, ",
-					m, eg__stat[st], g ? "geomean" : "points",
-					m, eg__stat[st], g ? "geomean" : "none");
+				fprintf(
+				    f,
+				    "  - {name: %s.%s.%s, sentence: c, rule: "
+				    "regression, metric: %s, statistic: %s, "
+				    "aggregate: %s, ",
+				    m, eg__stat[st], g ? "geomean" : "points",
+				    m, eg__stat[st], g ? "geomean" : "none");
 				if (b)
-					fprintf(f, "versus: [\"%s\", \"%s\"]}\n", b,
-						a);
+					fprintf(f,
+						"versus: [\"%s\", \"%s\"]}\n",
+						b, a);
 				else
 					fprintf(f, "arms: [\"%s\"]}\n", arm);
 			}
 	}
 	fclose(f);
-	rc = eg_gate_file_parse(gf, text, len, "calibration.gate", err,
-				errlen);
+	rc = eg_gate_file_parse(gf, text, len, "calibration.gate", err, errlen);
 	free(text);
 	return rc;
 }
@@ -109,7 +110,7 @@ typedef struct eg__cal {
 	eg_calib_camp_t *c;
 	size_t n;
 	unsigned judged, total;
-	eg_results_t *views; /* judged view of each clean campaign */
+	eg_results_t *views;   /* judged view of each clean campaign */
 	eg__row_t rows[3][64]; /* mode x gate */
 	size_t n_gates;
 	eg_gate_file_t gf_prof; /* gates for profile campaigns */
@@ -141,8 +142,7 @@ static unsigned eg__launches(const eg_results_t *r)
 }
 
 /* The clean campaigns before i, the last `want` of them, into idx. */
-static size_t eg__before(const eg__cal_t *k, size_t i, size_t want,
-			 size_t *idx)
+static size_t eg__before(const eg__cal_t *k, size_t i, size_t want, size_t *idx)
 {
 	size_t n = 0;
 
@@ -254,7 +254,8 @@ static double eg__realized(const eg_results_t *cur, const eg_results_t *base,
 	if (eg_gate_file_parse(&gf, text, strlen(text), "r", err, sizeof(err)))
 		return NAN;
 	if (!eg_gate_eval(&gf, &gf.gates[0], &d, &res, err, sizeof(err))) {
-		cmp = json_array_get(json_object_get(res.diag, "comparisons"), 0);
+		cmp =
+		    json_array_get(json_object_get(res.diag, "comparisons"), 0);
 		ch = json_number_value(json_object_get(cmp, "change_pct"));
 		eg_gate_result_fini(&res);
 	}
@@ -320,8 +321,8 @@ static void eg__planted_sizes(eg__cal_t *k, size_t i)
 
 	if (!versus && !b)
 		return;
-	eg_calib_view(&c->r, versus ? 1u << 30 : k->total, NULL, 0, NULL,
-		      NULL, 0, EG__VIEW_RESAMPLES, &v1);
+	eg_calib_view(&c->r, versus ? 1u << 30 : k->total, NULL, 0, NULL, NULL,
+		      0, EG__VIEW_RESAMPLES, &v1);
 	for (size_t m = 0; m < k->n_metric; m++) {
 		double ch = eg__realized(&v1, b, nb, c, k->metric[m], versus);
 
@@ -346,8 +347,10 @@ static void eg__replay(eg__cal_t *k)
 				if (eg__profile_one(k, i, mode, 0, 1, v0))
 					continue;
 				if (!pl) {
-					eg__profile_one(k, i, mode, 0.05, 1, v5);
-					eg__profile_one(k, i, mode, 0.10, 1, v10);
+					eg__profile_one(k, i, mode, 0.05, 1,
+							v5);
+					eg__profile_one(k, i, mode, 0.10, 1,
+							v10);
 				}
 				eg__tally(k, mode, pl, v0, v5, v10);
 			}
@@ -396,8 +399,8 @@ static void eg__mde_one(eg__cal_t *k, size_t i, int mode,
 	double at = 1;
 
 	if ((mode != 2 && !b) ||
-	    (mode == 2 && eg__gates(keep, NULL, c->b, c->a, &gf, err,
-				    sizeof(err))))
+	    (mode == 2 &&
+	     eg__gates(keep, NULL, c->b, c->a, &gf, err, sizeof(err))))
 		goto out;
 	if (mode == 2)
 		g = &gf;
@@ -425,10 +428,11 @@ static void eg__mde(eg__cal_t *k, int mode)
 		const eg_calib_camp_t *c = &k->c[i];
 		size_t idx[256];
 
-		if (mode == 2 ? c->kind != EG_CALIB_AA
-			      : c->kind != EG_CALIB_CLEAN ||
-				    eg__before(k, i, mode ? 1 : k->o->history,
-					       idx) < (mode ? 1 : k->o->history))
+		if (mode == 2
+			? c->kind != EG_CALIB_AA
+			: c->kind != EG_CALIB_CLEAN ||
+			      eg__before(k, i, mode ? 1 : k->o->history, idx) <
+				  (mode ? 1 : k->o->history))
 			continue;
 		pop++;
 		eg__mde_one(k, i, mode, det);
@@ -527,7 +531,8 @@ static int eg__shipped(eg__cal_t *k)
 	return 0;
 }
 
-/* ---- the table ------------------------------------------------------------ */
+/* ---- the table ------------------------------------------------------------
+ */
 
 static const char *eg__frac(const eg__row_t *r, int col, char *buf, size_t len)
 {
@@ -570,10 +575,13 @@ static void eg__table(eg__cal_t *k)
 			if (isnan(r->mde))
 				snprintf(mde, sizeof(mde), "-");
 			else if (isinf(r->mde))
-				snprintf(mde, sizeof(mde), ">%d%%", EG__MDE_MAX);
+				snprintf(mde, sizeof(mde), ">%d%%",
+					 EG__MDE_MAX);
 			else
-				snprintf(mde, sizeof(mde), "%.0f%%", 100 * r->mde);
-			printf("%-9s %-12s %-13s %-8s %-7s %-7s %-7s %-7s %-8s %s\n",
+				snprintf(mde, sizeof(mde), "%.0f%%",
+					 100 * r->mde);
+			printf("%-9s %-12s %-13s %-8s %-7s %-7s %-7s %-7s %-8s "
+			       "%s\n",
 			       modes[m], gt->metric,
 			       m == 0 ? "history-t" : eg__stat[gt->statistic],
 			       gt->aggregate ? "geomean" : "points",
@@ -603,8 +611,8 @@ static void eg__metrics(eg__cal_t *k)
 /* Launches, the arm, the gates and the clean campaigns' judged views. */
 static int eg__setup(eg__cal_t *k)
 {
-	const char *arm = "a2a", *keep = k->o->metrics ? k->o->metrics
-						       : EG__METRICS;
+	const char *arm = "a2a",
+		   *keep = k->o->metrics ? k->o->metrics : EG__METRICS;
 	char err[EG_GATE_ERR_MAX];
 
 	eg__metrics(k);
@@ -616,8 +624,8 @@ static int eg__setup(eg__cal_t *k)
 		if (k->c[i].arm[0])
 			arm = k->c[i].arm;
 	}
-	k->judged = k->o->judged ? k->o->judged
-				 : (k->total * 2 + 2) / 3; /* 9 -> 6 */
+	k->judged =
+	    k->o->judged ? k->o->judged : (k->total * 2 + 2) / 3; /* 9 -> 6 */
 	if (eg__gates(keep, arm, NULL, NULL, &k->gf_prof, err, sizeof(err)))
 		return EG_EPARSE;
 	k->n_gates = k->gf_prof.n_gates;
@@ -639,8 +647,8 @@ static int eg__target(const char *what, unsigned fa, unsigned n_fa,
 {
 	int ok = fa * 20 <= (n_fa > 20 ? n_fa : 20) && det * 20 >= 19 * n_det;
 
-	printf("%s: false alarms %u of %u, planted caught %u of %u: %s\n",
-	       what, fa, n_fa, det, n_det, ok ? "target met" : "TARGET MISSED");
+	printf("%s: false alarms %u of %u, planted caught %u of %u: %s\n", what,
+	       fa, n_fa, det, n_det, ok ? "target met" : "TARGET MISSED");
 	return ok;
 }
 
@@ -674,8 +682,7 @@ int eg_calibrate(const eg_calib_opts_t *o)
 	printf("calibration: %s: %u clean, %u planted, %u A/A, %u A/B "
 	       "campaign(s); %u of %u launches judged first, the rest "
 	       "re-measure; history of %u\n",
-	       o->dir, n[0], n[1], n[2], n[3], k->judged, k->total,
-	       o->history);
+	       o->dir, n[0], n[1], n[2], n[3], k->judged, k->total, o->history);
 	eg__replay(k);
 	for (int m = 0; m < 3 && !o->quick; m++)
 		eg__mde(k, m);

@@ -379,7 +379,8 @@ static int eg__rank_point(eg__rank_t *r, const eg_bench_ctx_t *ctx,
 	if (rc == EG_ENOSYS) {
 		/* nothing to measure on here (no CUDA device): a skip */
 		if (!r->w.rank)
-			fprintf(stderr, EG__PROG ": %s: not measurable here: %s\n",
+			fprintf(stderr,
+				EG__PROG ": %s: not measurable here: %s\n",
 				pt->id, err);
 		return rc;
 	}

@@ -19,16 +19,14 @@ START_TEST(names)
 	ck_assert_double_eq_tol(f, 0.1, 1e-12);
 	ck_assert_double_eq(t, 0);
 	ck_assert_str_eq(in, "a2a");
-	ck_assert_int_eq(eg_slow_parse("slow:50us:plugin:/x.so,k=v", &f, &t,
-				       &in),
-			 EG_OK);
+	ck_assert_int_eq(
+	    eg_slow_parse("slow:50us:plugin:/x.so,k=v", &f, &t, &in), EG_OK);
 	ck_assert_double_eq_tol(t, 50e-6, 1e-15);
 	ck_assert_str_eq(in, "plugin:/x.so,k=v");
 	ck_assert_int_eq(eg_slow_parse("slow:10%", &f, &t, &in), EG_EINVAL);
 	ck_assert_int_eq(eg_slow_parse("slow:10ms:a2a", &f, &t, &in),
 			 EG_EINVAL);
-	ck_assert_int_eq(eg_slow_parse("slow:-1%:a2a", &f, &t, &in),
-			 EG_EINVAL);
+	ck_assert_int_eq(eg_slow_parse("slow:-1%:a2a", &f, &t, &in), EG_EINVAL);
 	ck_assert_int_eq(eg_slow_parse("slow::a2a", &f, &t, &in), EG_EINVAL);
 	/* found by the registry, once per name, as the engine it wraps */
 	a = eg_engine_find("slow:10%:self");
@@ -50,7 +48,7 @@ END_TEST
  * the dispatch's wall time. */
 static double run(const eg_engine_ops_t *ops)
 {
-	const char *kv[] = {"world=4",	"experts=16", "topk=4", "tokens=20",
+	const char *kv[] = {"world=4",	 "experts=16",	"topk=4", "tokens=20",
 			    "hidden=32", "data=random", NULL};
 	eg_workload_t w;
 	eg_gen_t g;
@@ -86,9 +84,9 @@ static double run(const eg_engine_ops_t *ops)
 		eg_recv_free(&exp);
 		ck_assert_int_eq(eg_expert_stage(&g, &out[d], y[d]), EG_OK);
 	}
-	ck_assert_int_eq(ops->combine(eng, out, (const void *const *)y,
-				      (void *const *)res),
-			 EG_OK);
+	ck_assert_int_eq(
+	    ops->combine(eng, out, (const void *const *)y, (void *const *)res),
+	    EG_OK);
 	for (uint32_t s = 0; s < 4; s++) {
 		void *exp = malloc(eg_combine_bytes(&w, s) + 1);
 		eg_verdict_t v;

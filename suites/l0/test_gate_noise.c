@@ -62,7 +62,8 @@ static void add_launches(const char *id, const char *arm, const char *axes,
 		double lvl = med * exp(between * gsl_ran_gaussian(r, 1));
 
 		for (int i = 0; i < k; i++) {
-			x[j * k + i] = lvl * exp(within * gsl_ran_gaussian(r, 1));
+			x[j * k + i] =
+			    lvl * exp(within * gsl_ran_gaussian(r, 1));
 			json_array_append_new(a, json_real(x[j * k + i]));
 		}
 		json_array_append_new(ln, json_integer(k));
@@ -70,9 +71,9 @@ static void add_launches(const char *id, const char *arm, const char *axes,
 	}
 	p = json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:{s:f, s:i, s:o, s:o}}}",
 		      "id", id, "suite", "s", "arm", arm, "axes",
-		      json_loads(axes, 0, NULL), "passes", ps, "metrics", metric,
-		      "median", eg_stats_median(x, (size_t)(L * k)), "n", L * k,
-		      "samples", a, "launches", ln);
+		      json_loads(axes, 0, NULL), "passes", ps, "metrics",
+		      metric, "median", eg_stats_median(x, (size_t)(L * k)),
+		      "n", L * k, "samples", a, "launches", ln);
 	free(x);
 	ck_assert_ptr_nonnull(p);
 	json_array_append_new(json_object_get(doc, "points"), p);
@@ -200,12 +201,13 @@ START_TEST(band_edges_are_inside)
 			 "ratio: [a2a, dense], filter: {suite: %s}, band: "
 			 "[0.95, 1.05]}",
 			 s ? "hi" : "lo");
-		expect(g, EG_VERDICT_PASS, s ? "1.05 in [0.95, 1.05]"
-					     : "0.95 in [0.95, 1.05]");
+		expect(g, EG_VERDICT_PASS,
+		       s ? "1.05 in [0.95, 1.05]" : "0.95 in [0.95, 1.05]");
 	}
-	expect("{name: b, sentence: s, rule: bound, metric: tok_s, arms: [a2a], "
-	       "filter: {suite: lo}, min: 95, max: 95}",
-	       EG_VERDICT_PASS, NULL);
+	expect(
+	    "{name: b, sentence: s, rule: bound, metric: tok_s, arms: [a2a], "
+	    "filter: {suite: lo}, min: 95, max: 95}",
+	    EG_VERDICT_PASS, NULL);
 	expect("{name: r, sentence: s, rule: recovery, metric: so_gbps, axis: "
 	       "num_comms, low: 1, high: 8, min_factor: 4}",
 	       EG_VERDICT_PASS, "4x");
@@ -280,9 +282,8 @@ START_TEST(intervals_decide)
 			     &res),
 			 0);
 	ck_assert_uint_eq(json_array_size(res.remeasure), 2);
-	ck_assert_str_eq(json_string_value(json_object_get(res.diag,
-							   "correction")),
-			 "holm");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(res.diag, "correction")), "holm");
 	eg_gate_result_fini(&res);
 }
 END_TEST
@@ -392,7 +393,7 @@ START_TEST(mann_whitney_interval)
 END_TEST
 
 #define HIST(extra)                                                            \
-	"{name: h, sentence: s, rule: regression, metric: step_us, arms: "    \
+	"{name: h, sentence: s, rule: regression, metric: step_us, arms: "     \
 	"[a]" extra "}"
 
 /* A history of n campaigns: one point, each campaign's level moving by
@@ -473,8 +474,7 @@ START_TEST(regress_history_direct)
 	ck_assert_int_eq(eg_regress_history(b, 4, &m[4], &o, &out), 0);
 	ck_assert_int_eq(out.verdict, EG_VERDICT_PASS);
 	m[4].s.median = 0;
-	ck_assert_int_eq(eg_regress_history(b, 4, &m[4], &o, &out),
-			 EG_ERANGE);
+	ck_assert_int_eq(eg_regress_history(b, 4, &m[4], &o, &out), EG_ERANGE);
 }
 END_TEST
 

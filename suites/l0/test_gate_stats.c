@@ -414,12 +414,45 @@ START_TEST(launch_statistics)
 	ck_assert(cb > 5 * cw && cw > 0);
 	ck_assert_int_eq(eg_stats_hboot_median_ci(&s, 2000, 0.95, 5, &lo, &hi),
 			 0);
-	ck_assert_int_eq(eg_stats_boot_median_ci(x, 30, 2000, 0.95, 5, &plo,
-						 &phi),
-			 0);
+	ck_assert_int_eq(
+	    eg_stats_boot_median_ci(x, 30, 2000, 0.95, 5, &plo, &phi), 0);
 	ck_assert(hi - lo > 2 * (phi - plo));
 	ln[1] = 1; /* the counts must add up */
 	ck_assert_int_eq(eg_stats_launch_spread(&s, &cw, &cb), EG_EINVAL);
+}
+END_TEST
+
+/* E-divisive: a level that moves by 20% after 10 campaigns is found
+ * there; a series without a move has none; two moves, two points. */
+START_TEST(change_points)
+{
+	double x[30];
+	eg_changepoint_t cp[8];
+	size_t n;
+
+	for (int i = 0; i < 20; i++)
+		x[i] = (i < 10 ? 100 : 120) + ((i * 7) % 5) - 2;
+	ck_assert_int_eq(
+	    eg_stats_changepoints(x, 20, 3, 0.05, 199, 1, cp, 8, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(cp[0].at, 10);
+	ck_assert(cp[0].p < 0.05);
+	for (int i = 0; i < 20; i++)
+		x[i] = 100 + ((i * 7) % 5) - 2;
+	ck_assert_int_eq(
+	    eg_stats_changepoints(x, 20, 3, 0.05, 199, 1, cp, 8, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	for (int i = 0; i < 30; i++)
+		x[i] = (i < 10 ? 100 : i < 20 ? 130 : 90) + ((i * 7) % 5) - 2;
+	ck_assert_int_eq(
+	    eg_stats_changepoints(x, 30, 3, 0.05, 199, 1, cp, 8, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(cp[0].at, 10);
+	ck_assert_uint_eq(cp[1].at, 20);
+	x[3] = NAN;
+	ck_assert_int_eq(
+	    eg_stats_changepoints(x, 30, 3, 0.05, 199, 1, cp, 8, &n),
+	    EG_ERANGE);
 }
 END_TEST
 
@@ -443,6 +476,7 @@ static Suite *stats_suite(void)
 	tcase_add_test(t, multiple_comparisons);
 	tcase_add_test(t, signed_rank_and_shift);
 	tcase_add_test(t, launch_statistics);
+	tcase_add_test(t, change_points);
 	suite_add_tcase(s, t);
 	return s;
 }

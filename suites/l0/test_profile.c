@@ -316,7 +316,8 @@ START_TEST(launches_and_arms)
 			       "[a2a], axes: {concurrency: [8]}}\n",
 			       &p, err, sizeof(err)),
 			 EG_EPARSE);
-	ck_assert_msg(strstr(err, ":3: launches: 0 is out of range"), "%s", err);
+	ck_assert_msg(strstr(err, ":3: launches: 0 is out of range"), "%s",
+		      err);
 }
 END_TEST
 

@@ -596,14 +596,20 @@ START_TEST(add_launch)
 			      .samples = malloc(sizeof(b)),
 			      .n_samples = 3};
 	memcpy(m2[0].samples, b, sizeof(b));
-	one = (eg_point_t){.id = strdup("p"), .suite = strdup("s"),
-			   .arm = strdup("a"), .axes = json_object(),
+	one = (eg_point_t){.id = strdup("p"),
+			   .suite = strdup("s"),
+			   .arm = strdup("a"),
+			   .axes = json_object(),
 			   .evidence = json_pack("{s:s}", "provider", "shm"),
-			   .metrics = m1, .n_metrics = 2};
-	two = (eg_point_t){.id = strdup("p"), .suite = strdup("s"),
-			   .arm = strdup("a"), .axes = json_object(),
+			   .metrics = m1,
+			   .n_metrics = 2};
+	two = (eg_point_t){.id = strdup("p"),
+			   .suite = strdup("s"),
+			   .arm = strdup("a"),
+			   .axes = json_object(),
 			   .evidence = json_pack("{s:s}", "provider", "tcp"),
-			   .metrics = m2, .n_metrics = 1};
+			   .metrics = m2,
+			   .n_metrics = 1};
 	ck_assert_int_eq(eg_point_add_launch(&acc, &one, 0, 0), 0);
 	ck_assert_int_eq(eg_point_add_launch(&acc, &two, 3, 1), 0);
 	ck_assert_uint_eq(acc.n_passes, 2);
@@ -614,9 +620,9 @@ START_TEST(add_launch)
 	/* so_bytes: absent in launch 2, kept as it was */
 	ck_assert_double_eq(eg_point_metric(&acc, "so_bytes")->s.median, 8);
 	/* a launch that ran another path shows in the evidence */
-	ck_assert_str_eq(json_string_value(
-			     json_object_get(acc.evidence, "provider")),
-			 "shm | tcp");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(acc.evidence, "provider")),
+	    "shm | tcp");
 	/* passes go forward only */
 	ck_assert_int_eq(eg_point_add_launch(&acc, &acc, 1, 0), EG_EINVAL);
 	eg_point_fini(&acc);
