@@ -116,8 +116,8 @@ int eg_stats_changepoints(const double *x, size_t n, size_t min_size,
 		size_t a = lo[--top], b = hi[top], len = b - a;
 		double q, p;
 
-		if (len < 2 * min_size || (q = eg__best(x + a, len, min_size,
-							&at)) <= 0)
+		if (len < 2 * min_size ||
+		    (q = eg__best(x + a, len, min_size, &at)) <= 0)
 			continue;
 		p = eg__perm_p(x + a, len, min_size, q, perms, g, buf);
 		if (p > alpha)

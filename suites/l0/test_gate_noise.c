@@ -498,6 +498,7 @@ static Suite *suite(void)
 	TCase *t = tcase_create("core");
 
 	tcase_set_timeout(t, 120);
+	tcase_add_checked_fixture(t, NULL, teardown);
 	tcase_add_test(t, nan_fails);
 	tcase_add_test(t, x_over_zero_fails);
 	tcase_add_test(t, band_edges_are_inside);
