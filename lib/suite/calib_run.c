@@ -126,6 +126,8 @@ typedef struct eg__cal {
 
 static void eg__count(eg__row_t *r, int col, eg_gate_verdict_t v)
 {
+	if (v == EG_VERDICT_SKIP) /* not judged (no baseline, --quick) */
+		return;
 	r->n[col]++;
 	r->fail[col] += v == EG_VERDICT_FAIL;
 }
@@ -208,7 +210,7 @@ static int eg__profile_one(eg__cal_t *k, size_t i, int mode, double shift,
 		return 1;
 	eg_calib_view(&c->r, k->judged, NULL, 0, keep, c->arm, shift,
 		      EG__VIEW_RESAMPLES, &v1);
-	eg__judge(&k->gf_prof, &d, v, NULL, 0);
+	eg__judge(&k->gf_prof, &d, v, NULL, k->o->quick);
 	for (size_t g = 0; g < k->n_gates; g++)
 		redo |= k->gf_prof.gates[g].aggregate == EG_AGG_GEOMEAN &&
 			v[g] != EG_VERDICT_PASS;
@@ -275,7 +277,7 @@ static void eg__ab_one(eg__cal_t *k, size_t i, const eg_gate_file_t *gf,
 
 	eg_calib_view(&c->r, 1u << 30, NULL, 0, keep, c->b, shift,
 		      EG__VIEW_RESAMPLES, &v1);
-	eg__judge(gf, &d, v, NULL, 0);
+	eg__judge(gf, &d, v, NULL, k->o->quick);
 	eg_results_free(&v1);
 }
 

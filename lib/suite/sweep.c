@@ -274,6 +274,22 @@ static int eg__start(eg__run_t *r)
 	return rc;
 }
 
+/* The points held in the profile's order (they arrive shuffled). */
+static void eg__sort_held(eg__run_t *r)
+{
+	size_t k = 0;
+
+	for (size_t u = 0; u < r->n_units; u++)
+		for (size_t i = k; i < r->held.n_points; i++)
+			if (!strcmp(r->held.points[i].id, r->units[u].id)) {
+				eg_point_t t = r->held.points[k];
+
+				r->held.points[k++] = r->held.points[i];
+				r->held.points[i] = t;
+				break;
+			}
+}
+
 /* Every pass, the re-measurements, then the table and the gates; the
  * exit code. */
 static int eg__run(eg__run_t *r)
@@ -295,6 +311,7 @@ static int eg__run(eg__run_t *r)
 	r->wr = NULL;
 	tot->seconds = eg_now() - r->t0;
 	tot->measured = (unsigned)r->held.n_points;
+	eg__sort_held(r);
 	eg__table(&r->held);
 	printf("epgate bench: %u of %u point(s) measured (%u launches, %u of "
 	       "them re-measurements), %u failed, %.1f s; results %s\n",
@@ -330,10 +347,12 @@ static uint64_t eg__seed(const eg_bench_run_opts_t *o)
 	if (o->seed)
 		return o->seed;
 	if (e && *e)
-		return strtoull(e, NULL, 0);
+		return strtoull(e, NULL, 0) & 0x7fffffffffffffffull;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec ^
-	       ((uint64_t)getpid() << 20);
+	/* 48 bits: a JSON integer any reader keeps exactly */
+	return (((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec ^
+		((uint64_t)getpid() << 20)) &
+	       0xffffffffffffull;
 }
 
 /* The run's plan: units, passes, re-measurement, gate file. */
