@@ -16,7 +16,8 @@
 # environment): EG_PLANT (slow:10%:a2a), EG_LAUNCHES (9: 6 judged, 3
 # re-measurement launches the replay adds to the points the gates cannot
 # settle), EG_AB_LAUNCHES (8), EG_KINDS ("clean plant aa ab"), EG_HISTORY
-# (campaigns in a history baseline, 10), EG_BUDGET (seconds: no campaign
+# (campaigns in a history baseline, 10), EG_JUDGED (launches judged
+# before re-measurement: the profile's launches), EG_BUDGET (seconds: no campaign
 # is started that would end after it, judging by the longest so far; the
 # table is printed on what was measured; a second call with the same OUT
 # adds campaigns).
@@ -83,5 +84,6 @@ while [ "$i" -lt "$ROUNDS" ]; do
 	i=$((i + 1))
 done
 set -- --history "$HIST"
+[ -n "${EG_JUDGED:-}" ] && set -- "$@" --judged "$EG_JUDGED"
 [ -f "$G" ] && set -- "$@" --gates "$G"
 "$E" bench calibrate "$OUT/campaigns" "$@"

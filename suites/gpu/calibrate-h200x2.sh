@@ -36,7 +36,7 @@ EOG
 	--junit "$OUT/recovery/both.xml" "$OUT/recovery/xnode.json"
 worst=$rc
 for p in h200x2-nvlink h200x2-xnode; do
-	EG_BUDGET=$((B / 2)) EG_HISTORY=5 EG_LAUNCHES=8 EG_AB_LAUNCHES=6 \
+	EG_BUDGET=$((B / 2)) EG_HISTORY=5 EG_LAUNCHES=8 EG_JUDGED=5 EG_AB_LAUNCHES=6 \
 		sh "$D/../gates/calibrate.sh" "$E" "$p" "$OUT/$p" 20 5
 	r=$?
 	[ "$r" -gt "$worst" ] && worst=$r

@@ -20,6 +20,6 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
 	exit 77
 fi
 export NCCL_NVLS_ENABLE=0
-EG_BUDGET=${3:-400} EG_KINDS=${EG_KINDS:-clean plant} EG_LAUNCHES=5 \
+EG_BUDGET=${3:-400} EG_KINDS=${EG_KINDS:-clean plant} EG_LAUNCHES=5 EG_JUDGED=3 \
 	EG_HISTORY=5 EG_PLANT=slow:10%:a2a \
 	sh "$(dirname "$0")/../gates/calibrate.sh" "$E" h200x1 "$OUT" 20 5
