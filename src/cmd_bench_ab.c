@@ -18,7 +18,7 @@ static void eg__ab_usage(FILE *f)
 	    "with a gate file written into the run folder (ab.gate): per\n"
 	    "metric, at every point (launch-paired, corrected over the "
 	    "points)\n"
-	    "and over the points (geometric mean).  B fails when it is worse\n"
+	    "and over the points (the median change).  B fails when it is\n"
 	    "than A by more than --min-effect with confidence, passes when it\n"
 	    "is not, and is inconclusive when the interval straddles it (the\n"
 	    "points are re-measured first).  Arms: a2a, dense, plugin:PATH\n"

@@ -79,10 +79,12 @@ typedef struct eg_gate_stats {
 #define EG_GATE_CORRECTION EG_CORRECT_HOLM
 
 /* regression, aggregate: judge every point (none), or one comparison of
- * the geometric mean of the points' changes (geomean). */
+ * the typical change over the points: the median of the points' log
+ * changes (median: robust), or their mean (geomean). */
 typedef enum eg_aggregate {
 	EG_AGG_NONE = 0,
 	EG_AGG_GEOMEAN,
+	EG_AGG_MEDIAN,
 } eg_aggregate_t;
 
 /* filter: key (an axis, or "suite") -> accepted values (a JSON array of

@@ -97,11 +97,12 @@ typedef struct eg__twin {
 	const eg_point_t *cp, *const *bp;
 	const eg_metric_t *cm, *const *bm;
 } eg__twin_t;
-/* The geometric mean of the change over n points, one comparison:
- * against a history of nb campaigns (history), or one baseline campaign
- * (nb = 1) by its launches, pass by pass. */
+/* The typical change over n points (median, else the geometric mean),
+ * one comparison: against a history of nb campaigns (history), or one
+ * baseline campaign (nb = 1) by its launches, pass by pass. */
 int eg__aggregate(const eg__twin_t *t, size_t n, size_t nb, int history,
-		  const eg_regress_opts_t *o, eg_regress_out_t *out);
+		  int median, const eg_regress_opts_t *o,
+		  eg_regress_out_t *out);
 
 /* Rules; each fills res (verdict, summary, diag). */
 int eg__rule_bound(const eg_gate_file_t *gf, const eg_gate_t *g,

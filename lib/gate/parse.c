@@ -209,7 +209,7 @@ static const char *const eg__statistics[] = {"bootstrap", "mann-whitney", NULL};
 static const char *const eg__betters[] = {"lower", "higher", NULL};
 static const char *const eg__scales[] = {"linear", "log2", NULL};
 static const char *const eg__corrections[] = {"holm", "bh", "none", NULL};
-static const char *const eg__aggregates[] = {"none", "geomean", NULL};
+static const char *const eg__aggregates[] = {"none", "geomean", "median", NULL};
 
 /* Settings shared by the defaults block and the gates. */
 static int eg__stat_key(eg_yaml_t *y, const char *k, const yaml_node_t *v,

@@ -374,8 +374,8 @@ static int eg__aggregate_one(const eg_gate_t *g, const eg_gate_data_t *d,
 	*used = k;
 	o->seed = eg__seed(g->name, "aggregate");
 	o->paired = g->versus[0] != NULL;
-	rc = k ? eg__aggregate(t, k, c[0].nb, d->history && !g->versus[0], o,
-			       out)
+	rc = k ? eg__aggregate(t, k, c[0].nb, d->history && !g->versus[0],
+			       g->aggregate == EG_AGG_MEDIAN, o, out)
 	       : EG_EINVAL;
 	free(t);
 	return rc;
@@ -425,9 +425,11 @@ static int eg__opts(const eg_gate_file_t *gf, const eg_gate_t *g,
 	if (d->history && !g->versus[0])
 		json_object_set_new(res->diag, "campaigns",
 				    json_integer((json_int_t)d->n_base));
-	if (g->aggregate == EG_AGG_GEOMEAN)
+	if (g->aggregate != EG_AGG_NONE)
 		json_object_set_new(res->diag, "aggregate",
-				    json_string("geomean"));
+				    json_string(g->aggregate == EG_AGG_MEDIAN
+						    ? "median"
+						    : "geomean"));
 	return 0;
 }
 
@@ -463,7 +465,7 @@ static int eg__compare_all(const eg_gate_file_t *gf, const eg_gate_t *g,
 			continue;
 		}
 		(*n)++;
-		if (g->aggregate == EG_AGG_GEOMEAN)
+		if (g->aggregate != EG_AGG_NONE)
 			continue;
 		if ((rc = eg__compare(g, d, x, o)) < 0)
 			return eg__gerr(gf, g->line, err, len,
@@ -492,7 +494,9 @@ static int eg__rule_aggregate(const eg_gate_file_t *gf, const eg_gate_t *g,
 		return eg__gerr(gf, g->line, err, len,
 				"gate \"%s\": cannot aggregate: %s", g->name,
 				eg_strerror(rc));
-	snprintf(at, sizeof(at), "the geometric mean of %zu point(s)", used);
+	snprintf(at, sizeof(at), "the %s of %zu point(s)",
+		 g->aggregate == EG_AGG_MEDIAN ? "median" : "geometric mean",
+		 used);
 	cell.at = at;
 	cell.v = NAN;
 	one.e = &cell;
@@ -548,7 +552,7 @@ int eg__rule_regression(const eg_gate_file_t *gf, const eg_gate_t *g,
 			 "no data: no point with %s has a twin %s", g->metric,
 			 g->versus[0] ? "of the arm it is judged against"
 				      : "in the baseline");
-	} else if (g->aggregate == EG_AGG_GEOMEAN) {
+	} else if (g->aggregate != EG_AGG_NONE) {
 		rc =
 		    eg__rule_aggregate(gf, g, d, c, n, &o, cmps, res, err, len);
 	} else {

@@ -5,7 +5,7 @@
  * the machine does during a launch lands on both.  The judgement is a
  * gate file written into the run folder (ab.gate, kept for the record):
  * per metric, B against A at every point (launch-paired, corrected over
- * the points) and the geometric mean over the points. */
+ * the points) and the median change over the points. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,7 @@ static int eg__ab_gate(const char *path, const char *profile,
 		       const eg_bench_run_opts_t *o,
 		       const eg_bench_ab_opts_t *a)
 {
-	static const char *const aggs[] = {"none", "geomean"};
+	static const char *const aggs[] = {"none", "median"};
 	FILE *f = fopen(path, "w");
 
 	if (!f)
@@ -44,9 +44,9 @@ static int eg__ab_gate(const char *path, const char *profile,
 				"    rule: regression\n    metric: %s\n"
 				"    versus: [\"%s\", \"%s\"]\n    statistic: "
 				"%s\n    aggregate: %s\n",
-				a->metric[i], g ? "-geomean" : "",
+				a->metric[i], g ? "-median" : "",
 				100 * a->min_effect, a->metric[i],
-				g ? "over the points (geometric mean)"
+				g ? "over the points (the median change)"
 				  : "at any point",
 				a->metric[i], o->ab[1], o->ab[0], a->statistic,
 				aggs[g]);

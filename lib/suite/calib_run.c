@@ -24,6 +24,11 @@
 #define EG__VIEW_RESAMPLES 400
 
 static const char *const eg__stat[] = {"bootstrap", "mann-whitney"};
+/* the gates per metric and statistic: every point, and the two
+ * aggregates over the points */
+#define EG__KINDS 3
+static const char *const eg__kind[] = {"points", "geomean", "median"};
+static const char *const eg__agg[] = {"none", "geomean", "median"};
 
 /* The calibration gates of one campaign kind: per metric and statistic,
  * every point and the geometric mean; arm judged by history or baseline,
@@ -47,14 +52,14 @@ static int eg__gates(const char *metrics, const char *arm, const char *b,
 			 (int)(e ? e - s : (long)strlen(s)), s);
 		s = e ? e + 1 : NULL;
 		for (int st = 0; st < 2; st++)
-			for (int g = 0; g < 2; g++) {
+			for (int g = 0; g < EG__KINDS; g++) {
 				fprintf(
 				    f,
 				    "  - {name: %s.%s.%s, sentence: c, rule: "
 				    "regression, metric: %s, statistic: %s, "
 				    "aggregate: %s, ",
-				    m, eg__stat[st], g ? "geomean" : "points",
-				    m, eg__stat[st], g ? "geomean" : "none");
+				    m, eg__stat[st], eg__kind[g], m,
+				    eg__stat[st], eg__agg[g]);
 				if (b)
 					fprintf(f,
 						"versus: [\"%s\", \"%s\"]}\n",
@@ -82,8 +87,7 @@ static void eg__judge(const eg_gate_file_t *gf, const eg_gate_data_t *d,
 		v[i] = EG_VERDICT_SKIP;
 		if (ids)
 			ids[i] = NULL;
-		if ((geomean_only &&
-		     gf->gates[i].aggregate != EG_AGG_GEOMEAN) ||
+		if ((geomean_only && gf->gates[i].aggregate == EG_AGG_NONE) ||
 		    eg_gate_eval(gf, &gf->gates[i], d, &res, err, sizeof(err)) <
 			0)
 			continue;
@@ -212,7 +216,7 @@ static int eg__profile_one(eg__cal_t *k, size_t i, int mode, double shift,
 		      EG__VIEW_RESAMPLES, &v1);
 	eg__judge(&k->gf_prof, &d, v, NULL, k->o->quick);
 	for (size_t g = 0; g < k->n_gates; g++)
-		redo |= k->gf_prof.gates[g].aggregate == EG_AGG_GEOMEAN &&
+		redo |= k->gf_prof.gates[g].aggregate != EG_AGG_NONE &&
 			v[g] != EG_VERDICT_PASS;
 	if (remeasure && redo && k->total > k->judged) {
 		eg_gate_verdict_t w[64];
@@ -223,7 +227,7 @@ static int eg__profile_one(eg__cal_t *k, size_t i, int mode, double shift,
 		d.cur = &v2;
 		eg__judge(&k->gf_prof, &d, w, NULL, 1);
 		for (size_t g = 0; g < k->n_gates; g++)
-			if (k->gf_prof.gates[g].aggregate == EG_AGG_GEOMEAN &&
+			if (k->gf_prof.gates[g].aggregate != EG_AGG_NONE &&
 			    v[g] != EG_VERDICT_PASS)
 				v[g] = w[g];
 		eg_results_free(&v2);
@@ -249,7 +253,7 @@ static double eg__realized(const eg_results_t *cur, const eg_results_t *base,
 
 	snprintf(text, sizeof(text),
 		 "profile: c\ngates:\n  - {name: r, sentence: r, rule: "
-		 "regression, metric: %s, aggregate: geomean, %s%s%s%s%s}\n",
+		 "regression, metric: %s, aggregate: median, %s%s%s%s%s}\n",
 		 metric, versus ? "versus: [\"" : "arms: [\"",
 		 versus ? c->b : c->arm, versus ? "\", \"" : "\"]",
 		 versus ? c->a : "", versus ? "\"]" : "");
@@ -443,7 +447,7 @@ static void eg__mde(eg__cal_t *k, int mode)
 		eg__row_t *r = &k->rows[mode][q];
 
 		r->mde = NAN;
-		if (k->gf_prof.gates[q].aggregate != EG_AGG_GEOMEAN || !pop)
+		if (k->gf_prof.gates[q].aggregate == EG_AGG_NONE || !pop)
 			continue;
 		r->mde = INFINITY;
 		for (int s = 1; s <= EG__MDE_MAX && isinf(r->mde); s++)
@@ -564,7 +568,7 @@ static void eg__table(eg__cal_t *k)
 		for (size_t g = 0; g < k->n_gates; g++) {
 			const eg__row_t *r = &k->rows[m][g];
 			const eg_gate_t *gt = &k->gf_prof.gates[g];
-			size_t mi = g / 4, nr = k->n_real[m][mi];
+			size_t mi = g / (2 * EG__KINDS), nr = k->n_real[m][mi];
 			double *rv = k->real[m][mi];
 
 			/* against a history the statistic is history-t */
@@ -586,7 +590,7 @@ static void eg__table(eg__cal_t *k)
 			       "%s\n",
 			       modes[m], gt->metric,
 			       m == 0 ? "history-t" : eg__stat[gt->statistic],
-			       gt->aggregate ? "geomean" : "points",
+			       eg__kind[gt->aggregate],
 			       eg__frac(r, EG__FA, a, sizeof(a)),
 			       eg__frac(r, EG__S5, b, sizeof(b)),
 			       eg__frac(r, EG__S10, c, sizeof(c)),
@@ -697,21 +701,21 @@ int eg_calibrate(const eg_calib_opts_t *o)
 	eg__table(k);
 	if (o->gates && (k->shipped_n[0] || k->shipped_n[1]))
 		eg__target(o->gates, k->shipped_fail[0], k->shipped_n[0],
-			   k->shipped_fail[1], k->shipped_n[1], &fa_ok, &det_ok);
+			   k->shipped_fail[1], k->shipped_n[1], &fa_ok,
+			   &det_ok);
 	if (o->gates && k->shipped_which[0])
 		printf("  the gates that failed on the planted slowdowns: %s\n",
 		       k->shipped_which);
 	if (k->ab_n[0] || k->ab_n[1])
 		eg__target("a/b gates (bench ab: bootstrap, per point and "
-			   "geomean)",
+			   "median)",
 			   k->ab_fail[0], k->ab_n[0], k->ab_fail[1], k->ab_n[1],
 			   &fa_ok, &det_ok);
 	/* no false alarm anywhere, the slowdowns caught by one way to judge
 	 * a change on this machine */
-	printf("calibration: %s\n",
-	       fa_ok && det_ok ? "targets met"
-	       : !fa_ok	       ? "TARGETS MISSED: false alarms"
-			       : "TARGETS MISSED: detection");
+	printf("calibration: %s\n", fa_ok && det_ok ? "targets met"
+				    : !fa_ok ? "TARGETS MISSED: false alarms"
+					     : "TARGETS MISSED: detection");
 	rc = fa_ok && det_ok ? EG_EXIT_PASS : EG_EXIT_FAIL;
 out:
 	eg__cal_free(k);

@@ -22,7 +22,7 @@ EOF2
 rc=$?
 RUN=$(ls -d "$EG_TMP"/runs/*/ 2>/dev/null | head -n 1)
 if [ "$rc" -eq 1 ] && grep -q '^ab-step_us  *regression FAIL' "$EG_TMP/ab.out" &&
-	grep -q '^ab-step_us-geomean  *regression FAIL' "$EG_TMP/ab.out"; then
+	grep -q '^ab-step_us-median  *regression FAIL' "$EG_TMP/ab.out"; then
 	eg_ok "B with three times A's work fails, per point and over the points"
 else
 	eg_not_ok "bench ab, B three times slower (exit $rc)"

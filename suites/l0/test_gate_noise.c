@@ -358,6 +358,7 @@ START_TEST(versus_paired_launches)
 	expect(AB(""), EG_VERDICT_FAIL, "regressed");
 	expect(AB(", statistic: mann-whitney"), EG_VERDICT_FAIL, "interval [+");
 	expect(AB(", aggregate: geomean"), EG_VERDICT_FAIL, "geometric mean");
+	expect(AB(", aggregate: median"), EG_VERDICT_FAIL, "the median of 6");
 	teardown();
 	ab_setup(1.0, 1, 2);
 	expect(AB(""), EG_VERDICT_PASS, NULL);

@@ -326,7 +326,7 @@ START_TEST(noise_keys)
 	static const char *t =
 	    "profile: p\ndefaults: {correction: bh}\ngates:\n"
 	    "  - {name: a, sentence: s, rule: regression, metric: step_us, "
-	    "versus: [\"slow:10%:a2a\", a2a], aggregate: geomean}\n"
+	    "versus: [\"slow:10%:a2a\", a2a], aggregate: median}\n"
 	    "  - {name: b, sentence: s, rule: parity, metric: tok_s, ratio: "
 	    "[a2a, dense], band: [0.9, 1.1], correction: holm}\n"
 	    "  - {name: c, sentence: s, rule: recovery, metric: so_gbps, axis: "
@@ -337,7 +337,7 @@ START_TEST(noise_keys)
 	ck_assert_msg(parse(t, &gf, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_str_eq(gf.gates[0].versus[0], "slow:10%:a2a");
 	ck_assert_str_eq(gf.gates[0].versus[1], "a2a");
-	ck_assert_int_eq(gf.gates[0].aggregate, EG_AGG_GEOMEAN);
+	ck_assert_int_eq(gf.gates[0].aggregate, EG_AGG_MEDIAN);
 	ck_assert_int_eq(gf.gates[0].st.correction, EG_CORRECT_BH);
 	ck_assert_int_eq(gf.gates[1].st.correction, EG_CORRECT_HOLM);
 	ck_assert_int_eq(gf.gates[2].st.correction, EG_CORRECT_BH);
