@@ -104,6 +104,12 @@ int eg__aggregate(const eg__twin_t *t, size_t n, size_t nb, int history,
 		  int median, const eg_regress_opts_t *o,
 		  eg_regress_out_t *out);
 
+/* The points of launch-by-launch ratios g->ratio[0] / g->ratio[1] of
+ * g->metric in each file (arm label), lib/gate/ratio_points.c; free with
+ * eg_results_free_all. */
+int eg__ratio_files(const eg_gate_t *g, const char *label,
+		    const eg_results_t *in, size_t n, eg_results_t **out);
+
 /* Rules; each fills res (verdict, summary, diag). */
 int eg__rule_bound(const eg_gate_file_t *gf, const eg_gate_t *g,
 		   const eg__cells_t *c, eg_gate_result_t *res, char *err,

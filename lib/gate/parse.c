@@ -168,7 +168,7 @@ static const struct eg__key {
     {"metric", EG__ALL & ~EG__R(EG_RULE_EVIDENCE)},
     {"ratio", EG__R(EG_RULE_BOUND) | EG__R(EG_RULE_PARITY) |
 		  EG__R(EG_RULE_FLAT) | EG__R(EG_RULE_RECOVERY) |
-		  EG__R(EG_RULE_TREND)},
+		  EG__R(EG_RULE_TREND) | EG__R(EG_RULE_REGRESSION)},
     {"arms", EG__ALL},
     {"axis",
      EG__R(EG_RULE_FLAT) | EG__R(EG_RULE_RECOVERY) | EG__R(EG_RULE_TREND)},
@@ -447,10 +447,10 @@ static int eg__gate_complete(eg_yaml_t *y, const yaml_node_t *n, eg_gate_t *g,
 					   g->factor, eg__dirs[g->direction]);
 		break;
 	case EG_RULE_REGRESSION:
-		if (g->versus[0] && g->arms)
+		if (g->versus[0] && (g->arms || g->ratio[0]))
 			return eg_yaml_err(y, n,
 					   "gate \"%s\": versus names the "
-					   "arms; no arms: with it",
+					   "arms; no arms: or ratio: with it",
 					   g->name);
 		break;
 	case EG_RULE_EVIDENCE:

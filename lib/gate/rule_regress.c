@@ -511,11 +511,47 @@ static int eg__rule_aggregate(const eg_gate_file_t *gf, const eg_gate_t *g,
 	return 0;
 }
 
+/* ratio: [A, B]: the same rule on the points of launch-by-launch ratios
+ * A/B (lib/gate/ratio_points.c), as arm "A/B". */
+static int eg__rule_ratio(const eg_gate_file_t *gf, const eg_gate_t *g,
+			  const eg_gate_data_t *d, eg_gate_result_t *res,
+			  char *err, size_t len)
+{
+	char label[256], *arms[1] = {label};
+	eg_results_t *cur = NULL, *base = NULL;
+	eg_gate_t g2 = *g;
+	eg_gate_data_t d2 = *d;
+	int rc;
+
+	snprintf(label, sizeof(label), "%s/%s", g->ratio[0], g->ratio[1]);
+	g2.ratio[0] = g2.ratio[1] = NULL;
+	g2.arms = arms;
+	g2.n_arms = 1;
+	rc = eg__ratio_files(g, label, d->cur, d->n_cur, &cur);
+	if (!rc && d->base)
+		rc = eg__ratio_files(g, label, d->base, d->n_base, &base);
+	if (!rc) {
+		d2.cur = cur;
+		d2.base = base;
+		json_object_set_new(
+		    res->diag, "ratio",
+		    json_pack("[ss]", g->ratio[0], g->ratio[1]));
+		rc = eg__rule_regression(gf, &g2, &d2, res, err, len);
+	}
+	eg_results_free_all(cur, d->n_cur);
+	if (base)
+		eg_results_free_all(base, d->n_base);
+	return rc;
+}
+
 int eg__rule_regression(const eg_gate_file_t *gf, const eg_gate_t *g,
 			const eg_gate_data_t *d, eg_gate_result_t *res,
 			char *err, size_t len)
 {
 	eg_regress_opts_t o;
+
+	if (g->ratio[0])
+		return eg__rule_ratio(gf, g, d, res, err, len);
 	eg__cells_t cells = {0};
 	eg__cmp_t *c = NULL;
 	size_t unpaired, n = 0;

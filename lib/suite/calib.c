@@ -77,6 +77,81 @@ static void eg__classify(eg_calib_camp_t *c)
 	}
 }
 
+/* One arm of an A/B job as a campaign of its own: the points of arm
+ * `from`, written as arm `as`; planted when `planted`.  A history needs
+ * campaigns of one arm over time, and every A/B job holds two: its A
+ * arm (unchanged code) and its B arm (unchanged for A/A, slowed for
+ * A/B). */
+static int eg__derive(const eg_calib_camp_t *c, const char *from,
+		      const char *as, const char *planted, const char *tag,
+		      eg_calib_camp_t *o)
+{
+	char path[4200];
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	rc = eg_calib_view(&c->r, 1u << 30, NULL, 0, NULL, NULL, 0, 0, &o->r);
+	if (rc)
+		return rc;
+	json_decref(o->r.context);
+	o->r.context = json_deep_copy(c->r.context);
+	json_object_del(o->r.context, "ab");
+	if (planted)
+		json_object_set_new(o->r.context, "planted",
+				    json_string(planted));
+	snprintf(path, sizeof(path), "%s#%s", c->r.path, tag);
+	free(o->r.path);
+	o->r.path = strdup(path);
+	for (size_t i = 0; i < o->r.n_points;) {
+		eg_point_t *p = &o->r.points[i];
+		const char *rest = strstr(p->id, from);
+		char id[512];
+
+		if (strcmp(p->arm, from) || !rest) {
+			eg_point_fini(p);
+			*p = o->r.points[--o->r.n_points];
+			continue;
+		}
+		snprintf(id, sizeof(id), "%.*s%s%s", (int)(rest - p->id), p->id,
+			 as, rest + strlen(from));
+		free(p->id);
+		free(p->arm);
+		p->id = strdup(id);
+		p->arm = strdup(as);
+		i++;
+	}
+	eg__classify(o);
+	return 0;
+}
+
+/* The A/B jobs' arms as campaigns of one arm each, B first (so that a
+ * B arm's history never holds the A arm measured beside it). */
+static int eg__derive_all(eg_calib_camp_t **c, size_t *n)
+{
+	size_t m = *n, k = 0;
+	eg_calib_camp_t *d = calloc(3 * m + 1, sizeof(*d));
+
+	if (!d)
+		return EG_ENOMEM;
+	for (size_t i = 0; i < m; i++) {
+		eg_calib_camp_t *x = &(*c)[i];
+
+		d[k++] = *x;
+		if (x->kind != EG_CALIB_AA && x->kind != EG_CALIB_AB)
+			continue;
+		if (eg__derive(x, x->b, x->a,
+			       x->kind == EG_CALIB_AB ? x->b : NULL, "b",
+			       &d[k]) == 0)
+			d[k++].derived = 1;
+		if (eg__derive(x, x->a, x->a, NULL, "a", &d[k]) == 0)
+			d[k++].derived = 1;
+	}
+	free(*c);
+	*c = d;
+	*n = k;
+	return 0;
+}
+
 int eg_calib_load(const char *dir, eg_calib_camp_t **out, size_t *n, char *err,
 		  size_t errlen)
 {
@@ -107,6 +182,8 @@ int eg_calib_load(const char *dir, eg_calib_camp_t **out, size_t *n, char *err,
 		free(files[i]);
 	}
 	free(files);
+	if (!rc && (rc = eg__derive_all(out, n)) < 0)
+		snprintf(err, errlen, "out of memory");
 	return rc;
 }
 
@@ -186,6 +263,8 @@ static int eg__metric_view(const eg_metric_t *m, const int *keep, size_t L,
 	s = eg_metric_samples(o);
 	o->s = (eg_summary_t){o->n_samples, 0, NAN, NAN, NAN, NAN, NAN};
 	o->s.median = eg_stats_median(o->samples, o->n_samples);
+	if (!resamples) /* no interval wanted */
+		return 0;
 	return eg_stats_hboot_median_ci(&s, resamples, EG_STATS_CI_LEVEL, seed,
 					&o->s.ci_lo, &o->s.ci_hi);
 }

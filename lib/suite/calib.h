@@ -27,6 +27,7 @@ typedef struct eg_calib_camp {
 	char arm[64];	   /* the arm the slowdown is planted in */
 	double amount;	   /* the planted fraction (0 clean or A/A) */
 	const char *b, *a; /* A/B arms */
+	int derived;	   /* one arm of an A/B job, as a campaign */
 } eg_calib_camp_t;
 
 typedef struct eg_calib_opts {

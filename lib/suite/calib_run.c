@@ -21,7 +21,7 @@
 #include "lib/suite/calib.h"
 
 #define EG__METRICS	   "dispatch_us,step_us,combine_us"
-#define EG__VIEW_RESAMPLES 400
+#define EG__VIEW_RESAMPLES 200
 
 static const char *const eg__stat[] = {"bootstrap", "mann-whitney"};
 /* the gates per metric and statistic: every point, and the two
@@ -152,8 +152,12 @@ static size_t eg__before(const eg__cal_t *k, size_t i, size_t want, size_t *idx)
 {
 	size_t n = 0;
 
+	/* campaigns of the same kind of run: a history of profile runs
+	 * for a profile run, of A/B jobs' arms for an arm (their levels
+	 * differ: two arms share each launch there) */
 	for (size_t j = i; j-- > 0 && n < want;)
-		if (k->c[j].kind == EG_CALIB_CLEAN)
+		if (k->c[j].kind == EG_CALIB_CLEAN &&
+		    k->c[j].derived == k->c[i].derived)
 			idx[n++] = j;
 	/* oldest first */
 	for (size_t a = 0, b = n ? n - 1 : 0; a < b; a++, b--) {
@@ -630,11 +634,18 @@ static int eg__setup(eg__cal_t *k)
 		if (k->c[i].arm[0])
 			arm = k->c[i].arm;
 	}
+	/* the clean campaigns are scaled (and judged) in the planted arm */
+	for (size_t i = 0; i < k->n; i++)
+		if (!k->c[i].arm[0])
+			snprintf(k->c[i].arm, sizeof(k->c[i].arm), "%s", arm);
 	k->judged =
 	    k->o->judged ? k->o->judged : (k->total * 2 + 2) / 3; /* 9 -> 6 */
 	if (eg__gates(keep, arm, NULL, NULL, &k->gf_prof, err, sizeof(err)))
 		return EG_EPARSE;
 	k->n_gates = k->gf_prof.n_gates;
+	for (int m = 0; m < 3; m++)
+		for (size_t g = 0; g < 64; g++)
+			k->rows[m][g].mde = NAN; /* not scanned */
 	k->views = calloc(k->n + 1, sizeof(*k->views));
 	if (!k->views)
 		return EG_ENOMEM;

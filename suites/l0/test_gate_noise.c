@@ -479,6 +479,56 @@ START_TEST(regress_history_direct)
 }
 END_TEST
 
+/* A campaign of arms a and b at 6 points, 8 launches, in which every
+ * launch moves both arms alike (a busy machine): levels scaled by
+ * machine, b's by slow. */
+static void pair_campaign(eg_results_t *r, double machine, double slow,
+			  unsigned long seed)
+{
+	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+	char ax[32], ida[16], idb[16];
+
+	doc_new();
+	for (int i = 0; i < 6; i++) {
+		unsigned long s = seed * 100 + (unsigned long)i;
+
+		snprintf(ax, sizeof(ax), "{\"c\": %d}", i);
+		snprintf(ida, sizeof(ida), "a%d", i);
+		snprintf(idb, sizeof(idb), "b%d", i);
+		gsl_rng_set(g, s);
+		add_launches(ida, "a", ax, "step_us", 1000 * machine, 0.25,
+			     0.02, 8, 5, g);
+		gsl_rng_set(g, s);
+		add_launches(idb, "b", ax, "step_us", 1000 * machine * slow,
+			     0.25, 0.02, 8, 5, g);
+	}
+	gsl_rng_free(g);
+	doc_load(r);
+}
+
+#define RATIO(agg)                                                             \
+	"{name: r, sentence: s, rule: regression, metric: step_us, ratio: "    \
+	"[b, a]" agg "}"
+
+/* ratio: [b, a] on a regression: the machine 3x slower moves both arms
+ * (an absolute gate fails, the ratio does not); b 20% slower fails it */
+START_TEST(ratio_regression)
+{
+	pair_campaign(&base[0], 1, 1, 11);
+	n_base = 1;
+	pair_campaign(&cur, 3, 1, 12);
+	expect("{name: x, sentence: s, rule: regression, metric: step_us, "
+	       "arms: [b], aggregate: median}",
+	       EG_VERDICT_FAIL, "regressed");
+	expect(RATIO(", aggregate: median"), EG_VERDICT_PASS, NULL);
+	eg_results_free(&cur);
+	pair_campaign(&cur, 3, 1.2, 13);
+	expect(RATIO(", aggregate: median"), EG_VERDICT_FAIL,
+	       "+20.0% at the median");
+	expect(RATIO(""), EG_VERDICT_FAIL, "regressed");
+}
+END_TEST
+
 START_TEST(versus_needs_its_arms)
 {
 	eg_gate_result_t res;
@@ -511,6 +561,7 @@ static Suite *suite(void)
 	tcase_add_test(t, history_campaigns);
 	tcase_add_test(t, regress_history_direct);
 	tcase_add_test(t, versus_needs_its_arms);
+	tcase_add_test(t, ratio_regression);
 	suite_add_tcase(s, t);
 	return s;
 }

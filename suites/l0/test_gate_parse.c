@@ -298,7 +298,7 @@ static const struct bad {
      "g.yml:59: versus: the same arm twice"},
     {"    better: lower\n",
      "    better: lower\n    versus: [b, a]\n    arms: [a]\n",
-     "g.yml:52: gate \"g\": versus names the arms; no arms: with it"},
+     "g.yml:52: gate \"g\": versus names the arms; no arms: or ratio: with it"},
     {"    better: lower\n", "    better: lower\n    aggregate: mean\n",
      "g.yml:59: unknown aggregate \"mean\""},
     {"    field: provider", "    aggregate: geomean\n    field: provider",
