@@ -527,6 +527,8 @@ static int eg__rule_ratio(const eg_gate_file_t *gf, const eg_gate_t *g,
 	g2.ratio[0] = g2.ratio[1] = NULL;
 	g2.arms = arms;
 	g2.n_arms = 1;
+	/* one ratio per launch: the launches are the repetitions */
+	g2.st.min_reps = 3;
 	rc = eg__ratio_files(g, label, d->cur, d->n_cur, &cur);
 	if (!rc && d->base)
 		rc = eg__ratio_files(g, label, d->base, d->n_base, &base);
