@@ -95,6 +95,10 @@ void eg__remeasure_add(eg_gate_result_t *res, const eg_point_t *p)
 			return;
 	}
 	json_array_append_new(res->remeasure, json_string(p->id));
+	/* a ratio's point: its denominator too (lib/gate/ratio_points.c) */
+	if (p->evidence && json_is_string(json_object_get(p->evidence, "over")))
+		json_array_append(res->remeasure,
+				  json_object_get(p->evidence, "over"));
 }
 
 /* " (interval [lo, hi])" for a noisy value, else "". */

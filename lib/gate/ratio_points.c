@@ -83,7 +83,11 @@ static int eg__ratio_point(const eg_gate_t *g, const char *label,
 	o->suite = strdup(p->suite);
 	o->arm = strdup(label);
 	o->axes = json_deep_copy(p->axes);
-	return o->id && o->suite && o->arm && o->axes ? 0 : EG_ENOMEM;
+	/* the denominator, to be measured again with it */
+	o->evidence = json_pack("{s:s}", "over", q->id);
+	return o->id && o->suite && o->arm && o->axes && o->evidence
+		   ? 0
+		   : EG_ENOMEM;
 }
 
 /* Axes both points have agree (the denominator may lack some). */
