@@ -353,7 +353,8 @@ static void eg__replay(eg__cal_t *k)
 		int pl = c->kind == EG_CALIB_PLANT || c->kind == EG_CALIB_AB;
 
 		if (c->kind == EG_CALIB_CLEAN || c->kind == EG_CALIB_PLANT)
-			for (int mode = 0; mode < 2; mode++) {
+			/* --quick: the history, not one baseline */
+			for (int mode = 0; mode < (k->o->quick ? 1 : 2); mode++) {
 				if (eg__profile_one(k, i, mode, 0, 1, v0))
 					continue;
 				if (!pl) {
