@@ -393,6 +393,8 @@ int eg_calib_save(const eg_calib_camp_t *c, size_t n, const eg_calib_opts_t *o)
 		eg_results_t v;
 		int rc;
 
+		if (c[i].derived) /* derived again when read */
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", o->save,
 			 base ? base + 1 : c[i].r.path);
 		rc = eg_calib_view(

@@ -20,7 +20,8 @@
 # before re-measurement: the profile's launches), EG_BUDGET (seconds: no campaign
 # is started that would end after it, judging by the longest so far; the
 # table is printed on what was measured; a second call with the same OUT
-# adds campaigns).
+# adds campaigns), EG_SAVE (a folder for the trimmed copies kept as
+# fixtures: dispatch_us and step_us, 4 significant digits).
 # Exit status: that of `epgate bench calibrate` (0 when the targets
 # hold: at most 1 false alarm in 20, at least 19 of 20 planted caught).
 set -u
@@ -85,5 +86,7 @@ while [ "$i" -lt "$ROUNDS" ]; do
 done
 set -- --history "$HIST"
 [ -n "${EG_JUDGED:-}" ] && set -- "$@" --judged "$EG_JUDGED"
+# EG_SAVE=DIR: the trimmed copies kept as fixtures, written there too
+[ -n "${EG_SAVE:-}" ] && mkdir -p "$EG_SAVE" && set -- "$@" --save "$EG_SAVE"
 [ -f "$G" ] && set -- "$@" --gates "$G"
 "$E" bench calibrate "$OUT/campaigns" "$@"

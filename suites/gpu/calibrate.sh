@@ -9,10 +9,10 @@
 # all-to-all's dispatch (--plant slow:10%:a2a), until 20 of each or the
 # budget (default 400 s) runs out; then `epgate bench calibrate` replays
 # every comparison (history of 5, 3 launches judged, 2 re-measured) and
-# prints the table.  Campaigns stay in OUT/campaigns: a second call with
-# the same OUT adds to them; `epgate bench calibrate OUT/campaigns --save
-# DIR` writes the trimmed copies kept as fixtures.  Exit: 77 without a
-# GPU, else the calibration's (0 targets met, 1 missed).
+# prints the table.  Campaigns stay in OUT/campaigns (a second call with
+# the same OUT adds to them), their trimmed copies (for
+# fixtures/campaigns/h200x1/) in OUT/fixtures.  Exit: 77 without a GPU,
+# else the calibration's (0 targets met, 1 missed).
 E=${1:?usage: calibrate.sh EPGATE OUT [BUDGET_S]}
 OUT=${2:?usage: calibrate.sh EPGATE OUT [BUDGET_S]}
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
@@ -21,5 +21,5 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
 fi
 export NCCL_NVLS_ENABLE=0
 EG_BUDGET=${3:-400} EG_KINDS=${EG_KINDS:-clean plant} EG_LAUNCHES=5 EG_JUDGED=3 \
-	EG_HISTORY=5 EG_PLANT=slow:10%:a2a \
+	EG_HISTORY=5 EG_PLANT=slow:10%:a2a EG_SAVE="$OUT/fixtures" \
 	sh "$(dirname "$0")/../gates/calibrate.sh" "$E" h200x1 "$OUT" 20 5
