@@ -155,6 +155,11 @@ int eg_cmd_gate(int argc, char **argv)
 			EG__PROG);
 		goto out;
 	}
+	if (eg__history) { /* the history is the baseline */
+		eg_results_free_all(bl, n_bl);
+		bl = NULL;
+		n_bl = 0;
+	}
 	if (eg__history && eg_history_read(eg__history, &cur[0], eg__last, &bl,
 					   &n_bl, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: --history: %s\n", EG__PROG, err);
