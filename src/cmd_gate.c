@@ -165,7 +165,7 @@ int eg_cmd_gate(int argc, char **argv)
 		fprintf(stderr, "%s: --history: %s\n", EG__PROG, err);
 		goto out;
 	}
-	d = (eg_gate_data_t){cur, n_cur, n_bl ? bl : NULL, n_bl, !!eg__history};
+	d = (eg_gate_data_t){cur, n_cur, n_bl ? bl : NULL, n_bl};
 	o.data = &d;
 	rc = eg_gate_run(&o);
 out:

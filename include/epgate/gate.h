@@ -158,10 +158,11 @@ typedef struct eg_gate_data {
 	size_t n_cur;
 	const eg_results_t *base; /* regression baseline; NULL = none */
 	size_t n_base;
-	/* appended: base is a history, each file one campaign (oldest
-	 * first), not the files of one campaign (docs/gates.md) */
-	int history;
 } eg_gate_data_t;
+
+/* Is the baseline a history (its files read by eg_history_read: each
+ * one campaign, oldest first) rather than the files of one campaign? */
+int eg_gate_data_history(const eg_gate_data_t *d);
 
 /* Names each gate uses that neither the schema knows nor any results
  * file holds: "path:line: unknown metric ...", EG_EPARSE. */

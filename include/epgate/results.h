@@ -59,6 +59,8 @@ typedef struct eg_results {
 	json_t *context; /* object, see the schema */
 	eg_point_t *points;
 	size_t n_points;
+	/* appended: one campaign of a history (set by eg_history_read) */
+	int history;
 } eg_results_t;
 
 /* Reads and validates path.  On error returns <0 (EG_ENOENT, EG_EIO,

@@ -22,6 +22,11 @@ const char *eg_rule_name(eg_rule_t r)
 	return (unsigned)r < 7 ? n[r] : "?";
 }
 
+int eg_gate_data_history(const eg_gate_data_t *d)
+{
+	return d && d->base && d->n_base && d->base[0].history;
+}
+
 void eg_gate_result_fini(eg_gate_result_t *r)
 {
 	if (!r)

@@ -65,7 +65,8 @@ static int eg__ratio_point(const eg_gate_t *g, const char *label,
 	for (size_t i = 0; i < L; i++) {
 		uint32_t pass = p->passes ? p->passes[i] : 0;
 		long j = eg__at(q, pass);
-		double r = j < 0 ? NAN : eg__lmed(mp, i) / eg__lmed(mq, (size_t)j);
+		double r =
+		    j < 0 ? NAN : eg__lmed(mp, i) / eg__lmed(mq, (size_t)j);
 
 		if (!isfinite(r) || !(r > 0))
 			continue;
@@ -120,7 +121,8 @@ static int eg__ratio_file(const eg_gate_t *g, const char *label,
 		const eg_point_t *p = &f->points[i], *q = NULL;
 		int rc;
 
-		if (strcmp(p->arm, g->ratio[0]) || !eg_point_metric(p, g->metric))
+		if (strcmp(p->arm, g->ratio[0]) ||
+		    !eg_point_metric(p, g->metric))
 			continue;
 		for (size_t j = 0; j < f->n_points && !q; j++) {
 			const eg_point_t *c = &f->points[j];

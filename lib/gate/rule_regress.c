@@ -197,7 +197,7 @@ static int eg__compare(const eg_gate_t *g, const eg_gate_data_t *d,
 		eg__metric_free(&b);
 		return rc;
 	}
-	if (!d->history || c->nb == 1)
+	if (!eg_gate_data_history(d) || c->nb == 1)
 		return eg_regress_compare(c->bm[0], cm, o, &c->out);
 	for (size_t j = 0; j < c->nb && k < 64; j++)
 		if (c->bm[j])
@@ -214,7 +214,7 @@ static int eg__twins(const eg_gate_file_t *gf, const eg_gate_t *g,
 {
 	const eg_point_t *dup;
 
-	c->nb = g->versus[0] || !d->history ? 1 : d->n_base;
+	c->nb = g->versus[0] || !eg_gate_data_history(d) ? 1 : d->n_base;
 	c->bp = calloc(c->nb, sizeof(*c->bp));
 	c->bm = calloc(c->nb, sizeof(*c->bm));
 	if (!c->bp || !c->bm)
@@ -223,7 +223,7 @@ static int eg__twins(const eg_gate_file_t *gf, const eg_gate_t *g,
 		const eg_results_t *f = g->versus[0] ? d->cur : &d->base[j];
 		size_t nf = g->versus[0] ? d->n_cur : 1;
 
-		if (!g->versus[0] && !d->history) {
+		if (!g->versus[0] && !eg_gate_data_history(d)) {
 			f = d->base;
 			nf = d->n_base;
 		}
@@ -374,7 +374,8 @@ static int eg__aggregate_one(const eg_gate_t *g, const eg_gate_data_t *d,
 	*used = k;
 	o->seed = eg__seed(g->name, "aggregate");
 	o->paired = g->versus[0] != NULL;
-	rc = k ? eg__aggregate(t, k, c[0].nb, d->history && !g->versus[0],
+	rc = k ? eg__aggregate(t, k, c[0].nb,
+			       eg_gate_data_history(d) && !g->versus[0],
 			       g->aggregate == EG_AGG_MEDIAN, o, out)
 	       : EG_EINVAL;
 	free(t);
@@ -416,13 +417,14 @@ static int eg__opts(const eg_gate_file_t *gf, const eg_gate_t *g,
 			    json_string(eg_correction_name(g->st.correction)));
 	json_object_set_new(res->diag, "baseline",
 			    json_string(g->versus[0] ? "versus"
-					: d->history ? "history"
-						     : "campaign"));
+					: eg_gate_data_history(d)
+					    ? "history"
+					    : "campaign"));
 	if (g->versus[0])
 		json_object_set_new(
 		    res->diag, "versus",
 		    json_pack("[ss]", g->versus[0], g->versus[1]));
-	if (d->history && !g->versus[0])
+	if (eg_gate_data_history(d) && !g->versus[0])
 		json_object_set_new(res->diag, "campaigns",
 				    json_integer((json_int_t)d->n_base));
 	if (g->aggregate != EG_AGG_NONE)

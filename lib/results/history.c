@@ -270,6 +270,8 @@ int eg_history_read(const char *dir, const eg_results_t *cur, size_t last,
 	rc = eg_history_list(dir, prof, mach, last, &paths, &np, err, errlen);
 	if (!rc)
 		rc = eg_results_read_all(paths, np, out, n, err, errlen);
+	for (size_t i = 0; *out && i < *n; i++)
+		(*out)[i].history = 1;
 	eg_history_free(paths, np);
 	return rc;
 }

@@ -397,10 +397,10 @@ int eg_calib_save(const eg_calib_camp_t *c, size_t n, const eg_calib_opts_t *o)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", o->save,
 			 base ? base + 1 : c[i].r.path);
-		rc = eg_calib_view(
-		    &c[i].r, 1u << 30, NULL, 0,
-		    o->metrics ? o->metrics : "dispatch_us,step_us",
-		    NULL, 0, 1, &v);
+		rc = eg_calib_view(&c[i].r, 1u << 30, NULL, 0,
+				   o->metrics ? o->metrics
+					      : "dispatch_us,step_us",
+				   NULL, 0, 1, &v);
 		for (size_t p = 0; !rc && p < v.n_points; p++)
 			for (size_t m = 0; m < v.points[p].n_metrics; m++) {
 				eg_metric_t *x = &v.points[p].metrics[m];

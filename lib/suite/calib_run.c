@@ -183,8 +183,10 @@ static eg_results_t *eg__baseline(const eg__cal_t *k, size_t i, int mode,
 		*nb = 0;
 		return NULL;
 	}
-	for (size_t j = 0; j < *nb; j++)
+	for (size_t j = 0; j < *nb; j++) {
 		b[j] = k->views[idx[j]]; /* shallow: owned by k->views */
+		b[j].history = mode == 0;
+	}
 	return b;
 }
 
@@ -210,7 +212,7 @@ static int eg__profile_one(eg__cal_t *k, size_t i, int mode, double shift,
 	const char *keep = k->o->metrics ? k->o->metrics : EG__METRICS;
 	size_t nb;
 	eg_results_t *b = eg__baseline(k, i, mode, &nb), v1, v2;
-	eg_gate_data_t d = {&v1, 1, b, nb, mode == 0};
+	eg_gate_data_t d = {&v1, 1, b, nb};
 	json_t *ids;
 	int redo = 0;
 
@@ -250,7 +252,7 @@ static double eg__realized(const eg_results_t *cur, const eg_results_t *base,
 {
 	eg_gate_file_t gf;
 	char text[512], err[256];
-	eg_gate_data_t d = {cur, 1, versus ? NULL : base, versus ? 0 : nb, 1};
+	eg_gate_data_t d = {cur, 1, versus ? NULL : base, versus ? 0 : nb};
 	eg_gate_result_t res;
 	json_t *cmp;
 	double ch = NAN;
@@ -281,7 +283,7 @@ static void eg__ab_one(eg__cal_t *k, size_t i, const eg_gate_file_t *gf,
 	const eg_calib_camp_t *c = &k->c[i];
 	const char *keep = k->o->metrics ? k->o->metrics : EG__METRICS;
 	eg_results_t v1;
-	eg_gate_data_t d = {&v1, 1, NULL, 0, 0};
+	eg_gate_data_t d = {&v1, 1, NULL, 0};
 
 	eg_calib_view(&c->r, 1u << 30, NULL, 0, keep, c->b, shift,
 		      EG__VIEW_RESAMPLES, &v1);
@@ -354,7 +356,8 @@ static void eg__replay(eg__cal_t *k)
 
 		if (c->kind == EG_CALIB_CLEAN || c->kind == EG_CALIB_PLANT)
 			/* --quick: the history, not one baseline */
-			for (int mode = 0; mode < (k->o->quick ? 1 : 2); mode++) {
+			for (int mode = 0; mode < (k->o->quick ? 1 : 2);
+			     mode++) {
 				if (eg__profile_one(k, i, mode, 0, 1, v0))
 					continue;
 				if (!pl) {
@@ -403,7 +406,7 @@ static void eg__mde_one(eg__cal_t *k, size_t i, int mode,
 	const char *arm = mode == 2 ? c->b : c->arm;
 	size_t nb = 0;
 	eg_results_t *b = mode == 2 ? NULL : eg__baseline(k, i, mode, &nb), v1;
-	eg_gate_data_t d = {&v1, 1, b, nb, mode == 0};
+	eg_gate_data_t d = {&v1, 1, b, nb};
 	eg_gate_file_t gf, *g = &k->gf_prof;
 	eg_gate_verdict_t v[64];
 	char err[256];
@@ -472,7 +475,7 @@ static int eg__shipped_one(eg__cal_t *k, const eg_gate_file_t *gf, size_t i,
 	const eg_calib_camp_t *c = &k->c[i];
 	size_t nb;
 	eg_results_t *b = eg__baseline(k, i, 0, &nb), v1, v2;
-	eg_gate_data_t d = {&v1, 1, b, nb, 1};
+	eg_gate_data_t d = {&v1, 1, b, nb};
 	eg_gate_verdict_t v[128];
 	json_t *ids[128], *all = json_array();
 	int failed = 0;

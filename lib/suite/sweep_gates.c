@@ -46,7 +46,7 @@ void eg__remeasure(eg__run_t *r)
 	if (!r->rounds || eg__baseline(r, &bl, &nbl) < 0)
 		goto out;
 	for (unsigned k = 0; k < r->rounds && !r->hard; k++) {
-		eg_gate_data_t d = {&r->held, 1, nbl ? bl : NULL, nbl, 1};
+		eg_gate_data_t d = {&r->held, 1, nbl ? bl : NULL, nbl};
 		json_t *ids = json_array();
 		size_t n;
 
@@ -77,7 +77,7 @@ int eg__gates(eg__run_t *r)
 	char tap[4200], junit[4200];
 	eg_results_t *bl = NULL;
 	size_t nbl = 0;
-	eg_gate_data_t d = {.cur = &r->held, .n_cur = 1, .history = 1};
+	eg_gate_data_t d = {.cur = &r->held, .n_cur = 1};
 	eg_gate_run_opts_t go = {.gates = r->gates,
 				 .data = &d,
 				 .tap = tap,

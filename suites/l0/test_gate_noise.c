@@ -99,7 +99,10 @@ static int run(const char *item, eg_gate_result_t *res)
 {
 	char text[4096];
 	eg_gate_file_t gf;
-	eg_gate_data_t d = {&cur, 1, n_base ? base : NULL, n_base, history};
+	eg_gate_data_t d = {&cur, 1, n_base ? base : NULL, n_base};
+
+	for (size_t i = 0; i < n_base; i++)
+		base[i].history = history;
 	int rc;
 
 	snprintf(text, sizeof(text), "profile: t\ngates:\n  - %s\n", item);

@@ -101,7 +101,7 @@ static int run(const char *item, eg_gate_result_t *res)
 	char text[4096];
 	eg_gate_file_t gf;
 	eg_gate_data_t d = {&cur, 1, have_base ? &base : NULL,
-			    (size_t)have_base, 0};
+			    (size_t)have_base};
 	int rc;
 
 	snprintf(text, sizeof(text), "profile: t\ngates:\n  - %s\n", item);
