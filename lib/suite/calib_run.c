@@ -268,7 +268,9 @@ static double eg__realized(const eg_results_t *cur, const eg_results_t *base,
 	if (!eg_gate_eval(&gf, &gf.gates[0], &d, &res, err, sizeof(err))) {
 		cmp =
 		    json_array_get(json_object_get(res.diag, "comparisons"), 0);
-		ch = json_number_value(json_object_get(cmp, "change_pct"));
+		if (json_is_number(json_object_get(cmp, "change_pct")))
+			ch = json_number_value(
+			    json_object_get(cmp, "change_pct"));
 		eg_gate_result_fini(&res);
 	}
 	eg_gate_file_free(&gf);
