@@ -96,6 +96,22 @@ static int eg__adopt(eg_point_t *acc, eg_metric_t *a, size_t L)
 	return EG_OK;
 }
 
+/* Is a one of the " | "-joined values of b? */
+static int eg__has_value(const char *b, const char *a)
+{
+	size_t n = strlen(a);
+
+	for (const char *s = b; s;) {
+		const char *e = strstr(s, " | ");
+		size_t k = e ? (size_t)(e - s) : strlen(s);
+
+		if (k == n && !strncmp(s, a, n))
+			return 1;
+		s = e ? e + 3 : NULL;
+	}
+	return 0;
+}
+
 /* The evidence of acc with add's: a value that differs is joined. */
 static int eg__evidence(eg_point_t *acc, const eg_point_t *add)
 {
@@ -118,7 +134,7 @@ static int eg__evidence(eg_point_t *acc, const eg_point_t *add)
 			continue;
 		}
 		b = json_string_value(o);
-		if (!a || !b || strstr(b, a))
+		if (!a || !b || eg__has_value(b, a))
 			continue;
 		if (!(j = malloc(strlen(a) + strlen(b) + 4)))
 			return EG_ENOMEM;
