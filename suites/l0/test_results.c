@@ -607,7 +607,7 @@ START_TEST(add_launch)
 			   .suite = strdup("s"),
 			   .arm = strdup("a"),
 			   .axes = json_object(),
-			   .evidence = json_pack("{s:s}", "provider", "tcp"),
+			   .evidence = json_pack("{s:s}", "provider", "sh"),
 			   .metrics = m2,
 			   .n_metrics = 1};
 	ck_assert_int_eq(eg_point_add_launch(&acc, &one, 0, 0), 0);
@@ -622,7 +622,7 @@ START_TEST(add_launch)
 	/* a launch that ran another path shows in the evidence */
 	ck_assert_str_eq(
 	    json_string_value(json_object_get(acc.evidence, "provider")),
-	    "shm | tcp");
+	    "shm | sh");
 	/* passes go forward only */
 	ck_assert_int_eq(eg_point_add_launch(&acc, &acc, 1, 0), EG_EINVAL);
 	eg_point_fini(&acc);
