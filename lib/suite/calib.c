@@ -152,8 +152,8 @@ static int eg__derive_all(eg_calib_camp_t **c, size_t *n)
 	return 0;
 }
 
-int eg_calib_load(const char *dir, eg_calib_camp_t **out, size_t *n, char *err,
-		  size_t errlen)
+int eg_calib_load(const char *dir, int derive, eg_calib_camp_t **out, size_t *n,
+		  char *err, size_t errlen)
 {
 	size_t nf = 0;
 	char **files = eg__list(dir, &nf);
@@ -182,7 +182,7 @@ int eg_calib_load(const char *dir, eg_calib_camp_t **out, size_t *n, char *err,
 		free(files[i]);
 	}
 	free(files);
-	if (!rc && (rc = eg__derive_all(out, n)) < 0)
+	if (!rc && derive && (rc = eg__derive_all(out, n)) < 0)
 		snprintf(err, errlen, "out of memory");
 	return rc;
 }

@@ -40,9 +40,10 @@ typedef struct eg_calib_opts {
 	const char *metrics; /* "dispatch_us,step_us,combine_us" */
 } eg_calib_opts_t;
 
-/* Loads, classifies and sorts the campaigns of o->dir. */
-int eg_calib_load(const char *dir, eg_calib_camp_t **out, size_t *n, char *err,
-		  size_t errlen);
+/* Loads, classifies and sorts the campaigns of dir; with derive, each
+ * A/B job's arms also as campaigns of one arm (for the history). */
+int eg_calib_load(const char *dir, int derive, eg_calib_camp_t **out, size_t *n,
+		  char *err, size_t errlen);
 void eg_calib_free(eg_calib_camp_t *c, size_t n);
 
 /* A campaign restricted to the launches of pass < max_pass (and, for the

@@ -698,7 +698,9 @@ int eg_calibrate(const eg_calib_opts_t *o)
 	if (!k)
 		return rc;
 	k->o = o;
-	if (eg_calib_load(o->dir, &k->c, &k->n, err, sizeof(err)) < 0) {
+	/* --quick: the A/B jobs judged by their own arms only */
+	if (eg_calib_load(o->dir, !o->quick, &k->c, &k->n, err, sizeof(err)) <
+	    0) {
 		fprintf(stderr, "epgate bench calibrate: %s\n", err);
 		goto out;
 	}
