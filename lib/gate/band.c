@@ -25,6 +25,17 @@ void eg__band_judge(double v, double se, double lo, double hi, double alpha,
 	double z = gsl_cdf_ugaussian_Pinv(1 - alpha), pa = 1, pb = 1;
 	int out = (!isnan(lo) && v < lo) || (!isnan(hi) && v > hi);
 
+	/* times, rates and their ratios are positive and their noise is
+	 * multiplicative: judged on the log scale (an interval of a time
+	 * never reaches below 0) where value and edges allow it */
+	if (v > 0 && isfinite(v) && !(lo <= 0) && !(hi <= 0) && se > 0 &&
+	    isfinite(se)) {
+		se /= v;
+		v = log(v);
+		lo = isnan(lo) ? NAN : log(lo);
+		hi = isnan(hi) ? NAN : log(hi);
+	}
+
 	o->finite = isfinite(v);
 	o->noisy = se > 0 && isfinite(se);
 	if (!o->finite) {
@@ -101,14 +112,21 @@ void eg__remeasure_add(eg_gate_result_t *res, const eg_point_t *p)
 				  json_object_get(p->evidence, "over"));
 }
 
-/* " (interval [lo, hi])" for a noisy value, else "". */
+/* " (interval [lo, hi])" for a noisy value, else "": on the log scale
+ * for a positive one, as it is judged. */
 static const char *eg__iv(const eg__cell_t *e, double alpha, char *buf,
 			  size_t len)
 {
 	double z = gsl_cdf_ugaussian_Pinv(1 - alpha);
 
 	buf[0] = 0;
-	if (e->se > 0 && isfinite(e->se))
+	if (!(e->se > 0 && isfinite(e->se)))
+		return buf;
+	if (e->v > 0)
+		snprintf(buf, len, " (interval [%.4g, %.4g])",
+			 e->v * exp(-z * e->se / e->v),
+			 e->v * exp(z * e->se / e->v));
+	else
 		snprintf(buf, len, " (interval [%.4g, %.4g])", e->v - z * e->se,
 			 e->v + z * e->se);
 	return buf;
@@ -284,8 +302,9 @@ static void eg__recovery_one(const eg_gate_t *g, const eg__cell_t *lo,
 	if (b->noisy && b->finite) {
 		double z = gsl_cdf_ugaussian_Pinv(1 - g->st.alpha);
 
-		json_object_set_new(d, "factor_interval",
-				    eg__pair(*f - z * se, *f + z * se));
+		json_object_set_new(
+		    d, "factor_interval",
+		    eg__pair(*f * exp(-z * se / *f), *f * exp(z * se / *f)));
 		json_object_set_new(d, "p_below", json_real(eg__r4(b->p_fail)));
 	}
 	json_array_append_new(series, d);
