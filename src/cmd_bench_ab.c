@@ -16,9 +16,8 @@ static void eg__ab_usage(FILE *f)
 	    "(a2a unless --arm), in the same launches, back to back (A first\n"
 	    "in even launches, B first in odd ones), and judges B against A\n"
 	    "with a gate file written into the run folder (ab.gate): per\n"
-	    "metric, at every point (launch-paired, corrected over the "
-	    "points)\n"
-	    "and over the points (the median change).  B fails when it is\n"
+	    "metric, the median change over the points, launch-paired (and\n"
+	    "with --per-point every point, corrected).  B fails when it is\n"
 	    "worse than A by more than --min-effect with confidence, passes\n"
 	    "when it is not, and is inconclusive when the interval straddles\n"
 	    "it (the points are re-measured first).  Arms: a2a, dense,\n"
@@ -35,6 +34,7 @@ static void eg__ab_usage(FILE *f)
 	    "  --min-effect F     the smallest change that matters (0.05)\n"
 	    "  --alpha A          each one-sided question's level (0.05)\n"
 	    "  --correction C     holm, bh or none over the points (holm)\n"
+	    "  --per-point        a gate per point too (B at each point)\n"
 	    "  --gates FILE       this gate file instead (versus: [B, A])\n"
 	    "  --launches L       launches per point (the profile's)\n"
 	    "  --remeasure R      rounds of re-measurement (the profile's)\n"
@@ -61,7 +61,8 @@ enum {
 	O_LAUNCHES,
 	O_REMEASURE,
 	O_SEED,
-	O_RESULTS
+	O_RESULTS,
+	O_PER_POINT
 };
 
 typedef struct eg__abo {
@@ -133,6 +134,9 @@ static int eg__ab_opt(eg_cli_t *c, int id, const char *arg)
 	case O_RESULTS:
 		o->run.results = arg;
 		return 0;
+	case O_PER_POINT:
+		o->ab.per_point = 1;
+		return 0;
 	default:
 		o->run.verbose = 1;
 		return 0;
@@ -155,6 +159,7 @@ int eg_cmd_bench_ab(int argc, char **argv)
 	    {"remeasure", required_argument, NULL, O_REMEASURE},
 	    {"seed", required_argument, NULL, O_SEED},
 	    {"results", required_argument, NULL, O_RESULTS},
+	    {"per-point", no_argument, NULL, O_PER_POINT},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {NULL, 0, NULL, 0},
 	};

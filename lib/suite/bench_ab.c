@@ -36,8 +36,12 @@ static int eg__ab_gate(const char *path, const char *profile,
 		"min_effect: %g, correction: %s}\ngates:\n",
 		o->ab[1], o->ab[0], o->ab_arm ? o->ab_arm : "a2a", profile,
 		profile, a->alpha, a->min_effect, a->correction);
+	/* the verdict is the median change over the points; every point on
+	 * its own only when asked (--per-point): a launch that stalls on one
+	 * arm at one point (measured here: 10x for half the launches of one
+	 * point of an A/A job) fails a point but not the median */
 	for (size_t i = 0; i < a->n_metrics; i++)
-		for (int g = 0; g < 2; g++)
+		for (int g = a->per_point ? 0 : 1; g < 2; g++)
 			fprintf(f,
 				"  - name: ab-%s%s\n    sentence: \"B is not "
 				"worse than A by more than %g%% in %s %s.\"\n"

@@ -88,6 +88,7 @@ typedef struct eg_bench_ab_opts {
 	const char *statistic;	/* bootstrap, mann-whitney */
 	const char *correction; /* holm, bh, none */
 	double alpha, min_effect;
+	int per_point; /* also a gate per point (not only the median) */
 } eg_bench_ab_opts_t;
 int eg_bench_ab(const char *profile, const char *reports,
 		const eg_bench_run_opts_t *o, const eg_bench_ab_opts_t *a);

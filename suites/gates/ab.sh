@@ -18,7 +18,7 @@ sweeps:
   - {name: s, arms: ["work:50"], axes: {concurrency: [8, 16, 32]}}
 EOF2
 "$E" bench ab "$EG_TMP/n.profile" --a work:50 --b work:150 --arm work:50 \
-	--metric step_us --reports "$EG_TMP/runs" >"$EG_TMP/ab.out" 2>&1
+	--metric step_us --per-point --reports "$EG_TMP/runs" >"$EG_TMP/ab.out" 2>&1
 rc=$?
 RUN=$(ls -d "$EG_TMP"/runs/*/ 2>/dev/null | head -n 1)
 if [ "$rc" -eq 1 ] && grep -q '^ab-step_us  *regression FAIL' "$EG_TMP/ab.out" &&
