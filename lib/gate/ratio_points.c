@@ -114,6 +114,7 @@ static int eg__ratio_file(const eg_gate_t *g, const char *label,
 	memset(o, 0, sizeof(*o));
 	o->path = strdup(f->path ? f->path : "");
 	o->context = json_incref(f->context);
+	o->history = f->history;
 	o->points = calloc(f->n_points + 1, sizeof(*o->points));
 	if (!o->path || !o->points)
 		return EG_ENOMEM;
