@@ -166,6 +166,10 @@ int eg_results_put(eg_results_writer_t *w, const eg_point_t *p, char *err,
 		   size_t errlen);
 /* Points appended so far. */
 size_t eg_results_count(const eg_results_writer_t *w);
+/* Real numbers written from the next rewrite on with at most `digits`
+ * significant digits (1..17; 0: 17, jansson's default, which reads back
+ * exactly).  For trimmed copies such as calibration fixtures. */
+void eg_results_set_digits(eg_results_writer_t *w, int digits);
 void eg_results_close(eg_results_writer_t *w);
 
 /* Metrics and axes the schema knows (docs/results-v1.md).  A gate may

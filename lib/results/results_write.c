@@ -19,11 +19,14 @@ struct eg_results_writer {
 	json_t *context;
 	json_t *points; /* array of point objects */
 	json_t *ids;	/* id -> index */
+	int digits;	/* 0: jansson's 17 */
 };
 
-static int eg__put(FILE *f, json_t *v)
+static int eg__put(FILE *f, json_t *v, int digits)
 {
-	char *s = json_dumps(v, JSON_ENCODE_ANY);
+	size_t fl =
+	    JSON_ENCODE_ANY | (digits ? JSON_REAL_PRECISION(digits) : 0);
+	char *s = json_dumps(v, fl);
 	int r;
 
 	if (!s)
@@ -45,7 +48,7 @@ static int eg__fill(FILE *f, void *arg)
 		    EG_RESULTS_SCHEMA, w->recorded ? "true" : "false") < 0)
 		rc = EG_EIO;
 	if (!rc)
-		rc = eg__put(f, w->context);
+		rc = eg__put(f, w->context, w->digits);
 	if (!rc && fputs(",\n\"points\": [", f) < 0)
 		rc = EG_EIO;
 	json_array_foreach(w->points, i, p)
@@ -53,7 +56,7 @@ static int eg__fill(FILE *f, void *arg)
 		if (!rc && fputs(i ? ",\n  " : "\n  ", f) < 0)
 			rc = EG_EIO;
 		if (!rc)
-			rc = eg__put(f, p);
+			rc = eg__put(f, p, w->digits);
 	}
 	if (!rc && fputs("\n]}\n", f) < 0)
 		rc = EG_EIO;
@@ -63,6 +66,12 @@ static int eg__fill(FILE *f, void *arg)
 static int eg__flush(eg_results_writer_t *w, char *err, size_t errlen)
 {
 	return eg_file_write_atomic(w->path, eg__fill, w, err, errlen);
+}
+
+void eg_results_set_digits(eg_results_writer_t *w, int digits)
+{
+	if (w && digits >= 0 && digits <= 17)
+		w->digits = digits;
 }
 
 void eg_results_close(eg_results_writer_t *w)

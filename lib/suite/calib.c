@@ -413,6 +413,8 @@ int eg_calib_save(const eg_calib_camp_t *c, size_t n, const eg_calib_opts_t *o)
 			rc =
 			    eg_results_create(&w, path, c[i].r.recorded,
 					      c[i].r.context, err, sizeof(err));
+		if (!rc)
+			eg_results_set_digits(w, 6);
 		for (size_t p = 0; !rc && p < v.n_points; p++)
 			rc = eg_results_append(w, &v.points[p], err,
 					       sizeof(err));

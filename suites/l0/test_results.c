@@ -135,6 +135,33 @@ START_TEST(round_trip)
 }
 END_TEST
 
+/* A trimmed copy: reals with 3 significant digits read back rounded. */
+START_TEST(writer_digits)
+{
+	char path[128], err[EG_RESULTS_ERR_MAX];
+	eg_results_writer_t *w;
+	eg_results_t r;
+	eg_point_t p;
+	eg_metric_t m[2];
+
+	snprintf(path, sizeof(path), "%s/d.json", dir);
+	ck_assert_int_eq(eg_results_create(&w, path, 0, NULL, err, sizeof(err)),
+			 0);
+	eg_results_set_digits(w, 3);
+	make_point(&p, m, "p1", 32);
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)), 0);
+	free_point(&p);
+	eg_results_close(w);
+	ck_assert_int_eq(eg_results_read(&r, path, err, sizeof(err)), 0);
+	ck_assert_double_eq(
+	    eg_point_metric(&r.points[0], "step_us")->samples[0],
+	    102.0); /* 101.5 */
+	ck_assert_double_eq(eg_point_metric(&r.points[0], "so_gbps")->s.median,
+			    33.5);
+	eg_results_free(&r);
+}
+END_TEST
+
 /* Counts the points in a file; -1 if the reader rejects it. */
 static long points_in(const char *path)
 {
@@ -655,6 +682,7 @@ int main(void)
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, round_trip);
 	tcase_add_test(t, incremental_and_atomic);
+	tcase_add_test(t, writer_digits);
 	tcase_add_test(t, writer_refuses_bad_points);
 	tcase_add_test(t, point_codec);
 	tcase_add_test(t, push_and_read_all);
