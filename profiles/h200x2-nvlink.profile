@@ -8,7 +8,10 @@ transport: nccl
 launcher: local
 gates: gates/h200x2-nvlink.gate
 timeout: 60
-repetitions: {warmup: 5, iters: 40}   # 40: the gates' calibrated count
+# launches are the unit (docs/gates.md): 5 of 10 steps per point, and 3
+# more for the points a gate cannot settle
+repetitions: {warmup: 3, iters: 10, launches: 5}
+remeasure: {rounds: 1, launches: 3}
 
 base:
   world: 2

@@ -1,8 +1,13 @@
 # Profile "local": this host, CPU, libfabric shm within a (virtual) node
 # and tcp across, ranks launched by `epgate launch`.  The default of
-# `epgate run` and `epgate bench --profile local`; it must finish within
-# two minutes on a 2-core machine, launches included, so every axis has
-# few points and every point 20 timed steps.  See docs/profiles.md.
+# `epgate run` and `epgate bench profile local`; it must finish within
+# about a minute on a 2-core machine, launches included.  Measured here
+# (docs/gates.md, "Calibration"): the median of one launch of a point
+# moves by 25-35% from one launch to the next (which cores the 4 ranks
+# and their progress threads share), the steps inside a launch by 5%;
+# so the repetitions go into launches, 6 of them per point with 10 timed
+# steps each (a launch costs 0.2 s here, a step 2 ms), and the points a
+# gate cannot settle get 3 more.  See docs/profiles.md.
 profile: local
 description: "Host-memory a2a vs dense over libfabric (shm/tcp), virtual nodes"
 transport: fabric
@@ -10,7 +15,8 @@ provider: auto          # shm within a node, tcp across (docs/transport.md)
 launcher: local
 gates: gates/local.gate
 timeout: 30             # seconds, every blocking step
-repetitions: {warmup: 3, iters: 20}
+repetitions: {warmup: 2, iters: 10, launches: 6}
+remeasure: {rounds: 1, launches: 3}
 raw:                    # the transport alone, for the model line
   msgs: 256             # 8-byte messages per peer per call, all in flight
   msg_size: 8

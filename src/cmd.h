@@ -17,6 +17,8 @@ int eg_cmd_bench_list(int argc, char **argv);
 int eg_cmd_bench_overhead(int argc, char **argv);
 int eg_cmd_bench_engine(int argc, char **argv);
 int eg_cmd_bench_raw(int argc, char **argv);
+int eg_cmd_bench_ab(int argc, char **argv);
+int eg_cmd_bench_calibrate(int argc, char **argv);
 /* bench-rank: one rank of a sweep job (internal) */
 int eg_cmd_bench_rank(int argc, char **argv);
 

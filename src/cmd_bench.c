@@ -33,6 +33,10 @@ static const eg__sub_t eg__subs[] = {
      "the transport alone: libfabric, or NCCL's collectives", "--raw [COLL]"},
     {"overhead", eg_cmd_bench_overhead, "the harness's own timing overhead",
      "--overhead"},
+    {"ab", eg_cmd_bench_ab, "two arms in the same launches, B judged against A",
+     NULL},
+    {"calibrate", eg_cmd_bench_calibrate,
+     "the gates replayed on measured campaigns: the calibration table", NULL},
 };
 #define EG__N_SUBS (sizeof(eg__subs) / sizeof(eg__subs[0]))
 
@@ -58,11 +62,13 @@ static void eg__bench_usage(FILE *f)
 	      "  epgate launch -n N -- epgate bench raw "
 	      "alltoall|allgather|reducescatter --transport nccl ...\n"
 	      "  epgate bench overhead [--op-us US] [--iters N]\n"
+	      "  epgate bench ab NAME|FILE --a ARM --b ARM [--metric M] ...\n"
 	      "\n"
 	      "The old spellings still work:",
 	      f);
 	for (size_t i = 0; i < EG__N_SUBS; i++)
-		fprintf(f, "%s %s", i ? "," : "", eg__subs[i].alias);
+		if (eg__subs[i].alias)
+			fprintf(f, "%s %s", i ? "," : "", eg__subs[i].alias);
 	fputs(".\n", f);
 }
 

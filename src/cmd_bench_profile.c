@@ -16,10 +16,12 @@ static void eg__profile_usage(FILE *f)
 	    "       epgate bench list NAME|FILE\n"
 	    "\n"
 	    "Runs the sweeps of a profile (profiles/NAME.profile,\n"
-	    "docs/profiles.md): one `epgate launch` job per sweep, world and\n"
-	    "node count, every point verified and then timed; the results\n"
-	    "(schema epgate/results/v1) go into a new run folder under\n"
-	    "--reports with one log per job, then the profile's gate file\n"
+	    "docs/profiles.md): every point in the profile's launches, a pass\n"
+	    "of one `epgate launch` job per world and node count per launch,\n"
+	    "in a shuffled order, every point verified and then timed; the\n"
+	    "results (schema epgate/results/v1) go into a new run folder\n"
+	    "under --reports with one log per job; the points the gates\n"
+	    "cannot settle are measured again; then the profile's gate file\n"
 	    "judges them (bench-gates.tap, bench-gates.junit.xml). `list`\n"
 	    "prints the points and the jobs (srun lines under Slurm) and\n"
 	    "runs nothing.\n"
@@ -31,6 +33,19 @@ static void eg__profile_usage(FILE *f)
 	    "  --reports DIR      where run folders go (reports/runs)\n"
 	    "  --tap-version V    TAP 13 for older prove (default: 14)\n"
 	    "  --no-gates         do not apply the profile's gate file\n"
+	    "  --gates FILE       this gate file instead of the profile's\n"
+	    "  --launches L       launches per point (the profile's)\n"
+	    "  --remeasure R      rounds of re-measurement (the profile's; 0\n"
+	    "                     none)\n"
+	    "  --seed N           order of the launches (EPGATE_BENCH_SEED, "
+	    "or\n"
+	    "                     the clock)\n"
+	    "  --history DIR      gate against the last --last campaigns of\n"
+	    "                     DIR/PROFILE/MACHINE/, then store this one\n"
+	    "  --last N           that many (10)\n"
+	    "  --plant SLOW       run the arm SLOW wraps as SLOW "
+	    "(slow:10%:a2a,\n"
+	    "                     slow:50us:a2a), written as that arm\n"
 	    "  --list             as `bench list NAME`\n"
 	    "  --wide             the table with every metric and its 95%\n"
 	    "                     interval (fixed width, for wide screens)\n"
@@ -45,7 +60,20 @@ static void eg__profile_usage(FILE *f)
 	    f);
 }
 
-enum { O_RESULTS = 256, O_NO_GATES, O_LIST, O_WIDE, O_JSON };
+enum {
+	O_RESULTS = 256,
+	O_NO_GATES,
+	O_LIST,
+	O_GATES,
+	O_LAUNCHES,
+	O_REMEASURE,
+	O_SEED,
+	O_HISTORY,
+	O_LAST,
+	O_PLANT,
+	O_WIDE,
+	O_JSON
+};
 
 typedef struct eg__popts {
 	eg_bench_run_opts_t run;
@@ -56,8 +84,34 @@ static int eg__profile_opt(eg_cli_t *c, int id, const char *arg)
 {
 	eg__popts_t *o = c->ctx;
 
+	unsigned u;
+
+	if (id == O_LAUNCHES)
+		return eg_cli_uint(c, "--launches", arg, 1, 1000,
+				   &o->run.launches);
+	if (id == O_REMEASURE) {
+		if (eg_cli_uint(c, "--remeasure", arg, 0, 10, &u) < 0)
+			return EG_EINVAL;
+		o->run.remeasure = u ? (int)u : -1;
+		return 0;
+	}
+	if (id == O_SEED) {
+		if (eg_cli_uint(c, "--seed", arg, 1, 4294967295u, &u) < 0)
+			return EG_EINVAL;
+		o->run.seed = u;
+		return 0;
+	}
+	if (id == O_LAST)
+		return eg_cli_uint(c, "--last", arg, 1, 100000,
+				   &o->run.history_last);
 	if (id == O_RESULTS)
 		o->run.results = arg;
+	else if (id == O_GATES)
+		o->run.gates = arg;
+	else if (id == O_HISTORY)
+		o->run.history = arg;
+	else if (id == O_PLANT)
+		o->run.plant = arg;
 	else if (id == O_NO_GATES)
 		o->run.apply_gates = 0;
 	else if (id == O_LIST)
@@ -79,6 +133,13 @@ int eg_cmd_bench_profile(int argc, char **argv)
 	    {"list", no_argument, NULL, O_LIST},
 	    {"wide", no_argument, NULL, O_WIDE},
 	    {"json", no_argument, NULL, O_JSON},
+	    {"gates", required_argument, NULL, O_GATES},
+	    {"launches", required_argument, NULL, O_LAUNCHES},
+	    {"remeasure", required_argument, NULL, O_REMEASURE},
+	    {"seed", required_argument, NULL, O_SEED},
+	    {"history", required_argument, NULL, O_HISTORY},
+	    {"last", required_argument, NULL, O_LAST},
+	    {"plant", required_argument, NULL, O_PLANT},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {NULL, 0, NULL, 0},
 	};

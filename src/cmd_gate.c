@@ -8,6 +8,7 @@
 #include "src/cmd_gate.h"
 #include "src/opts.h"
 #include "epgate/error.h"
+#include "epgate/num.h"
 #include "epgate/gate.h"
 #include "epgate/results.h"
 
@@ -25,6 +26,10 @@ static void eg__gate_usage(FILE *f)
 	      "  --baseline FILE  results the regression gates compare "
 	      "with\n"
 	      "                   (may be repeated)\n"
+	      "  --history DIR    the baseline is the last campaigns of the\n"
+	      "                   results' profile and machine in DIR\n"
+	      "                   (DIR/PROFILE/MACHINE/*.json)\n"
+	      "  --last N         that many campaigns (10)\n"
 	      "  --tap FILE       TAP 14 report (default: RUN/gate.tap)\n"
 	      "  --junit FILE     JUnit XML report (default: "
 	      "RUN/gate.junit.xml)\n"
@@ -40,7 +45,11 @@ static void eg__gate_usage(FILE *f)
 	      f);
 }
 
-enum { O_GATES = 256, O_BASELINE, O_STRICT };
+/* --history DIR and --last N */
+static const char *eg__history;
+static unsigned eg__last = EG_HISTORY_LAST;
+
+enum { O_GATES = 256, O_BASELINE, O_STRICT, O_HISTORY, O_LAST };
 
 typedef struct eg__gate_cli {
 	eg_gate_run_opts_t *o;
@@ -56,6 +65,10 @@ static int eg__gate_opt(eg_cli_t *c, int id, const char *arg)
 		g->o->gates = arg;
 	else if (id == O_BASELINE)
 		g->base[g->n_base++] = (char *)arg;
+	else if (id == O_HISTORY)
+		eg__history = arg;
+	else if (id == O_LAST)
+		return eg_cli_uint(c, "--last", arg, 1, 100000, &eg__last);
 	else
 		g->o->strict = 1;
 	return EG_OK;
@@ -69,6 +82,8 @@ static int eg__options(int argc, char **argv, eg__gate_cli_t *g, int *first)
 	    {"gates", required_argument, NULL, O_GATES},
 	    {"baseline", required_argument, NULL, O_BASELINE},
 	    {"strict", no_argument, NULL, O_STRICT},
+	    {"history", required_argument, NULL, O_HISTORY},
+	    {"last", required_argument, NULL, O_LAST},
 	    {NULL, 0, NULL, 0},
 	};
 	eg_report_cli_t rep = {.keys = EG_REP_ALL, .reports = g->o->reports};
@@ -117,7 +132,22 @@ int eg_cmd_gate(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", EG__PROG, err);
 		goto out;
 	}
-	d = (eg_gate_data_t){cur, n_cur, n_base ? bl : NULL, n_bl};
+	if (eg__history && n_base) {
+		fprintf(stderr, "%s: give --baseline or --history, not both\n",
+			EG__PROG);
+		goto out;
+	}
+	if (eg__history) { /* the history is the baseline */
+		eg_results_free_all(bl, n_bl);
+		bl = NULL;
+		n_bl = 0;
+	}
+	if (eg__history && eg_history_read(eg__history, &cur[0], eg__last, &bl,
+					   &n_bl, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: --history: %s\n", EG__PROG, err);
+		goto out;
+	}
+	d = (eg_gate_data_t){cur, n_cur, n_bl ? bl : NULL, n_bl};
 	o.data = &d;
 	rc = eg_gate_run(&o);
 out:

@@ -93,6 +93,19 @@ const eg_engine_ops_t *eg_engine_find(const char *name);
 /* The same, with the reason in err instead of on stderr. */
 const eg_engine_ops_t *eg_engine_lookup(const char *name, char *err,
 					size_t errlen);
+/* A finder of engines by name (eg_engine_find, eg_engine_nccl_find). */
+typedef const eg_engine_ops_t *(*eg_engine_find_fn)(const char *name);
+/* Planted slowdowns (lib/engines/slow.c, docs/gates.md): "slow:N%:ENGINE"
+ * makes every dispatch of ENGINE (as find names it) N% of its own time
+ * longer, "slow:Nus:ENGINE" N microseconds longer; everything else is
+ * ENGINE's.  NULL when the name does not parse or ENGINE is unknown. */
+#define EG_SLOW_PREFIX "slow:"
+const eg_engine_ops_t *eg_engine_slow_find(const char *name,
+					   eg_engine_find_fn find);
+/* The parts of a "slow:" name: a fraction or a fixed delay (seconds) and
+ * the wrapped engine's name (points into name). EG_EINVAL if malformed. */
+int eg_slow_parse(const char *name, double *frac, double *fixed_s,
+		  const char **inner);
 /* The engine's last error message (ops->error), or NULL. */
 const char *eg_engine_error(const eg_engine_ops_t *ops, void *state);
 /* Names of the built-in engines, NULL-terminated. */

@@ -71,7 +71,21 @@ typedef struct eg_gate_stats {
 	unsigned min_reps;
 	unsigned reps; /* repetitions a profile should measure per point */
 	unsigned resamples;
+	/* appended: how a gate over many points keeps its error rate */
+	eg_correction_t correction;
 } eg_gate_stats_t;
+
+/* Default correction for many points (docs/gates.md, "Many points"). */
+#define EG_GATE_CORRECTION EG_CORRECT_HOLM
+
+/* regression, aggregate: judge every point (none), or one comparison of
+ * the typical change over the points: the median of the points' log
+ * changes (median: robust), or their mean (geomean). */
+typedef enum eg_aggregate {
+	EG_AGG_NONE = 0,
+	EG_AGG_GEOMEAN,
+	EG_AGG_MEDIAN,
+} eg_aggregate_t;
 
 /* filter: key (an axis, or "suite") -> accepted values (a JSON array of
  * numbers and strings). */
@@ -116,6 +130,11 @@ typedef struct eg_gate {
 	int field_line;
 	char **expect;
 	size_t n_expect;
+	/* appended: regression, arm B judged against arm A of the same
+	 * results, launch by launch (an A/B job); or NULL */
+	char *versus[2];
+	int versus_line;
+	eg_aggregate_t aggregate; /* regression */
 } eg_gate_t;
 
 typedef struct eg_gate_file {
@@ -140,6 +159,10 @@ typedef struct eg_gate_data {
 	const eg_results_t *base; /* regression baseline; NULL = none */
 	size_t n_base;
 } eg_gate_data_t;
+
+/* Is the baseline a history (its files read by eg_history_read: each
+ * one campaign, oldest first) rather than the files of one campaign? */
+int eg_gate_data_history(const eg_gate_data_t *d);
 
 /* Names each gate uses that neither the schema knows nor any results
  * file holds: "path:line: unknown metric ...", EG_EPARSE. */
@@ -179,6 +202,13 @@ typedef struct eg_gate_run_opts {
 } eg_gate_run_opts_t;
 int eg_gate_run(const eg_gate_run_opts_t *o);
 
+/* The points a gate run would measure again before its verdicts stand
+ * (the sweep orchestrator's re-measurement): the ids each inconclusive
+ * or failing gate lists, once each, appended to ids.  Nothing is
+ * reported.  0, or <0 with "file:line: message" in err. */
+int eg_gate_remeasure(const char *gates, const eg_gate_data_t *d, json_t *ids,
+		      char *err, size_t errlen);
+
 const char *eg_gate_verdict_name(eg_gate_verdict_t v); /* "pass" ... */
 const char *eg_rule_name(eg_rule_t r);		       /* "bound" ... */
 
@@ -197,6 +227,9 @@ typedef struct eg_regress_opts {
 	unsigned min_reps;
 	unsigned resamples;
 	uint64_t seed;
+	/* appended: launch i of base ran beside launch i of cur (an A/B
+	 * job): resample them together / test their ratios */
+	int paired;
 } eg_regress_opts_t;
 
 typedef struct eg_regress_out {
@@ -204,13 +237,25 @@ typedef struct eg_regress_out {
 	const char *method; /* "bootstrap", "mann-whitney", "summary" */
 	double change;
 	double lo, hi;		  /* interval of change; NAN if none */
-	double p_worse, p_better; /* Mann-Whitney; NAN otherwise */
+	double p_worse, p_better; /* p-values of worse / better than the
+				     threshold (every method; NAN: none) */
 	size_t n_base, n_cur;
 	char why[160];
+	/* appended: "samples", "launches", "paired launches", "campaigns" */
+	const char *units;
 } eg_regress_out_t;
 
 int eg_regress_compare(const eg_metric_t *base, const eg_metric_t *cur,
 		       const eg_regress_opts_t *o, eg_regress_out_t *out);
+
+/* The same against a history of nb campaigns (base[j], oldest first):
+ * with EG_HISTORY_MIN or more, the Student prediction interval of the
+ * campaign medians on the log scale (method "history-t", units
+ * "campaigns"); with fewer, their launches pooled into one baseline. */
+#define EG_HISTORY_MIN 3
+int eg_regress_history(const eg_metric_t *const *base, size_t nb,
+		       const eg_metric_t *cur, const eg_regress_opts_t *o,
+		       eg_regress_out_t *out);
 
 /* The flat rule on one series: every v within band, and no trend whose
  * slope (per unit of x, x already transformed) is both significant at

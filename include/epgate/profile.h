@@ -57,6 +57,7 @@ typedef struct eg_sweep {
 	int zip;		/* values taken together, not the product */
 	unsigned warmup, iters; /* from the profile unless overridden */
 	int line;
+	unsigned launches; /* independent launches per point */
 } eg_sweep_t;
 
 typedef enum eg_launcher {
@@ -74,6 +75,10 @@ typedef struct eg_profile {
 	char *gates; /* gate file as written, or NULL */
 	double timeout_s;
 	unsigned warmup, iters;
+	/* launches per point (repetitions.launches); re-measurement of the
+	 * points a gate finds inconclusive or failing: rounds of extra
+	 * launches each (remeasure: {rounds, launches}) */
+	unsigned launches, remeasure_rounds, remeasure_launches;
 	/* model: the transport's raw numbers, 0 = measure (fabric) */
 	double model_bw_gbps, model_post_rate;
 	/* raw phase (fabric): messages per peer, message size, bandwidth
@@ -99,6 +104,7 @@ typedef struct eg_bench_point {
 	size_t sweep;
 	eg_axis_value_t v[EG_AXIS_COUNT];
 	unsigned warmup, iters;
+	unsigned launches;
 } eg_bench_point_t;
 
 /* Parses a profile.  Errors: "path:line: message", <0. */
@@ -112,6 +118,11 @@ void eg_profile_free(eg_profile_t *p);
  * the axes' values.  Free *pts with free(). */
 int eg_profile_points(const eg_profile_t *p, eg_bench_point_t **pts, size_t *n,
 		      char *err, size_t errlen);
+
+/* pt's arm becomes arm (not copied: it must outlive pt) and its id
+ * "sweep/arm/axes" follows. */
+void eg_bench_point_set_arm(const eg_profile_t *p, eg_bench_point_t *pt,
+			    const char *arm);
 
 /* The workload of a point (world = its world), validated. */
 int eg_bench_point_workload(const eg_profile_t *p, const eg_bench_point_t *pt,

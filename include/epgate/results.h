@@ -10,6 +10,7 @@
 #define EPGATE_RESULTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -28,6 +29,12 @@ typedef struct eg_metric {
 	double *samples; /* NULL when the file carries a summary only */
 	size_t n_samples;
 	eg_summary_t s;
+	/* appended (docs/results-v1.md, "Launches"): samples per launch,
+	 * in order (NULL: one launch), and the spread inside and between
+	 * launches (computed from them; NAN when not defined) */
+	uint32_t *launch_n;
+	size_t n_launches;
+	double cv_within, cv_between;
 } eg_metric_t;
 
 typedef struct eg_point {
@@ -38,6 +45,12 @@ typedef struct eg_point {
 	json_t *evidence; /* object: "transport", "provider", ...; or NULL */
 	eg_metric_t *metrics;
 	size_t n_metrics;
+	/* appended: the pass (launch number in the campaign) of each launch
+	 * of its metrics, NULL for one launch, and how many of the last
+	 * launches were re-measurements */
+	uint32_t *passes;
+	size_t n_passes;
+	unsigned remeasured;
 } eg_point_t;
 
 typedef struct eg_results {
@@ -46,6 +59,8 @@ typedef struct eg_results {
 	json_t *context; /* object, see the schema */
 	eg_point_t *points;
 	size_t n_points;
+	/* appended: one campaign of a history (set by eg_history_read) */
+	int history;
 } eg_results_t;
 
 /* Reads and validates path.  On error returns <0 (EG_ENOENT, EG_EIO,
@@ -68,6 +83,47 @@ const eg_metric_t *eg_point_metric(const eg_point_t *p, const char *name);
 /* Moves *p to the end of r->points (*p is zeroed; the caller keeps
  * ids unique). */
 int eg_results_push(eg_results_t *r, eg_point_t *p);
+
+/* ---- launches (lib/results/launch.c) ---------------------------------
+ * A campaign measures each point in several launches; the orchestrator
+ * adds each launch's point (one launch, as the driver made it) to the
+ * point it holds: samples appended with their launch count (a metric a
+ * launch lacks counts 0 there), summaries (counts) kept when equal and
+ * otherwise their median taken, evidence values that differ between
+ * launches joined with " | " (so an evidence gate sees a launch that ran
+ * another path).  *add is consumed (zeroed) on success; acc may be empty
+ * (zeroed), then it becomes the first launch.  remeasure: the launch is a
+ * re-measurement (counted in acc->remeasured). */
+int eg_point_add_launch(eg_point_t *acc, eg_point_t *add, uint32_t pass,
+			int remeasure);
+/* The samples of a metric as the statistics take them. */
+eg_samples_t eg_metric_samples(const eg_metric_t *m);
+/* Launches of a point (1 without pass records). */
+size_t eg_point_launches(const eg_point_t *p);
+
+/* ---- history (lib/results/history.c, docs/results-v1.md "History") ---
+ * Campaigns kept as DIR/<profile>/<machine>/<UTC stamp>.json. */
+#define EG_HISTORY_LAST 10
+/* This machine's id: EPGATE_MACHINE when set (CI runners whose host name
+ * changes), else "<host>--<cpu model>[--<gpu model>x<count>]", lowercase
+ * words of [a-z0-9.] joined by '-'. */
+int eg_machine_id(char *out, size_t len);
+/* Copies the results file (whose context, in r, names the profile, the
+ * machine and when it was created) into the history, atomically;
+ * stored: the new file's path. */
+int eg_history_store(const char *dir, const eg_results_t *r,
+		     const char *results_path, char *stored, size_t slen,
+		     char *err, size_t errlen);
+/* The last `last` campaigns (0: all) of profile and machine, oldest
+ * first; a missing folder is no campaign.  Free with eg_history_free. */
+int eg_history_list(const char *dir, const char *profile, const char *machine,
+		    size_t last, char ***paths, size_t *n, char *err,
+		    size_t errlen);
+void eg_history_free(char **paths, size_t n);
+/* The last `last` campaigns of the profile and machine cur's context
+ * names, read (free with eg_results_free_all, also after an error). */
+int eg_history_read(const char *dir, const eg_results_t *cur, size_t last,
+		    eg_results_t **out, size_t *n, char *err, size_t errlen);
 
 /* ---- one point, one codec --------------------------------------------
  * The JSON object of one point, as it stands in a file's "points" and,
@@ -103,8 +159,17 @@ int eg_results_create(eg_results_writer_t **w, const char *path, int recorded,
 		      json_t *context, char *err, size_t errlen);
 int eg_results_append(eg_results_writer_t *w, const eg_point_t *p, char *err,
 		      size_t errlen);
+/* Replaces the point with p's id (or appends it): the same validation
+ * and atomic rewrite as append.  The orchestrator puts a point again
+ * after each of its launches. */
+int eg_results_put(eg_results_writer_t *w, const eg_point_t *p, char *err,
+		   size_t errlen);
 /* Points appended so far. */
 size_t eg_results_count(const eg_results_writer_t *w);
+/* Real numbers written from the next rewrite on with at most `digits`
+ * significant digits (1..17; 0: 17, jansson's default, which reads back
+ * exactly).  For trimmed copies such as calibration fixtures. */
+void eg_results_set_digits(eg_results_writer_t *w, int digits);
 void eg_results_close(eg_results_writer_t *w);
 
 /* Metrics and axes the schema knows (docs/results-v1.md).  A gate may

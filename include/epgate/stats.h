@@ -93,4 +93,98 @@ double eg_stats_ratio_se(const eg_summary_t *a, const eg_summary_t *b);
  * known. */
 double eg_stats_se_from_ci(double lo, double hi);
 
+/* ---- launches (lib/stats/launch.c) -----------------------------------
+ * A metric's samples may come from several launches (fresh processes and
+ * communicators), consecutive in x: launch i holds launch_n[i] of them
+ * (0 allowed: a launch that did not report this metric).  launch_n NULL
+ * (or n_launches <= 1) is one launch. */
+typedef struct eg_samples {
+	const double *x;
+	size_t n;
+	const uint32_t *launch_n;
+	size_t n_launches;
+} eg_samples_t;
+
+/* EG_EINVAL unless the counts add up to n. */
+int eg_samples_check(const eg_samples_t *s);
+/* Launches that hold samples (1 without launch counts). */
+int eg_samples_launches(const eg_samples_t *s);
+/* The median of each launch with samples, in order, into med (room for
+ * n_launches), *n_out of them. */
+int eg_stats_launch_medians(const eg_samples_t *s, double *med, size_t *n_out);
+/* Spread inside launches (pooled standard deviation / grand mean) and
+ * between them (CV of the launch medians); NAN when not defined (one
+ * sample per launch, one launch). */
+int eg_stats_launch_spread(const eg_samples_t *s, double *cv_within,
+			   double *cv_between);
+/* Percentile interval of the median by the hierarchical bootstrap:
+ * launches drawn with replacement, then samples within each; the plain
+ * bootstrap (eg_stats_boot_median_ci) for one launch. */
+int eg_stats_hboot_median_ci(const eg_samples_t *s, unsigned resamples,
+			     double level, uint64_t seed, double *lo,
+			     double *hi);
+/* eg_stats_summarize with the interval from eg_stats_hboot_median_ci. */
+int eg_stats_summarize_launches(const eg_samples_t *s, uint64_t seed,
+				eg_summary_t *out);
+/* The bootstrap distribution of median(cur)/median(base) - 1, sorted,
+ * into d (resamples values).  paired: both have the same launches, launch
+ * k of one ran beside launch k of the other (an A/B job), and the same
+ * launch indices are drawn on both sides. */
+int eg_stats_hboot_change_dist(const eg_samples_t *base,
+			       const eg_samples_t *cur, int paired,
+			       unsigned resamples, uint64_t seed, double *d);
+
+/* The same draws in the order they were made (not sorted): draws of
+ * different points can be combined resample by resample. */
+int eg_stats_hboot_change_draws(const eg_samples_t *base,
+				const eg_samples_t *cur, int paired,
+				unsigned resamples, uint64_t seed, double *d);
+
+/* The seeded RNG of the bootstraps (GSL taus2), for code that resamples
+ * on its own (aggregates over points). */
+typedef struct eg_rng eg_rng_t;
+eg_rng_t *eg_rng_new(uint64_t seed);
+size_t eg_rng_below(eg_rng_t *g, size_t n); /* uniform in [0, n) */
+void eg_rng_free(eg_rng_t *g);
+
+/* ---- many comparisons (lib/stats/multi.c) ----------------------------
+ * Which of n one-sided tests reject at family level alpha: Holm's step-down
+ * (family-wise error rate) or Benjamini-Hochberg's step-up (false
+ * discovery rate); none: each at alpha.  reject[i] = 1 for those. */
+typedef enum eg_correction {
+	EG_CORRECT_HOLM = 0,
+	EG_CORRECT_BH,
+	EG_CORRECT_NONE,
+} eg_correction_t;
+int eg_stats_correct(const double *p, size_t n, double alpha, eg_correction_t c,
+		     int *reject);
+const char *eg_correction_name(eg_correction_t c); /* "holm", ... */
+
+/* ---- change points (lib/stats/changepoint.c) ------------------------
+ * E-divisive (energy distance, alpha 1) by binary segmentation: each
+ * accepted split at index `at` (the first value of the new segment)
+ * with its permutation p-value (perms shuffles, seeded), segments of at
+ * least min_size, at most max of them, sorted by at. */
+typedef struct eg_changepoint {
+	size_t at;
+	double p;
+} eg_changepoint_t;
+int eg_stats_changepoints(const double *x, size_t n, size_t min_size,
+			  double alpha, unsigned perms, uint64_t seed,
+			  eg_changepoint_t *out, size_t max, size_t *n_out);
+
+/* ---- rank intervals (lib/stats/mwu.c) -------------------------------
+ * Hodges-Lehmann shift of y against x (the median of all y_j - x_i) and
+ * its Moses interval: one-sided level alpha at each end, from the U
+ * distribution (normal approximation).  On log values the shift is a log
+ * ratio. */
+int eg_stats_shift_ci(const double *x, size_t nx, const double *y, size_t ny,
+		      double alpha, double *est, double *lo, double *hi);
+/* Wilcoxon signed-rank test of d against 0 (d_i = 0 dropped): p_greater
+ * for "d tends to be positive", p_less for negative.  Exact for up to
+ * EG_MWU_EXACT_MAX values without ties, else normal with the tie and
+ * continuity corrections. */
+int eg_stats_signed_rank(const double *d, size_t n, double *p_greater,
+			 double *p_less);
+
 #endif

@@ -73,6 +73,13 @@ static void eg__point_id(const eg_sweep_t *s, eg_bench_point_t *pt)
 	memcpy(pt->id, id, sizeof(id));
 }
 
+void eg_bench_point_set_arm(const eg_profile_t *p, eg_bench_point_t *pt,
+			    const char *arm)
+{
+	pt->arm = arm;
+	eg__point_id(&p->sweeps[pt->sweep], pt);
+}
+
 int eg_bench_point_workload(const eg_profile_t *p, const eg_bench_point_t *pt,
 			    eg_workload_t *w, char *err, size_t errlen)
 {
@@ -170,6 +177,7 @@ int eg_profile_points(const eg_profile_t *p, eg_bench_point_t **pts, size_t *n,
 				pt->sweep = si;
 				pt->warmup = s->warmup;
 				pt->iters = s->iters;
+				pt->launches = s->launches;
 				/* last axis varies fastest */
 				for (size_t i = s->n_axes; i-- > 0;) {
 					const eg_sweep_axis_t *ax = &s->axes[i];

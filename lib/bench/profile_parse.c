@@ -76,10 +76,10 @@ static int eg__axis_value(eg_yaml_t *y, eg_axis_t a, const yaml_node_t *n,
 	return 0;
 }
 
-static int eg__repetitions(eg_yaml_t *y, const yaml_node_t *n, unsigned *warmup,
-			   unsigned *iters)
+/* repetitions: {warmup, iters, launches}; r[0..2] in that order. */
+static int eg__repetitions(eg_yaml_t *y, const yaml_node_t *n, unsigned r[3])
 {
-	static const char *const keys[] = {"warmup", "iters", NULL};
+	static const char *const keys[] = {"warmup", "iters", "launches", NULL};
 	int rc = eg_yaml_keys(y, "repetitions", n, keys);
 
 	for (size_t i = 0; !rc && i < eg_yaml_len(n); i++) {
@@ -87,9 +87,32 @@ static int eg__repetitions(eg_yaml_t *y, const yaml_node_t *n, unsigned *warmup,
 		yaml_node_t *v = eg_yaml_value(y, n, i);
 
 		if (!strcmp(ks, "warmup"))
-			rc = eg_yaml_uint(y, ks, v, 0, 100000, warmup);
+			rc = eg_yaml_uint(y, ks, v, 0, 100000, &r[0]);
+		else if (!strcmp(ks, "iters"))
+			rc = eg_yaml_uint(y, ks, v, 1, 1000000, &r[1]);
 		else
-			rc = eg_yaml_uint(y, ks, v, 1, 1000000, iters);
+			rc = eg_yaml_uint(y, ks, v, 1, 1000, &r[2]);
+	}
+	return rc;
+}
+
+/* remeasure: {rounds, launches}: extra launches of the points a gate
+ * finds inconclusive or failing, before the verdict stands. */
+static int eg__remeasure(eg_yaml_t *y, const yaml_node_t *n, eg_profile_t *pf)
+{
+	static const char *const keys[] = {"rounds", "launches", NULL};
+	int rc = eg_yaml_keys(y, "remeasure", n, keys);
+
+	for (size_t i = 0; !rc && i < eg_yaml_len(n); i++) {
+		const char *ks = eg_yaml_scalar(eg_yaml_key(y, n, i));
+		yaml_node_t *v = eg_yaml_value(y, n, i);
+
+		if (!strcmp(ks, "rounds"))
+			rc = eg_yaml_uint(y, ks, v, 0, 10,
+					  &pf->remeasure_rounds);
+		else
+			rc = eg_yaml_uint(y, ks, v, 1, 1000,
+					  &pf->remeasure_launches);
 	}
 	return rc;
 }
@@ -216,6 +239,32 @@ static int eg__base(eg_yaml_t *y, const yaml_node_t *n, eg_profile_t *pf)
 	return rc;
 }
 
+/* An arm's name: a word, or a spelling the engine registry knows with
+ * a path and keys in it ("plugin:PATH[,key=value...]", "slow:10%:a2a"):
+ * printable, no blank, no quote. */
+static int eg__arm_name_ok(const char *s)
+{
+	if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s))
+		return 0;
+	for (; *s; s++)
+		if (!isgraph((unsigned char)*s) || strchr("\"'\\`$", *s))
+			return 0;
+	return 1;
+}
+
+/* An nccl arm: a2a, dense, a plugin, or a planted slowdown of one. */
+static int eg__nccl_arm_ok(const char *arm)
+{
+	double f, t;
+	const char *inner;
+
+	if (!strcmp(arm, "a2a") || !strcmp(arm, "dense") ||
+	    !strncmp(arm, "plugin:", 7))
+		return 1;
+	return eg_slow_parse(arm, &f, &t, &inner) == 0 &&
+	       eg__nccl_arm_ok(inner);
+}
+
 /* Arms the transport can run. */
 static int eg__arm_ok(const char *transport, const char *arm)
 {
@@ -234,7 +283,7 @@ static int eg__arm_ok(const char *transport, const char *arm)
 
 		return e && (e->flags & EG_ENGINE_MULTI_PROCESS);
 	}
-	return !strcmp(arm, "a2a") || !strcmp(arm, "dense");
+	return eg__nccl_arm_ok(arm);
 }
 
 static int eg__arms(eg_yaml_t *y, const yaml_node_t *n, const eg_profile_t *pf,
@@ -246,7 +295,7 @@ static int eg__arms(eg_yaml_t *y, const yaml_node_t *n, const eg_profile_t *pf,
 		const yaml_node_t *e =
 		    n->type == YAML_SEQUENCE_NODE ? eg_yaml_item(y, n, i) : n;
 
-		if (!eg__word_ok(s->arms[i]) ||
+		if (!eg__arm_name_ok(s->arms[i]) ||
 		    !eg__arm_ok(pf->transport, s->arms[i]))
 			return eg_yaml_err(
 			    y, e,
@@ -254,7 +303,8 @@ static int eg__arms(eg_yaml_t *y, const yaml_node_t *n, const eg_profile_t *pf,
 			    s->arms[i], pf->transport,
 			    !strcmp(pf->transport, "null")
 				? "empty, work:US, loop:N"
-				: "a2a, dense");
+				: "a2a, dense, plugin:PATH[,key=value], "
+				  "slow:N%:ARM");
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(s->arms[j], s->arms[i]))
 				return eg_yaml_err(y, e,
@@ -345,8 +395,15 @@ static int eg__sweep_key(eg_yaml_t *y, const char *ks, const yaml_node_t *v,
 	}
 	if (!strcmp(ks, "zip"))
 		return eg_yaml_bool(y, ks, v, &s->zip);
-	if (!strcmp(ks, "repetitions"))
-		return eg__repetitions(y, v, &s->warmup, &s->iters);
+	if (!strcmp(ks, "repetitions")) {
+		unsigned r[3] = {s->warmup, s->iters, s->launches};
+
+		rc = eg__repetitions(y, v, r);
+		s->warmup = r[0];
+		s->iters = r[1];
+		s->launches = r[2];
+		return rc;
+	}
 	if (!strcmp(ks, "description") && !eg_yaml_scalar(v))
 		return eg_yaml_err(y, v, "description: expected text");
 	return 0;
@@ -378,6 +435,7 @@ static int eg__sweep(eg_yaml_t *y, const yaml_node_t *n, eg_profile_t *pf,
 	s->line = eg_yaml_line(n);
 	s->warmup = pf->warmup;
 	s->iters = pf->iters;
+	s->launches = pf->launches;
 	if ((rc = eg_yaml_keys(y, "sweep", n, keys)))
 		return rc;
 	for (size_t i = 0; i < eg_yaml_len(n); i++)
@@ -428,8 +486,8 @@ static int eg__sweeps(eg_yaml_t *y, const yaml_node_t *root,
 
 static const char *const eg__top_keys[] = {
     "profile", "description", "transport", "provider",	  "launcher",
-    "gates",   "timeout",     "env",	   "repetitions", "model",
-    "raw",     "base",	      "sweeps",	   NULL,
+    "gates",   "timeout",     "env",	   "repetitions", "remeasure",
+    "model",   "raw",	      "base",	   "sweeps",	  NULL,
 };
 
 static int eg__name(eg_yaml_t *y, const yaml_node_t *v, eg_profile_t *pf)
@@ -477,8 +535,17 @@ static int eg__top_key(eg_yaml_t *y, const char *ks, const yaml_node_t *v,
 	}
 	if (!strcmp(ks, "env"))
 		return eg__env(y, v, pf);
-	if (!strcmp(ks, "repetitions"))
-		return eg__repetitions(y, v, &pf->warmup, &pf->iters);
+	if (!strcmp(ks, "repetitions")) {
+		unsigned r[3] = {pf->warmup, pf->iters, pf->launches};
+
+		rc = eg__repetitions(y, v, r);
+		pf->warmup = r[0];
+		pf->iters = r[1];
+		pf->launches = r[2];
+		return rc;
+	}
+	if (!strcmp(ks, "remeasure"))
+		return eg__remeasure(y, v, pf);
 	if (!strcmp(ks, "model"))
 		return eg__model(y, v, pf);
 	if (!strcmp(ks, "raw"))
@@ -564,6 +631,9 @@ static int eg__init(eg_profile_t *pf, const char *name)
 	pf->timeout_s = 60;
 	pf->warmup = 3;
 	pf->iters = 20;
+	pf->launches = 1;
+	pf->remeasure_rounds = 0;
+	pf->remeasure_launches = 0; /* 0: half the launches, at least 1 */
 	pf->raw_msgs = 256;
 	pf->raw_msg_size = 8;
 	pf->raw_size = (size_t)256 << 10;

@@ -525,5 +525,8 @@ const eg_engine_ops_t *eg_engine_nccl_find(const char *name)
 	/* a library under test on GPU memory (docs/plugins.md) */
 	if (!strncmp(name, "plugin:", 7))
 		return eg_engine_find(name);
+	/* a planted slowdown of one of these (lib/engines/slow.c) */
+	if (!strncmp(name, EG_SLOW_PREFIX, strlen(EG_SLOW_PREFIX)))
+		return eg_engine_slow_find(name, eg_engine_nccl_find);
 	return NULL;
 }

@@ -35,6 +35,17 @@ const eg_engine_ops_t *eg_engine_lookup(const char *name, char *err,
 		}
 		return eg_plug_find(name, err, errlen);
 	}
+	if (!strncmp(name, EG_SLOW_PREFIX, strlen(EG_SLOW_PREFIX))) {
+		const eg_engine_ops_t *o =
+		    eg_engine_slow_find(name, eg_engine_find);
+
+		if (!o && err && errlen)
+			snprintf(err, errlen,
+				 "\"%s\": want slow:N%%:ENGINE or "
+				 "slow:Nus:ENGINE with a known ENGINE",
+				 name);
+		return o;
+	}
 	for (size_t i = 0; i < EG__N_ENGINES; i++)
 		if (strcmp(eg__engines[i]->name, name) == 0)
 			return eg__engines[i];

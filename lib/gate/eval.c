@@ -22,6 +22,11 @@ const char *eg_rule_name(eg_rule_t r)
 	return (unsigned)r < 7 ? n[r] : "?";
 }
 
+int eg_gate_data_history(const eg_gate_data_t *d)
+{
+	return d && d->base && d->n_base && d->base[0].history;
+}
+
 void eg_gate_result_fini(eg_gate_result_t *r)
 {
 	if (!r)
@@ -116,6 +121,10 @@ int eg_gate_file_check(const eg_gate_file_t *gf, const eg_gate_data_t *d,
 		for (int k = 0; k < 2 && g->ratio[k]; k++)
 			if ((rc = eg__check_arm(gf, g, d, g->ratio[k],
 						g->ratio_line, err, errlen)))
+				return rc;
+		for (int k = 0; k < 2 && g->versus[k]; k++)
+			if ((rc = eg__check_arm(gf, g, d, g->versus[k],
+						g->versus_line, err, errlen)))
 				return rc;
 		for (size_t k = 0; k < g->n_arms; k++)
 			if ((rc = eg__check_arm(gf, g, d, g->arms[k],

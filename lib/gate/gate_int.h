@@ -56,6 +56,60 @@ json_t *eg__cell_json(const eg__cell_t *c);
 json_t *eg__pair(double a, double b);
 const char *eg__metric_label(const eg_gate_t *g, char *buf, size_t len);
 
+/* One value judged against a closed band [lo, hi] (NAN: open) with its
+ * standard error se (NAN or 0: exact): p_fail, the p-value of "outside";
+ * inside, whether its one-sided (1 - alpha) bounds are in the band
+ * (lib/gate/band.c). */
+typedef struct eg__band {
+	double p_fail;
+	int inside, finite, noisy;
+	eg_gate_verdict_t verdict; /* after eg__band_verdicts */
+} eg__band_t;
+void eg__band_judge(double v, double se, double lo, double hi, double alpha,
+		    eg__band_t *o);
+/* Verdicts of n judged values: fail (not finite, or outside with
+ * confidence after the gate's correction over the n), pass (inside),
+ * else inconclusive. */
+int eg__band_verdicts(const eg_gate_t *g, eg__band_t *b, size_t n);
+/* The id of p (may be NULL) into res->remeasure, once. */
+void eg__remeasure_add(eg_gate_result_t *res, const eg_point_t *p);
+
+/* lib/gate/regress.c: the options are usable; out set to "nothing known
+ * yet"; the three-way verdict from out's interval. */
+int eg__regress_check(const eg_regress_opts_t *o);
+void eg__regress_init(eg_regress_out_t *out, size_t nb, size_t nc);
+void eg__regress_decide(const eg_regress_opts_t *o, eg_regress_out_t *out);
+
+/* lib/gate/regress_hist.c: the history decision on log campaign values
+ * x[0..nb) against the current y (se_floor: its own standard error); the
+ * standard error of log(median) a metric's interval implies; the
+ * campaigns' samples pooled into out (free out->samples and
+ * out->launch_n). */
+void eg__history_t(const double *x, size_t nb, double y, double se_floor,
+		   const eg_regress_opts_t *o, eg_regress_out_t *out);
+double eg__log_se(const eg_metric_t *m);
+int eg__pool(const eg_metric_t *const *b, size_t nb, eg_metric_t *out);
+
+/* One point of an aggregate (lib/gate/aggregate.c): the current point
+ * and metric, and its twin in each baseline campaign (NULL where a
+ * campaign lacks it). */
+typedef struct eg__twin {
+	const eg_point_t *cp, *const *bp;
+	const eg_metric_t *cm, *const *bm;
+} eg__twin_t;
+/* The typical change over n points (median, else the geometric mean),
+ * one comparison: against a history of nb campaigns (history), or one
+ * baseline campaign (nb = 1) by its launches, pass by pass. */
+int eg__aggregate(const eg__twin_t *t, size_t n, size_t nb, int history,
+		  int median, const eg_regress_opts_t *o,
+		  eg_regress_out_t *out);
+
+/* The points of launch-by-launch ratios g->ratio[0] / g->ratio[1] of
+ * g->metric in each file (arm label), lib/gate/ratio_points.c; free with
+ * eg_results_free_all. */
+int eg__ratio_files(const eg_gate_t *g, const char *label,
+		    const eg_results_t *in, size_t n, eg_results_t **out);
+
 /* Rules; each fills res (verdict, summary, diag). */
 int eg__rule_bound(const eg_gate_file_t *gf, const eg_gate_t *g,
 		   const eg__cells_t *c, eg_gate_result_t *res, char *err,

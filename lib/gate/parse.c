@@ -168,7 +168,7 @@ static const struct eg__key {
     {"metric", EG__ALL & ~EG__R(EG_RULE_EVIDENCE)},
     {"ratio", EG__R(EG_RULE_BOUND) | EG__R(EG_RULE_PARITY) |
 		  EG__R(EG_RULE_FLAT) | EG__R(EG_RULE_RECOVERY) |
-		  EG__R(EG_RULE_TREND)},
+		  EG__R(EG_RULE_TREND) | EG__R(EG_RULE_REGRESSION)},
     {"arms", EG__ALL},
     {"axis",
      EG__R(EG_RULE_FLAT) | EG__R(EG_RULE_RECOVERY) | EG__R(EG_RULE_TREND)},
@@ -193,6 +193,10 @@ static const struct eg__key {
     {"better", EG__R(EG_RULE_REGRESSION)},
     {"field", EG__R(EG_RULE_EVIDENCE)},
     {"expect", EG__R(EG_RULE_EVIDENCE)},
+    {"correction", EG__R(EG_RULE_BOUND) | EG__R(EG_RULE_PARITY) |
+		       EG__R(EG_RULE_RECOVERY) | EG__R(EG_RULE_REGRESSION)},
+    {"versus", EG__R(EG_RULE_REGRESSION)},
+    {"aggregate", EG__R(EG_RULE_REGRESSION)},
     {NULL, 0},
 };
 
@@ -204,6 +208,8 @@ static const char *const eg__dirs[] = {"up", "down", "not-down", "not-up",
 static const char *const eg__statistics[] = {"bootstrap", "mann-whitney", NULL};
 static const char *const eg__betters[] = {"lower", "higher", NULL};
 static const char *const eg__scales[] = {"linear", "log2", NULL};
+static const char *const eg__corrections[] = {"holm", "bh", "none", NULL};
+static const char *const eg__aggregates[] = {"none", "geomean", "median", NULL};
 
 /* Settings shared by the defaults block and the gates. */
 static int eg__stat_key(eg_yaml_t *y, const char *k, const yaml_node_t *v,
@@ -224,7 +230,33 @@ static int eg__stat_key(eg_yaml_t *y, const char *k, const yaml_node_t *v,
 		return eg_yaml_uint(y, k, v, 1, 1000000, &st->reps);
 	if (!strcmp(k, "resamples"))
 		return eg_yaml_uint(y, k, v, 100, 1000000, &st->resamples);
+	if (!strcmp(k, "correction")) {
+		int idx = 0, rc = eg_yaml_word(y, k, v, eg__corrections, &idx);
+
+		st->correction = (eg_correction_t)idx;
+		return rc;
+	}
 	*handled = 0;
+	return 0;
+}
+
+/* versus: [B, A]: arm B judged against arm A of the same results. */
+static int eg__versus(eg_yaml_t *y, const yaml_node_t *n, eg_gate_t *g)
+{
+	int rc;
+
+	if (n->type != YAML_SEQUENCE_NODE || eg_yaml_len(n) != 2)
+		return eg_yaml_err(y, n,
+				   "versus: expected [arm judged, arm it is "
+				   "judged against]");
+	if ((rc = eg_yaml_str(y, "versus", eg_yaml_item(y, n, 0),
+			      &g->versus[0])) ||
+	    (rc = eg_yaml_str(y, "versus", eg_yaml_item(y, n, 1),
+			      &g->versus[1])))
+		return rc;
+	if (!strcmp(g->versus[0], g->versus[1]))
+		return eg_yaml_err(y, n, "versus: the same arm twice");
+	g->versus_line = eg_yaml_line(n);
 	return 0;
 }
 
@@ -320,6 +352,13 @@ static int eg__gate_key(eg_yaml_t *y, const char *k, yaml_node_t *kn,
 	}
 	if (!strcmp(k, "expect"))
 		return eg_yaml_strs(y, k, v, &g->expect, &g->n_expect);
+	if (!strcmp(k, "versus"))
+		return eg__versus(y, v, g);
+	if (!strcmp(k, "aggregate")) {
+		rc = eg_yaml_word(y, k, v, eg__aggregates, &idx);
+		g->aggregate = (eg_aggregate_t)idx;
+		return rc;
+	}
 	return eg_yaml_err(y, kn, "unknown key \"%s\"", k);
 }
 
@@ -408,6 +447,11 @@ static int eg__gate_complete(eg_yaml_t *y, const yaml_node_t *n, eg_gate_t *g,
 					   g->factor, eg__dirs[g->direction]);
 		break;
 	case EG_RULE_REGRESSION:
+		if (g->versus[0] && (g->arms || g->ratio[0]))
+			return eg_yaml_err(y, n,
+					   "gate \"%s\": versus names the "
+					   "arms; no arms: or ratio: with it",
+					   g->name);
 		break;
 	case EG_RULE_EVIDENCE:
 		if (!g->field || !g->expect)
@@ -470,8 +514,8 @@ static int eg__gate(eg_yaml_t *y, yaml_node_t *n, eg_gate_t *g,
 static int eg__defaults(eg_yaml_t *y, yaml_node_t *n, eg_gate_stats_t *st)
 {
 	static const char *const keys[] = {
-	    "alpha", "min_effect", "max_slope", "min_reps",
-	    "reps",  "resamples",  NULL};
+	    "alpha", "min_effect", "max_slope",	 "min_reps",
+	    "reps",  "resamples",  "correction", NULL};
 	int rc, handled;
 
 	if ((rc = eg_yaml_keys(y, "defaults", n, keys)))
@@ -549,6 +593,8 @@ static void eg__gate_fini(eg_gate_t *g)
 	free(g->filter);
 	free(g->field);
 	eg_yaml_strs_free(g->expect, g->n_expect);
+	free(g->versus[0]);
+	free(g->versus[1]);
 }
 
 void eg_gate_file_free(eg_gate_file_t *gf)
@@ -568,7 +614,8 @@ static void eg__init(eg_gate_file_t *gf)
 	memset(gf, 0, sizeof(*gf));
 	gf->defaults = (eg_gate_stats_t){EG_GATE_ALPHA,	    EG_GATE_MIN_EFFECT,
 					 EG_GATE_MAX_SLOPE, EG_GATE_MIN_REPS,
-					 EG_GATE_REPS,	    EG_GATE_RESAMPLES};
+					 EG_GATE_REPS,	    EG_GATE_RESAMPLES,
+					 EG_GATE_CORRECTION};
 }
 
 static int eg__from_yaml(eg_yaml_t *y, yaml_node_t *root, void *arg)

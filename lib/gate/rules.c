@@ -25,71 +25,6 @@ static void eg__say(eg_gate_result_t *res, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Bound and parity: every value within [lo, hi]. */
-int eg__rule_bound(const eg_gate_file_t *gf, const eg_gate_t *g,
-		   const eg__cells_t *c, eg_gate_result_t *res, char *err,
-		   size_t len)
-{
-	int parity = g->rule == EG_RULE_PARITY;
-	double lo = parity ? g->band[0] : g->min;
-	double hi = parity ? g->band[1] : g->max;
-	json_t *vals = json_array(), *out = json_array();
-	const eg__cell_t *worst = NULL, *vmin = NULL, *vmax = NULL;
-	char thr[96];
-
-	(void)gf;
-	(void)err;
-	(void)len;
-	if (!vals || !out) {
-		json_decref(vals);
-		json_decref(out);
-		return EG_ENOMEM;
-	}
-	if (parity)
-		json_object_set_new(res->diag, "band", eg__pair(lo, hi));
-	if (!isnan(g->min) && !parity)
-		json_object_set_new(res->diag, "min", json_real(g->min));
-	if (!isnan(g->max) && !parity)
-		json_object_set_new(res->diag, "max", json_real(g->max));
-	if (isnan(lo))
-		snprintf(thr, sizeof(thr), "<= %g", hi);
-	else if (isnan(hi))
-		snprintf(thr, sizeof(thr), ">= %g", lo);
-	else
-		snprintf(thr, sizeof(thr), "in [%g, %g]", lo, hi);
-	for (size_t i = 0; i < c->n; i++) {
-		const eg__cell_t *e = &c->c[i];
-
-		json_array_append_new(vals, eg__cell_json(e));
-		if (!vmin || e->v < vmin->v)
-			vmin = e;
-		if (!vmax || e->v > vmax->v)
-			vmax = e;
-		if (e->v < lo || e->v > hi) {
-			json_array_append_new(out, json_string(e->at));
-			if (!worst)
-				worst = e;
-		}
-	}
-	json_object_set_new(res->diag, "values", vals);
-	if (json_array_size(out))
-		json_object_set_new(res->diag, "outside", out);
-	else
-		json_decref(out);
-	if (worst) {
-		res->verdict = EG_VERDICT_FAIL;
-		eg__say(res, "%.4g at %s, want %s", worst->v, worst->at, thr);
-	} else if (c->n == 1) {
-		res->verdict = EG_VERDICT_PASS;
-		eg__say(res, "%.4g %s", vmin->v, thr);
-	} else {
-		res->verdict = EG_VERDICT_PASS;
-		eg__say(res, "%.4g .. %.4g over %zu points, all %s", vmin->v,
-			vmax->v, c->n, thr);
-	}
-	return 0;
-}
-
 /* Sorts group members idx[0..n) by their numeric axis value; a repeated
  * value is a hard error. */
 static int eg__sort_axis(const eg_gate_file_t *gf, const eg_gate_t *g,
@@ -334,88 +269,6 @@ out:
 	return rc;
 }
 
-int eg__rule_recovery(const eg_gate_file_t *gf, const eg_gate_t *g,
-		      const eg__cells_t *c, eg_gate_result_t *res, char *err,
-		      size_t len)
-{
-	struct eg__grp gr;
-	json_t *series = json_array();
-	int rc, judged = 0;
-	double worst = INFINITY;
-
-	if (!series)
-		return EG_ENOMEM;
-	if ((rc = eg__grp_make(c, &gr)))
-		goto out;
-	json_object_set_new(res->diag, "axis", json_string(g->axis));
-	json_object_set_new(res->diag, "low", json_real(g->low));
-	json_object_set_new(res->diag, "high", json_real(g->high));
-	json_object_set_new(res->diag, "min_factor", json_real(g->min_factor));
-	res->verdict = EG_VERDICT_PASS;
-	for (int k = 0; k < gr.ng; k++) {
-		size_t *idx = gr.idx + gr.start[k];
-		size_t n = gr.start[k + 1] - gr.start[k];
-		const eg__cell_t *lo = NULL, *hi = NULL;
-		double f;
-		json_t *d;
-
-		for (size_t i = 0; i < n; i++) {
-			const eg__cell_t *e = &c->c[idx[i]];
-			const eg__cell_t **slot = NULL;
-			double x;
-
-			if (!eg__axis_num(e, &x))
-				continue;
-			if (x == g->low)
-				slot = &lo;
-			else if (x == g->high)
-				slot = &hi;
-			if (!slot)
-				continue;
-			if (*slot) {
-				rc = eg__gerr(gf, g->axis_line, err, len,
-					      "gate \"%s\": points \"%s\" and "
-					      "\"%s\" are the same series at "
-					      "%s=%g; filter them apart",
-					      g->name, (*slot)->p->id, e->p->id,
-					      g->axis, x);
-				goto out;
-			}
-			*slot = e;
-		}
-		if (!lo || !hi)
-			continue;
-		judged++;
-		f = hi->v / lo->v;
-		d = json_object();
-		json_object_set_new(d, "series", json_string(lo->group));
-		json_object_set_new(d, "at_low", eg__cell_json(lo));
-		json_object_set_new(d, "at_high", eg__cell_json(hi));
-		json_object_set_new(d, "factor", json_real(eg__r4(f)));
-		json_array_append_new(series, d);
-		if (f < worst) {
-			worst = f;
-			eg__say(res, "%.3gx from %s=%g to %g in %s, want >= %g",
-				f, g->axis, g->low, g->high, lo->group,
-				g->min_factor);
-		}
-		if (f < g->min_factor)
-			res->verdict = EG_VERDICT_FAIL;
-	}
-	json_object_set_new(res->diag, "series", series);
-	series = NULL;
-	if (!judged) {
-		res->verdict = EG_VERDICT_SKIP;
-		eg__say(res, "no data: no series has both %s=%g and %s=%g",
-			g->axis, g->low, g->axis, g->high);
-	}
-	rc = 0;
-out:
-	json_decref(series);
-	eg__grp_free(&gr);
-	return rc;
-}
-
 static const char *const eg__dir_names[] = {"up", "down", "not-down", "not-up"};
 
 int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
@@ -467,7 +320,8 @@ int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
 		eg__axis_num(a, &xa);
 		eg__axis_num(b, &xb);
 		f = b->v / a->v;
-		ok = ge ? f >= g->factor : f <= g->factor;
+		/* 0/0 or x/0 cannot be judged: it fails */
+		ok = isfinite(f) && (ge ? f >= g->factor : f <= g->factor);
 		d = json_object();
 		vals = json_array();
 		for (size_t i = 0; i < n; i++)

@@ -310,7 +310,16 @@ static int eg__one(eg__run_t *r, const eg_gate_t *g)
 	if (res.verdict == EG_VERDICT_INCONCLUSIVE) {
 		json_array_foreach(res.remeasure, k, id)
 		{
-			json_array_append(r->remeasure, id);
+			size_t j;
+			json_t *seen;
+			int dup = 0;
+
+			json_array_foreach(r->remeasure, j, seen)
+			{
+				dup |= json_equal(seen, id);
+			}
+			if (!dup)
+				json_array_append(r->remeasure, id);
 		}
 	}
 	rc = eg__report(r, g, &res, NULL, dt);

@@ -79,6 +79,8 @@ int eg__arm_selected(const eg_gate_t *g, const char *arm)
 {
 	if (g->ratio[0])
 		return !strcmp(arm, g->ratio[0]);
+	if (g->versus[0])
+		return !strcmp(arm, g->versus[0]);
 	if (!g->arms)
 		return 1;
 	for (size_t i = 0; i < g->n_arms; i++)

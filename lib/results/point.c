@@ -16,6 +16,25 @@ static int eg__set_num(json_t *o, const char *k, double v)
 	return json_object_set_new(o, k, json_real(v)) ? EG_ENOMEM : 0;
 }
 
+/* The launch counts and the spread they imply. */
+static int eg__launches_json(json_t *o, const eg_metric_t *m)
+{
+	eg_samples_t x = eg_metric_samples(m);
+	json_t *a = json_array();
+	double cw, cb;
+
+	if (!a || json_object_set_new(o, "launches", a))
+		return EG_ENOMEM;
+	for (size_t i = 0; i < m->n_launches; i++)
+		if (json_array_append_new(a, json_integer(m->launch_n[i])))
+			return EG_ENOMEM;
+	if (eg_stats_launch_spread(&x, &cw, &cb) < 0)
+		return EG_ENOMEM;
+	if (eg__set_num(o, "cv_within", cw) || eg__set_num(o, "cv_between", cb))
+		return EG_ENOMEM;
+	return 0;
+}
+
 /* JSON of one metric: the summary (computed from samples when given)
  * then the samples. */
 static json_t *eg__metric_json(const char *id, const eg_metric_t *m, int *rc)
@@ -27,8 +46,12 @@ static json_t *eg__metric_json(const char *id, const eg_metric_t *m, int *rc)
 	if (!o)
 		return NULL;
 	if (m->n_samples) {
-		*rc = eg_stats_summarize(m->samples, m->n_samples,
-					 eg__results_seed(id, m->name), &s);
+		eg_samples_t x = eg_metric_samples(m);
+
+		*rc = eg_samples_check(&x) < 0
+			  ? EG_EINVAL
+			  : eg_stats_summarize_launches(
+				&x, eg__results_seed(id, m->name), &s);
 		if (*rc)
 			goto fail;
 		*rc = EG_ENOMEM;
@@ -50,6 +73,8 @@ static json_t *eg__metric_json(const char *id, const eg_metric_t *m, int *rc)
 		for (size_t i = 0; i < m->n_samples; i++)
 			if (json_array_append_new(a, json_real(m->samples[i])))
 				goto fail;
+		if (m->launch_n && eg__launches_json(o, m))
+			goto fail;
 	}
 	*rc = 0;
 	return o;
@@ -82,6 +107,24 @@ static json_t *eg__metrics_json(const eg_point_t *p, int *rc)
 	return NULL;
 }
 
+/* The launch numbers of a point and its re-measured count. */
+static int eg__passes_json(json_t *o, const eg_point_t *p)
+{
+	json_t *a;
+
+	if (!p->passes)
+		return 0;
+	if (!(a = json_array()) || json_object_set_new(o, "passes", a))
+		return EG_ENOMEM;
+	for (size_t i = 0; i < p->n_passes; i++)
+		if (json_array_append_new(a, json_integer(p->passes[i])))
+			return EG_ENOMEM;
+	if (p->remeasured &&
+	    json_object_set_new(o, "remeasured", json_integer(p->remeasured)))
+		return EG_ENOMEM;
+	return 0;
+}
+
 static json_t *eg__point_json(const eg_point_t *p, int *rc)
 {
 	json_t *o, *ms;
@@ -100,6 +143,11 @@ static json_t *eg__point_json(const eg_point_t *p, int *rc)
 		o, "axes", p->axes ? json_deep_copy(p->axes) : json_object()) ||
 	    (p->evidence &&
 	     json_object_set_new(o, "evidence", json_deep_copy(p->evidence)))) {
+		json_decref(ms);
+		json_decref(o);
+		return NULL;
+	}
+	if (eg__passes_json(o, p)) {
 		json_decref(ms);
 		json_decref(o);
 		return NULL;
@@ -181,6 +229,7 @@ static void eg__metric_fini(eg_metric_t *m)
 {
 	free(m->name);
 	free(m->samples);
+	free(m->launch_n);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -196,6 +245,7 @@ void eg_point_fini(eg_point_t *p)
 	for (size_t i = 0; i < p->n_metrics; i++)
 		eg__metric_fini(&p->metrics[i]);
 	free(p->metrics);
+	free(p->passes);
 	memset(p, 0, sizeof(*p));
 }
 

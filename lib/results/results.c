@@ -74,11 +74,7 @@ int eg_arm_known(const char *name)
 	return eg__in_list(eg_known_arms, name);
 }
 
-/* snprintf for JSON paths: truncating a long path is fine. */
-static void eg__fmt(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void eg__fmt(char *buf, size_t len, const char *fmt, ...)
+void eg__fmt(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -124,8 +120,8 @@ static int eg__ident(const char *s)
 	return 1;
 }
 
-static int eg__keys_allowed(json_t *o, const char *const *allowed,
-			    const char *jpath, eg__rerr_t *e)
+int eg__keys_allowed(json_t *o, const char *const *allowed, const char *jpath,
+		     eg__rerr_t *e)
 {
 	const char *k;
 	json_t *v;
@@ -204,18 +200,39 @@ static int eg__str_object(json_t *o, const char *p, eg__rerr_t *e)
 	return 0;
 }
 
+/* context.plan: how the campaign was measured (launches, order seed,
+ * re-measurement), numbers and words. */
+static int eg__plan(json_t *o, eg__rerr_t *e)
+{
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(o))
+		return eg__rbad(e, "context.plan", "expected an object");
+	json_object_foreach(o, k, v)
+	{
+		if (!json_is_number(v) && !json_is_string(v)) {
+			char q[256];
+
+			eg__fmt(q, sizeof(q), "context.plan.%s", k);
+			return eg__rbad(e, q, "expected a number or a word");
+		}
+	}
+	return 0;
+}
+
 int eg__context_check(json_t *o, eg__rerr_t *e)
 {
 	static const char *const strs[] = {
 	    "node_list",    "driver",	"cuda",	     "nccl",
 	    "libfabric",    "provider", "transport", "build",
 	    "slurm_job_id", "profile",	"created",   "source",
-	    "notes",	    NULL};
+	    "notes",	    "machine",	"planted",   NULL};
 	static const char *const allowed[] = {
-	    "hosts",	"gpus",	     "env",    "node_list",
-	    "driver",	"cuda",	     "nccl",   "libfabric",
-	    "provider", "transport", "build",  "slurm_job_id",
-	    "profile",	"created",   "source", "notes",
+	    "hosts", "gpus",	     "env",	  "node_list", "driver",
+	    "cuda",  "nccl",	     "libfabric", "provider",  "transport",
+	    "build", "slurm_job_id", "profile",	  "created",   "source",
+	    "notes", "machine",	     "planted",	  "plan",      "ab",
 	    NULL};
 	const char *s;
 	json_t *v;
@@ -240,134 +257,11 @@ int eg__context_check(json_t *o, eg__rerr_t *e)
 	if ((v = json_object_get(o, "env")) &&
 	    (rc = eg__str_object(v, "context.env", e)))
 		return rc;
-	return 0;
-}
-
-/* Optional finite number member (NAN when absent). */
-static int eg__num(json_t *o, const char *key, const char *p, double *out,
-		   eg__rerr_t *e)
-{
-	json_t *v = json_object_get(o, key);
-	char q[320];
-
-	*out = NAN;
-	if (!v)
-		return 0;
-	eg__fmt(q, sizeof(q), "%s.%s", p, key);
-	if (!json_is_number(v))
-		return eg__rbad(e, q, "expected a number");
-	*out = json_number_value(v);
-	return 0;
-}
-
-static int eg__samples(json_t *a, const char *p, eg_metric_t *m, eg__rerr_t *e)
-{
-	char q[320];
-	size_t i;
-	json_t *v;
-
-	eg__fmt(q, sizeof(q), "%s.samples", p);
-	if (!json_is_array(a) || !json_array_size(a))
-		return eg__rbad(e, q, "expected a non-empty array of numbers");
-	m->n_samples = json_array_size(a);
-	m->samples = malloc(m->n_samples * sizeof(*m->samples));
-	if (!m->samples)
-		return EG_ENOMEM;
-	json_array_foreach(a, i, v)
-	{
-		if (!json_is_number(v)) {
-			eg__fmt(q, sizeof(q), "%s.samples[%zu]", p, i);
-			return eg__rbad(e, q, "expected a number");
-		}
-		m->samples[i] = json_number_value(v);
-	}
-	return 0;
-}
-
-static int eg__metric(json_t *o, const char *p, const char *id, eg_metric_t *m,
-		      eg__rerr_t *e)
-{
-	static const char *const allowed[] = {"samples", "median", "p10",
-					      "p90",	 "cv",	   "ci_lo",
-					      "ci_hi",	 "n",	   NULL};
-	eg_summary_t *s = &m->s;
-	json_t *n, *a;
-	char q[320];
-	int rc;
-
-	if (!json_is_object(o))
-		return eg__rbad(e, p, "expected an object");
-	if ((rc = eg__keys_allowed(o, allowed, p, e)))
+	if ((v = json_object_get(o, "ab")) &&
+	    (rc = eg__str_object(v, "context.ab", e)))
 		return rc;
-	if ((rc = eg__num(o, "median", p, &s->median, e)) ||
-	    (rc = eg__num(o, "p10", p, &s->p10, e)) ||
-	    (rc = eg__num(o, "p90", p, &s->p90, e)) ||
-	    (rc = eg__num(o, "cv", p, &s->cv, e)) ||
-	    (rc = eg__num(o, "ci_lo", p, &s->ci_lo, e)) ||
-	    (rc = eg__num(o, "ci_hi", p, &s->ci_hi, e)))
+	if ((v = json_object_get(o, "plan")) && (rc = eg__plan(v, e)))
 		return rc;
-	eg__fmt(q, sizeof(q), "%s.median", p);
-	if (isnan(s->median))
-		return eg__rbad(e, q, "missing (a number is required)");
-	eg__fmt(q, sizeof(q), "%s.n", p);
-	n = json_object_get(o, "n");
-	if (!n)
-		return eg__rbad(e, q, "missing (an integer >= 1 is required)");
-	if (!json_is_integer(n) || json_integer_value(n) < 1)
-		return eg__rbad(e, q, "expected an integer >= 1");
-	s->n = (size_t)json_integer_value(n);
-	if (isnan(s->ci_lo) != isnan(s->ci_hi))
-		return eg__rbad(e, p, "ci_lo and ci_hi come together");
-	eg__fmt(q, sizeof(q), "%s.ci_hi", p);
-	if (s->ci_lo > s->ci_hi)
-		return eg__rbad(e, q, "below ci_lo");
-	eg__fmt(q, sizeof(q), "%s.p90", p);
-	if (s->p10 > s->p90)
-		return eg__rbad(e, q, "below p10");
-	eg__fmt(q, sizeof(q), "%s.cv", p);
-	if (s->cv < 0)
-		return eg__rbad(e, q, "negative");
-	if (!(a = json_object_get(o, "samples")))
-		return 0;
-	if ((rc = eg__samples(a, p, m, e)))
-		return rc;
-	eg__fmt(q, sizeof(q), "%s.n", p);
-	if (s->n != m->n_samples)
-		return eg__rbad(e, q, "%zu, but there are %zu samples", s->n,
-				m->n_samples);
-	{
-		/* a summary must describe its samples; fill what is absent
-		 * (the bootstrap only when the interval is missing) */
-		double med = eg_stats_median(m->samples, m->n_samples);
-		double tol = 1e-9 * fabs(med) + 1e-12;
-		eg_summary_t c;
-
-		if (isnan(med))
-			return EG_ENOMEM;
-		eg__fmt(q, sizeof(q), "%s.median", p);
-		if (fabs(med - s->median) > tol)
-			return eg__rbad(e, q,
-					"%.17g, but the median of the samples "
-					"is %.17g",
-					s->median, med);
-		if (!isnan(s->p10) && !isnan(s->p90) && !isnan(s->cv) &&
-		    !isnan(s->ci_lo))
-			return 0;
-		rc = eg_stats_summarize(m->samples, m->n_samples,
-					eg__results_seed(id, m->name), &c);
-		if (rc)
-			return rc;
-		if (isnan(s->p10))
-			s->p10 = c.p10;
-		if (isnan(s->p90))
-			s->p90 = c.p90;
-		if (isnan(s->cv))
-			s->cv = c.cv;
-		if (isnan(s->ci_lo)) {
-			s->ci_lo = c.ci_lo;
-			s->ci_hi = c.ci_hi;
-		}
-	}
 	return 0;
 }
 
@@ -399,7 +293,8 @@ int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
 			eg__rerr_t *e)
 {
 	static const char *const allowed[] = {
-	    "id", "suite", "arm", "axes", "metrics", "evidence", NULL};
+	    "id",	"suite",  "arm",	"axes", "metrics",
+	    "evidence", "passes", "remeasured", NULL};
 	const char *id, *suite, *arm, *k;
 	json_t *axes, *ms, *ev, *v;
 	char q[320];
@@ -457,6 +352,8 @@ int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
 		if ((rc = eg__metric(v, q, id, m, e)))
 			goto fail;
 	}
+	if ((rc = eg__point_launches(o, jpath, p, e)))
+		goto fail;
 	return 0;
 fail:
 	eg_point_fini(p);

@@ -25,6 +25,18 @@ uint64_t eg__results_seed(const char *id, const char *metric);
  * "points[3]") and converts it; p is zeroed first and freed on error. */
 int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
 			eg__rerr_t *e);
+/* snprintf for JSON paths: truncating a long path is fine. */
+void eg__fmt(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Every key of o is in allowed (NULL-terminated). */
+int eg__keys_allowed(json_t *o, const char *const *allowed, const char *jpath,
+		     eg__rerr_t *e);
+/* One metric object (jpath p) of point id into m (lib/results/metric.c). */
+int eg__metric(json_t *o, const char *p, const char *id, eg_metric_t *m,
+	       eg__rerr_t *e);
+/* The point's launch records (passes, remeasured) against its metrics. */
+int eg__point_launches(json_t *o, const char *jpath, eg_point_t *pt,
+		       eg__rerr_t *e);
 /* Validates the context object. */
 int eg__context_check(json_t *o, eg__rerr_t *e);
 

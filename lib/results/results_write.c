@@ -19,11 +19,14 @@ struct eg_results_writer {
 	json_t *context;
 	json_t *points; /* array of point objects */
 	json_t *ids;	/* id -> index */
+	int digits;	/* 0: jansson's 17 */
 };
 
-static int eg__put(FILE *f, json_t *v)
+static int eg__put(FILE *f, json_t *v, int digits)
 {
-	char *s = json_dumps(v, JSON_ENCODE_ANY);
+	size_t fl =
+	    JSON_ENCODE_ANY | (digits ? JSON_REAL_PRECISION(digits) : 0);
+	char *s = json_dumps(v, fl);
 	int r;
 
 	if (!s)
@@ -45,7 +48,7 @@ static int eg__fill(FILE *f, void *arg)
 		    EG_RESULTS_SCHEMA, w->recorded ? "true" : "false") < 0)
 		rc = EG_EIO;
 	if (!rc)
-		rc = eg__put(f, w->context);
+		rc = eg__put(f, w->context, w->digits);
 	if (!rc && fputs(",\n\"points\": [", f) < 0)
 		rc = EG_EIO;
 	json_array_foreach(w->points, i, p)
@@ -53,7 +56,7 @@ static int eg__fill(FILE *f, void *arg)
 		if (!rc && fputs(i ? ",\n  " : "\n  ", f) < 0)
 			rc = EG_EIO;
 		if (!rc)
-			rc = eg__put(f, p);
+			rc = eg__put(f, p, w->digits);
 	}
 	if (!rc && fputs("\n]}\n", f) < 0)
 		rc = EG_EIO;
@@ -63,6 +66,12 @@ static int eg__fill(FILE *f, void *arg)
 static int eg__flush(eg_results_writer_t *w, char *err, size_t errlen)
 {
 	return eg_file_write_atomic(w->path, eg__fill, w, err, errlen);
+}
+
+void eg_results_set_digits(eg_results_writer_t *w, int digits)
+{
+	if (w && digits >= 0 && digits <= 17)
+		w->digits = digits;
 }
 
 void eg_results_close(eg_results_writer_t *w)
@@ -151,6 +160,42 @@ int eg_results_append(eg_results_writer_t *w, const eg_point_t *p, char *err,
 		json_array_remove(w->points, idx);
 		json_object_del(w->ids, p->id);
 	}
+	return rc;
+}
+
+int eg_results_put(eg_results_writer_t *w, const eg_point_t *p, char *err,
+		   size_t errlen)
+{
+	eg__rerr_t e = {w ? w->path : "", err, errlen};
+	json_t *at, *o, *old;
+	eg_point_t chk;
+	size_t idx;
+	char q[64];
+	int rc;
+
+	if (!w || !p || !p->id)
+		return EG_EINVAL;
+	if (!(at = json_object_get(w->ids, p->id)))
+		return eg_results_append(w, p, err, errlen);
+	idx = (size_t)json_integer_value(at);
+	snprintf(q, sizeof(q), "points[%zu]", idx);
+	if ((rc = eg_point_to_json(p, &o, w->path, q, err, errlen)))
+		return rc;
+	rc = eg__point_from_json(o, q, &chk, &e);
+	if (rc) {
+		json_decref(o);
+		return rc;
+	}
+	eg_point_fini(&chk);
+	old = json_incref(json_array_get(w->points, idx));
+	if (json_array_set_new(w->points, idx, o)) {
+		json_decref(old);
+		return EG_ENOMEM;
+	}
+	rc = eg__flush(w, err, errlen);
+	if (rc) /* keep memory and file in step */
+		json_array_set(w->points, idx, old);
+	json_decref(old);
 	return rc;
 }
 

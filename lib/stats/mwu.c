@@ -129,3 +129,128 @@ int eg_stats_mwu(const double *x, size_t nx, const double *y, size_t ny,
 	}
 	return 0;
 }
+
+static int eg__cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int eg_stats_shift_ci(const double *x, size_t nx, const double *y, size_t ny,
+		      double alpha, double *est, double *lo, double *hi)
+{
+	size_t m = nx * ny, k = 0;
+	double *d, z, mu, sd;
+	long c;
+
+	if (!x || !y || !nx || !ny || !(alpha > 0 && alpha < 0.5) || !est ||
+	    !lo || !hi)
+		return EG_EINVAL;
+	if (nx > (1u << 20) / ny)
+		return EG_ERANGE;
+	if (!(d = malloc(m * sizeof(*d))))
+		return EG_ENOMEM;
+	for (size_t i = 0; i < nx; i++)
+		for (size_t j = 0; j < ny; j++)
+			d[k++] = y[j] - x[i];
+	qsort(d, m, sizeof(*d), eg__cmp_d);
+	*est = m % 2 ? d[m / 2] : (d[m / 2 - 1] + d[m / 2]) / 2;
+	/* Moses: the c-th smallest and largest differences, c the lower
+	 * critical value of U at alpha (normal approximation) */
+	z = gsl_cdf_ugaussian_Pinv(1 - alpha);
+	mu = (double)m / 2;
+	sd = sqrt((double)m * (double)(nx + ny + 1) / 12);
+	c = (long)floor(mu - z * sd);
+	if (c < 1)
+		c = 1;
+	if ((size_t)c > m)
+		c = (long)m;
+	*lo = d[c - 1];
+	*hi = d[m - (size_t)c];
+	free(d);
+	return 0;
+}
+
+/* Counts of the signed-rank statistic W+ = 0 .. n(n+1)/2 under the null:
+ * each rank is in W+ or not, a subset-sum count. */
+static double *eg__wsr_counts(size_t n)
+{
+	size_t top = n * (n + 1) / 2;
+	double *c = calloc(top + 1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c[0] = 1;
+	for (size_t r = 1; r <= n; r++)
+		for (size_t s = top; s >= r; s--)
+			c[s] += c[s - r];
+	return c;
+}
+
+int eg_stats_signed_rank(const double *d, size_t n, double *p_greater,
+			 double *p_less)
+{
+	struct eg__tagged *a;
+	size_t m = 0, i = 0;
+	double wp = 0, ties = 0;
+
+	if (!d || !p_greater || !p_less)
+		return EG_EINVAL;
+	if (!(a = malloc((n ? n : 1) * sizeof(*a))))
+		return EG_ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		if (!isfinite(d[k])) {
+			free(a);
+			return EG_ERANGE;
+		}
+		if (d[k] != 0)
+			a[m++] = (struct eg__tagged){fabs(d[k]), d[k] > 0};
+	}
+	*p_greater = *p_less = 1;
+	if (!m) {
+		free(a);
+		return EG_OK;
+	}
+	qsort(a, m, sizeof(*a), eg__cmp_tagged);
+	while (i < m) {
+		size_t j = i;
+
+		while (j + 1 < m && a[j + 1].v == a[i].v)
+			j++;
+		for (size_t k = i; k <= j; k++)
+			if (a[k].from_x)
+				wp += (double)(i + j + 2) / 2;
+		ties += (double)(j - i + 1) * (double)(j - i + 1) *
+			    (double)(j - i + 1) -
+			(double)(j - i + 1);
+		i = j + 1;
+	}
+	free(a);
+	if (ties == 0 && m <= EG_MWU_EXACT_MAX) {
+		double *c = eg__wsr_counts(m), tot = 0, ge = 0, le = 0;
+		size_t w = (size_t)wp;
+
+		if (!c)
+			return EG_ENOMEM;
+		for (size_t s = 0; s <= m * (m + 1) / 2; s++) {
+			tot += c[s];
+			ge += s >= w ? c[s] : 0;
+			le += s <= w ? c[s] : 0;
+		}
+		free(c);
+		*p_greater = ge / tot;
+		*p_less = le / tot;
+		return EG_OK;
+	}
+	{
+		double mm = (double)m, mu = mm * (mm + 1) / 4;
+		double var = mm * (mm + 1) * (2 * mm + 1) / 24 - ties / 48;
+
+		if (!(var > 0))
+			return EG_OK;
+		*p_greater = gsl_cdf_ugaussian_Q((wp - mu - 0.5) / sqrt(var));
+		*p_less = gsl_cdf_ugaussian_P((wp - mu + 0.5) / sqrt(var));
+	}
+	return EG_OK;
+}

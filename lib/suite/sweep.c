@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef HAVE_LIBFABRIC
@@ -30,6 +31,7 @@
 #include "epgate/report_html.h"
 #include "lib/suite/suite.h"
 #include "lib/suite/sweep.h"
+#include "lib/suite/sweep_int.h"
 
 #define EG__PROG "epgate bench"
 
@@ -142,248 +144,12 @@ fail:
 
 /* ---- one run ------------------------------------------------------------ */
 
-typedef struct eg__run {
-	const eg_profile_t *p;
-	const char *path; /* the profile file */
-	const char *run_dir;
-	const eg_bench_run_opts_t *o;
-	eg_results_writer_t *wr;
-	eg_results_t held; /* the points wr wrote: table and gates */
-	eg_bench_totals_t *tot;
-	int tty;
-	double t0, t_sweep;
-	const char *sweep;
-	unsigned sweep_total, sweep_done, total, done;
-	char last[200];
-	/* the current job's spool and how far it was read */
-	char spool[4200];
-	long off;
-	unsigned job_points;
-} eg__run_t;
-
-static void eg__progress(eg__run_t *r, int final)
-{
-	double el = eg_now() - r->t0;
-	double per = r->done ? el / r->done : NAN;
-	double eta_s = per * (r->sweep_total - r->sweep_done);
-	double eta_all = per * (r->total - r->done);
-	char eta[64] = "ETA -";
-
-	if (r->done)
-		snprintf(eta, sizeof(eta), "ETA %.0f s (run %.0f s)", eta_s,
-			 eta_all);
-	if (r->tty) {
-		char line[512];
-
-		/* one terminal row: a wrapped line cannot be redrawn */
-		snprintf(line, sizeof(line),
-			 "[%s] %s: point %u of %u, elapsed %.0f s, %s%s%s",
-			 r->p->name, r->sweep, r->sweep_done, r->sweep_total,
-			 eg_now() - r->t_sweep, final ? "done" : eta,
-			 r->last[0] && !final ? ", last " : "",
-			 final ? "" : r->last);
-		fprintf(stderr, "\r\033[K%.79s%s", line, final ? "\n" : "");
-	} else if (!final) {
-		fprintf(stderr,
-			"[%s] %s: point %u of %u, elapsed %.1f s, %s: %s\n",
-			r->p->name, r->sweep, r->sweep_done, r->sweep_total,
-			eg_now() - r->t_sweep, eta, r->last);
-	} else {
-		fprintf(stderr, "[%s] %s: done, %u point(s) in %.1f s\n",
-			r->p->name, r->sweep, r->sweep_done,
-			eg_now() - r->t_sweep);
-	}
-	fflush(stderr);
-}
-
-/* A point parsed once, written, and kept (or the reason it was not). */
-static int eg__keep(eg__run_t *r, json_t *j, char *err, size_t errlen)
-{
-	eg_point_t pt;
-	int rc = eg_point_from_json(j, &pt, r->spool, "point", err, errlen);
-
-	if (!rc && (rc = eg_results_append(r->wr, &pt, err, errlen)) < 0)
-		eg_point_fini(&pt);
-	if (!rc && (rc = eg_results_push(&r->held, &pt)) < 0) {
-		snprintf(err, errlen, "%s: out of memory", r->spool);
-		eg_point_fini(&pt);
-	}
-	return rc;
-}
-
-/* One spool line: a point, or a point that failed verification. */
-static void eg__ingest_line(eg__run_t *r, const char *line)
-{
-	char err[sizeof(r->spool) + EG_RESULTS_ERR_MAX];
-	json_error_t je;
-	json_t *j = json_loads(line, JSON_REJECT_DUPLICATES, &je);
-	const json_t *failed = json_object_get(j, "failed");
-	int rc;
-
-	r->done++;
-	r->sweep_done++;
-	r->job_points++;
-	if (json_is_string(failed)) {
-		r->tot->failed++;
-		snprintf(r->last, sizeof(r->last), "%s FAILED",
-			 json_string_value(failed));
-		json_decref(j);
-		return;
-	}
-	if (j) {
-		rc = eg__keep(r, j, err, sizeof(err));
-	} else {
-		snprintf(err, sizeof(err), "%s: malformed point: %s", r->spool,
-			 je.text);
-		rc = EG_EPARSE;
-	}
-	json_decref(j);
-	if (rc < 0) {
-		fprintf(stderr, "%s%s: %s\n", r->tty ? "\n" : "", EG__PROG,
-			err);
-		r->tot->failed++;
-		return;
-	}
-	const eg_point_t *pt = &r->held.points[r->held.n_points - 1];
-	const eg_metric_t *m = eg_point_metric(pt, "step_us");
-
-	r->tot->measured++;
-	snprintf(r->last, sizeof(r->last), "%s %.0f us", pt->id,
-		 m ? m->s.median : NAN);
-}
-
-/* Every complete new line of the job's spool. */
-static void eg__ingest(eg__run_t *r)
-{
-	FILE *f = fopen(r->spool, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-
-	if (!f)
-		return;
-	if (fseek(f, r->off, SEEK_SET) < 0) {
-		fclose(f);
-		return;
-	}
-	while ((len = getline(&line, &cap, f)) > 0) {
-		if (line[len - 1] != '\n')
-			break; /* rank 0 is still writing it */
-		r->off += len;
-		eg__ingest_line(r, line);
-		eg__progress(r, 0);
-	}
-	free(line);
-	fclose(f);
-}
-
-/* Each line of the job's output. */
-static void eg__on_line(const char *line, void *arg)
-{
-	eg__run_t *r = arg;
-
-	if (r->o->verbose)
-		fprintf(stderr, "%s%s", r->tty ? "\r\033[K" : "", line);
-	if (strstr(line, "bench: point "))
-		eg__ingest(r);
-}
-
-/* The points a job did not report: failed, and said where. */
-static void eg__missing(eg__run_t *r, uint32_t W, uint32_t N, unsigned points,
-			int status, const char *log)
-{
-	unsigned missing = points - r->job_points;
-
-	r->tot->failed += missing;
-	r->done += missing;
-	r->sweep_done += missing;
-	fprintf(stderr,
-		"%s" EG__PROG ": job %s w%u n%u exited %d after %u of %u "
-		"point(s); log %s\n",
-		r->tty ? "\n" : "", r->sweep, W, N, status, r->job_points,
-		points, log);
-}
-
-/* One job: launch, watch its output, ingest its points.  Returns the
- * launcher's exit status (or 99). */
-static int eg__job(eg__run_t *r, uint32_t W, uint32_t N, unsigned points)
-{
-	const char *args[] = {"bench-rank", "--profile", r->path,  "--sweep",
-			      r->sweep,	    "--spool",	 r->spool, NULL};
-	eg_job_env_t *env = calloc(r->p->n_env + 1, sizeof(*env));
-	char env_t[32], log[4200], err[256];
-	/* the job's deadline backs up the per-step ones */
-	eg_job_t j = {.ranks = W,
-		      .ranks_per_node = W / N,
-		      .timeout_s = 120 + 4 * r->p->timeout_s + 60.0 * points,
-		      .args = args,
-		      .env = env,
-		      .n_env = r->p->n_env + 1,
-		      .log = log,
-		      .on_line = eg__on_line,
-		      .arg = r};
-	int status;
-
-	if (!env)
-		return EG_EXIT_HARD;
-	snprintf(env_t, sizeof(env_t), "%.0f", r->p->timeout_s);
-	env[0] = (eg_job_env_t){"EPGATE_TIMEOUT", env_t, 0};
-	for (size_t i = 0; i < r->p->n_env; i++)
-		env[i + 1] =
-		    (eg_job_env_t){r->p->env_keys[i], r->p->env_vals[i], 1};
-	snprintf(r->spool, sizeof(r->spool), "%s/bench-%s.w%u.n%u.spool",
-		 r->run_dir, r->sweep, W, N);
-	snprintf(log, sizeof(log), "%s/bench-%s.w%u.n%u.log", r->run_dir,
-		 r->sweep, W, N);
-	unlink(r->spool);
-	r->off = 0;
-	r->job_points = 0;
-	status = eg_job_run(&j, err, sizeof(err));
-	if (status < 0) {
-		fprintf(stderr, EG__PROG ": %s\n", err);
-		status = EG_EXIT_HARD;
-	}
-	free(env);
-	eg__ingest(r);
-	unlink(r->spool);
-	if (r->job_points < points)
-		eg__missing(r, W, N, points, status, log);
-	return status;
-}
-
 /* The table of the measured points (lib/suite/sweep_table.c), with the
  * ratios the profile's gates judge. */
 static void eg__table(const eg__run_t *r)
 {
-	char gates[4096];
-	int have =
-	    r->p->gates && eg_find_data(r->p->gates, gates, sizeof(gates)) == 0;
-
-	eg_bench_table(stdout, &r->held, have ? gates : NULL, r->o->table);
-}
-
-/* The profile's gates on the points written, reports into the run
- * folder: the same run as `epgate gate` (lib/gate/run.c), in process. */
-static int eg__gates(const eg__run_t *r)
-{
-	char gates[4096], tap[4200], junit[4200];
-	eg_gate_data_t d = {.cur = &r->held, .n_cur = 1};
-	eg_gate_run_opts_t go = {.gates = gates,
-				 .data = &d,
-				 .tap = tap,
-				 .junit = junit,
-				 .prog = "epgate gate"};
-
-	if (eg_find_data(r->p->gates, gates, sizeof(gates)) < 0) {
-		fprintf(stderr, EG__PROG ": profile %s: no gate file %s\n",
-			r->p->name, r->p->gates);
-		return EG_EXIT_HARD;
-	}
-	snprintf(tap, sizeof(tap), "%s/bench-gates.tap", r->run_dir);
-	snprintf(junit, sizeof(junit), "%s/bench-gates.junit.xml", r->run_dir);
-	printf("gates: %s\n", gates);
-	fflush(stdout);
-	return eg_gate_run(&go);
+	eg_bench_table(stdout, &r->held, r->gates[0] ? r->gates : NULL,
+		       r->o->table);
 }
 
 static int eg__slurm(const char *path, const eg_profile_t *p,
@@ -444,15 +210,43 @@ static int eg__where(const char *path, const eg_profile_t *p,
 	return -1;
 }
 
+/* The campaign's own context: how it was measured, where, and what
+ * stood in for what. */
+static int eg__context_run(const eg__run_t *r, json_t *ctx)
+{
+	const eg_bench_run_opts_t *o = r->o;
+	char mach[256];
+	int bad = 0;
+
+	if (eg_machine_id(mach, sizeof(mach)) == EG_OK)
+		bad |= json_object_set_new(ctx, "machine", json_string(mach));
+	bad |= json_object_set_new(
+	    ctx, "plan",
+	    json_pack("{s:i, s:s, s:I, s:i, s:i}", "launches", (int)r->launches,
+		      "order", "shuffled", "seed", (json_int_t)r->seed,
+		      "remeasure_rounds", (int)r->rounds, "remeasure_launches",
+		      (int)r->round_launches));
+	if (o->plant)
+		bad |=
+		    json_object_set_new(ctx, "planted", json_string(o->plant));
+	if (o->ab[0])
+		bad |= json_object_set_new(
+		    ctx, "ab",
+		    json_pack("{s:s, s:s, s:s}", "a", o->ab[0], "b", o->ab[1],
+			      "arm", o->ab_arm ? o->ab_arm : "a2a"));
+	return bad ? EG_ENOMEM : EG_OK;
+}
+
 /* The results file, with the profile's context, and the held copy. */
 static int eg__start(eg__run_t *r)
 {
 	char err[EG_RESULTS_ERR_MAX];
 	json_t *ctx = eg_bench_context(r->p, NULL);
-	int rc = ctx ? eg_results_create(&r->wr, r->tot->results, 0, ctx, err,
-					 sizeof(err))
-		     : EG_ENOMEM;
+	int rc = ctx ? eg__context_run(r, ctx) : EG_ENOMEM;
 
+	if (!rc)
+		rc = eg_results_create(&r->wr, r->tot->results, 0, ctx, err,
+				       sizeof(err));
 	r->held.path = strdup(r->tot->results);
 	r->held.context = ctx;
 	if (!rc && !r->held.path)
@@ -463,82 +257,117 @@ static int eg__start(eg__run_t *r)
 	return rc;
 }
 
-/* One sweep: one job per (world, nodes), in the order the points first
- * name them.  Returns 1 when a job failed hard. */
-static int eg__sweep(eg__run_t *r, size_t s, const eg_bench_point_t *pts,
-		     size_t n)
+/* The points held in the profile's order (they arrive shuffled). */
+static void eg__sort_held(eg__run_t *r)
 {
-	uint32_t groups[256][2];
-	unsigned cnt[256], ng = 0;
-	int hard = 0;
+	size_t k = 0;
 
-	r->sweep = r->p->sweeps[s].name;
-	r->sweep_total = r->sweep_done = 0;
-	r->last[0] = 0;
-	r->t_sweep = eg_now();
-	for (size_t i = 0; i < n; i++) {
-		uint32_t W = pts[i].v[EG_AXIS_WORLD].num;
-		uint32_t N = pts[i].v[EG_AXIS_NODES].num;
-		unsigned g = 0;
+	for (size_t u = 0; u < r->n_units; u++)
+		for (size_t i = k; i < r->held.n_points; i++)
+			if (!strcmp(r->held.points[i].id, r->units[u].id)) {
+				eg_point_t t = r->held.points[k];
 
-		if (pts[i].sweep != s)
-			continue;
-		r->sweep_total++;
-		while (g < ng && (groups[g][0] != W || groups[g][1] != N))
-			g++;
-		if (g == ng && ng < 256) {
-			groups[ng][0] = W;
-			groups[ng][1] = N;
-			cnt[ng++] = 0;
-		}
-		if (g < 256)
-			cnt[g]++;
-	}
-	eg__progress(r, 0);
-	for (unsigned g = 0; g < ng; g++) {
-		int jrc = eg__job(r, groups[g][0], groups[g][1], cnt[g]);
-
-		r->tot->jobs++;
-		if (jrc != EG_EXIT_PASS && jrc != EG_EXIT_FAIL) {
-			r->tot->jobs_failed++;
-			hard = 1;
-		}
-	}
-	eg__progress(r, 1);
-	return hard;
+				r->held.points[k++] = r->held.points[i];
+				r->held.points[i] = t;
+				break;
+			}
 }
 
-/* Every sweep, then the table and the gates; the exit code. */
-static int eg__run(eg__run_t *r, const eg_bench_point_t *pts, size_t n)
+/* Every pass, the re-measurements, then the table and the gates; the
+ * exit code. */
+static int eg__run(eg__run_t *r)
 {
 	eg_bench_totals_t *tot = r->tot;
-	int hard = 0, ex;
+	int ex;
 
-	printf("epgate bench: profile %s (%s), %zu point(s) in %zu sweep(s); "
-	       "results %s\n",
-	       r->p->name, r->path, n, r->p->n_sweeps, tot->results);
+	printf("epgate bench: profile %s (%s), %zu point(s), %u launch(es) "
+	       "each, order seed %llu; results %s\n",
+	       r->p->name, r->path, r->n_units, r->launches,
+	       (unsigned long long)r->seed, tot->results);
 	fflush(stdout);
 	r->t0 = eg_now();
-	for (size_t s = 0; s < r->p->n_sweeps; s++)
-		hard |= eg__sweep(r, s, pts, n);
+	for (uint32_t k = 0; k < r->launches; k++)
+		eg__pass(r, k, 0);
+	if (!r->hard && r->gates[0])
+		eg__remeasure(r);
 	eg_results_close(r->wr);
 	r->wr = NULL;
 	tot->seconds = eg_now() - r->t0;
+	tot->measured = (unsigned)r->held.n_points;
+	eg__sort_held(r);
 	eg__table(r);
-	printf("epgate bench: %u of %u point(s) measured, %u failed, %.1f s; "
-	       "results %s\n",
-	       tot->measured, tot->points, tot->failed, tot->seconds,
-	       tot->results);
-	ex = hard ? EG_EXIT_HARD : tot->failed ? EG_EXIT_FAIL : EG_EXIT_PASS;
-	if (r->o->apply_gates && r->p->gates) {
+	printf("epgate bench: %u of %u point(s) measured (%u launches, %u of "
+	       "them re-measurements), %u failed, %.1f s; results %s\n",
+	       tot->measured, tot->points, tot->launches, tot->remeasured,
+	       tot->failed, tot->seconds, tot->results);
+	ex = r->hard ? EG_EXIT_HARD : tot->failed ? EG_EXIT_FAIL : EG_EXIT_PASS;
+	if (!r->hard && !tot->launches && r->skipped) {
+		fprintf(stderr,
+			EG__PROG ": profile %s: nothing could be measured "
+				 "here (see the jobs' logs)\n",
+			r->p->name);
+		return EG_EXIT_SKIP;
+	}
+	if (r->gates[0]) {
 		tot->gate_exit = eg__gates(r);
 		if (tot->gate_exit == EG_EXIT_HARD)
 			ex = EG_EXIT_HARD;
 		else if (tot->gate_exit == EG_EXIT_FAIL && ex == EG_EXIT_PASS)
 			ex = EG_EXIT_FAIL;
 	}
+	if (r->o->history && !tot->failed && !r->hard &&
+	    eg__history_store(r) < 0)
+		ex = EG_EXIT_HARD;
 	eg_report_run_folder(r->run_dir); /* report.html, summary.md */
 	return ex;
+}
+
+/* The order seed: given, EPGATE_BENCH_SEED, or the clock and the pid. */
+static uint64_t eg__seed(const eg_bench_run_opts_t *o)
+{
+	const char *e = getenv("EPGATE_BENCH_SEED");
+	struct timespec ts;
+
+	if (o->seed)
+		return o->seed;
+	if (e && *e)
+		return strtoull(e, NULL, 0) & 0x7fffffffffffffffull;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	/* 48 bits: a JSON integer any reader keeps exactly */
+	return (((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec ^
+		((uint64_t)getpid() << 20)) &
+	       0xffffffffffffull;
+}
+
+/* The run's plan: units, passes, re-measurement, gate file. */
+static int eg__plan_run(eg__run_t *r)
+{
+	const eg_profile_t *p = r->p;
+	const char *gates = r->o->gates ? r->o->gates : p->gates;
+	char err[512];
+	int rc;
+
+	r->seed = eg__seed(r->o);
+	if ((rc = eg__units(r, err, sizeof(err))) < 0) {
+		fprintf(stderr, EG__PROG ": %s\n", err);
+		return rc;
+	}
+	r->rounds = r->o->remeasure < 0	  ? 0
+		    : r->o->remeasure > 0 ? (unsigned)r->o->remeasure
+					  : p->remeasure_rounds;
+	r->round_launches = p->remeasure_launches ? p->remeasure_launches
+						  : (r->launches + 1) / 2;
+	r->gates[0] = 0;
+	if (!r->o->apply_gates || !gates)
+		return 0;
+	if ((r->o->gates
+		 ? snprintf(r->gates, sizeof(r->gates), "%s", gates) < 0
+		 : eg_find_data(gates, r->gates, sizeof(r->gates)) < 0)) {
+		fprintf(stderr, EG__PROG ": profile %s: no gate file %s\n",
+			p->name, gates);
+		return EG_EINVAL;
+	}
+	return 0;
 }
 
 int eg_bench_run_profile(const char *profile, const char *run_dir,
@@ -584,13 +413,18 @@ int eg_bench_run_profile(const char *profile, const char *run_dir,
 			.run_dir = run_dir,
 			.o = o,
 			.tot = tot,
-			.total = (unsigned)n};
+			.pts = pts,
+			.n_pts = n};
 	r.tty = o->progress < 0 ? isatty(2) : o->progress;
-	if (eg__start(&r) == 0)
-		ex = eg__run(&r, pts, n);
+	if (eg__plan_run(&r) == 0) {
+		tot->points = (unsigned)r.n_units;
+		if (eg__start(&r) == 0)
+			ex = eg__run(&r);
+	}
 out:
 	eg_results_close(r.wr);
 	eg_results_free(&r.held);
+	free(r.units);
 	free(pts);
 	eg_profile_free(&p);
 	return ex;

@@ -27,6 +27,19 @@ typedef struct eg_bench_run_opts {
 	int progress; /* -1: a line updated in place when stderr is a
 			 terminal; 0: plain lines; 1: in place */
 	int verbose;
+	/* appended (docs/gates.md): */
+	const char *history;   /* store the campaign in DIR/<profile>/<machine>/
+				  and gate against the last history_last */
+	unsigned history_last; /* 0: EG_HISTORY_LAST */
+	const char *plant;     /* "slow:10%:a2a": run as that engine every
+				  point of the arm it wraps, written as it */
+	const char *ab[2];     /* an A/B job: arms A and B at every point of
+				  ab_arm (default a2a) */
+	const char *ab_arm;
+	const char *gates; /* a gate file instead of the profile's */
+	unsigned launches; /* 0: the profile's */
+	int remeasure;	   /* rounds: 0 the profile's, -1 none, else that */
+	uint64_t seed;	   /* 0: EPGATE_BENCH_SEED, else from the clock */
 } eg_bench_run_opts_t;
 
 typedef struct eg_bench_totals {
@@ -34,7 +47,9 @@ typedef struct eg_bench_totals {
 	unsigned measured; /* written to the results file */
 	unsigned failed;   /* verification failed, or the job died */
 	unsigned jobs, jobs_failed;
-	int gate_exit; /* epgate gate's exit status, -1 when not run */
+	unsigned launches;   /* point launches measured */
+	unsigned remeasured; /* of them, re-measurements */
+	int gate_exit;	     /* epgate gate's exit status, -1 when not run */
 	double seconds;
 	char results[4096]; /* the results file written */
 } eg_bench_totals_t;
@@ -72,6 +87,22 @@ int eg_bench_list(const char *profile);
  * the ranks other than 0 under srun), then eg_bench_run_profile. */
 int eg_bench_profile_new_run(const char *profile, const char *reports,
 			     const eg_bench_run_opts_t *o);
+
+/* `epgate bench ab PROFILE` (lib/suite/bench_ab.c): o->ab[0] and ab[1]
+ * (arms A and B) at every point of o->ab_arm, in the same launches; a
+ * gate file judging B against A per metric (written into the run
+ * folder unless o->gates names one).  Returns the run's exit code. */
+#define EG_AB_METRICS_MAX 8
+typedef struct eg_bench_ab_opts {
+	const char *metric[EG_AB_METRICS_MAX];
+	size_t n_metrics;
+	const char *statistic;	/* bootstrap, mann-whitney */
+	const char *correction; /* holm, bh, none */
+	double alpha, min_effect;
+	int per_point; /* also a gate per point (not only the median) */
+} eg_bench_ab_opts_t;
+int eg_bench_ab(const char *profile, const char *reports,
+		const eg_bench_run_opts_t *o, const eg_bench_ab_opts_t *a);
 
 /* Finds a profile by name (profiles/NAME.profile in the data folders) or
  * takes a path as is. */

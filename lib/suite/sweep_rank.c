@@ -158,6 +158,13 @@ static double eg__med(const eg_point_t *p, const char *name)
 			    : m->s.median;
 }
 
+/* One entry of the orchestrator's plan: a point of the profile, the
+ * engine that runs it and the arm it is written as. */
+typedef struct eg__entry {
+	size_t idx;
+	const char *engine, *label;
+} eg__entry_t;
+
 /* One job's state on this rank. */
 typedef struct eg__rank {
 	const eg_bench_rank_opts_t *o;
@@ -170,7 +177,48 @@ typedef struct eg__rank {
 	unsigned failed;
 	eg_bench_model_t raw[EG_COMMS_MAX + 1];
 	eg__sink_t sink;
+	/* EPGATE_BENCH_PLAN: the points of this launch, in order */
+	char *plan_text;
+	eg__entry_t *plan;
+	size_t n_plan;
 } eg__rank_t;
+
+/* The plan the orchestrator gives a launch (EPGATE_BENCH_PLAN): one line
+ * per point, "INDEX<TAB>ENGINE<TAB>ARM", INDEX into the profile's points.
+ * Returns 0, or an error after a message. */
+static int eg__plan(eg__rank_t *r)
+{
+	const char *env = getenv("EPGATE_BENCH_PLAN");
+	char *line, *save = NULL;
+
+	if (!env || !*env)
+		return 0;
+	if (!(r->plan_text = strdup(env)) ||
+	    !(r->plan = calloc(strlen(env) / 4 + 1, sizeof(*r->plan))))
+		return EG_ENOMEM;
+	for (line = strtok_r(r->plan_text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *t1 = strchr(line, '\t'),
+		     *t2 = t1 ? strchr(t1 + 1, '\t') : NULL, *end;
+		unsigned long i = strtoul(line, &end, 10);
+		eg__entry_t *e = &r->plan[r->n_plan];
+
+		if (!t2 || end != t1 || i >= r->n || t2 == t1 + 1 || !t2[1] ||
+		    r->pts[i].v[EG_AXIS_WORLD].num != r->w.size ||
+		    r->pts[i].v[EG_AXIS_NODES].num != r->w.nodes) {
+			fprintf(stderr,
+				EG__PROG ": EPGATE_BENCH_PLAN: bad "
+					 "entry \"%s\"\n",
+				line);
+			return EG_EINVAL;
+		}
+		*t1 = *t2 = 0;
+		*e = (eg__entry_t){i, t1 + 1, t2 + 1};
+		r->n_plan++;
+	}
+	r->mine = r->n_plan;
+	return 0;
+}
 
 /* Rank 0's sink: the results file (with the job's context) or the
  * spool. */
@@ -226,7 +274,9 @@ static int eg__rank_open(eg__rank_t *r)
 		fprintf(stderr, EG__PROG ": %s\n", err);
 		return EG_EXIT_HARD;
 	}
-	for (size_t i = 0; i < r->n; i++)
+	if (eg__plan(r) < 0)
+		return EG_EXIT_HARD;
+	for (size_t i = 0; !r->plan && i < r->n; i++)
 		r->mine += eg__mine(r->o, &r->pts[i], &r->w);
 	if (!r->mine) {
 		if (!r->w.rank)
@@ -277,10 +327,36 @@ static int eg__point_done(eg__rank_t *r, const eg_bench_point_t *pt,
 	return rc;
 }
 
-/* One point of this job. Returns EG_OK (measured, or wrong and counted)
- * or an error that ends the job. */
+/* The measured point written as arm label (a planted engine keeps the
+ * arm it stands in for). */
+static int eg__relabel(const eg__rank_t *r, const eg_bench_point_t *pt,
+		       const char *label, eg_point_t *out)
+{
+	eg_bench_point_t q = *pt;
+	char *id, *arm;
+
+	if (!label || !strcmp(label, pt->arm))
+		return EG_OK;
+	eg_bench_point_set_arm(&r->p, &q, label);
+	id = strdup(q.id);
+	arm = strdup(label);
+	if (!id || !arm) {
+		free(id);
+		free(arm);
+		return EG_ENOMEM;
+	}
+	free(out->id);
+	free(out->arm);
+	out->id = id;
+	out->arm = arm;
+	return EG_OK;
+}
+
+/* One point of this job (written as arm label when not NULL). Returns
+ * EG_OK (measured, or wrong and counted) or an error that ends the
+ * job. */
 static int eg__rank_point(eg__rank_t *r, const eg_bench_ctx_t *ctx,
-			  const eg_bench_point_t *pt)
+			  const eg_bench_point_t *pt, const char *label)
 {
 	char err[EG_PROFILE_ERR_MAX];
 	eg_workload_t wl;
@@ -300,6 +376,14 @@ static int eg__rank_point(eg__rank_t *r, const eg_bench_ctx_t *ctx,
 		eg__point_wrong(r, pt, err);
 		return EG_OK;
 	}
+	if (rc == EG_ENOSYS) {
+		/* nothing to measure on here (no CUDA device): a skip */
+		if (!r->w.rank)
+			fprintf(stderr,
+				EG__PROG ": %s: not measurable here: %s\n",
+				pt->id, err);
+		return rc;
+	}
 	if (rc < 0) {
 		/* the job's collectives are in an unknown state */
 		fprintf(stderr, EG__PROG ": rank %u: %s: %s\n", r->w.rank,
@@ -308,7 +392,21 @@ static int eg__rank_point(eg__rank_t *r, const eg_bench_ctx_t *ctx,
 			eg__sink_failed(&r->sink, pt->id, err);
 		return rc;
 	}
-	return r->w.rank ? EG_OK : eg__point_done(r, pt, &out);
+	if (r->w.rank)
+		return EG_OK;
+	if ((rc = eg__relabel(r, pt, label, &out)) < 0) {
+		eg_point_fini(&out);
+		return rc;
+	}
+	return eg__point_done(r, pt, &out);
+}
+
+/* A point's outcome as the job's exit code so far. */
+static int eg__exit(int rc)
+{
+	return rc == EG_ENOSYS ? EG_EXIT_SKIP
+	       : rc < 0	       ? EG_EXIT_HARD
+			       : EG_EXIT_PASS;
 }
 
 static void eg__rank_close(eg__rank_t *r, int ex)
@@ -327,6 +425,8 @@ static void eg__rank_close(eg__rank_t *r, int ex)
 	if (r->sink.spool)
 		fclose(r->sink.spool);
 	free(r->pts);
+	free(r->plan);
+	free(r->plan_text);
 	eg_profile_free(&r->p);
 }
 
@@ -352,10 +452,18 @@ static int eg__rank_run(const eg_bench_rank_opts_t *o)
 			       r.p.name, r.mine, r.w.size, r.w.nodes,
 			       r.p.transport);
 		fflush(stdout);
-		for (size_t i = 0; i < r.n && ex == EG_EXIT_PASS; i++)
-			if (eg__mine(o, &r.pts[i], &r.w) &&
-			    eg__rank_point(&r, &ctx, &r.pts[i]) < 0)
-				ex = EG_EXIT_HARD;
+		for (size_t i = 0; !r.plan && i < r.n && ex == EG_EXIT_PASS;
+		     i++)
+			if (eg__mine(o, &r.pts[i], &r.w))
+				ex = eg__exit(
+				    eg__rank_point(&r, &ctx, &r.pts[i], NULL));
+		for (size_t i = 0; i < r.n_plan && ex == EG_EXIT_PASS; i++) {
+			eg_bench_point_t q = r.pts[r.plan[i].idx];
+
+			eg_bench_point_set_arm(&r.p, &q, r.plan[i].engine);
+			ex = eg__exit(
+			    eg__rank_point(&r, &ctx, &q, r.plan[i].label));
+		}
 		if (ex == EG_EXIT_PASS && r.failed)
 			ex = EG_EXIT_FAIL;
 	}

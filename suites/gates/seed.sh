@@ -33,12 +33,12 @@ verdict_of() {
 }
 
 # The report's verdicts, axis by axis (docs/gates.md has the mapping).
-SEED="intra-node-parity=pass intra-node-nvlink=pass cross-node-efa=pass
+SEED="intra-node-parity=inconclusive intra-node-nvlink=pass cross-node-efa=pass
 xnode-trt-keeps-up=fail xnode-trt-same-across-shapes=pass
-xnode-vllm-parity=pass concurrency-flat=pass world-ep32-parity=pass
+xnode-vllm-parity=pass concurrency-flat=pass world-ep32-parity=inconclusive
 world-transport-so-held=pass world-per-gpu-so=pass
 experts-so-not-worse=fail multicomm-transport-recovery=pass
-multicomm-serving-recovery=pass multicomm-serving-parity=pass
+multicomm-serving-recovery=pass multicomm-serving-parity=inconclusive
 multicomm-serving-wins=fail tok-s-regression=skip"
 
 # expect_all TAG "gate=verdict ..." WHAT: the changed gates must have the
@@ -100,7 +100,7 @@ else
 	sed 's/^/# /' "$EG_TMP/xl"
 fi
 if grep -q '^FAIL  *experts-so-not-worse  *trend  *transport_so_gbps  *0.361x' "$EG_TMP/seed.out" &&
-	grep -q '^16 gates: 12 pass, 3 fail, 0 inconclusive, 1 skip$' "$EG_TMP/seed.out"; then
+	grep -q '^16 gates: 9 pass, 3 fail, 3 inconclusive, 1 skip$' "$EG_TMP/seed.out"; then
 	eg_ok "verdict table and totals on stdout"
 else
 	eg_not_ok "verdict table"
@@ -118,8 +118,8 @@ if [ "$k" = " pass fail skip inconclusive missing" ]; then
 else
 	eg_not_ok "verdict_of:$k"
 fi
-if (expect_all seed "intra-node-parity=fail" planted) |
-	grep -q '^not ok .*intra-node-parity:pass(want fail)'; then
+if (expect_all seed "xnode-vllm-parity=fail" planted) |
+	grep -q '^not ok .*xnode-vllm-parity:pass(want fail)'; then
 	eg_ok "expect_all flags a planted wrong expectation"
 else
 	eg_not_ok "expect_all missed a planted wrong expectation"
@@ -150,7 +150,7 @@ pt rising -e "$(on vllm-decode-c32-a2a 241.0 228.2)" \
 	-e "$(on vllm-decode-c128-a2a 1069.0 1159.7)" \
 	-e "$(on vllm-decode-c256-a2a 2325.0 2629.8)"
 run_gate rising "$G" "$EG_TMP/rising.json"
-expect_all rising "concurrency-flat=fail" \
+expect_all rising "concurrency-flat=fail xnode-vllm-parity=inconclusive" \
 	"a ratio rising with concurrency (within the band) fails the flat gate"
 
 # 256 experts at 34 GB/s instead of 13: more experts no longer hurts
@@ -176,11 +176,16 @@ pt ep8 -e "$(on ep8-a2a 980.0 900.0)"
 run_gate ep8 "$G" "$EG_TMP/ep8.json"
 expect_all ep8 "intra-node-parity=fail" "EP8 ratio 0.90 fails intra-node parity"
 
-# multi-comm serving at 330 vs 304 tok/s: it would now win, not tie
-pt serving -e "$(on mc-serving-k8-a2a 296.0 330.0)"
+# multi-comm serving at 340 vs 304 tok/s: it would now win, not tie
+# (330, 1.085x, is inside the noise of +-3% per arm: inconclusive)
+pt serving -e "$(on mc-serving-k8-a2a 296.0 340.0)"
 run_gate serving "$G" "$EG_TMP/serving.json"
 expect_all serving "multicomm-serving-parity=fail multicomm-serving-wins=pass" \
-	"serving 330 vs 304 flips parity to fail and the win gate to pass"
+	"serving 340 vs 304 flips parity to fail and the win gate to pass"
+pt serving330 -e "$(on mc-serving-k8-a2a 296.0 330.0)"
+run_gate serving330 "$G" "$EG_TMP/serving330.json"
+expect_all serving330 "multicomm-serving-wins=inconclusive" \
+	"serving 330 vs 304 (1.085x, intervals of +-3%): the win gate cannot tell, inconclusive"
 
 # --- regression against a baseline: three verdicts -----------------------
 run_gate self "$G" "$F" --baseline "$F"

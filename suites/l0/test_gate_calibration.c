@@ -57,21 +57,22 @@ static struct rates regression(eg_regress_stat_t stat, double shift,
 {
 	const size_t n = EG_GATE_REPS;
 	double *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
-	eg_regress_opts_t o = {stat,
-			       EG_BETTER_LOWER,
-			       EG_GATE_ALPHA,
-			       EG_GATE_MIN_EFFECT,
-			       EG_GATE_MIN_REPS,
-			       EG_GATE_RESAMPLES,
-			       0};
+	eg_regress_opts_t o = {.statistic = stat,
+			       .better = EG_BETTER_LOWER,
+			       .alpha = EG_GATE_ALPHA,
+			       .min_effect = EG_GATE_MIN_EFFECT,
+			       .min_reps = EG_GATE_MIN_REPS,
+			       .resamples = EG_GATE_RESAMPLES};
 	struct rates r = {0, 0, 0, N_REG, 0};
 
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
 	for (unsigned k = 0; k < N_REG; k++) {
 		double cv = campaign_cv();
-		eg_metric_t mb = {"step_us", a, n, {0}};
-		eg_metric_t mc = {"step_us", b, n, {0}};
+		eg_metric_t mb = {
+		    .name = "step_us", .samples = a, .n_samples = n};
+		eg_metric_t mc = {
+		    .name = "step_us", .samples = b, .n_samples = n};
 		eg_regress_out_t out;
 
 		draw(a, n, 100, cv);

@@ -289,6 +289,22 @@ static const struct bad {
      "  - [b, c]\n", "g.yml:11: a gate is a mapping"},
     {"  - name: b\n", "  - name: b\n    name: c\n",
      "g.yml:12: key \"name\" repeats line 11"},
+    /* many points, A/B, aggregates */
+    {"  resamples: 500", "  resamples: 500\n  correction: sidak",
+     "g.yml:10: unknown correction \"sidak\""},
+    {"    better: lower\n", "    better: lower\n    versus: [b]\n",
+     "g.yml:59: versus: expected [arm judged, arm it is judged against]"},
+    {"    better: lower\n", "    better: lower\n    versus: [b, b]\n",
+     "g.yml:59: versus: the same arm twice"},
+    {"    better: lower\n",
+     "    better: lower\n    versus: [b, a]\n    arms: [a]\n",
+     "g.yml:52: gate \"g\": versus names the arms; no arms: or ratio: with it"},
+    {"    better: lower\n", "    better: lower\n    aggregate: mean\n",
+     "g.yml:59: unknown aggregate \"mean\""},
+    {"    field: provider", "    aggregate: geomean\n    field: provider",
+     "g.yml:62: key \"aggregate\" does not apply to rule evidence"},
+    {"    max_slope: 0.03", "    correction: bh\n    max_slope: 0.03",
+     "g.yml:32: key \"correction\" does not apply to rule flat"},
 };
 
 /* good with the first occurrence of from replaced by to */
@@ -303,6 +319,37 @@ static char *edit(const char *from, const char *to)
 		 at + strlen(from));
 	return s;
 }
+
+/* The keys of many points and of A/B jobs, and their defaults. */
+START_TEST(noise_keys)
+{
+	static const char *t =
+	    "profile: p\ndefaults: {correction: bh}\ngates:\n"
+	    "  - {name: a, sentence: s, rule: regression, metric: step_us, "
+	    "versus: [\"slow:10%:a2a\", a2a], aggregate: median}\n"
+	    "  - {name: b, sentence: s, rule: parity, metric: tok_s, ratio: "
+	    "[a2a, dense], band: [0.9, 1.1], correction: holm}\n"
+	    "  - {name: c, sentence: s, rule: recovery, metric: so_gbps, axis: "
+	    "num_comms, low: 1, high: 8, min_factor: 2}\n";
+	char err[EG_GATE_ERR_MAX];
+	eg_gate_file_t gf;
+
+	ck_assert_msg(parse(t, &gf, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(gf.gates[0].versus[0], "slow:10%:a2a");
+	ck_assert_str_eq(gf.gates[0].versus[1], "a2a");
+	ck_assert_int_eq(gf.gates[0].aggregate, EG_AGG_MEDIAN);
+	ck_assert_int_eq(gf.gates[0].st.correction, EG_CORRECT_BH);
+	ck_assert_int_eq(gf.gates[1].st.correction, EG_CORRECT_HOLM);
+	ck_assert_int_eq(gf.gates[2].st.correction, EG_CORRECT_BH);
+	eg_gate_file_free(&gf);
+	/* the default, stated in docs/gates.md */
+	ck_assert_msg(parse(good, &gf, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(gf.gates[0].st.correction, EG_GATE_CORRECTION);
+	ck_assert_int_eq(EG_GATE_CORRECTION, EG_CORRECT_HOLM);
+	ck_assert_int_eq(gf.gates[5].aggregate, EG_AGG_NONE);
+	eg_gate_file_free(&gf);
+}
+END_TEST
 
 START_TEST(rejects)
 {
@@ -366,6 +413,7 @@ int main(void)
 	tcase_add_test(t, every_rule);
 	tcase_add_test(t, built_in_defaults);
 	tcase_add_test(t, whole_file_errors);
+	tcase_add_test(t, noise_keys);
 	tcase_add_loop_test(t, rejects, 0,
 			    (int)(sizeof(bads) / sizeof(bads[0])));
 	suite_add_tcase(s, t);

@@ -157,15 +157,22 @@ START_TEST(bound_rule)
 	expect("{name: b, sentence: s, rule: bound, metric: tok_s, arms: a2a, "
 	       "filter: {suite: pair}, min: 90}",
 	       EG_VERDICT_PASS, "98 >= 90");
+	/* 98 +- 2%: within noise of 99 (inconclusive), beyond 101 (fail) */
 	expect("{name: b, sentence: s, rule: bound, metric: tok_s, arms: a2a, "
 	       "filter: {suite: pair}, min: 99}",
-	       EG_VERDICT_FAIL, "98 at pair world=8, want >= 99");
+	       EG_VERDICT_INCONCLUSIVE, "98 at pair world=8 straddles >= 99");
+	expect("{name: b, sentence: s, rule: bound, metric: tok_s, arms: a2a, "
+	       "filter: {suite: pair}, min: 101}",
+	       EG_VERDICT_FAIL, "98 at pair world=8, want >= 101");
 	expect("{name: b, sentence: s, rule: bound, metric: tok_s, "
 	       "filter: {suite: pair}, max: 99}",
-	       EG_VERDICT_FAIL, "100 at pair world=8");
+	       EG_VERDICT_INCONCLUSIVE, "straddles <= 99");
+	expect("{name: b, sentence: s, rule: bound, metric: tok_s, "
+	       "filter: {suite: pair}, max: 96}",
+	       EG_VERDICT_FAIL, "at pair world=8, want <= 96");
 	/* a ratio within [min, max] */
 	expect("{name: b, sentence: s, rule: bound, metric: tok_s, "
-	       "ratio: [a2a, dense], min: 0.9, max: 1}",
+	       "ratio: [a2a, dense], min: 0.9, max: 1.05}",
 	       EG_VERDICT_PASS, "0.98");
 	/* known metric, no point has it: no data */
 	expect("{name: b, sentence: s, rule: bound, metric: step_us, max: 9}",
@@ -185,6 +192,9 @@ START_TEST(parity_rule)
 	       EG_VERDICT_PASS, "0.98 in [0.95, 1.05]");
 	expect("{name: p, sentence: s, rule: parity, metric: tok_s, "
 	       "ratio: [a2a, dense], band: [0.99, 1.01]}",
+	       EG_VERDICT_INCONCLUSIVE, "0.98 at pair world=8 straddles");
+	expect("{name: p, sentence: s, rule: parity, metric: tok_s, "
+	       "ratio: [a2a, dense], band: [1.05, 1.1]}",
 	       EG_VERDICT_FAIL, "0.98 at pair world=8");
 	/* the a2a point of "lone" has no dense twin: left out, counted */
 	ck_assert_int_eq(run("{name: p, sentence: s, rule: parity, metric: "
@@ -410,7 +420,9 @@ START_TEST(recovery_rule)
 {
 	eg_gate_result_t res;
 
-	expect(REC("4"), EG_VERDICT_PASS, "4.12x from num_comms=1 to 8");
+	/* 4.12x with +-3% at each end: inside 3.8, straddles 4, below 4.5 */
+	expect(REC("3.8"), EG_VERDICT_PASS, "4.12x from num_comms=1 to 8");
+	expect(REC("4"), EG_VERDICT_INCONCLUSIVE, "the interval straddles it");
 	expect(REC("4.5"), EG_VERDICT_FAIL, "4.12x");
 	expect("{name: r, sentence: s, rule: recovery, metric: "
 	       "transport_so_gbps, axis: num_comms, low: 1, high: 16, "
@@ -753,9 +765,15 @@ END_TEST
 START_TEST(regress_compare_direct)
 {
 	double a[12], b[12];
-	eg_metric_t mb = {"m", a, 12, {0}}, mc = {"m", b, 12, {0}};
-	eg_regress_opts_t o = {
-	    EG_REGRESS_BOOTSTRAP, EG_BETTER_HIGHER, 0.05, 0.05, 10, 1000, 7};
+	eg_metric_t mb = {.name = "m", .samples = a, .n_samples = 12},
+		    mc = {.name = "m", .samples = b, .n_samples = 12};
+	eg_regress_opts_t o = {.statistic = EG_REGRESS_BOOTSTRAP,
+			       .better = EG_BETTER_HIGHER,
+			       .alpha = 0.05,
+			       .min_effect = 0.05,
+			       .min_reps = 10,
+			       .resamples = 1000,
+			       .seed = 7};
 	eg_regress_out_t out;
 
 	for (int i = 0; i < 12; i++) {

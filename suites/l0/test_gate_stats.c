@@ -352,6 +352,110 @@ START_TEST(se_helpers)
 }
 END_TEST
 
+/* Holm and Benjamini-Hochberg on the textbook example p = 0.01, 0.04,
+ * 0.03, 0.005 at 0.05: Holm rejects 0.005 and 0.01 only (0.03 > 0.05/2),
+ * BH all four (0.04 <= 4 * 0.05 / 4). */
+START_TEST(multiple_comparisons)
+{
+	double p[] = {0.01, 0.04, 0.03, 0.005, NAN};
+	int r[5];
+
+	ck_assert_int_eq(eg_stats_correct(p, 5, 0.05, EG_CORRECT_HOLM, r), 0);
+	ck_assert(r[0] && !r[1] && !r[2] && r[3] && !r[4]);
+	ck_assert_int_eq(eg_stats_correct(p, 4, 0.05, EG_CORRECT_BH, r), 0);
+	ck_assert(r[0] && r[1] && r[2] && r[3]);
+	ck_assert_int_eq(eg_stats_correct(p, 5, 0.05, EG_CORRECT_NONE, r), 0);
+	ck_assert(r[0] && r[1] && r[2] && r[3] && !r[4]);
+	ck_assert_int_eq(eg_stats_correct(p, 5, 0, EG_CORRECT_HOLM, r),
+			 EG_EINVAL);
+	ck_assert_str_eq(eg_correction_name(EG_CORRECT_BH), "bh");
+}
+END_TEST
+
+/* Signed-rank: d = 1..6 all positive, W+ = 21 of 21: exact p_greater =
+ * 1/64; the Hodges-Lehmann shift of y = x + 2 is 2. */
+START_TEST(signed_rank_and_shift)
+{
+	double d[] = {1, 2, 3, 4, 5, 6}, pg, pl, x[8], y[8], est, lo, hi;
+
+	ck_assert_int_eq(eg_stats_signed_rank(d, 6, &pg, &pl), 0);
+	ck_assert_double_eq_tol(pg, 1.0 / 64, 1e-12);
+	ck_assert_double_eq_tol(pl, 1.0, 1e-12);
+	d[0] = d[1] = 0; /* zeros dropped: W+ = 10 of 10, 1/16 */
+	ck_assert_int_eq(eg_stats_signed_rank(d, 6, &pg, &pl), 0);
+	ck_assert_double_eq_tol(pg, 1.0 / 16, 1e-12);
+	for (int i = 0; i < 8; i++) {
+		x[i] = i * 1.5;
+		y[i] = x[i] + 2;
+	}
+	ck_assert_int_eq(eg_stats_shift_ci(x, 8, y, 8, 0.05, &est, &lo, &hi),
+			 0);
+	ck_assert_double_eq_tol(est, 2, 1e-12);
+	ck_assert(lo < 2 && hi > 2 && isfinite(lo) && isfinite(hi));
+}
+END_TEST
+
+/* Launches: medians per launch, the spread inside and between, and a
+ * hierarchical interval wider than the plain one when launches differ. */
+START_TEST(launch_statistics)
+{
+	double x[30], med[3], cw, cb, lo, hi, plo, phi;
+	uint32_t ln[3] = {10, 0, 20};
+	eg_samples_t s = {x, 30, ln, 3};
+	size_t k;
+
+	for (int i = 0; i < 30; i++)
+		x[i] = (i < 10 ? 100 : 150) + (i % 5);
+	ck_assert_int_eq(eg_stats_launch_medians(&s, med, &k), 0);
+	ck_assert_uint_eq(k, 2);
+	ck_assert_double_eq(med[0], 102);
+	ck_assert_double_eq(med[1], 152);
+	ck_assert_int_eq(eg_stats_launch_spread(&s, &cw, &cb), 0);
+	ck_assert(cb > 5 * cw && cw > 0);
+	ck_assert_int_eq(eg_stats_hboot_median_ci(&s, 2000, 0.95, 5, &lo, &hi),
+			 0);
+	ck_assert_int_eq(
+	    eg_stats_boot_median_ci(x, 30, 2000, 0.95, 5, &plo, &phi), 0);
+	ck_assert(hi - lo > 2 * (phi - plo));
+	ln[1] = 1; /* the counts must add up */
+	ck_assert_int_eq(eg_stats_launch_spread(&s, &cw, &cb), EG_EINVAL);
+}
+END_TEST
+
+/* E-divisive: a level that moves by 20% after 10 campaigns is found
+ * there; a series without a move has none; two moves, two points. */
+START_TEST(change_points)
+{
+	double x[30];
+	eg_changepoint_t cp[8];
+	size_t n;
+
+	for (int i = 0; i < 20; i++)
+		x[i] = (i < 10 ? 100 : 120) + ((i * 7) % 5) - 2;
+	ck_assert_int_eq(
+	    eg_stats_changepoints(x, 20, 3, 0.05, 199, 1, cp, 8, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(cp[0].at, 10);
+	ck_assert(cp[0].p < 0.05);
+	for (int i = 0; i < 20; i++)
+		x[i] = 100 + ((i * 7) % 5) - 2;
+	ck_assert_int_eq(
+	    eg_stats_changepoints(x, 20, 3, 0.05, 199, 1, cp, 8, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	for (int i = 0; i < 30; i++)
+		x[i] = (i < 10 ? 100 : i < 20 ? 130 : 90) + ((i * 7) % 5) - 2;
+	ck_assert_int_eq(
+	    eg_stats_changepoints(x, 30, 3, 0.05, 199, 1, cp, 8, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(cp[0].at, 10);
+	ck_assert_uint_eq(cp[1].at, 20);
+	x[3] = NAN;
+	ck_assert_int_eq(
+	    eg_stats_changepoints(x, 30, 3, 0.05, 199, 1, cp, 8, &n),
+	    EG_ERANGE);
+}
+END_TEST
+
 static Suite *stats_suite(void)
 {
 	Suite *s = suite_create("gate_stats");
@@ -369,6 +473,10 @@ static Suite *stats_suite(void)
 	tcase_add_test(t, mwu_large_uses_normal);
 	tcase_add_test(t, slope_weighted_and_scatter);
 	tcase_add_test(t, se_helpers);
+	tcase_add_test(t, multiple_comparisons);
+	tcase_add_test(t, signed_rank_and_shift);
+	tcase_add_test(t, launch_statistics);
+	tcase_add_test(t, change_points);
 	suite_add_tcase(s, t);
 	return s;
 }

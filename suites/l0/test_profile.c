@@ -265,6 +265,62 @@ START_TEST(defaults)
 }
 END_TEST
 
+/* Launches and re-measurement, and arms the registry spells with a path
+ * or a planted slowdown; a point's arm changed, its id follows. */
+START_TEST(launches_and_arms)
+{
+	static const char *t =
+	    "profile: l\ntransport: fabric\n"
+	    "repetitions: {iters: 10, launches: 6}\n"
+	    "remeasure: {rounds: 2, launches: 3}\n"
+	    "sweeps:\n"
+	    "  - {name: a, arms: [a2a, \"slow:10%:a2a\", \"slow:50us:dense\"], "
+	    "axes: {concurrency: [8]}}\n"
+	    "  - {name: b, arms: [a2a], axes: {concurrency: [8]}, "
+	    "repetitions: {launches: 2}}\n";
+	static const char *nccl =
+	    "profile: n\ntransport: nccl\nsweeps:\n  - {name: a, arms: "
+	    "[\"plugin:/x/libep.so,mode=ll\", \"slow:5%:dense\"], axes: "
+	    "{concurrency: [8]}}\n";
+	char err[EG_PROFILE_ERR_MAX];
+	eg_profile_t p;
+	eg_bench_point_t *pts;
+	size_t n;
+
+	ck_assert_msg(parse(t, &p, err, sizeof(err)) == EG_OK, "%s", err);
+	ck_assert_uint_eq(p.launches, 6);
+	ck_assert_uint_eq(p.remeasure_rounds, 2);
+	ck_assert_uint_eq(p.remeasure_launches, 3);
+	ck_assert_int_eq(eg_profile_points(&p, &pts, &n, err, sizeof(err)),
+			 EG_OK);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(pts[0].launches, 6);
+	ck_assert_uint_eq(pts[3].launches, 2);
+	ck_assert_str_eq(pts[1].id, "a/slow:10%:a2a/concurrency=8");
+	eg_bench_point_set_arm(&p, &pts[1], "a2a");
+	ck_assert_str_eq(pts[1].id, "a/a2a/concurrency=8");
+	free(pts);
+	eg_profile_free(&p);
+	/* nccl: a plugin (not loaded here) and a slowdown of dense */
+	ck_assert_msg(parse(nccl, &p, err, sizeof(err)) == EG_OK, "%s", err);
+	eg_profile_free(&p);
+	/* a slowdown of an unknown engine, a blank in an arm: refused */
+	ck_assert_int_eq(parse("profile: x\ntransport: fabric\nsweeps:\n  - "
+			       "{name: a, arms: [\"slow:10%:dens\"], axes: "
+			       "{concurrency: [8]}}\n",
+			       &p, err, sizeof(err)),
+			 EG_EPARSE);
+	ck_assert_msg(strstr(err, "unknown arm \"slow:10%:dens\""), "%s", err);
+	ck_assert_int_eq(parse("profile: x\ntransport: fabric\nrepetitions: "
+			       "{launches: 0}\nsweeps:\n  - {name: a, arms: "
+			       "[a2a], axes: {concurrency: [8]}}\n",
+			       &p, err, sizeof(err)),
+			 EG_EPARSE);
+	ck_assert_msg(strstr(err, ":3: launches: 0 is out of range"), "%s",
+		      err);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("profile");
@@ -274,6 +330,7 @@ int main(void)
 	tcase_add_test(t, every_bad_fixture);
 	tcase_add_test(t, points_and_fields);
 	tcase_add_test(t, defaults);
+	tcase_add_test(t, launches_and_arms);
 	suite_add_tcase(s, t);
 	return eg_test_main(s);
 }

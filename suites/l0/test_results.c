@@ -135,6 +135,33 @@ START_TEST(round_trip)
 }
 END_TEST
 
+/* A trimmed copy: reals with 3 significant digits read back rounded. */
+START_TEST(writer_digits)
+{
+	char path[128], err[EG_RESULTS_ERR_MAX];
+	eg_results_writer_t *w;
+	eg_results_t r;
+	eg_point_t p;
+	eg_metric_t m[2];
+
+	snprintf(path, sizeof(path), "%s/d.json", dir);
+	ck_assert_int_eq(eg_results_create(&w, path, 0, NULL, err, sizeof(err)),
+			 0);
+	eg_results_set_digits(w, 3);
+	make_point(&p, m, "p1", 32);
+	ck_assert_int_eq(eg_results_append(w, &p, err, sizeof(err)), 0);
+	free_point(&p);
+	eg_results_close(w);
+	ck_assert_int_eq(eg_results_read(&r, path, err, sizeof(err)), 0);
+	ck_assert_double_eq(
+	    eg_point_metric(&r.points[0], "step_us")->samples[0],
+	    102.0); /* 101.5 */
+	ck_assert_double_eq(eg_point_metric(&r.points[0], "so_gbps")->s.median,
+			    33.5);
+	eg_results_free(&r);
+}
+END_TEST
+
 /* Counts the points in a file; -1 if the reader rejects it. */
 static long points_in(const char *path)
 {
@@ -449,6 +476,42 @@ static const struct bad_case {
      "\"tok_s\": {\"median\": 10, "
      "\"median\": 11",
      "doc.json:4:"}, /* duplicate key */
+    /* issue 17: what cannot be judged never reaches a gate */
+    {"\"median\": 10, \"ci_lo\": 9", "\"median\": -10, \"ci_lo\": -11",
+     "doc.json: points[0].metrics.tok_s.median: -10: tok_s (tokens/s) "
+     "cannot be negative"},
+    {"[1, 2, 3]", "[1, 2, -3]",
+     "doc.json: points[0].metrics.step_us.samples[2]: -3: step_us (us) "
+     "cannot be negative"},
+    {"\"step_us\": {\"median\": 2, ", "\"step_us\": {",
+     "doc.json: points[0].metrics.step_us.median: missing"},
+    {"\"median\": 10", "\"median\": 1e999", "doc.json:4:"},
+    /* launches */
+    {"\"samples\": [1, 2, 3]", "\"samples\": [1, 2, 3], \"launches\": [1, 1]",
+     "doc.json: points[0].metrics.step_us.launches: they add up to 2, but "
+     "there are 3 samples"},
+    {"\"samples\": [1, 2, 3]", "\"samples\": [1, 2, 3], \"launches\": [3, -1]",
+     "doc.json: points[0].metrics.step_us.launches[1]: expected an integer"},
+    {"\"ci_hi\": 11, ", "\"ci_hi\": 11, \"launches\": [5], ",
+     "doc.json: points[0].metrics.tok_s.launches: launch counts without "
+     "samples"},
+    {"\"samples\": [1, 2, 3]", "\"samples\": [1, 2, 3], \"cv_between\": 0.1",
+     "doc.json: points[0].metrics.step_us.cv_within: spread without launch "
+     "counts"},
+    {"\"samples\": [1, 2, 3]",
+     "\"samples\": [1, 2, 3], \"launches\": [1, 2], \"cv_within\": -1",
+     "doc.json: points[0].metrics.step_us.cv_within: negative spread"},
+    {"\"evidence\":", "\"passes\": [0, 2, 1], \"evidence\":",
+     "doc.json: points[0].passes: [2]: 1 after 2 (launch numbers increase)"},
+    {"\"samples\": [1, 2, 3]}}, \"evidence\":",
+     "\"samples\": [1, 2, 3], \"launches\": [1, 2]}}, \"passes\": [0, 1, "
+     "2], \"evidence\":",
+     "doc.json: points[0].passes: 3 launch(es), but metric step_us has 2"},
+    {"\"evidence\":", "\"passes\": [0], \"remeasured\": 2, \"evidence\":",
+     "doc.json: points[0].remeasured: expected an integer from 0 to the "
+     "number of launches (1)"},
+    {"\"context\": {", "\"context\": {\"plan\": {\"launches\": [1]}, ",
+     "doc.json: context.plan.launches: expected a number or a word"},
 };
 
 START_TEST(reader_rejects)
@@ -490,6 +553,109 @@ START_TEST(reader_accepts_the_base)
 }
 END_TEST
 
+/* A point of 3 launches: samples per launch, passes, the spread
+ * written and read back; a launch added, a summary kept, evidence that
+ * differs joined; the writer's put replaces a point. */
+START_TEST(launches_round_trip)
+{
+	double x[] = {10, 11, 12, 20, 21, 22, 30, 31, 32};
+	uint32_t ln[] = {3, 3, 3}, ps[] = {0, 1, 2};
+	eg_metric_t m[2] = {{.name = "step_us",
+			     .samples = x,
+			     .n_samples = 9,
+			     .launch_n = ln,
+			     .n_launches = 3},
+			    {.name = "so_bytes", .s = {.n = 9, .median = 64}}};
+	eg_point_t p = {.id = "p",
+			.suite = "s",
+			.arm = "a2a",
+			.metrics = m,
+			.n_metrics = 2,
+			.passes = ps,
+			.n_passes = 3,
+			.remeasured = 1};
+	char path[128], err[EG_RESULTS_ERR_MAX];
+	eg_results_writer_t *w;
+	eg_results_t r;
+	const eg_metric_t *st;
+
+	p.axes = json_pack("{s:i}", "world", 4);
+	snprintf(path, sizeof(path), "%s/l.json", dir);
+	ck_assert_int_eq(eg_results_create(&w, path, 0, NULL, err, sizeof(err)),
+			 0);
+	ck_assert_msg(eg_results_append(w, &p, err, sizeof(err)) == 0, "%s",
+		      err);
+	x[8] = 33; /* put: the same id, replaced */
+	ck_assert_msg(eg_results_put(w, &p, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(eg_results_count(w), 1);
+	eg_results_close(w);
+	ck_assert_msg(eg_results_read(&r, path, err, sizeof(err)) == 0, "%s",
+		      err);
+	st = eg_point_metric(&r.points[0], "step_us");
+	ck_assert_uint_eq(st->n_launches, 3);
+	ck_assert_uint_eq(st->launch_n[2], 3);
+	ck_assert_double_eq(st->samples[8], 33);
+	ck_assert_uint_eq(r.points[0].n_passes, 3);
+	ck_assert_uint_eq(r.points[0].remeasured, 1);
+	/* between launches 10 vs 20 vs 30: far more than within */
+	ck_assert(st->cv_between > 5 * st->cv_within);
+	/* the launch-level interval is wider than the samples' would be */
+	ck_assert(st->s.ci_hi - st->s.ci_lo >= 10);
+	ck_assert_uint_eq(eg_point_launches(&r.points[0]), 3);
+	eg_results_free(&r);
+	json_decref(p.axes);
+}
+END_TEST
+
+START_TEST(add_launch)
+{
+	double a[] = {1, 2}, b[] = {3, 4, 5};
+	eg_point_t acc = {0}, one, two;
+	eg_metric_t *m1 = calloc(2, sizeof(*m1)), *m2 = calloc(1, sizeof(*m2));
+
+	m1[0] = (eg_metric_t){.name = strdup("step_us"),
+			      .samples = malloc(sizeof(a)),
+			      .n_samples = 2};
+	memcpy(m1[0].samples, a, sizeof(a));
+	m1[1] = (eg_metric_t){.name = strdup("so_bytes"),
+			      .s = {.n = 2, .median = 8}};
+	m2[0] = (eg_metric_t){.name = strdup("step_us"),
+			      .samples = malloc(sizeof(b)),
+			      .n_samples = 3};
+	memcpy(m2[0].samples, b, sizeof(b));
+	one = (eg_point_t){.id = strdup("p"),
+			   .suite = strdup("s"),
+			   .arm = strdup("a"),
+			   .axes = json_object(),
+			   .evidence = json_pack("{s:s}", "provider", "shm"),
+			   .metrics = m1,
+			   .n_metrics = 2};
+	two = (eg_point_t){.id = strdup("p"),
+			   .suite = strdup("s"),
+			   .arm = strdup("a"),
+			   .axes = json_object(),
+			   .evidence = json_pack("{s:s}", "provider", "sh"),
+			   .metrics = m2,
+			   .n_metrics = 1};
+	ck_assert_int_eq(eg_point_add_launch(&acc, &one, 0, 0), 0);
+	ck_assert_int_eq(eg_point_add_launch(&acc, &two, 3, 1), 0);
+	ck_assert_uint_eq(acc.n_passes, 2);
+	ck_assert_uint_eq(acc.passes[1], 3);
+	ck_assert_uint_eq(acc.remeasured, 1);
+	ck_assert_uint_eq(eg_point_metric(&acc, "step_us")->n_samples, 5);
+	ck_assert_uint_eq(eg_point_metric(&acc, "step_us")->launch_n[1], 3);
+	/* so_bytes: absent in launch 2, kept as it was */
+	ck_assert_double_eq(eg_point_metric(&acc, "so_bytes")->s.median, 8);
+	/* a launch that ran another path shows in the evidence */
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(acc.evidence, "provider")),
+	    "shm | sh");
+	/* passes go forward only */
+	ck_assert_int_eq(eg_point_add_launch(&acc, &acc, 1, 0), EG_EINVAL);
+	eg_point_fini(&acc);
+}
+END_TEST
+
 START_TEST(known_names)
 {
 	const eg_metric_info_t *m = eg_metric_info("step_us");
@@ -516,11 +682,14 @@ int main(void)
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, round_trip);
 	tcase_add_test(t, incremental_and_atomic);
+	tcase_add_test(t, writer_digits);
 	tcase_add_test(t, writer_refuses_bad_points);
 	tcase_add_test(t, point_codec);
 	tcase_add_test(t, push_and_read_all);
 	tcase_add_test(t, reader_accepts_the_base);
 	tcase_add_test(t, known_names);
+	tcase_add_test(t, launches_round_trip);
+	tcase_add_test(t, add_launch);
 	tcase_add_loop_test(t, reader_rejects, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	suite_add_tcase(s, t);

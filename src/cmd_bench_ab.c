@@ -1,0 +1,196 @@
+/* epgate bench ab PROFILE --a ARM --b ARM: argv -> an A/B job
+ * (lib/suite/bench_ab.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/suite/sweep.h"
+#include "src/cmd.h"
+#include "src/opts.h"
+
+static void eg__ab_usage(FILE *f)
+{
+	fputs(
+	    "usage: epgate bench ab NAME|FILE --a ARM --b ARM [options]\n"
+	    "\n"
+	    "Measures arms A and B at every point of one arm of a profile\n"
+	    "(a2a unless --arm), in the same launches, back to back (A first\n"
+	    "in even launches, B first in odd ones), and judges B against A\n"
+	    "with a gate file written into the run folder (ab.gate): per\n"
+	    "metric, the median change over the points, launch-paired (and\n"
+	    "with --per-point every point, corrected).  B fails when it is\n"
+	    "worse than A by more than --min-effect with confidence, passes\n"
+	    "when it is not, and is inconclusive when the interval straddles\n"
+	    "it (the points are re-measured first).  Arms: a2a, dense,\n"
+	    "plugin:PATH[,key=value...] (two builds of one library),\n"
+	    "slow:N%:ARM.\n"
+	    "\n"
+	    "  --a ARM, --b ARM   the two arms (different; an A/A run: --a "
+	    "a2a\n"
+	    "                     --b slow:0%:a2a)\n"
+	    "  --arm ARM          the profile's points of this arm (a2a)\n"
+	    "  --metric M         judged metric, repeatable (step_us,\n"
+	    "                     dispatch_us, combine_us)\n"
+	    "  --statistic S      bootstrap or mann-whitney (bootstrap)\n"
+	    "  --min-effect F     the smallest change that matters (0.05)\n"
+	    "  --alpha A          each one-sided question's level (0.05)\n"
+	    "  --correction C     holm, bh or none over the points (holm)\n"
+	    "  --per-point        a gate per point too (B at each point)\n"
+	    "  --gates FILE       this gate file instead (versus: [B, A])\n"
+	    "  --launches L       launches per point (the profile's)\n"
+	    "  --remeasure R      rounds of re-measurement (the profile's)\n"
+	    "  --seed N           order of the launches\n"
+	    "  --results FILE     results (default RUN/bench-ab.json)\n"
+	    "  --reports DIR      where run folders go (reports/runs)\n"
+	    "  -v, --verbose      every job's output\n"
+	    "\n"
+	    "Exit status: 0 B is not worse (or inconclusive), 1 B is worse or\n"
+	    "a point failed, 77 nothing could run, 99 bad input.\n",
+	    f);
+}
+
+enum {
+	O_A = 256,
+	O_B,
+	O_ARM,
+	O_METRIC,
+	O_STATISTIC,
+	O_MIN_EFFECT,
+	O_ALPHA,
+	O_CORRECTION,
+	O_GATES,
+	O_LAUNCHES,
+	O_REMEASURE,
+	O_SEED,
+	O_RESULTS,
+	O_PER_POINT
+};
+
+typedef struct eg__abo {
+	eg_bench_run_opts_t run;
+	eg_bench_ab_opts_t ab;
+} eg__abo_t;
+
+static int eg__words(eg_cli_t *c, int id, const char *arg, eg__abo_t *o)
+{
+	static const char *const stats[] = {"bootstrap", "mann-whitney", NULL};
+	static const char *const corr[] = {"holm", "bh", "none", NULL};
+	int i;
+
+	if (id == O_STATISTIC) {
+		if ((i = eg_cli_choice(c, "--statistic", arg, stats)) < 0)
+			return i;
+		o->ab.statistic = stats[i];
+	} else {
+		if ((i = eg_cli_choice(c, "--correction", arg, corr)) < 0)
+			return i;
+		o->ab.correction = corr[i];
+	}
+	return 0;
+}
+
+static int eg__ab_opt(eg_cli_t *c, int id, const char *arg)
+{
+	eg__abo_t *o = c->ctx;
+	unsigned u;
+
+	switch (id) {
+	case O_A:
+	case O_B:
+		o->run.ab[id - O_A] = arg;
+		return 0;
+	case O_ARM:
+		o->run.ab_arm = arg;
+		return 0;
+	case O_METRIC:
+		if (o->ab.n_metrics == EG_AB_METRICS_MAX)
+			return eg_cli_error(c, "--metric: at most %d",
+					    EG_AB_METRICS_MAX);
+		o->ab.metric[o->ab.n_metrics++] = arg;
+		return 0;
+	case O_STATISTIC:
+	case O_CORRECTION:
+		return eg__words(c, id, arg, o);
+	case O_MIN_EFFECT:
+		return eg_cli_real(c, "--min-effect", arg, 0, 0.99,
+				   &o->ab.min_effect);
+	case O_ALPHA:
+		return eg_cli_real(c, "--alpha", arg, 0, 0.49, &o->ab.alpha);
+	case O_GATES:
+		o->run.gates = arg;
+		return 0;
+	case O_LAUNCHES:
+		return eg_cli_uint(c, "--launches", arg, 1, 1000,
+				   &o->run.launches);
+	case O_REMEASURE:
+		if (eg_cli_uint(c, "--remeasure", arg, 0, 10, &u) < 0)
+			return -1;
+		o->run.remeasure = u ? (int)u : -1;
+		return 0;
+	case O_SEED:
+		if (eg_cli_uint(c, "--seed", arg, 1, 4294967295u, &u) < 0)
+			return -1;
+		o->run.seed = u;
+		return 0;
+	case O_RESULTS:
+		o->run.results = arg;
+		return 0;
+	case O_PER_POINT:
+		o->ab.per_point = 1;
+		return 0;
+	default:
+		o->run.verbose = 1;
+		return 0;
+	}
+}
+
+int eg_cmd_bench_ab(int argc, char **argv)
+{
+	static const struct option own[] = {
+	    {"a", required_argument, NULL, O_A},
+	    {"b", required_argument, NULL, O_B},
+	    {"arm", required_argument, NULL, O_ARM},
+	    {"metric", required_argument, NULL, O_METRIC},
+	    {"statistic", required_argument, NULL, O_STATISTIC},
+	    {"min-effect", required_argument, NULL, O_MIN_EFFECT},
+	    {"alpha", required_argument, NULL, O_ALPHA},
+	    {"correction", required_argument, NULL, O_CORRECTION},
+	    {"gates", required_argument, NULL, O_GATES},
+	    {"launches", required_argument, NULL, O_LAUNCHES},
+	    {"remeasure", required_argument, NULL, O_REMEASURE},
+	    {"seed", required_argument, NULL, O_SEED},
+	    {"results", required_argument, NULL, O_RESULTS},
+	    {"per-point", no_argument, NULL, O_PER_POINT},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {NULL, 0, NULL, 0},
+	};
+	eg__abo_t o = {.run = {.apply_gates = 1, .progress = -1},
+		       .ab = {.statistic = "bootstrap",
+			      .correction = "holm",
+			      .alpha = 0.05,
+			      .min_effect = 0.05}};
+	eg_report_cli_t rep = {.keys = EG_REP_REPORTS,
+			       .reports = "reports/runs"};
+	eg_cli_t cl = {.prog = "epgate bench ab",
+		       .shorts = "v",
+		       .own = own,
+		       .parse = eg__ab_opt,
+		       .ctx = &o,
+		       .usage = eg__ab_usage,
+		       .report = &rep,
+		       .max_args = 1};
+	int rc = eg_cli_parse(&cl, argc, argv);
+
+	if (rc != EG_CLI_GO)
+		return rc;
+	if (!cl.n_args)
+		return eg_cli_error(&cl, "give a profile: NAME or FILE");
+	if (!o.run.ab[0] || !o.run.ab[1])
+		return eg_cli_error(&cl, "give both arms: --a ARM --b ARM");
+	if (!o.ab.n_metrics) {
+		o.ab.metric[0] = "step_us";
+		o.ab.metric[1] = "dispatch_us";
+		o.ab.metric[2] = "combine_us";
+		o.ab.n_metrics = 3;
+	}
+	return eg_bench_ab(cl.arg[0], rep.reports, &o.run, &o.ab);
+}

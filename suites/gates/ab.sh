@@ -1,0 +1,66 @@
+#!/bin/sh
+# `epgate bench ab` (docs/gates.md, "A/B in one job"): two arms at every
+# point of one arm of a profile, in the same launches (A first in even
+# launches, B first in odd ones), judged by the gate file it writes into
+# the run folder (ab.gate: B against A, launch-paired, per point and over
+# the points).  On the null backend (busy loops of a set length), so the
+# run takes seconds: a B three times A's work fails; the files hold what
+# the judgement needs; bad arms are refused.
+. "${EG_SRCDIR:-.}/suites/lib.sh"
+
+E=$EG_EPGATE
+cat >"$EG_TMP/n.profile" <<'EOF2'
+profile: abnull
+transport: null
+repetitions: {warmup: 1, iters: 6, launches: 4}
+base: {world: 1, nodes: 1}
+sweeps:
+  - {name: s, arms: ["work:50"], axes: {concurrency: [8, 16, 32]}}
+EOF2
+"$E" bench ab "$EG_TMP/n.profile" --a work:50 --b work:150 --arm work:50 \
+	--metric step_us --per-point --reports "$EG_TMP/runs" >"$EG_TMP/ab.out" 2>&1
+rc=$?
+RUN=$(ls -d "$EG_TMP"/runs/*/ 2>/dev/null | head -n 1)
+if [ "$rc" -eq 1 ] && grep -q '^ab-step_us  *regression FAIL' "$EG_TMP/ab.out" &&
+	grep -q '^ab-step_us-median  *regression FAIL' "$EG_TMP/ab.out"; then
+	eg_ok "B with three times A's work fails, per point and over the points"
+else
+	eg_not_ok "bench ab, B three times slower (exit $rc)"
+	tail -n 12 "$EG_TMP/ab.out" | sed 's/^/# /'
+fi
+if [ -s "${RUN}ab.gate" ] && grep -q 'versus: \["work:150", "work:50"\]' "${RUN}ab.gate" &&
+	grep -q '"ab": {"a": "work:50", "b": "work:150"' "${RUN}bench-ab.json" &&
+	grep -q '"id": "s/work:150/concurrency=8"' "${RUN}bench-ab.json" &&
+	grep -q '"passes": \[0, 1, 2, 3' "${RUN}bench-ab.json" &&
+	grep -q '"launches": \[6, 6, 6, 6' "${RUN}bench-ab.json" &&
+	grep -q 'correction: holm' "${RUN}bench-gates.tap"; then
+	eg_ok "the run folder: ab.gate (versus), both arms with their launches, TAP"
+else
+	eg_not_ok "the run folder of bench ab"
+	ls "$RUN" | sed 's/^/# /'
+fi
+# the two arms alternate: even launches A first, odd ones B first
+log=$(ls "$RUN"/bench-p1.*.log 2>/dev/null | head -n 1)
+if [ -n "$log" ] && grep 'bench: point' "$log" | head -n 1 | grep -q 'work:150'; then
+	eg_ok "odd launches measure B first"
+else
+	eg_not_ok "the order of the arms in launch 1"
+	grep 'bench: point' "$log" 2>/dev/null | head -n 2 | sed 's/^/# /'
+fi
+"$E" bench ab "$EG_TMP/n.profile" --a work:50 --b work:50 --arm work:50 \
+	--reports "$EG_TMP/runs2" >"$EG_TMP/same.out" 2>&1
+r1=$?
+"$E" bench ab "$EG_TMP/n.profile" --a work:50 --reports "$EG_TMP/runs2" \
+	>"$EG_TMP/one.out" 2>&1
+r2=$?
+"$E" bench ab "$EG_TMP/n.profile" --a work:50 --b work:60 --arm a2a \
+	--reports "$EG_TMP/runs2" >"$EG_TMP/none.out" 2>&1
+r3=$?
+if [ "$r1" -eq 99 ] && grep -q 'two different arms' "$EG_TMP/same.out" &&
+	[ "$r2" -eq 99 ] && grep -q 'give both arms' "$EG_TMP/one.out" &&
+	[ "$r3" -eq 99 ] && grep -q 'no point of arm a2a' "$EG_TMP/none.out"; then
+	eg_ok "refused: the same arm twice, one arm, an arm with no point (99)"
+else
+	eg_not_ok "bench ab bad arms ($r1 $r2 $r3)"
+fi
+eg_done

@@ -1,0 +1,92 @@
+#!/bin/sh
+# Calibration campaigns of a profile (docs/gates.md, "Calibration"):
+#
+#   suites/gates/calibrate.sh EPGATE PROFILE OUT [ROUNDS] [WARMUP]
+#
+# WARMUP clean campaigns first (the history the first comparisons need),
+# then ROUNDS times, interleaved so that the machine's drift lands on
+# every kind alike:
+#   clean   epgate bench profile PROFILE            (unchanged code)
+#   plant   ... --plant $EG_PLANT                   (a planted slowdown)
+#   aa      epgate bench ab PROFILE --a ARM --b slow:0%:ARM
+#   ab      epgate bench ab PROFILE --a ARM --b $EG_PLANT
+# Each campaign's results go to OUT/campaigns/NNN-KIND.json, the runs'
+# folders (logs) to OUT/runs; then `epgate bench calibrate` replays every
+# comparison through the gate engine and prints the table.  Knobs (the
+# environment): EG_PLANT (slow:10%:a2a), EG_LAUNCHES (9: 6 judged, 3
+# re-measurement launches the replay adds to the points the gates cannot
+# settle), EG_AB_LAUNCHES (8), EG_KINDS ("clean plant aa ab"), EG_HISTORY
+# (campaigns in a history baseline, 10), EG_JUDGED (launches judged
+# before re-measurement: the profile's launches), EG_BUDGET (seconds: no campaign
+# is started that would end after it, judging by the longest so far; the
+# table is printed on what was measured; a second call with the same OUT
+# adds campaigns), EG_SAVE (a folder for the trimmed copies kept as
+# fixtures: dispatch_us and step_us, 4 significant digits).
+# Exit status: that of `epgate bench calibrate` (0 when the targets
+# hold: at most 1 false alarm in 20, at least 19 of 20 planted caught).
+set -u
+E=${1:?usage: calibrate.sh EPGATE PROFILE OUT [ROUNDS] [WARMUP]}
+P=${2:?profile}
+OUT=${3:?output folder}
+ROUNDS=${4:-20}
+WARM=${5:-10}
+PLANT=${EG_PLANT:-slow:10%:a2a}
+ARM=${PLANT##*:}
+L=${EG_LAUNCHES:-9}
+LAB=${EG_AB_LAUNCHES:-8}
+KINDS=${EG_KINDS:-clean plant aa ab}
+HIST=${EG_HISTORY:-10}
+BUDGET=${EG_BUDGET:-0}
+mkdir -p "$OUT/campaigns" "$OUT/runs" || exit 99
+n=$(ls "$OUT/campaigns" | wc -l)
+start=$(date +%s)
+longest=0
+G=$(dirname "$0")/../../gates/$(basename "$P" .profile).gate
+
+# one KIND: a campaign into OUT/campaigns/NNN-KIND.json
+one() {
+	kind=$1
+	if [ "$BUDGET" -gt 0 ] &&
+		[ $(($(date +%s) - start + longest)) -gt "$BUDGET" ]; then
+		echo "# budget of $BUDGET s: no $kind campaign started"
+		return 1
+	fi
+	f=$OUT/campaigns/$(printf '%03d' "$n")-$kind.json
+	n=$((n + 1))
+	t0=$(date +%s)
+	case $kind in
+	clean) "$E" bench profile "$P" --launches "$L" --no-gates \
+		--results "$f" --reports "$OUT/runs" ;;
+	plant) "$E" bench profile "$P" --launches "$L" --no-gates \
+		--plant "$PLANT" --results "$f" --reports "$OUT/runs" ;;
+	aa) "$E" bench ab "$P" --a "$ARM" --b "slow:0%:$ARM" \
+		--launches "$LAB" --remeasure 0 --results "$f" \
+		--reports "$OUT/runs" ;;
+	ab) "$E" bench ab "$P" --a "$ARM" --b "$PLANT" --launches "$LAB" \
+		--remeasure 0 --results "$f" --reports "$OUT/runs" ;;
+	esac >>"$OUT/log" 2>&1
+	rc=$?
+	dt=$(($(date +%s) - t0))
+	[ "$dt" -gt "$longest" ] && longest=$dt
+	echo "# $(date -u +%H:%M:%S) $kind exit $rc, $dt s: $f"
+	# 77: nothing measurable here (no GPU): stop, the caller skips
+	[ "$rc" -eq 77 ] && exit 77
+	# a campaign that did not finish measuring is not a campaign
+	case $rc in 0 | 1) ;; *) rm -f "$f" ;; esac
+}
+
+i=0
+while [ "$i" -lt "$WARM" ] && one clean; do
+	i=$((i + 1))
+done
+i=0
+while [ "$i" -lt "$ROUNDS" ]; do
+	for k in $KINDS; do one "$k" || break 2; done
+	i=$((i + 1))
+done
+set -- --history "$HIST"
+[ -n "${EG_JUDGED:-}" ] && set -- "$@" --judged "$EG_JUDGED"
+# EG_SAVE=DIR: the trimmed copies kept as fixtures, written there too
+[ -n "${EG_SAVE:-}" ] && mkdir -p "$EG_SAVE" && set -- "$@" --save "$EG_SAVE"
+[ -f "$G" ] && set -- "$@" --gates "$G"
+"$E" bench calibrate "$OUT/campaigns" "$@"
