@@ -144,7 +144,7 @@ static void eg__failing(const eg_gate_t *g, const json_t *d)
 		all = eg__bad_series(g, d, b, 64, &n);
 	if (!n)
 		return;
-	printf("%-9s failing: %zu of %zu%s", "", n, all,
+	printf("%-12s failing: %zu of %zu%s", "", n, all,
 	       n <= EG__FAILING_SHOWN ? ":" : "; worst:");
 	for (size_t i = 1; i < n && i < 64; i++)
 		if (b[i].bad > b[worst].bad)
@@ -165,10 +165,10 @@ static void eg__row(const eg_gate_t *g, const char *verdict, const char *result,
 {
 	char metric[128];
 
-	printf("%-9s %-30s %-9s %-22s %s\n", verdict, g->name,
+	printf("%-12s %-30s %-9s %-22s %s\n", verdict, g->name,
 	       eg_rule_name(g->rule),
 	       eg__metric_label(g, metric, sizeof(metric)), result);
-	printf("%-9s \"%s\"\n", "", g->sentence ? g->sentence : "");
+	printf("%-12s \"%s\"\n", "", g->sentence ? g->sentence : "");
 	if (diag && !strcmp(verdict, "FAIL"))
 		eg__failing(g, diag);
 }
@@ -404,7 +404,7 @@ static int eg__open_reports(eg__run_t *r)
 /* Every gate, after the table's header. */
 static int eg__evaluate(eg__run_t *r)
 {
-	printf("%-9s %-30s %-9s %-22s %s\n", "verdict", "gate", "rule",
+	printf("%-12s %-30s %-9s %-22s %s\n", "verdict", "gate", "rule",
 	       "metric", "result");
 	for (size_t i = 0; i < r->gf.n_gates; i++) {
 		int rc = eg__one(r, &r->gf.gates[i]);
