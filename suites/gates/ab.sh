@@ -21,8 +21,8 @@ EOF2
 	--metric step_us --per-point --reports "$EG_TMP/runs" >"$EG_TMP/ab.out" 2>&1
 rc=$?
 RUN=$(ls -d "$EG_TMP"/runs/*/ 2>/dev/null | head -n 1)
-if [ "$rc" -eq 1 ] && grep -q '^ab-step_us  *regression FAIL' "$EG_TMP/ab.out" &&
-	grep -q '^ab-step_us-median  *regression FAIL' "$EG_TMP/ab.out"; then
+if [ "$rc" -eq 1 ] && grep -q '^FAIL  *ab-step_us  *regression' "$EG_TMP/ab.out" &&
+	grep -q '^FAIL  *ab-step_us-median  *regression' "$EG_TMP/ab.out"; then
 	eg_ok "B with three times A's work fails, per point and over the points"
 else
 	eg_not_ok "bench ab, B three times slower (exit $rc)"

@@ -65,7 +65,7 @@ fi
 "$E" gate --gates "$EG_TMP/r.gate" --history "$H" --tap "$EG_TMP/s.tap" \
 	--junit "$EG_TMP/s.xml" "$EG_TMP/slow.json" >"$EG_TMP/s.out" 2>&1
 rc=$?
-if [ "$rc" -eq 1 ] && grep -q 'step-regression .*FAIL .*1 of 1 regressed' "$EG_TMP/s.out"; then
+if [ "$rc" -eq 1 ] && grep -q '^FAIL  *step-regression .*1 of 1 regressed' "$EG_TMP/s.out"; then
 	eg_ok "a 15% slowdown fails against the history"
 else
 	eg_not_ok "slowdown against the history (exit $rc)"
@@ -76,7 +76,7 @@ fi
 	--tap "$EG_TMP/o.tap" --junit "$EG_TMP/o.xml" "$EG_TMP/drift.json" \
 	>"$EG_TMP/o.out" 2>&1
 rc=$?
-if grep -q 'step-regression .*\(FAIL\|INCONCLUSIVE\)' "$EG_TMP/o.out"; then
+if grep -q '^\(FAIL\|INCONCLUSIVE\)  *step-regression' "$EG_TMP/o.out"; then
 	eg_ok "the drift against one campaign is not a pass (exit $rc): why the history"
 else
 	eg_not_ok "the drift against one campaign (exit $rc)"

@@ -52,7 +52,7 @@ done
 
 # planted faults: one number, one verdict, one image that is not there
 sed -e '0,/data-value="980">980/s//data-value="980">981/' \
-	-e '0,/data-gate="intra-node-parity" data-verdict="pass"/s//data-gate="intra-node-parity" data-verdict="fail"/' \
+	-e '0,/data-gate="xnode-vllm-parity" data-verdict="pass"/s//data-gate="xnode-vllm-parity" data-verdict="fail"/' \
 	-e 's|</footer>|<img src="nowhere.png" alt=""></footer>|' \
 	"$EG_TMP/seed.html" >"$EG_TMP/planted.html"
 $PY "$S/suites/report/browser.py" "$EG_TMP/planted.html" --results \
