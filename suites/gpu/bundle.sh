@@ -13,6 +13,9 @@
 set -eu
 [ $# -eq 2 ] || { echo "usage: sh suites/gpu/bundle.sh BUILD_DIR OUT.tar.xz" >&2; exit 99; }
 B=$(cd "$1" && pwd) || exit 99
+# the output's path before leaving the caller's folder
+mkdir -p "$(dirname "$2")" || exit 99
+out=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 [ -x "$B/epgate" ] || { echo "bundle: no epgate in $B" >&2; exit 99; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/eg-bundle.XXXXXX")
 trap 'rm -rf "$T"' EXIT
@@ -33,7 +36,5 @@ for l in libjansson.so.4 libxml2.so.2 libicuuc.so.72 libicudata.so.72 \
 	p=$(ldconfig -p | awk -v l="$l" '$1 == l && /x86-64/ { print $NF; exit }')
 	[ -n "$p" ] && cp -L "$p" "$T/b/lib/$l"
 done
-mkdir -p "$(dirname "$2")"
-out=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 tar -C "$T/b" -cJf "$out" .
 echo "bundle: $out ($(du -h "$out" | cut -f1)): $(cd "$T/b" && find . -type f | wc -l) files"
