@@ -17,6 +17,11 @@ nep_env() {
 	: "${NCCL_EP_JIT_NVCC:=$CUDA_HOME/bin/nvcc}"
 	: "${NCCL_EP_JIT_CACHE_DIR:=/tmp/nccl_ep/jit}"
 	NCCL_NVLS_ENABLE=0
+	# the GPU machine verifies shapes past the laptop's 1 GB default
+	# (lib/core/workload_budget.c): a shape beyond NCCL EP's limits must
+	# reach the plugin's own refusal, not epgate's budget
+	: "${EPGATE_MEM_BUDGET:=17179869184}"
+	export EPGATE_MEM_BUDGET
 	export NCCLEP_ROOT LD_LIBRARY_PATH PATH CUDA_HOME NCCL_EP_JIT_SOURCE_DIR \
 		NCCL_EP_JIT_BUILD_INCLUDE_DIR NCCL_EP_JIT_CUDA_INCLUDE_DIR \
 		NCCL_EP_JIT_NVCC NCCL_EP_JIT_CACHE_DIR NCCL_NVLS_ENABLE
