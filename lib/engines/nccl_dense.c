@@ -21,7 +21,7 @@
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
 
-#include "lib/transport/nccl_int.h"
+#include "nccl_eng.h"
 
 #define WMAX EG_EP_WORLD_MAX
 
@@ -75,25 +75,18 @@ static int eg__ndense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 			     void **state)
 {
 	eg__ndense_t *a;
-	int bad = 0;
+	int bad = 0, rc;
 
-	if (ctx->size < sizeof(*ctx) || !ctx->world ||
-	    ctx->xport != &eg_xport_nccl || !ctx->xport_state ||
-	    ctx->n_ranks != 1 || ctx->world->size != w->world)
-		return EG_ENOSYS;
-	if (w->world > WMAX)
-		return EG_ERANGE;
+	if ((rc = eg__nccl_eng_fits(w, ctx)) < 0)
+		return rc;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return EG_ENOMEM;
-	a->n = ctx->xport_state;
-	a->me = ctx->first_rank;
-	a->W = w->world;
-	if (eg_workload_copy(&a->w, w) < 0) {
-		free(a);
-		return EG_ENOMEM;
+	rc = eg__nccl_eng_init(w, ctx, &a->w, &a->n, &a->me, &a->W);
+	if (rc < 0) {
+		eg__ndense_destroy(a);
+		return rc;
 	}
-	bad |= cudaSetDevice(eg_nccl_device(a->n)) != cudaSuccess;
 	bad |= cudaMalloc((void **)&a->d_tok, (WMAX + 1) * 4) != cudaSuccess;
 	bad |= cudaMalloc((void **)&a->d_cnt, WMAX * 4) != cudaSuccess;
 	bad |=
@@ -259,9 +252,8 @@ static int eg__ndense_dispatch(void *state, const eg_rank_input_t *in,
 	size_t sb[5], rb[4];
 	int rc;
 
-	if (eg_nccl_broken(n))
-		return eg_nccl_fail(n, EG_EPEER, "dispatch",
-				    "communicators were aborted earlier");
+	if ((rc = eg__nccl_eng_usable(n, "dispatch")) < 0)
+		return rc;
 	if ((rc = eg__tokens(a, in->tokens)) < 0)
 		return rc;
 	for (uint32_t s = 0; s < a->W; s++) {
@@ -294,9 +286,8 @@ static int eg__ndense_combine(void *state, const eg_recv_t *recv,
 	void *dst;
 	int rc;
 
-	if (eg_nccl_broken(n))
-		return eg_nccl_fail(n, EG_EPEER, "combine",
-				    "communicators were aborted earlier");
+	if ((rc = eg__nccl_eng_usable(n, "combine")) < 0)
+		return rc;
 	eg_fault_point("combine", me);
 	rc = eg__nccl_grow(n, &a->partial, &a->partial_cap,
 			   (size_t)W * a->stride * rowb, "combine");

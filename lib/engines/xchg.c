@@ -59,9 +59,9 @@ int eg_xchg_alloc(eg_xchg_t *x, uint32_t p, size_t sbytes, size_t rbytes)
 
 int eg_xchg_run(eg_xchg_t *x)
 {
-	return x->ctx.xport->alltoallv(
-	    x->ctx.xport_state, (const void *const *)x->send, x->sbytes,
-	    (void *const *)x->recv, x->rbytes);
+	return x->ctx.xport->alltoallv(x->ctx.xport_state,
+				       (const void *const *)x->send, x->sbytes,
+				       (void *const *)x->recv, x->rbytes);
 }
 
 int eg_xchg_u32(eg_xchg_t *x, const uint32_t *send, int all, uint32_t *recv)
@@ -70,8 +70,7 @@ int eg_xchg_u32(eg_xchg_t *x, const uint32_t *send, int all, uint32_t *recv)
 
 	eg_xchg_release(x);
 	for (uint32_t p = 0; p < x->W; p++) {
-		if (eg_xchg_alloc(x, p, sizeof(uint32_t), sizeof(uint32_t)) <
-		    0)
+		if (eg_xchg_alloc(x, p, sizeof(uint32_t), sizeof(uint32_t)) < 0)
 			return EG_ENOMEM;
 		memcpy(x->send[p], &send[all ? 0 : p], sizeof(uint32_t));
 	}
