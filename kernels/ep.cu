@@ -598,14 +598,7 @@ extern "C" int eg_recv_alloc_cuda(eg_recv_t *r, const eg_workload_t *w,
 	uint32_t L = eg_workload_local_experts(w);
 	int bad = 0;
 
-	memset(r, 0, sizeof(*r));
-	r->rank = rank;
-	r->capacity = capacity;
-	r->dtype = w->dtype;
-	r->world = w->world;
-	r->hidden = w->hidden;
-	r->topk = w->topk;
-	r->local_experts = L;
+	eg_recv_shape(r, w, rank, capacity);
 	r->x = eg__dev_poisoned(rows * H * eg_dtype_size(w->dtype), &bad);
 	if (w->dtype == EG_DTYPE_FP8)
 		r->scales = (float *)eg__dev_poisoned(
