@@ -598,14 +598,7 @@ extern "C" int eg_recv_alloc_cuda(eg_recv_t *r, const eg_workload_t *w,
 	uint32_t L = eg_workload_local_experts(w);
 	int bad = 0;
 
-	memset(r, 0, sizeof(*r));
-	r->rank = rank;
-	r->capacity = capacity;
-	r->dtype = w->dtype;
-	r->world = w->world;
-	r->hidden = w->hidden;
-	r->topk = w->topk;
-	r->local_experts = L;
+	eg_recv_shape(r, w, rank, capacity);
 	r->x = eg__dev_poisoned(rows * H * eg_dtype_size(w->dtype), &bad);
 	if (w->dtype == EG_DTYPE_FP8)
 		r->scales = (float *)eg__dev_poisoned(
@@ -977,74 +970,68 @@ static int eg__vdev_collect(eg__vdev *dv, eg_verdict_t *lv)
 	return n ? EG_EINVAL : EG_OK;
 }
 
-extern "C" int eg_verify_dispatch_cuda(const eg_workload_t *w,
-				       const eg_recv_t *expected,
-				       const eg_recv_t *actual, eg_verdict_t *v)
+/* After the kernels: the device's counts and records merged into v. */
+static int eg__vdev_finish(eg__vdev *dv, eg_verdict_t *lv, eg_verdict_t *v)
 {
-	eg_verdict_t lv;
-	eg__vd q;
-	eg__vdev *dv = NULL;
-	uint32_t *hits = NULL, *first = NULL, *second = NULL;
-	uint32_t H, K, L;
-	size_t ne;
-	int rc = EG_ECUDA;
+	int rc;
 
-	if (!w || !expected || !actual || !v)
-		return EG_EINVAL;
-	if (expected->rank != actual->rank || expected->rank >= w->world ||
-	    expected->num_rows > expected->capacity ||
-	    expected->world != w->world || actual->world != w->world ||
-	    expected->hidden != w->hidden || actual->hidden != w->hidden ||
-	    expected->topk != w->topk || actual->topk != w->topk ||
-	    expected->dtype != w->dtype || actual->dtype != w->dtype ||
-	    expected->local_experts != eg_workload_local_experts(w) ||
-	    actual->local_experts != expected->local_experts)
-		return EG_EINVAL;
-	/* the buffers' writers may be on non-blocking streams */
-	if (cudaDeviceSynchronize() != cudaSuccess)
+	if (cudaGetLastError() != cudaSuccess ||
+	    cudaDeviceSynchronize() != cudaSuccess)
 		return EG_ECUDA;
-	eg_verdict_init(&lv);
-	memset(&q, 0, sizeof(q));
-	q.e = *expected;
-	q.a = *actual;
-	q.d = (int32_t)expected->rank;
-	q.ne = expected->num_rows;
-	q.na = actual->num_rows;
-	H = w->hidden;
-	K = w->topk;
-	L = expected->local_experts;
-	q.nb = w->dtype == EG_DTYPE_FP8 ? H / EG_FP8_BLOCK : 0;
+	rc = eg__vdev_collect(dv, lv);
+	if (rc < 0)
+		return rc;
+	eg_verdict_merge(v, lv);
+	return eg_verdict_total_wrong(lv) ? EG_EMISMATCH : EG_OK;
+}
 
-	/* the scalar checks, on the host, in the host verifier's order */
-	lv.checked[EG_FIELD_NUM_ROWS]++;
-	if (q.ne != q.na)
-		eg__host_wrong(&lv, EG_FIELD_NUM_ROWS, q.d, -1, q.ne, q.na);
-	if (q.na > actual->capacity) {
-		lv.checked[EG_FIELD_NUM_ROWS]++;
-		eg__host_wrong(&lv, EG_FIELD_NUM_ROWS, q.d, 0, actual->capacity,
-			       q.na);
-		q.na = actual->capacity;
+/* Whether expected and actual are two receive layouts of one rank of w. */
+static int eg__vd_shapes_ok(const eg_workload_t *w, const eg_recv_t *expected,
+			    const eg_recv_t *actual)
+{
+	return !(expected->rank != actual->rank || expected->rank >= w->world ||
+		 expected->num_rows > expected->capacity ||
+		 expected->world != w->world || actual->world != w->world ||
+		 expected->hidden != w->hidden || actual->hidden != w->hidden ||
+		 expected->topk != w->topk || actual->topk != w->topk ||
+		 expected->dtype != w->dtype || actual->dtype != w->dtype ||
+		 expected->local_experts != eg_workload_local_experts(w) ||
+		 actual->local_experts != expected->local_experts);
+}
+
+/* The scalar checks, on the host, in the host verifier's order, and the
+ * counts of what the kernels check; q.n: the rows both sides have. */
+static void eg__vd_host(const eg_workload_t *w, const eg_recv_t *actual,
+			eg__vd *q, eg_verdict_t *lv)
+{
+	uint32_t H = w->hidden, K = w->topk, L = q->e.local_experts;
+
+	lv->checked[EG_FIELD_NUM_ROWS]++;
+	if (q->ne != q->na)
+		eg__host_wrong(lv, EG_FIELD_NUM_ROWS, q->d, -1, q->ne, q->na);
+	if (q->na > actual->capacity) {
+		lv->checked[EG_FIELD_NUM_ROWS]++;
+		eg__host_wrong(lv, EG_FIELD_NUM_ROWS, q->d, 0, actual->capacity,
+			       q->na);
+		q->na = actual->capacity;
 	}
-	q.n = q.ne < q.na ? q.ne : q.na;
-	lv.checked[EG_FIELD_RANK_PREFIX] += w->world + 1u;
-	lv.checked[EG_FIELD_EXPERT_COUNT] += L;
-	lv.checked[EG_FIELD_SRC] += q.n;
-	lv.checked[EG_FIELD_X] += (uint64_t)q.n * H;
-	lv.checked[EG_FIELD_SCALES] += (uint64_t)q.n * q.nb;
-	lv.checked[EG_FIELD_TOPK_IDX] += (uint64_t)q.n * K;
-	lv.checked[EG_FIELD_TOPK_W] += (uint64_t)q.n * K;
-	lv.checked[EG_FIELD_ROW_SET] += q.ne > q.na ? q.ne : q.na;
+	q->n = q->ne < q->na ? q->ne : q->na;
+	lv->checked[EG_FIELD_RANK_PREFIX] += w->world + 1u;
+	lv->checked[EG_FIELD_EXPERT_COUNT] += L;
+	lv->checked[EG_FIELD_SRC] += q->n;
+	lv->checked[EG_FIELD_X] += (uint64_t)q->n * H;
+	lv->checked[EG_FIELD_SCALES] += (uint64_t)q->n * q->nb;
+	lv->checked[EG_FIELD_TOPK_IDX] += (uint64_t)q->n * K;
+	lv->checked[EG_FIELD_TOPK_W] += (uint64_t)q->n * K;
+	lv->checked[EG_FIELD_ROW_SET] += q->ne > q->na ? q->ne : q->na;
+}
 
-	ne = q.ne ? q.ne : 1;
-	if (cudaMalloc((void **)&dv, sizeof(*dv)) != cudaSuccess ||
-	    cudaMalloc((void **)&hits, ne * 4) != cudaSuccess ||
-	    cudaMalloc((void **)&first, ne * 4) != cudaSuccess ||
-	    cudaMalloc((void **)&second, ne * 4) != cudaSuccess ||
-	    cudaMemset(dv, 0, sizeof(*dv)) != cudaSuccess ||
-	    cudaMemset(hits, 0, ne * 4) != cudaSuccess ||
-	    cudaMemset(first, 0xff, ne * 4) != cudaSuccess ||
-	    cudaMemset(second, 0xff, ne * 4) != cudaSuccess)
-		goto out;
+/* The device checks of one dispatch, on the default stream. */
+static void eg__vd_launch(const eg_workload_t *w, const eg__vd &q, eg__vdev *dv,
+			  uint32_t *hits, uint32_t *first, uint32_t *second)
+{
+	uint32_t H = w->hidden, K = w->topk, L = q.e.local_experts;
+
 	eg__v_meta<<<eg__grid(w->world + 1u + L, 256), 256>>>(q, dv);
 	if (q.n) {
 		eg__v_src<<<eg__grid(q.n, 256), 256>>>(q, dv);
@@ -1067,14 +1054,48 @@ extern "C" int eg_verify_dispatch_cuda(const eg_workload_t *w,
 	if (q.ne)
 		eg__v_missing<<<eg__grid(q.ne, 256), 256>>>(q, dv, hits,
 							    second);
-	if (cudaGetLastError() != cudaSuccess ||
-	    cudaDeviceSynchronize() != cudaSuccess)
+}
+
+extern "C" int eg_verify_dispatch_cuda(const eg_workload_t *w,
+				       const eg_recv_t *expected,
+				       const eg_recv_t *actual, eg_verdict_t *v)
+{
+	eg_verdict_t lv;
+	eg__vd q;
+	eg__vdev *dv = NULL;
+	uint32_t *hits = NULL, *first = NULL, *second = NULL;
+	size_t ne;
+	int rc = EG_ECUDA;
+
+	if (!w || !expected || !actual || !v)
+		return EG_EINVAL;
+	if (!eg__vd_shapes_ok(w, expected, actual))
+		return EG_EINVAL;
+	/* the buffers' writers may be on non-blocking streams */
+	if (cudaDeviceSynchronize() != cudaSuccess)
+		return EG_ECUDA;
+	eg_verdict_init(&lv);
+	memset(&q, 0, sizeof(q));
+	q.e = *expected;
+	q.a = *actual;
+	q.d = (int32_t)expected->rank;
+	q.ne = expected->num_rows;
+	q.na = actual->num_rows;
+	q.nb = w->dtype == EG_DTYPE_FP8 ? w->hidden / EG_FP8_BLOCK : 0;
+	eg__vd_host(w, actual, &q, &lv);
+
+	ne = q.ne ? q.ne : 1;
+	if (cudaMalloc((void **)&dv, sizeof(*dv)) != cudaSuccess ||
+	    cudaMalloc((void **)&hits, ne * 4) != cudaSuccess ||
+	    cudaMalloc((void **)&first, ne * 4) != cudaSuccess ||
+	    cudaMalloc((void **)&second, ne * 4) != cudaSuccess ||
+	    cudaMemset(dv, 0, sizeof(*dv)) != cudaSuccess ||
+	    cudaMemset(hits, 0, ne * 4) != cudaSuccess ||
+	    cudaMemset(first, 0xff, ne * 4) != cudaSuccess ||
+	    cudaMemset(second, 0xff, ne * 4) != cudaSuccess)
 		goto out;
-	rc = eg__vdev_collect(dv, &lv);
-	if (rc < 0)
-		goto out;
-	eg_verdict_merge(v, &lv);
-	rc = eg_verdict_total_wrong(&lv) ? EG_EMISMATCH : EG_OK;
+	eg__vd_launch(w, q, dv, hits, first, second);
+	rc = eg__vdev_finish(dv, &lv, v);
 out:
 	cudaFree(dv);
 	cudaFree(hits);
@@ -1189,14 +1210,7 @@ extern "C" int eg_verify_combine_cuda(const eg_workload_t *w, uint32_t s,
 		goto out;
 	if (q.T && q.H)
 		eg__v_combine<<<eg__grid((size_t)q.T * q.H, 256), 256>>>(q, dv);
-	if (cudaGetLastError() != cudaSuccess ||
-	    cudaDeviceSynchronize() != cudaSuccess)
-		goto out;
-	rc = eg__vdev_collect(dv, &lv);
-	if (rc < 0)
-		goto out;
-	eg_verdict_merge(v, &lv);
-	rc = eg_verdict_total_wrong(&lv) ? EG_EMISMATCH : EG_OK;
+	rc = eg__vdev_finish(dv, &lv, v);
 out:
 	cudaFree(dv);
 	return rc;

@@ -57,11 +57,6 @@ enum {
 	O_MIN_EFFECT,
 	O_ALPHA,
 	O_CORRECTION,
-	O_GATES,
-	O_LAUNCHES,
-	O_REMEASURE,
-	O_SEED,
-	O_RESULTS,
 	O_PER_POINT
 };
 
@@ -91,7 +86,6 @@ static int eg__words(eg_cli_t *c, int id, const char *arg, eg__abo_t *o)
 static int eg__ab_opt(eg_cli_t *c, int id, const char *arg)
 {
 	eg__abo_t *o = c->ctx;
-	unsigned u;
 
 	switch (id) {
 	case O_A:
@@ -115,25 +109,6 @@ static int eg__ab_opt(eg_cli_t *c, int id, const char *arg)
 				   &o->ab.min_effect);
 	case O_ALPHA:
 		return eg_cli_real(c, "--alpha", arg, 0, 0.49, &o->ab.alpha);
-	case O_GATES:
-		o->run.gates = arg;
-		return 0;
-	case O_LAUNCHES:
-		return eg_cli_uint(c, "--launches", arg, 1, 1000,
-				   &o->run.launches);
-	case O_REMEASURE:
-		if (eg_cli_uint(c, "--remeasure", arg, 0, 10, &u) < 0)
-			return -1;
-		o->run.remeasure = u ? (int)u : -1;
-		return 0;
-	case O_SEED:
-		if (eg_cli_uint(c, "--seed", arg, 1, 4294967295u, &u) < 0)
-			return -1;
-		o->run.seed = u;
-		return 0;
-	case O_RESULTS:
-		o->run.results = arg;
-		return 0;
 	case O_PER_POINT:
 		o->ab.per_point = 1;
 		return 0;
@@ -154,11 +129,6 @@ int eg_cmd_bench_ab(int argc, char **argv)
 	    {"min-effect", required_argument, NULL, O_MIN_EFFECT},
 	    {"alpha", required_argument, NULL, O_ALPHA},
 	    {"correction", required_argument, NULL, O_CORRECTION},
-	    {"gates", required_argument, NULL, O_GATES},
-	    {"launches", required_argument, NULL, O_LAUNCHES},
-	    {"remeasure", required_argument, NULL, O_REMEASURE},
-	    {"seed", required_argument, NULL, O_SEED},
-	    {"results", required_argument, NULL, O_RESULTS},
 	    {"per-point", no_argument, NULL, O_PER_POINT},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {NULL, 0, NULL, 0},
@@ -177,13 +147,13 @@ int eg_cmd_bench_ab(int argc, char **argv)
 		       .ctx = &o,
 		       .usage = eg__ab_usage,
 		       .report = &rep,
-		       .max_args = 1};
+		       .campaign = &o.run,
+		       .max_args = 1,
+		       .need_arg = "give a profile: NAME or FILE"};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	if (!cl.n_args)
-		return eg_cli_error(&cl, "give a profile: NAME or FILE");
 	if (!o.run.ab[0] || !o.run.ab[1])
 		return eg_cli_error(&cl, "give both arms: --a ARM --b ARM");
 	if (!o.ab.n_metrics) {

@@ -81,13 +81,12 @@ int eg_cmd_bench_calibrate(int argc, char **argv)
 		       .parse = eg__cal_opt,
 		       .ctx = &o,
 		       .usage = eg__cal_usage,
-		       .max_args = 1};
+		       .max_args = 1,
+		       .need_arg = "give the folder of campaigns"};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	if (!cl.n_args)
-		return eg_cli_error(&cl, "give the folder of campaigns");
 	o.dir = cl.arg[0];
 	return eg_calibrate(&o);
 }

@@ -60,20 +60,7 @@ static void eg__profile_usage(FILE *f)
 	    f);
 }
 
-enum {
-	O_RESULTS = 256,
-	O_NO_GATES,
-	O_LIST,
-	O_GATES,
-	O_LAUNCHES,
-	O_REMEASURE,
-	O_SEED,
-	O_HISTORY,
-	O_LAST,
-	O_PLANT,
-	O_WIDE,
-	O_JSON
-};
+enum { O_NO_GATES = 256, O_LIST, O_HISTORY, O_LAST, O_PLANT, O_WIDE, O_JSON };
 
 typedef struct eg__popts {
 	eg_bench_run_opts_t run;
@@ -84,31 +71,10 @@ static int eg__profile_opt(eg_cli_t *c, int id, const char *arg)
 {
 	eg__popts_t *o = c->ctx;
 
-	unsigned u;
-
-	if (id == O_LAUNCHES)
-		return eg_cli_uint(c, "--launches", arg, 1, 1000,
-				   &o->run.launches);
-	if (id == O_REMEASURE) {
-		if (eg_cli_uint(c, "--remeasure", arg, 0, 10, &u) < 0)
-			return EG_EINVAL;
-		o->run.remeasure = u ? (int)u : -1;
-		return 0;
-	}
-	if (id == O_SEED) {
-		if (eg_cli_uint(c, "--seed", arg, 1, 4294967295u, &u) < 0)
-			return EG_EINVAL;
-		o->run.seed = u;
-		return 0;
-	}
 	if (id == O_LAST)
 		return eg_cli_uint(c, "--last", arg, 1, 100000,
 				   &o->run.history_last);
-	if (id == O_RESULTS)
-		o->run.results = arg;
-	else if (id == O_GATES)
-		o->run.gates = arg;
-	else if (id == O_HISTORY)
+	if (id == O_HISTORY)
 		o->run.history = arg;
 	else if (id == O_PLANT)
 		o->run.plant = arg;
@@ -128,15 +94,10 @@ static int eg__profile_opt(eg_cli_t *c, int id, const char *arg)
 int eg_cmd_bench_profile(int argc, char **argv)
 {
 	static const struct option own[] = {
-	    {"results", required_argument, NULL, O_RESULTS},
 	    {"no-gates", no_argument, NULL, O_NO_GATES},
 	    {"list", no_argument, NULL, O_LIST},
 	    {"wide", no_argument, NULL, O_WIDE},
 	    {"json", no_argument, NULL, O_JSON},
-	    {"gates", required_argument, NULL, O_GATES},
-	    {"launches", required_argument, NULL, O_LAUNCHES},
-	    {"remeasure", required_argument, NULL, O_REMEASURE},
-	    {"seed", required_argument, NULL, O_SEED},
 	    {"history", required_argument, NULL, O_HISTORY},
 	    {"last", required_argument, NULL, O_LAST},
 	    {"plant", required_argument, NULL, O_PLANT},
@@ -155,13 +116,13 @@ int eg_cmd_bench_profile(int argc, char **argv)
 		       .usage = eg__profile_usage,
 		       .report = &rep,
 		       .workload = &ov,
-		       .max_args = 1};
+		       .campaign = &o.run,
+		       .max_args = 1,
+		       .need_arg = "give a profile: NAME or FILE"};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	if (!cl.n_args)
-		return eg_cli_error(&cl, "give a profile: NAME or FILE");
 	if (ov.n)
 		return eg_cli_error(&cl,
 				    "the profile gives the workloads; no "
@@ -176,12 +137,11 @@ int eg_cmd_bench_list(int argc, char **argv)
 {
 	eg_cli_t cl = {.prog = "epgate bench list",
 		       .usage = eg__profile_usage,
-		       .max_args = 1};
+		       .max_args = 1,
+		       .need_arg = "give a profile: NAME or FILE"};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	if (!cl.n_args)
-		return eg_cli_error(&cl, "give a profile: NAME or FILE");
 	return eg_bench_list(cl.arg[0]);
 }

@@ -27,6 +27,11 @@ enum {
 	EG__O_TAP,
 	EG__O_JUNIT,
 	EG__O_TAP_VERSION,
+	EG__O_RESULTS = 630,
+	EG__O_GATES,
+	EG__O_LAUNCHES,
+	EG__O_REMEASURE,
+	EG__O_SEED,
 	EG__O_WORKLOAD = 1000, /* + index in eg__workload_keys */
 };
 
@@ -59,6 +64,11 @@ static const eg__gopt_t eg__xport_opts[] = {
     {"xnode-mode", EG__O_XNODE, EG_XP_XNODE},
     {"device", EG__O_DEVICE, EG_XP_DEVICE},
     {NULL, 0, 0},
+};
+static const eg__gopt_t eg__campaign_opts[] = {
+    {"results", EG__O_RESULTS, 1},   {"gates", EG__O_GATES, 1},
+    {"launches", EG__O_LAUNCHES, 1}, {"remeasure", EG__O_REMEASURE, 1},
+    {"seed", EG__O_SEED, 1},	     {NULL, 0, 0},
 };
 static const eg__gopt_t eg__report_opts[] = {
     {"reports", EG__O_REPORTS, EG_REP_REPORTS},
@@ -255,6 +265,33 @@ static int eg__workload(eg_cli_t *c, int id, const char *arg)
 	return EG_OK;
 }
 
+static int eg__campaign(eg_cli_t *c, int id, const char *arg)
+{
+	eg_bench_run_opts_t *r = c->campaign;
+	unsigned u;
+
+	switch (id) {
+	case EG__O_RESULTS:
+		r->results = arg;
+		return EG_OK;
+	case EG__O_GATES:
+		r->gates = arg;
+		return EG_OK;
+	case EG__O_LAUNCHES:
+		return eg_cli_uint(c, "--launches", arg, 1, 1000, &r->launches);
+	case EG__O_REMEASURE:
+		if (eg_cli_uint(c, "--remeasure", arg, 0, 10, &u) < 0)
+			return EG_EINVAL;
+		r->remeasure = u ? (int)u : -1;
+		return EG_OK;
+	default:
+		if (eg_cli_uint(c, "--seed", arg, 1, 4294967295u, &u) < 0)
+			return EG_EINVAL;
+		r->seed = u;
+		return EG_OK;
+	}
+}
+
 /* ---- the table and the loop ------------------------------------------ */
 
 static int eg__add(struct option *t, size_t *n, const char *name, int has_arg,
@@ -291,6 +328,8 @@ static int eg__table(const eg_cli_t *c, struct option *t)
 		rc = eg__add_group(t, &n, eg__xport_opts, c->xport->keys);
 	if (c->report && !rc)
 		rc = eg__add_group(t, &n, eg__report_opts, c->report->keys);
+	if (c->campaign && !rc)
+		rc = eg__add_group(t, &n, eg__campaign_opts, 1);
 	/* every command that writes reports writes TAP */
 	if (c->report && !rc)
 		rc = eg__add(t, &n, "tap-version", required_argument,
@@ -306,6 +345,8 @@ static int eg__one(eg_cli_t *c, int id, const char *arg)
 {
 	if (id >= EG__O_WORKLOAD)
 		return eg__workload(c, id, arg);
+	if (id >= EG__O_RESULTS)
+		return eg__campaign(c, id, arg);
 	if (id >= EG__O_REPORTS)
 		return eg__report(c, id, arg);
 	if (id >= EG__O_TRANSPORT)
@@ -380,5 +421,8 @@ int eg_cli_parse(eg_cli_t *c, int argc, char **argv)
 		if (eg__one(c, id, optarg) < 0)
 			return EG_EXIT_HARD;
 	}
-	return eg__positional(c, argc, argv);
+	id = eg__positional(c, argc, argv);
+	if (id == EG_CLI_GO && c->need_arg && !c->n_args)
+		return eg_cli_error(c, "%s", c->need_arg);
+	return id;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "lib/suite/suite.h"
+#include "lib/suite/sweep.h"
 
 /* ---- option groups ---------------------------------------------------- */
 
@@ -69,6 +70,10 @@ typedef struct eg_report_cli {
 	const char *reports, *tap, *junit;
 } eg_report_cli_t;
 
+/* Campaign (the commands that run a profile): --results FILE,
+ * --gates FILE, --launches L, --remeasure R, --seed N into an
+ * eg_bench_run_opts_t (lib/suite/sweep.h). */
+
 /* Workload: every workload key as --KEY=VALUE (or --KEY VALUE) into an
  * eg_overrides_t (lib/suite/suite.h): name world experts topk hidden
  * dtype tokens zero_ranks routing mask data seed iter. */
@@ -94,10 +99,13 @@ struct eg_cli {
 	eg_xport_cli_t *xport;
 	eg_report_cli_t *report;
 	eg_overrides_t *workload;
-	unsigned max_args; /* positional arguments taken, at most; with
-			      EG_CLI_ARGS_ALL any number: argv[rest] on */
-	int stop_at_args;  /* the first non-option ends the options, which
-			      leaves it and the rest to the command (launch) */
+	eg_bench_run_opts_t *campaign;
+	unsigned max_args;    /* positional arguments taken, at most; with
+				 EG_CLI_ARGS_ALL any number: argv[rest] on */
+	int stop_at_args;     /* the first non-option ends the options, which
+				 leaves it and the rest to the command (launch) */
+	const char *need_arg; /* set: an argument is required, and this is
+				 the error without one */
 	/* out */
 	unsigned n_args;
 	const char *arg[EG_CLI_ARGS_MAX];

@@ -42,6 +42,10 @@ typedef struct eg_recv {
 int eg_recv_alloc(eg_recv_t *r, const eg_workload_t *w, uint32_t rank,
 		  uint32_t capacity);
 void eg_recv_free(eg_recv_t *r);
+/* r zeroed, with the shape of rank's receive layout of w (capacity rows):
+ * what every allocator (host, CUDA) fills in before the arrays. */
+void eg_recv_shape(eg_recv_t *r, const eg_workload_t *w, uint32_t rank,
+		   uint32_t capacity);
 /* Capacity that always suffices: total tokens over all ranks. */
 uint32_t eg_recv_max_rows(const eg_workload_t *w);
 

@@ -28,4 +28,14 @@ int eg_file_write_atomic(const char *path, eg_file_fill_fn fn, void *arg,
 int eg_file_write_atomic_buf(const char *path, const void *buf, size_t len,
 			     char *err, size_t errlen);
 
+/* The names in folder dir that keep(dir, name, arg) accepts (non-zero),
+ * sorted by cmp over char * elements (strcmp order when NULL): *out a new
+ * array of *n new strings, freed by eg_file_names_free.  EG_ENOENT when
+ * dir cannot be opened, EG_ENOMEM (then *out is NULL). */
+typedef int (*eg_file_keep_fn)(const char *dir, const char *name, void *arg);
+int eg_file_names(const char *dir, eg_file_keep_fn keep, void *arg,
+		  int (*cmp)(const void *, const void *), char ***out,
+		  size_t *n);
+void eg_file_names_free(char **v, size_t n);
+
 #endif

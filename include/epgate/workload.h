@@ -131,5 +131,8 @@ typedef struct eg_workload_list {
 int eg_workload_load(const char *path, eg_workload_list_t *out,
 		     char err[EG_ERRMSG_MAX + 512]);
 void eg_workload_list_free(eg_workload_list_t *l);
+/* Keeps, in order, the workloads whose name contains filter (all when
+ * filter is NULL). */
+void eg_workload_list_filter(eg_workload_list_t *l, const char *filter);
 
 #endif

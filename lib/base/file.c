@@ -1,4 +1,5 @@
 /* Whole files (include/epgate/file.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -195,4 +196,48 @@ int eg_file_write_atomic_buf(const char *path, const void *buf, size_t len,
 	struct eg__buf b = {buf, len};
 
 	return eg_file_write_atomic(path, eg__put_buf, &b, err, errlen);
+}
+
+static int eg__cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int eg_file_names(const char *dir, eg_file_keep_fn keep, void *arg,
+		  int (*cmp)(const void *, const void *), char ***out,
+		  size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	*out = NULL;
+	*n = 0;
+	if (!d)
+		return EG_ENOENT;
+	while ((e = readdir(d))) {
+		char **p;
+
+		if (!keep(dir, e->d_name, arg))
+			continue;
+		p = realloc(*out, (*n + 1) * sizeof(*p));
+		if (!p || !(p[*n] = strdup(e->d_name))) {
+			eg_file_names_free(p ? p : *out, *n);
+			*out = NULL;
+			*n = 0;
+			closedir(d);
+			return EG_ENOMEM;
+		}
+		*out = p;
+		(*n)++;
+	}
+	closedir(d);
+	qsort(*out, *n, sizeof(**out), cmp ? cmp : eg__cmp_names);
+	return EG_OK;
+}
+
+void eg_file_names_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }

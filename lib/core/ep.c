@@ -21,12 +21,9 @@ static void *eg__poisoned(size_t n)
 	return p;
 }
 
-int eg_recv_alloc(eg_recv_t *r, const eg_workload_t *w, uint32_t rank,
-		  uint32_t capacity)
+void eg_recv_shape(eg_recv_t *r, const eg_workload_t *w, uint32_t rank,
+		   uint32_t capacity)
 {
-	size_t rows = capacity, H = w->hidden, K = w->topk;
-	uint32_t L = eg_workload_local_experts(w);
-
 	memset(r, 0, sizeof(*r));
 	r->rank = rank;
 	r->capacity = capacity;
@@ -34,7 +31,16 @@ int eg_recv_alloc(eg_recv_t *r, const eg_workload_t *w, uint32_t rank,
 	r->world = w->world;
 	r->hidden = w->hidden;
 	r->topk = w->topk;
-	r->local_experts = L;
+	r->local_experts = eg_workload_local_experts(w);
+}
+
+int eg_recv_alloc(eg_recv_t *r, const eg_workload_t *w, uint32_t rank,
+		  uint32_t capacity)
+{
+	size_t rows = capacity, H = w->hidden, K = w->topk;
+	uint32_t L = eg_workload_local_experts(w);
+
+	eg_recv_shape(r, w, rank, capacity);
 	r->x = eg__poisoned(rows * H * eg_dtype_size(w->dtype));
 	if (w->dtype == EG_DTYPE_FP8)
 		r->scales =

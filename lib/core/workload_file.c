@@ -449,3 +449,17 @@ void eg_workload_list_free(eg_workload_list_t *l)
 	l->items = NULL;
 	l->n = 0;
 }
+
+void eg_workload_list_filter(eg_workload_list_t *l, const char *filter)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		if (filter && !strstr(l->items[i].name, filter)) {
+			eg_workload_fini(&l->items[i]);
+			continue;
+		}
+		l->items[n++] = l->items[i];
+	}
+	l->n = n;
+}

@@ -9,47 +9,31 @@
 #include "epgate/engine.h"
 #include "epgate/error.h"
 #include "pack.h"
+#include "xchg.h"
 
 typedef struct eg__a2a {
 	eg_workload_t w;
-	eg_engine_ctx_t ctx;
+	eg_xchg_t x;
 	uint32_t rank, W;
-	uint32_t *n_sent;  /* W: rows sent to each destination */
-	uint32_t **sent;   /* W lists of source tokens, in send order */
-	uint32_t *n_recv;  /* W: rows received from each source */
-	uint8_t **sendbuf; /* W */
-	uint8_t **recvbuf; /* W */
-	size_t *sbytes, *rbytes;
-	uint32_t T; /* this rank's tokens in the last dispatch */
-	int fault;  /* EG_A2A_FAULT_* (docs/faults.md) */
-	int routed; /* fault:route-cache: the send lists are built */
+	uint32_t *n_sent; /* W: rows sent to each destination */
+	uint32_t **sent;  /* W lists of source tokens, in send order */
+	uint32_t *n_recv; /* W: rows received from each source */
+	uint32_t T;	  /* this rank's tokens in the last dispatch */
+	int fault;	  /* EG_A2A_FAULT_* (docs/faults.md) */
+	int routed;	  /* fault:route-cache: the send lists are built */
 } eg__a2a_t;
-
-static void eg__a2a_bufs_free(eg__a2a_t *a)
-{
-	for (uint32_t p = 0; p < a->W; p++) {
-		free(a->sendbuf[p]);
-		free(a->recvbuf[p]);
-		a->sendbuf[p] = a->recvbuf[p] = NULL;
-	}
-}
 
 static void eg__a2a_destroy(void *state)
 {
 	eg__a2a_t *a = state;
 	if (!a)
 		return;
-	if (a->sendbuf && a->recvbuf)
-		eg__a2a_bufs_free(a);
+	eg_xchg_fini(&a->x);
 	for (uint32_t p = 0; a->sent && p < a->W; p++)
 		free(a->sent[p]);
 	free(a->sent);
 	free(a->n_sent);
 	free(a->n_recv);
-	free(a->sendbuf);
-	free(a->recvbuf);
-	free(a->sbytes);
-	free(a->rbytes);
 	eg_workload_fini(&a->w);
 	free(a);
 }
@@ -57,27 +41,22 @@ static void eg__a2a_destroy(void *state)
 static int eg__a2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 			  void **state)
 {
-	eg__a2a_t *a;
+	eg__a2a_t *a = calloc(1, sizeof(*a));
 	uint32_t W = w->world;
+	int rc;
 
-	if (ctx->size < sizeof(*ctx) || !ctx->world || !ctx->xport ||
-	    ctx->n_ranks != 1 || ctx->world->size != W)
-		return EG_ENOSYS; /* needs one rank per process */
-	a = calloc(1, sizeof(*a));
 	if (!a)
 		return EG_ENOMEM;
-	a->ctx = *ctx;
-	a->rank = ctx->first_rank;
+	if ((rc = eg_xchg_init(&a->x, ctx, W)) < 0) {
+		eg__a2a_destroy(a);
+		return rc;
+	}
+	a->rank = a->x.rank;
 	a->W = W;
 	a->n_sent = calloc(W, sizeof(uint32_t));
 	a->n_recv = calloc(W, sizeof(uint32_t));
 	a->sent = calloc(W, sizeof(uint32_t *));
-	a->sendbuf = calloc(W, sizeof(uint8_t *));
-	a->recvbuf = calloc(W, sizeof(uint8_t *));
-	a->sbytes = calloc(W, sizeof(size_t));
-	a->rbytes = calloc(W, sizeof(size_t));
-	if (!a->n_sent || !a->n_recv || !a->sent || !a->sendbuf ||
-	    !a->recvbuf || !a->sbytes || !a->rbytes ||
+	if (!a->n_sent || !a->n_recv || !a->sent ||
 	    eg_workload_copy(&a->w, w) < 0) {
 		eg__a2a_destroy(a);
 		return EG_ENOMEM;
@@ -152,13 +131,6 @@ static void eg__tail_sum(eg_dtype_t ct, float *o, const uint8_t *y, size_t at,
 		    ct, y, at + (H >= 24 && H - main >= 8 ? h - 8 : h));
 }
 
-static int eg__a2a_xchg(eg__a2a_t *a)
-{
-	return a->ctx.xport->alltoallv(
-	    a->ctx.xport_state, (const void *const *)a->sendbuf, a->sbytes,
-	    (void *const *)a->recvbuf, a->rbytes);
-}
-
 static int eg__a2a_dispatch(void *state, const eg_rank_input_t *in,
 			    eg_recv_t *out)
 {
@@ -191,38 +163,23 @@ static int eg__a2a_dispatch(void *state, const eg_rank_input_t *in,
 		       a->sent[d][a->n_sent[d] - 1] >= in->tokens)
 			a->n_sent[d]--;
 	/* counts first, so every receive size is exact */
-	eg__a2a_bufs_free(a);
-	for (uint32_t p = 0; p < W; p++) {
-		a->sendbuf[p] = malloc(sizeof(uint32_t));
-		a->recvbuf[p] = malloc(sizeof(uint32_t));
-		if (!a->sendbuf[p] || !a->recvbuf[p])
-			return EG_ENOMEM;
-		memcpy(a->sendbuf[p], &a->n_sent[p], sizeof(uint32_t));
-		a->sbytes[p] = a->rbytes[p] = sizeof(uint32_t);
-	}
-	rc = eg__a2a_xchg(a);
+	rc = eg_xchg_u32(&a->x, a->n_sent, 0, a->n_recv);
 	if (rc < 0)
 		return rc;
-	for (uint32_t s = 0; s < W; s++) {
-		memcpy(&a->n_recv[s], a->recvbuf[s], sizeof(uint32_t));
+	for (uint32_t s = 0; s < W; s++)
 		total += a->n_recv[s];
-	}
 	eg_fault_point("dispatch", a->rank);
 	if (total > out->capacity)
 		return EG_ERANGE;
-	eg__a2a_bufs_free(a);
 	for (uint32_t p = 0; p < W; p++) {
-		a->sbytes[p] = (size_t)a->n_sent[p] * rb;
-		a->rbytes[p] = (size_t)a->n_recv[p] * rb;
-		a->sendbuf[p] = malloc(a->sbytes[p] + 1);
-		a->recvbuf[p] = malloc(a->rbytes[p] + 1);
-		if (!a->sendbuf[p] || !a->recvbuf[p])
+		if (eg_xchg_alloc(&a->x, p, (size_t)a->n_sent[p] * rb,
+				  (size_t)a->n_recv[p] * rb) < 0)
 			return EG_ENOMEM;
 		for (uint32_t j = 0; j < a->n_sent[p]; j++)
 			eg__wire_pack(w, in, a->sent[p][j], p,
-				      a->sendbuf[p] + (size_t)j * rb);
+				      a->x.send[p] + (size_t)j * rb);
 	}
-	rc = eg__a2a_xchg(a);
+	rc = eg_xchg_run(&a->x);
 	if (rc < 0)
 		return rc;
 	memset(out->expert_count, 0, out->local_experts * sizeof(uint32_t));
@@ -230,12 +187,12 @@ static int eg__a2a_dispatch(void *state, const eg_rank_input_t *in,
 	for (uint32_t s = 0; s < W; s++) {
 		out->rank_prefix[s] = row;
 		for (uint32_t j = 0; j < a->n_recv[s]; j++)
-			eg__wire_unpack(w, a->recvbuf[s] + (size_t)j * rb, s,
+			eg__wire_unpack(w, a->x.recv[s] + (size_t)j * rb, s,
 					out, row++);
 	}
 	out->rank_prefix[W] = row;
 	out->num_rows = row;
-	eg__a2a_bufs_free(a);
+	eg_xchg_release(&a->x);
 	return EG_OK;
 }
 
@@ -253,20 +210,18 @@ static int eg__a2a_combine(void *state, const eg_recv_t *recv,
 	eg_fault_point("combine", a->rank);
 	/* expert outputs go back to their source; rows of source s are
 	 * contiguous in the canonical layout */
-	eg__a2a_bufs_free(a);
+	eg_xchg_release(&a->x);
 	for (uint32_t p = 0; p < W; p++) {
 		uint32_t n = recv->rank_prefix[p + 1] - recv->rank_prefix[p];
-		a->sbytes[p] = (size_t)n * rowb;
-		a->rbytes[p] = (size_t)a->n_sent[p] * rowb;
-		a->sendbuf[p] = malloc(a->sbytes[p] + 1);
-		a->recvbuf[p] = malloc(a->rbytes[p] + 1);
-		if (!a->sendbuf[p] || !a->recvbuf[p])
+
+		if (eg_xchg_alloc(&a->x, p, (size_t)n * rowb,
+				  (size_t)a->n_sent[p] * rowb) < 0)
 			return EG_ENOMEM;
-		memcpy(a->sendbuf[p],
+		memcpy(a->x.send[p],
 		       (const uint8_t *)y[0] + recv->rank_prefix[p] * rowb,
-		       a->sbytes[p]);
+		       a->x.sbytes[p]);
 	}
-	rc = eg__a2a_xchg(a);
+	rc = eg_xchg_run(&a->x);
 	if (rc < 0)
 		return rc;
 	acc = calloc((size_t)(T ? T : 1) * H, sizeof(float));
@@ -277,7 +232,7 @@ static int eg__a2a_combine(void *state, const eg_recv_t *recv,
 
 		for (uint32_t j = 0; j < a->n_sent[d]; j++) {
 			float *o = acc + (size_t)a->sent[d][j] * H;
-			const uint8_t *yd = a->recvbuf[d];
+			const uint8_t *yd = a->x.recv[d];
 
 			if (a->fault == EG_A2A_FAULT_TAIL) {
 				eg__tail_sum(ct, o, yd, (size_t)j * H, H);
@@ -293,7 +248,7 @@ static int eg__a2a_combine(void *state, const eg_recv_t *recv,
 	for (size_t i = 0; i < (size_t)T * H; i++)
 		eg_store_f32(ct, out[0], i, acc[i]);
 	free(acc);
-	eg__a2a_bufs_free(a);
+	eg_xchg_release(&a->x);
 	return EG_OK;
 }
 

@@ -9,41 +9,22 @@
 #include "epgate/engine.h"
 #include "epgate/error.h"
 #include "pack.h"
+#include "xchg.h"
 
 typedef struct eg__dense {
 	eg_workload_t w;
-	eg_engine_ctx_t ctx;
+	eg_xchg_t x;
 	uint32_t rank, W;
 	uint32_t *tokens; /* W: tokens of each rank, exchanged */
-	uint8_t **sendbuf, **recvbuf;
-	size_t *sbytes, *rbytes;
 } eg__dense_t;
-
-static void eg__dense_bufs_free(eg__dense_t *a)
-{
-	for (uint32_t p = 0; p < a->W; p++) {
-		free(a->recvbuf[p]);
-		a->recvbuf[p] = NULL;
-		/* every sendbuf[p] may alias sendbuf[0] (allgather) */
-		if (p == 0 || a->sendbuf[p] != a->sendbuf[0])
-			free(a->sendbuf[p]);
-	}
-	for (uint32_t p = 0; p < a->W; p++)
-		a->sendbuf[p] = NULL;
-}
 
 static void eg__dense_destroy(void *state)
 {
 	eg__dense_t *a = state;
 	if (!a)
 		return;
-	if (a->sendbuf && a->recvbuf)
-		eg__dense_bufs_free(a);
+	eg_xchg_fini(&a->x);
 	free(a->tokens);
-	free(a->sendbuf);
-	free(a->recvbuf);
-	free(a->sbytes);
-	free(a->rbytes);
 	eg_workload_fini(&a->w);
 	free(a);
 }
@@ -51,37 +32,25 @@ static void eg__dense_destroy(void *state)
 static int eg__dense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 			    void **state)
 {
-	eg__dense_t *a;
+	eg__dense_t *a = calloc(1, sizeof(*a));
 	uint32_t W = w->world;
+	int rc;
 
-	if (ctx->size < sizeof(*ctx) || !ctx->world || !ctx->xport ||
-	    ctx->n_ranks != 1 || ctx->world->size != W)
-		return EG_ENOSYS;
-	a = calloc(1, sizeof(*a));
 	if (!a)
 		return EG_ENOMEM;
-	a->ctx = *ctx;
-	a->rank = ctx->first_rank;
+	if ((rc = eg_xchg_init(&a->x, ctx, W)) < 0) {
+		eg__dense_destroy(a);
+		return rc;
+	}
+	a->rank = a->x.rank;
 	a->W = W;
 	a->tokens = calloc(W, sizeof(uint32_t));
-	a->sendbuf = calloc(W, sizeof(uint8_t *));
-	a->recvbuf = calloc(W, sizeof(uint8_t *));
-	a->sbytes = calloc(W, sizeof(size_t));
-	a->rbytes = calloc(W, sizeof(size_t));
-	if (!a->tokens || !a->sendbuf || !a->recvbuf || !a->sbytes ||
-	    !a->rbytes || eg_workload_copy(&a->w, w) < 0) {
+	if (!a->tokens || eg_workload_copy(&a->w, w) < 0) {
 		eg__dense_destroy(a);
 		return EG_ENOMEM;
 	}
 	*state = a;
 	return EG_OK;
-}
-
-static int eg__dense_xchg(eg__dense_t *a)
-{
-	return a->ctx.xport->alltoallv(
-	    a->ctx.xport_state, (const void *const *)a->sendbuf, a->sbytes,
-	    (void *const *)a->recvbuf, a->rbytes);
 }
 
 /* A gathered token: [payload][scales][K int32 global ids][K float w]. */
@@ -106,21 +75,9 @@ static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
 	int rc;
 
 	/* allgather the token counts, then the tokens and their routing */
-	eg__dense_bufs_free(a);
-	for (uint32_t p = 0; p < W; p++) {
-		a->sendbuf[p] = malloc(sizeof(uint32_t));
-		a->recvbuf[p] = malloc(sizeof(uint32_t));
-		if (!a->sendbuf[p] || !a->recvbuf[p])
-			return EG_ENOMEM;
-		memcpy(a->sendbuf[p], &in->tokens, sizeof(uint32_t));
-		a->sbytes[p] = a->rbytes[p] = sizeof(uint32_t);
-	}
-	rc = eg__dense_xchg(a);
+	rc = eg_xchg_u32(&a->x, &in->tokens, 1, a->tokens);
 	if (rc < 0)
 		return rc;
-	for (uint32_t s = 0; s < W; s++)
-		memcpy(&a->tokens[s], a->recvbuf[s], sizeof(uint32_t));
-	eg__dense_bufs_free(a);
 	uint8_t *mine = malloc((size_t)in->tokens * gb + 1);
 	if (!mine)
 		return EG_ENOMEM;
@@ -136,15 +93,15 @@ static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
 		       in->topk_w + (size_t)t * K, K * sizeof(float));
 	}
 	for (uint32_t p = 0; p < W; p++) {
-		a->sendbuf[p] = mine; /* the same buffer to everyone */
-		a->sbytes[p] = (size_t)in->tokens * gb;
-		a->rbytes[p] = (size_t)a->tokens[p] * gb;
-		a->recvbuf[p] = malloc(a->rbytes[p] + 1);
-		if (!a->recvbuf[p])
+		a->x.send[p] = mine; /* the same buffer to everyone */
+		a->x.sbytes[p] = (size_t)in->tokens * gb;
+		a->x.rbytes[p] = (size_t)a->tokens[p] * gb;
+		a->x.recv[p] = malloc(a->x.rbytes[p] + 1);
+		if (!a->x.recv[p])
 			return EG_ENOMEM;
 	}
 	eg_fault_point("dispatch", me);
-	rc = eg__dense_xchg(a);
+	rc = eg_xchg_run(&a->x);
 	if (rc < 0)
 		return rc;
 	/* keep what my experts need, in canonical order */
@@ -153,7 +110,7 @@ static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
 	for (uint32_t s = 0; s < W; s++) {
 		out->rank_prefix[s] = row;
 		for (uint32_t t = 0; t < a->tokens[s]; t++) {
-			const uint8_t *p = a->recvbuf[s] + (size_t)t * gb;
+			const uint8_t *p = a->x.recv[s] + (size_t)t * gb;
 			int32_t ids[EG_TOPK_WIRE_MAX];
 			float wts[EG_TOPK_WIRE_MAX];
 			int mine_tok = 0;
@@ -191,7 +148,7 @@ static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
 	}
 	out->rank_prefix[W] = row;
 	out->num_rows = row;
-	eg__dense_bufs_free(a);
+	eg_xchg_release(&a->x);
 	return EG_OK;
 }
 
@@ -209,22 +166,18 @@ static int eg__dense_combine(void *state, const eg_recv_t *recv,
 	eg_fault_point("combine", a->rank);
 	/* partial outputs for every token of every rank (zero where my
 	 * experts had nothing), reduce-scattered back */
-	eg__dense_bufs_free(a);
-	for (uint32_t p = 0; p < W; p++) {
-		a->sbytes[p] = (size_t)a->tokens[p] * rowb;
-		a->rbytes[p] = (size_t)T * rowb;
-		a->sendbuf[p] = calloc(1, a->sbytes[p] + 1);
-		a->recvbuf[p] = malloc(a->rbytes[p] + 1);
-		if (!a->sendbuf[p] || !a->recvbuf[p])
+	eg_xchg_release(&a->x);
+	for (uint32_t p = 0; p < W; p++)
+		if (eg_xchg_alloc(&a->x, p, (size_t)a->tokens[p] * rowb,
+				  (size_t)T * rowb) < 0)
 			return EG_ENOMEM;
-	}
 	for (uint32_t i = 0; i < recv->num_rows; i++) {
 		uint32_t s = (uint32_t)recv->src_rank[i];
 		uint32_t t = (uint32_t)recv->src_token[i];
-		memcpy(a->sendbuf[s] + (size_t)t * rowb,
+		memcpy(a->x.send[s] + (size_t)t * rowb,
 		       (const uint8_t *)y[0] + (size_t)i * rowb, rowb);
 	}
-	rc = eg__dense_xchg(a);
+	rc = eg_xchg_run(&a->x);
 	if (rc < 0)
 		return rc;
 	acc = calloc((size_t)(T ? T : 1) * H, sizeof(float));
@@ -232,11 +185,11 @@ static int eg__dense_combine(void *state, const eg_recv_t *recv,
 		return EG_ENOMEM;
 	for (uint32_t d = 0; d < W; d++) /* destination order */
 		for (size_t i = 0; i < (size_t)T * H; i++)
-			acc[i] += eg_load_f32(ct, a->recvbuf[d], i);
+			acc[i] += eg_load_f32(ct, a->x.recv[d], i);
 	for (size_t i = 0; i < (size_t)T * H; i++)
 		eg_store_f32(ct, out[0], i, acc[i]);
 	free(acc);
-	eg__dense_bufs_free(a);
+	eg_xchg_release(&a->x);
 	return EG_OK;
 }
 

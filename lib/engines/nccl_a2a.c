@@ -23,7 +23,7 @@
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
 
-#include "lib/transport/nccl_int.h"
+#include "nccl_eng.h"
 
 #define WMAX EG_EP_WORLD_MAX
 
@@ -124,25 +124,18 @@ static int eg__na2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 			   void **state)
 {
 	eg__na2a_t *a;
-	int bad = 0;
+	int bad = 0, rc;
 
-	if (ctx->size < sizeof(*ctx) || !ctx->world ||
-	    ctx->xport != &eg_xport_nccl || !ctx->xport_state ||
-	    ctx->n_ranks != 1 || ctx->world->size != w->world)
-		return EG_ENOSYS;
-	if (w->world > WMAX)
-		return EG_ERANGE;
+	if ((rc = eg__nccl_eng_fits(w, ctx)) < 0)
+		return rc;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return EG_ENOMEM;
-	a->n = ctx->xport_state;
-	a->me = ctx->first_rank;
-	a->W = w->world;
-	if (eg_workload_copy(&a->w, w) < 0) {
-		free(a);
-		return EG_ENOMEM;
+	rc = eg__nccl_eng_init(w, ctx, &a->w, &a->n, &a->me, &a->W);
+	if (rc < 0) {
+		eg__na2a_destroy(a);
+		return rc;
 	}
-	bad |= cudaSetDevice(eg_nccl_device(a->n)) != cudaSuccess;
 	bad |= cudaMalloc((void **)&a->d_cnt, 2 * WMAX * 4) != cudaSuccess;
 	bad |= cudaMallocHost((void **)&a->h_cnt, 2 * WMAX * 4) != cudaSuccess;
 	bad |= cudaEventCreateWithFlags(&a->ev0, cudaEventDisableTiming) !=
@@ -361,9 +354,8 @@ static int eg__na2a_dispatch(void *state, const eg_rank_input_t *in,
 	size_t sb[5];
 	int rc;
 
-	if (eg_nccl_broken(n))
-		return eg_nccl_fail(n, EG_EPEER, "dispatch",
-				    "communicators were aborted earlier");
+	if ((rc = eg__nccl_eng_usable(n, "dispatch")) < 0)
+		return rc;
 	a->T = in->tokens;
 	a->stride = in->tokens ? in->tokens : 1;
 	rc = eg__nccl_grow(n, (void **)&a->d_pos, &a->pos_cap,
@@ -443,9 +435,8 @@ static int eg__na2a_combine(void *state, const eg_recv_t *recv,
 	int rc;
 
 	(void)recv; /* the rows are where dispatch put them */
-	if (eg_nccl_broken(n))
-		return eg_nccl_fail(n, EG_EPEER, "combine",
-				    "communicators were aborted earlier");
+	if ((rc = eg__nccl_eng_usable(n, "combine")) < 0)
+		return rc;
 	eg_fault_point("combine", me);
 	memset(sv, 0, sizeof(sv));
 	memset(rv, 0, sizeof(rv));

@@ -21,7 +21,7 @@
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
 
-#include "lib/transport/nccl_int.h"
+#include "nccl_eng.h"
 
 #define WMAX EG_EP_WORLD_MAX
 
@@ -75,25 +75,18 @@ static int eg__ndense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 			     void **state)
 {
 	eg__ndense_t *a;
-	int bad = 0;
+	int bad = 0, rc;
 
-	if (ctx->size < sizeof(*ctx) || !ctx->world ||
-	    ctx->xport != &eg_xport_nccl || !ctx->xport_state ||
-	    ctx->n_ranks != 1 || ctx->world->size != w->world)
-		return EG_ENOSYS;
-	if (w->world > WMAX)
-		return EG_ERANGE;
+	if ((rc = eg__nccl_eng_fits(w, ctx)) < 0)
+		return rc;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return EG_ENOMEM;
-	a->n = ctx->xport_state;
-	a->me = ctx->first_rank;
-	a->W = w->world;
-	if (eg_workload_copy(&a->w, w) < 0) {
-		free(a);
-		return EG_ENOMEM;
+	rc = eg__nccl_eng_init(w, ctx, &a->w, &a->n, &a->me, &a->W);
+	if (rc < 0) {
+		eg__ndense_destroy(a);
+		return rc;
 	}
-	bad |= cudaSetDevice(eg_nccl_device(a->n)) != cudaSuccess;
 	bad |= cudaMalloc((void **)&a->d_tok, (WMAX + 1) * 4) != cudaSuccess;
 	bad |= cudaMalloc((void **)&a->d_cnt, WMAX * 4) != cudaSuccess;
 	bad |=
@@ -145,40 +138,19 @@ static int eg__tokens(eg__ndense_t *a, uint32_t T)
 	return eg_nccl_sync(n, "dispatch counts");
 }
 
-static int eg__ndense_dispatch(void *state, const eg_rank_input_t *in,
-			       eg_recv_t *out)
+/* Every rank's tokens gathered into a->gath, section by section: mine
+ * padded to stride rows first (in place when they fill it). rb: bytes
+ * per row of each of the four sections. */
+static int eg__gather(eg__ndense_t *a, const eg_rank_input_t *in,
+		      const size_t *rb)
 {
-	eg__ndense_t *a = state;
 	eg_nccl_t *n = a->n;
-	const eg_workload_t *w = &a->w;
 	cudaStream_t s0 = n->stream[0];
-	uint32_t W = a->W, me = a->me, Tmax = 0, total = 0;
-	uint32_t prefix[WMAX + 1];
-	size_t sb[5], rb[4];
+	uint32_t W = a->W, me = a->me;
 	const void *mine[4] = {in->x, in->scales, in->topk_idx, in->topk_w};
 	const void *srcp[4];
-	eg_ep_rows_t views[WMAX];
-	eg_ep_src_t src;
 	int rc;
 
-	if (eg_nccl_broken(n))
-		return eg_nccl_fail(n, EG_EPEER, "dispatch",
-				    "communicators were aborted earlier");
-	if ((rc = eg__tokens(a, in->tokens)) < 0)
-		return rc;
-	for (uint32_t s = 0; s < W; s++) {
-		a->T[s] = a->h_tok[1 + s];
-		if (a->T[s] > Tmax)
-			Tmax = a->T[s];
-	}
-	a->stride = Tmax ? Tmax : 1;
-	eg_fault_point("dispatch", me);
-	eg_ep_section_bytes(w, sb);
-	rb[0] = sb[0];
-	rb[1] = sb[1];
-	rb[2] = sb[3];
-	rb[3] = sb[4];
-	/* my tokens padded to stride rows (in place when they fill it) */
 	for (int i = 0; i < 4; i++) {
 		size_t need = rb[i] * a->stride;
 
@@ -218,10 +190,20 @@ static int eg__ndense_dispatch(void *state, const eg_rank_input_t *in,
 		eg_nccl_count(n, 0, 1, me, 0);
 	}
 	int rc2 = eg_nccl_group_end(n, 0, "dispatch gather");
-	if (rc < 0 || rc2 < 0)
-		return rc < 0 ? rc : rc2;
+	return rc < 0 ? rc : rc2;
+}
 
-	/* which gathered tokens are mine, in canonical order */
+/* Which gathered tokens are mine, packed in canonical order into out. */
+static int eg__select(eg__ndense_t *a, eg_recv_t *out)
+{
+	eg_nccl_t *n = a->n;
+	cudaStream_t s0 = n->stream[0];
+	uint32_t W = a->W, me = a->me, total = 0;
+	uint32_t prefix[WMAX + 1];
+	eg_ep_rows_t views[WMAX];
+	eg_ep_src_t src;
+	int rc;
+
 	rc = eg__nccl_grow(n, (void **)&a->d_pos, &a->pos_cap,
 			   (size_t)W * a->stride * 4, "dispatch");
 	if (rc < 0)
@@ -234,7 +216,7 @@ static int eg__ndense_dispatch(void *state, const eg_rank_input_t *in,
 	src.nsrc = W;
 	src.stride = a->stride;
 	memcpy(src.tokens, a->T, W * sizeof(uint32_t));
-	rc = eg_ep_layout_cuda(w, &src, me, 1, a->d_pos, a->d_cnt, s0);
+	rc = eg_ep_layout_cuda(&a->w, &src, me, 1, a->d_pos, a->d_cnt, s0);
 	if (rc < 0)
 		return eg_nccl_fail(n, rc, "dispatch layout", "kernel launch");
 	if ((rc = eg__nccl_cuda(n,
@@ -253,12 +235,42 @@ static int eg__ndense_dispatch(void *state, const eg_rank_input_t *in,
 				    "more rows than the receive buffer holds");
 	for (uint32_t s = 0; s < W; s++)
 		eg_ep_rows_recv(out, prefix[s], &views[s]);
-	rc = eg_ep_pack_cuda(w, &src, me, 1, a->d_pos, views, s0);
+	rc = eg_ep_pack_cuda(&a->w, &src, me, 1, a->d_pos, views, s0);
 	if (rc == EG_OK)
 		rc = eg_ep_finish_cuda(out, prefix, s0);
 	if (rc < 0)
 		return eg_nccl_fail(n, rc, "dispatch select", "kernel launch");
 	return eg_nccl_sync(n, "dispatch select");
+}
+
+static int eg__ndense_dispatch(void *state, const eg_rank_input_t *in,
+			       eg_recv_t *out)
+{
+	eg__ndense_t *a = state;
+	eg_nccl_t *n = a->n;
+	uint32_t Tmax = 0;
+	size_t sb[5], rb[4];
+	int rc;
+
+	if ((rc = eg__nccl_eng_usable(n, "dispatch")) < 0)
+		return rc;
+	if ((rc = eg__tokens(a, in->tokens)) < 0)
+		return rc;
+	for (uint32_t s = 0; s < a->W; s++) {
+		a->T[s] = a->h_tok[1 + s];
+		if (a->T[s] > Tmax)
+			Tmax = a->T[s];
+	}
+	a->stride = Tmax ? Tmax : 1;
+	eg_fault_point("dispatch", a->me);
+	eg_ep_section_bytes(&a->w, sb);
+	rb[0] = sb[0];
+	rb[1] = sb[1];
+	rb[2] = sb[3];
+	rb[3] = sb[4];
+	if ((rc = eg__gather(a, in, rb)) < 0)
+		return rc;
+	return eg__select(a, out);
 }
 
 static int eg__ndense_combine(void *state, const eg_recv_t *recv,
@@ -274,9 +286,8 @@ static int eg__ndense_combine(void *state, const eg_recv_t *recv,
 	void *dst;
 	int rc;
 
-	if (eg_nccl_broken(n))
-		return eg_nccl_fail(n, EG_EPEER, "combine",
-				    "communicators were aborted earlier");
+	if ((rc = eg__nccl_eng_usable(n, "combine")) < 0)
+		return rc;
 	eg_fault_point("combine", me);
 	rc = eg__nccl_grow(n, &a->partial, &a->partial_cap,
 			   (size_t)W * a->stride * rowb, "combine");

@@ -202,26 +202,14 @@ static void eg__cu_free(void *st, void *p)
 	cudaFree(p);
 }
 
-static int eg__cu_put(void *st, void *dst, const void *src, size_t n)
+/* put and get: cudaMemcpyDefault, as either side may be a GPU caller's
+ * device buffer. */
+static int eg__cu_copy(void *st, void *dst, const void *src, size_t n)
 {
 	eg__cu_t *c = st;
 
 	if (!n)
 		return EG_OK;
-	/* Default: the source may be a device buffer of a GPU caller */
-	if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c->stream) !=
-	    cudaSuccess)
-		return EG_ECUDA;
-	return eg__cu_err(cudaStreamSynchronize(c->stream));
-}
-
-static int eg__cu_get(void *st, void *dst, const void *src, size_t n)
-{
-	eg__cu_t *c = st;
-
-	if (!n)
-		return EG_OK;
-	/* Default: the destination may be a GPU caller's device buffer */
 	if (cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c->stream) !=
 	    cudaSuccess)
 		return EG_ECUDA;
@@ -275,8 +263,8 @@ static const eg_plug_mem_t eg__mem_cuda = {
     .close = eg__cu_close,
     .alloc = eg__cu_alloc,
     .free = eg__cu_free,
-    .put = eg__cu_put,
-    .get = eg__cu_get,
+    .put = eg__cu_copy,
+    .get = eg__cu_copy,
     .sync = eg__cu_sync,
     .device = eg__cu_device,
     .stream = eg__cu_stream,

@@ -9,7 +9,6 @@
  * corrected for multiplicity (Holm by default); the pass side needs
  * every point inside, which holds its level without a correction. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,18 +77,6 @@ int eg__band_verdicts(const eg_gate_t *g, eg__band_t *b, size_t n)
 	free(p);
 	free(rej);
 	return rc;
-}
-
-static void eg__say(eg_gate_result_t *res, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void eg__say(eg_gate_result_t *res, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(res->summary, sizeof(res->summary), fmt, ap);
-	va_end(ap);
 }
 
 /* A point to measure again, once. */

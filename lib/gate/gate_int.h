@@ -55,6 +55,9 @@ double eg__r4(double v); /* 4 significant digits, for reading */
 json_t *eg__cell_json(const eg__cell_t *c);
 json_t *eg__pair(double a, double b);
 const char *eg__metric_label(const eg_gate_t *g, char *buf, size_t len);
+/* The result's one-line summary, printf-style. */
+void eg__say(eg_gate_result_t *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* One value judged against a closed band [lo, hi] (NAN: open) with its
  * standard error se (NAN or 0: exact): p_fail, the p-value of "outside";

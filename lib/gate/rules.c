@@ -5,25 +5,12 @@
  * intervals are shown); flat also tests for a trend with the per-point
  * errors (docs/gates.md). */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "epgate/error.h"
 #include "gate_int.h"
-
-static void eg__say(eg_gate_result_t *res, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void eg__say(eg_gate_result_t *res, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(res->summary, sizeof(res->summary), fmt, ap);
-	va_end(ap);
-}
 
 /* Sorts group members idx[0..n) by their numeric axis value; a repeated
  * value is a hard error. */

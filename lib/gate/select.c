@@ -361,6 +361,15 @@ double eg__r4(double v)
 	return strtod(b, NULL);
 }
 
+void eg__say(eg_gate_result_t *res, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(res->summary, sizeof(res->summary), fmt, ap);
+	va_end(ap);
+}
+
 json_t *eg__pair(double a, double b)
 {
 	return json_pack("[ff]", eg__r4(a), eg__r4(b));

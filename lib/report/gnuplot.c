@@ -489,28 +489,12 @@ static int eg__chart_script(FILE *f, eg__chart_t *c, const char *dir)
  * survives exec). Returns its exit status, or <0. */
 static int eg__run(const char *gp, const char *script, const char *log)
 {
-	int status;
-	pid_t pid;
+	const char *argv[] = {"gnuplot", script, NULL};
+	int status,
+	    rc = eg__spawn_wait(gp, argv, log, EG__GP_TIMEOUT_S, &status);
 
-	fflush(NULL); /* the child must not write our buffers again */
-	pid = fork();
-
-	if (pid < 0)
-		return EG_ESYS;
-	if (pid == 0) {
-		FILE *in = freopen("/dev/null", "r", stdin);
-		FILE *out = freopen(log, "w", stdout);
-
-		(void)in;
-		if (!out || dup2(fileno(stdout), 2) < 0)
-			_exit(127);
-		alarm(EG__GP_TIMEOUT_S);
-		execl(gp, "gnuplot", script, (char *)NULL);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return EG_ESYS;
+	if (rc < 0)
+		return rc;
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);

@@ -6,7 +6,6 @@
 #define _XOPEN_SOURCE 700
 #define _DEFAULT_SOURCE
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,54 +13,27 @@
 #include <time.h>
 
 #include "epgate/error.h"
+#include "epgate/file.h"
 #include "lib/report/page.h"
 
-static int eg__cmp_names(const void *a, const void *b)
+/* A folder (*want_dir) or a *.json file, not hidden. */
+static int eg__keep(const char *dir, const char *name, void *want_dir)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	struct stat sb;
+	size_t l = strlen(name);
+	char path[4400];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return !(name[0] == '.' || stat(path, &sb) ||
+		 (*(int *)want_dir ? !S_ISDIR(sb.st_mode)
+				   : !S_ISREG(sb.st_mode) || l < 6 ||
+					 strcmp(name + l - 5, ".json")));
 }
 
 /* Sorted names in dir: folders (want_dir) or *.json files. */
 static int eg__names(const char *dir, int want_dir, char ***out, size_t *n)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[4400];
-
-	*out = NULL;
-	*n = 0;
-	if (!d)
-		return EG_ENOENT;
-	while ((e = readdir(d))) {
-		struct stat sb;
-		size_t l = strlen(e->d_name);
-		char **p;
-
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (e->d_name[0] == '.' || stat(path, &sb) ||
-		    (want_dir ? !S_ISDIR(sb.st_mode)
-			      : !S_ISREG(sb.st_mode) || l < 6 ||
-				    strcmp(e->d_name + l - 5, ".json")))
-			continue;
-		p = realloc(*out, (*n + 1) * sizeof(*p));
-		if (!p || !(p[*n] = strdup(e->d_name))) {
-			free(p ? p : *out);
-			closedir(d);
-			return EG_ENOMEM;
-		}
-		*out = p;
-		(*n)++;
-	}
-	closedir(d);
-	qsort(*out, *n, sizeof(**out), eg__cmp_names);
-	return EG_OK;
-}
-
-static void eg__names_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	return eg_file_names(dir, eg__keep, &want_dir, NULL, out, n);
 }
 
 /* "20261129T210637Z" or "2026-11-29T21:06:37Z" (what follows is
@@ -174,7 +146,7 @@ static int eg__group(eg__hist_t *h, const char *dir, const char *gates,
 
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = eg__run(h, dir, files[i], err, len);
-	eg__names_free(files, n);
+	eg_file_names_free(files, n);
 	if (rc)
 		return rc;
 	qsort(h->runs, h->n_runs, sizeof(*h->runs), eg__by_time);
@@ -231,9 +203,9 @@ int eg__history_load(const char *dir, const char *gates, eg__hist_t **out,
 				rc = eg__group(&(*out)[*n - 1], path, gates,
 					       err, len);
 		}
-		eg__names_free(machs, nm);
+		eg_file_names_free(machs, nm);
 	}
-	eg__names_free(profs, np);
+	eg_file_names_free(profs, np);
 	if (!rc && !*n)
 		rc = eg_err_set(err, len, EG_ENOENT,
 				"--history %s: no results at "

@@ -122,6 +122,12 @@ int eg__mark_dt(const eg__mark_t *m);
 /* Draws charts with one gnuplot run, setting each svg.  Returns 1 when
  * drawn, 0 when there is no gnuplot (msg says so), <0 when gnuplot
  * failed (msg: its first error line). */
+/* Runs the program at path with argv: stdin from /dev/null, stdout and stderr
+ * into the file out, killed after timeout_s (the alarm survives exec); its wait
+ * status in *status. EG_OK, or EG_ESYS when it could not be run. */
+int eg__spawn_wait(const char *path, const char *const *argv, const char *out,
+		   unsigned timeout_s, int *status);
+
 int eg__gnuplot_draw(eg__chart_t *const *charts, size_t n, char *msg,
 		     size_t len);
 

@@ -4,7 +4,6 @@
  * files (bench-*.json), grouped by profile. */
 #define _POSIX_C_SOURCE 200809L
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <libxml/tree.h>
 
 #include "epgate/error.h"
+#include "epgate/file.h"
 #include "lib/report/page.h"
 
 #define EG__X(s) ((const xmlChar *)(s))
@@ -175,44 +175,23 @@ static int eg__cmp(const void *a, const void *b)
 	return d ? d : strcmp(x, y);
 }
 
+/* A name starting with fix[0] and ending in fix[1]. */
+static int eg__keep(const char *dir, const char *name, void *arg)
+{
+	const char *const *fix = arg;
+
+	(void)dir;
+	return !strncmp(name, fix[0], strlen(fix[0])) && eg__ends(name, fix[1]);
+}
+
 /* The folder's file names ending in suffix (starting with prefix),
  * sorted. */
 static int eg__list(const char *dir, const char *prefix, const char *suffix,
 		    char ***out, size_t *n)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
+	const char *fix[2] = {prefix, suffix};
 
-	*out = NULL;
-	*n = 0;
-	if (!d)
-		return EG_ENOENT;
-	while ((e = readdir(d))) {
-		char **p;
-
-		if (strncmp(e->d_name, prefix, strlen(prefix)) ||
-		    !eg__ends(e->d_name, suffix))
-			continue;
-		p = realloc(*out, (*n + 1) * sizeof(*p));
-		if (!p || !(p[*n] = strdup(e->d_name))) {
-			free(p ? p : *out);
-			*out = NULL;
-			closedir(d);
-			return EG_ENOMEM;
-		}
-		*out = p;
-		(*n)++;
-	}
-	closedir(d);
-	qsort(*out, *n, sizeof(**out), eg__cmp);
-	return EG_OK;
-}
-
-static void eg__names_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	return eg_file_names(dir, eg__keep, fix, eg__cmp, out, n);
 }
 
 /* The profile a results file belongs to: its context's, else its name
@@ -284,7 +263,7 @@ static int eg__results(eg__page_t *pg, const char *dir, char *err, size_t len)
 			eg_results_free(&r);
 		}
 	}
-	eg__names_free(names, n);
+	eg_file_names_free(names, n);
 	return rc;
 }
 
@@ -310,7 +289,7 @@ int eg__run_read(eg__page_t *pg, const char *dir, char *err, size_t len)
 	rc = eg__list(dir, "", ".junit.xml", &names, &n);
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = eg__junit(pg, dir, names[i]);
-	eg__names_free(names, n);
+	eg_file_names_free(names, n);
 	if (rc == EG_ENOMEM)
 		snprintf(err, len, "out of memory");
 	return rc ? rc : eg__results(pg, dir, err, len);

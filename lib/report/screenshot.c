@@ -81,26 +81,11 @@ static int eg__rm(const char *path, const struct stat *sb, int flag,
 
 static int eg__spawn(const char *const *argv)
 {
-	int status;
-	pid_t pid;
+	int status, rc = eg__spawn_wait(argv[0], argv, "/dev/null",
+					EG__SHOT_TIMEOUT_S, &status);
 
-	fflush(NULL); /* the child must not write our buffers again */
-	pid = fork();
-
-	if (pid < 0)
-		return EG_ESYS;
-	if (pid == 0) {
-		FILE *n = freopen("/dev/null", "w", stdout);
-
-		if (!n || dup2(fileno(stdout), 2) < 0)
-			_exit(127);
-		alarm(EG__SHOT_TIMEOUT_S);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return EG_ESYS;
+	if (rc < 0)
+		return rc;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 

@@ -123,20 +123,12 @@ int eg_cli_load_filtered(const char *prog, const char *file, const char *filter,
 			 const eg_overrides_t *o, eg_workload_list_t *wl)
 {
 	static const eg_overrides_t none;
-	size_t n = 0;
 	int rc = eg_cli_load_workloads(prog, file, &none, wl);
 
 	if (rc < 0)
 		return rc;
-	for (size_t i = 0; i < wl->n; i++) {
-		if (filter && !strstr(wl->items[i].name, filter)) {
-			eg_workload_fini(&wl->items[i]);
-			continue;
-		}
-		wl->items[n++] = wl->items[i];
-	}
-	wl->n = n;
-	for (size_t i = 0; o && i < n; i++)
+	eg_workload_list_filter(wl, filter);
+	for (size_t i = 0; o && i < wl->n; i++)
 		if ((rc = eg_overrides_apply(o, &wl->items[i], prog)) < 0)
 			return rc;
 	return EG_OK;

@@ -12,15 +12,10 @@
 /* Keeps the workloads selected by filter and quick, in order. */
 static void eg__select(eg_workload_list_t *wl, const char *filter, int quick)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < wl->n; i++) {
-		if (filter && !strstr(wl->items[i].name, filter)) {
-			eg_workload_fini(&wl->items[i]);
-			continue;
-		}
-		wl->items[n++] = wl->items[i];
-	}
-	wl->n = n;
+	size_t n;
+
+	eg_workload_list_filter(wl, filter);
+	n = wl->n;
 	if (quick && n > EG__QUICK_MAX) {
 		/* evenly spaced picks keep every group of the matrix */
 		size_t k = 0;

@@ -283,3 +283,22 @@ const char *eg_exit_word(int rc)
 		return "ERROR";
 	}
 }
+
+void eg_say_more_failures(FILE *out, unsigned said,
+			  const struct eg_l1_totals *tot)
+{
+	if (out && said < tot->failed + tot->errors)
+		fprintf(out,
+			"... and %u more failure(s): every one is in the TAP "
+			"and JUnit (-v says each here)\n",
+			tot->failed + tot->errors - said);
+}
+
+int eg_suite_exit(const struct eg_l1_totals *tot, int hard)
+{
+	if (hard)
+		return EG_EXIT_HARD;
+	if (tot->failed)
+		return EG_EXIT_FAIL;
+	return tot->run > tot->skipped ? EG_EXIT_PASS : EG_EXIT_SKIP;
+}

@@ -245,18 +245,8 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 		eg__l1_one(&L, &wl->items[i]);
 		eg__l1_progress(&L);
 	}
-	if (o->out && L.said < tot->failed + tot->errors)
-		fprintf(o->out,
-			"... and %u more failure(s): every one is in the TAP "
-			"and JUnit (-v says each here)\n",
-			tot->failed + tot->errors - L.said);
+	eg_say_more_failures(o->out, L.said, tot);
 	eg_tap_close(L.tap);
 	eg_junit_close(L.junit);
-	if (L.hard)
-		return EG_EXIT_HARD;
-	if (tot->failed)
-		return EG_EXIT_FAIL;
-	if (tot->run == 0 || tot->skipped == tot->run)
-		return EG_EXIT_SKIP;
-	return EG_EXIT_PASS;
+	return eg_suite_exit(tot, L.hard);
 }

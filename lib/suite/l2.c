@@ -448,19 +448,11 @@ int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot)
 		if (expected) /* a job with nothing to run is not launched */
 			eg__config(&L, &cfg[i], file, expected);
 	}
-	if (o->out && L.said < tot->failed + tot->errors)
-		fprintf(o->out,
-			"... and %u more failure(s): every one is in the TAP "
-			"and JUnit (-v says each here)\n",
-			tot->failed + tot->errors - L.said);
+	eg_say_more_failures(o->out, L.said, tot);
 	eg_tap_close(L.tap);
 	eg_junit_close(L.junit);
 	eg_workload_list_free(&wl);
 	if (o->skip_why)
 		snprintf(o->skip_why, 600, "%s", L.skip_why);
-	if (L.hard)
-		return EG_EXIT_HARD;
-	if (tot->failed)
-		return EG_EXIT_FAIL;
-	return tot->run > tot->skipped ? EG_EXIT_PASS : EG_EXIT_SKIP;
+	return eg_suite_exit(tot, L.hard);
 }

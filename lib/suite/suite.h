@@ -153,6 +153,15 @@ const char *eg_exit_word(int rc);
  * (every one with -v; all are in the TAP and JUnit). */
 #define EG_SAY_FAILURES 5
 
+/* The count of the failures not said in full ("... and N more"), to out
+ * (nothing when out is NULL or all were said). */
+struct eg_l1_totals;
+void eg_say_more_failures(FILE *out, unsigned said,
+			  const struct eg_l1_totals *tot);
+/* An L1 or L2 run's exit code: 99 after a hard error, 1 when a case
+ * failed, 77 when none ran but skipped, else 0. */
+int eg_suite_exit(const struct eg_l1_totals *tot, int hard);
+
 /* Rank 0's results line for a workload from every rank's verdict:
  * {"workload", "status" (pass, fail, error), the members of extra (may
  * be NULL; its references are taken), "diag" when not passed, with the

@@ -245,6 +245,71 @@ static int eg__open_env(eg_nccl_t *n, const eg_world_t *w, eg_boot_t *b,
 	return EG_OK;
 }
 
+/* Rank 0 makes one unique id per communicator; every rank gets them. */
+static int eg__share_ids(eg_nccl_t *n, const eg_world_t *w, eg_boot_t *b,
+			 eg__ids_t *ids, char *err, size_t errlen)
+{
+	int rc;
+
+	memset(ids, 0, sizeof(*ids));
+	if (w->rank == 0)
+		for (uint32_t k = 0; k < n->K && !ids->rc; k++) {
+			ncclResult_t r = ncclGetUniqueId(&ids->id[k]);
+			if (r != ncclSuccess) {
+				ids->rc = EG_EPEER;
+				snprintf(ids->msg, sizeof(ids->msg),
+					 "rank 0: ncclGetUniqueId: %s",
+					 ncclGetErrorString(r));
+			}
+		}
+	rc = eg_boot_bcast(b, ids, sizeof(*ids), 0, n->timeout_s);
+	if (rc < 0) {
+		snprintf(err, errlen, "bootstrap: %s", eg_boot_error(b));
+		return rc;
+	}
+	if (ids->rc) {
+		snprintf(err, errlen, "%s", ids->msg);
+		return ids->rc;
+	}
+	return EG_OK;
+}
+
+/* The K communicators, each on its own stream. */
+static int eg__init_comms(eg_nccl_t *n, const eg_world_t *w,
+			  const eg__ids_t *ids, int blocking, char *err,
+			  size_t errlen)
+{
+	int rc;
+
+	for (uint32_t k = 0; k < n->K; k++) {
+		ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+
+		cfg.blocking = blocking;
+		/* K communicators on K streams must all fit on the GPU at
+		 * once, or their kernels can wait on each other */
+		if (n->K > 1)
+			cfg.maxCTAs =
+			    (int)(128 / n->K) > 1 ? (int)(128 / n->K) : 1;
+		if (cudaStreamCreateWithFlags(
+			&n->stream[k], cudaStreamNonBlocking) != cudaSuccess) {
+			snprintf(err, errlen, "cudaStreamCreate failed");
+			return EG_ECUDA;
+		}
+		rc = eg__nccl_call(n,
+				   ncclCommInitRankConfig(&n->comm[k], w->size,
+							  ids->id[k], w->rank,
+							  &cfg),
+				   k, "init");
+		if (rc == EG_OK)
+			rc = eg__wait_comm(n, k, "init");
+		if (rc < 0) {
+			snprintf(err, errlen, "%s", n->err);
+			return rc;
+		}
+	}
+	return EG_OK;
+}
+
 int eg_nccl_open(eg_nccl_t **out, const eg_world_t *w, eg_boot_t *b,
 		 const eg_nccl_opts_t *o, char *err, size_t errlen)
 {
@@ -298,54 +363,9 @@ int eg_nccl_open(eg_nccl_t **out, const eg_world_t *w, eg_boot_t *b,
 	if (rc < 0)
 		goto fail;
 
-	memset(&ids, 0, sizeof(ids));
-	if (w->rank == 0)
-		for (uint32_t k = 0; k < n->K && !ids.rc; k++) {
-			ncclResult_t r = ncclGetUniqueId(&ids.id[k]);
-			if (r != ncclSuccess) {
-				ids.rc = EG_EPEER;
-				snprintf(ids.msg, sizeof(ids.msg),
-					 "rank 0: ncclGetUniqueId: %s",
-					 ncclGetErrorString(r));
-			}
-		}
-	rc = eg_boot_bcast(b, &ids, sizeof(ids), 0, n->timeout_s);
-	if (rc < 0) {
-		snprintf(err, errlen, "bootstrap: %s", eg_boot_error(b));
+	if ((rc = eg__share_ids(n, w, b, &ids, err, errlen)) < 0 ||
+	    (rc = eg__init_comms(n, w, &ids, blocking, err, errlen)) < 0)
 		goto fail;
-	}
-	if (ids.rc) {
-		snprintf(err, errlen, "%s", ids.msg);
-		rc = ids.rc;
-		goto fail;
-	}
-	for (uint32_t k = 0; k < n->K; k++) {
-		ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
-
-		cfg.blocking = blocking;
-		/* K communicators on K streams must all fit on the GPU at
-		 * once, or their kernels can wait on each other */
-		if (n->K > 1)
-			cfg.maxCTAs =
-			    (int)(128 / n->K) > 1 ? (int)(128 / n->K) : 1;
-		if (cudaStreamCreateWithFlags(
-			&n->stream[k], cudaStreamNonBlocking) != cudaSuccess) {
-			snprintf(err, errlen, "cudaStreamCreate failed");
-			rc = EG_ECUDA;
-			goto fail;
-		}
-		rc = eg__nccl_call(n,
-				   ncclCommInitRankConfig(&n->comm[k], w->size,
-							  ids.id[k], w->rank,
-							  &cfg),
-				   k, "init");
-		if (rc == EG_OK)
-			rc = eg__wait_comm(n, k, "init");
-		if (rc < 0) {
-			snprintf(err, errlen, "%s", n->err);
-			goto fail;
-		}
-	}
 	ncclGetVersion(&ver);
 	snprintf(n->version, sizeof(n->version), "NCCL %d.%d.%d", ver / 10000,
 		 ver / 100 % 100, ver % 100);

@@ -113,22 +113,29 @@ static int eg__gone(eg_boot_t *b, const char *step, uint32_t peer, int err)
 			       step, peer, strerror(err));
 }
 
+/* Where the transfer goes on: the rest of the header, then of the
+ * payload; NULL when both are done. */
+static unsigned char *eg__cursor(eg__xfer_t *x, size_t *want)
+{
+	if (x->hdr_done < EG_BOOT_HDR) {
+		*want = EG_BOOT_HDR - x->hdr_done;
+		return x->hdr + x->hdr_done;
+	}
+	if (x->done < x->len) {
+		*want = x->len - x->done;
+		return x->buf + x->done;
+	}
+	return NULL;
+}
+
 /* Reads what is there. 1 = progress made or done, 0 = nothing yet. */
 static int eg__do_recv(eg_boot_t *b, eg__xfer_t *x, const char *step)
 {
+	unsigned char *p;
+	size_t want;
 	int rc;
-	for (;;) {
-		unsigned char *p;
-		size_t want;
-		if (x->hdr_done < EG_BOOT_HDR) {
-			p = x->hdr + x->hdr_done;
-			want = EG_BOOT_HDR - x->hdr_done;
-		} else if (x->done < x->len) {
-			p = x->buf + x->done;
-			want = x->len - x->done;
-		} else {
-			break;
-		}
+
+	while ((p = eg__cursor(x, &want))) {
 		ssize_t n = recv(x->fd, p, want, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -163,18 +170,10 @@ static int eg__do_recv(eg_boot_t *b, eg__xfer_t *x, const char *step)
 
 static int eg__do_send(eg_boot_t *b, eg__xfer_t *x, const char *step)
 {
-	for (;;) {
-		const unsigned char *p;
-		size_t want;
-		if (x->hdr_done < EG_BOOT_HDR) {
-			p = x->hdr + x->hdr_done;
-			want = EG_BOOT_HDR - x->hdr_done;
-		} else if (x->done < x->len) {
-			p = x->buf + x->done;
-			want = x->len - x->done;
-		} else {
-			break;
-		}
+	const unsigned char *p;
+	size_t want;
+
+	while ((p = eg__cursor(x, &want))) {
 		ssize_t n = send(x->fd, p, want, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -10,32 +10,21 @@
 
 int eg_nep_ht_setup(eg_nep_t *n)
 {
-	size_t T = n->env.tokens, K = n->env.topk, H = n->env.hidden;
-	size_t N = n->p.recv, L = n->p.L;
+	size_t K = n->env.topk, H = n->env.hidden, N = n->p.recv;
 	int rc;
 
-	if ((rc = eg_nep_cuda(n, "cudaMalloc",
-			      cudaMalloc((void **)&n->topk,
-					 (T * K + 1) * sizeof(int64_t)))) ||
-	    (rc = eg_nep_cuda(n, "cudaMalloc",
-			      cudaMalloc(&n->recv, N * H * 2 + 16))) ||
-	    (rc = eg_nep_cuda(n, "cudaMalloc",
-			      cudaMalloc(&n->y, N * H * 2 + 16))) ||
+	if ((rc = eg_nep_setup_common(n, N)) ||
 	    (rc = eg_nep_cuda(
 		 n, "cudaMalloc",
 		 cudaMalloc((void **)&n->ridx, N * K * sizeof(int64_t) + 8))) ||
 	    (rc = eg_nep_cuda(n, "cudaMalloc",
 			      cudaMalloc((void **)&n->rw, N * K * 4 + 4))) ||
 	    (rc = eg_nep_cuda(n, "cudaMalloc",
-			      cudaMalloc((void **)&n->count, L * 4 + 4))) ||
-	    (rc = eg_nep_cuda(n, "cudaMalloc",
 			      cudaMalloc((void **)&n->total, 8))))
 		return rc;
-	eg_nep_tensor(&n->tk, ncclInt64, n->topk, 2, T, K, 0);
 	eg_nep_tensor(&n->rcv, ncclBfloat16, n->recv, 2, N, H, 0);
 	eg_nep_tensor(&n->ri, ncclInt64, n->ridx, 2, N, K, 0);
 	eg_nep_tensor(&n->rwt, ncclFloat32, n->rw, 2, N, K, 0);
-	eg_nep_tensor(&n->cnt, ncclInt32, n->count, 1, L, 0, 0);
 	eg_nep_tensor(&n->tot, ncclInt32, n->total, 1, 1, 0, 0);
 	return EG_PLUGIN_OK;
 }
@@ -46,7 +35,6 @@ int eg_nep_ht_dispatch(eg_nep_t *n, const eg_plugin_input_t *in,
 	ncclEpDispatchInputs_t di = NCCL_EP_DISPATCH_INPUTS_INIT;
 	ncclEpDispatchOutputs_t dout = NCCL_EP_DISPATCH_OUTPUTS_INIT;
 	ncclEpLayoutInfo_t li = NCCL_EP_LAYOUT_INFO_INIT;
-	ncclResult_t r;
 	int rc;
 
 	/* the counters come with the handle: the routing fixes them */
@@ -63,11 +51,8 @@ int eg_nep_ht_dispatch(eg_nep_t *n, const eg_plugin_input_t *in,
 	dout.tokens = &n->rcv.t;
 	dout.topk_weights = &n->rwt.t;
 	dout.topk_idx = &n->ri.t;
-	if ((r = ncclEpDispatch(n->handle, &di, &dout, NULL, NULL, n->s)) !=
-	    ncclSuccess)
-		return eg_nep_fail(n, "ncclEpDispatch", r);
-	if ((r = ncclEpComplete(n->handle, NULL, n->s)) != ncclSuccess)
-		return eg_nep_fail(n, "ncclEpComplete", r);
+	if ((rc = eg_nep_dispatch_run(n, &di, &dout, NULL)) != EG_PLUGIN_OK)
+		return rc;
 	out->stride = n->p.recv;
 	out->count = n->total;
 	out->count_bytes = 4;
@@ -86,15 +71,10 @@ int eg_nep_ht_combine(eg_nep_t *n, const eg_plugin_input_t *in, const void *y,
 	ncclEpCombineInputs_t ci = NCCL_EP_COMBINE_INPUTS_INIT;
 	ncclEpCombineOutputs_t co = NCCL_EP_COMBINE_OUTPUTS_INIT;
 	size_t H = n->env.hidden;
-	ncclResult_t r;
 
 	eg_nep_tensor(&n->yt, ncclBfloat16, (void *)y, 2, n->p.recv, H, 0);
 	eg_nep_tensor(&n->out, ncclBfloat16, out, 2, in->tokens, H, 0);
 	ci.tokens = &n->yt.t;
 	co.tokens = &n->out.t;
-	if ((r = ncclEpCombine(n->handle, &ci, &co, NULL, n->s)) != ncclSuccess)
-		return eg_nep_fail(n, "ncclEpCombine", r);
-	if ((r = ncclEpComplete(n->handle, NULL, n->s)) != ncclSuccess)
-		return eg_nep_fail(n, "ncclEpComplete", r);
-	return EG_PLUGIN_OK;
+	return eg_nep_combine_run(n, &ci, &co);
 }

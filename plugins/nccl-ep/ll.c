@@ -7,23 +7,12 @@
 
 int eg_nep_ll_setup(eg_nep_t *n)
 {
-	size_t T = n->env.tokens, K = n->env.topk, H = n->env.hidden;
-	size_t L = n->p.L, rows = n->p.stride;
+	size_t H = n->env.hidden, L = n->p.L, rows = n->p.stride;
 	int rc;
 
-	if ((rc = eg_nep_cuda(n, "cudaMalloc",
-			      cudaMalloc((void **)&n->topk,
-					 (T * K + 1) * sizeof(int64_t)))) ||
-	    (rc = eg_nep_cuda(n, "cudaMalloc",
-			      cudaMalloc(&n->recv, L * rows * H * 2 + 16))) ||
-	    (rc = eg_nep_cuda(n, "cudaMalloc",
-			      cudaMalloc(&n->y, L * rows * H * 2 + 16))) ||
-	    (rc = eg_nep_cuda(n, "cudaMalloc",
-			      cudaMalloc((void **)&n->count, L * 4 + 4))))
+	if ((rc = eg_nep_setup_common(n, L * rows)))
 		return rc;
-	eg_nep_tensor(&n->tk, ncclInt64, n->topk, 2, T, K, 0);
 	eg_nep_tensor(&n->rcv, ncclBfloat16, n->recv, 3, L, rows, H);
-	eg_nep_tensor(&n->cnt, ncclInt32, n->count, 1, L, 0, 0);
 	return EG_PLUGIN_OK;
 }
 
@@ -33,7 +22,6 @@ int eg_nep_ll_dispatch(eg_nep_t *n, const eg_plugin_input_t *in,
 	ncclEpDispatchInputs_t di = NCCL_EP_DISPATCH_INPUTS_INIT;
 	ncclEpDispatchOutputs_t dout = NCCL_EP_DISPATCH_OUTPUTS_INIT;
 	ncclEpLayoutInfo_t li = NCCL_EP_LAYOUT_INFO_INIT;
-	ncclResult_t r;
 	int rc;
 
 	if ((rc = eg_nep_routing(n, in, NULL)) != EG_PLUGIN_OK)
@@ -43,11 +31,8 @@ int eg_nep_ll_dispatch(eg_nep_t *n, const eg_plugin_input_t *in,
 	di.tokens = &n->x.t;
 	dout.tokens = &n->rcv.t;
 	li.expert_counters = &n->cnt.t;
-	if ((r = ncclEpDispatch(n->handle, &di, &dout, &li, NULL, n->s)) !=
-	    ncclSuccess)
-		return eg_nep_fail(n, "ncclEpDispatch", r);
-	if ((r = ncclEpComplete(n->handle, NULL, n->s)) != ncclSuccess)
-		return eg_nep_fail(n, "ncclEpComplete", r);
+	if ((rc = eg_nep_dispatch_run(n, &di, &dout, &li)) != EG_PLUGIN_OK)
+		return rc;
 	out->stride = n->p.stride;
 	out->count = n->count;
 	out->count_bytes = 4;
@@ -62,7 +47,6 @@ int eg_nep_ll_combine(eg_nep_t *n, const eg_plugin_input_t *in, const void *y,
 	ncclEpCombineInputs_t ci = NCCL_EP_COMBINE_INPUTS_INIT;
 	ncclEpCombineOutputs_t co = NCCL_EP_COMBINE_OUTPUTS_INIT;
 	size_t H = n->env.hidden;
-	ncclResult_t r;
 
 	eg_nep_tensor(&n->yt, ncclBfloat16, (void *)y, 3, n->p.L, n->p.stride,
 		      H);
@@ -72,9 +56,5 @@ int eg_nep_ll_combine(eg_nep_t *n, const eg_plugin_input_t *in, const void *y,
 	ci.tokens = &n->yt.t;
 	co.tokens = &n->out.t;
 	co.topk_weights = &n->w.t; /* read: the combine applies them */
-	if ((r = ncclEpCombine(n->handle, &ci, &co, NULL, n->s)) != ncclSuccess)
-		return eg_nep_fail(n, "ncclEpCombine", r);
-	if ((r = ncclEpComplete(n->handle, NULL, n->s)) != ncclSuccess)
-		return eg_nep_fail(n, "ncclEpComplete", r);
-	return EG_PLUGIN_OK;
+	return eg_nep_combine_run(n, &ci, &co);
 }

@@ -47,6 +47,53 @@ int eg_nep_cuda(eg_nep_t *n, const char *what, cudaError_t e)
 	return EG_PLUGIN_EFAIL;
 }
 
+int eg_nep_setup_common(eg_nep_t *n, size_t rows)
+{
+	size_t T = n->env.tokens, K = n->env.topk, H = n->env.hidden;
+	size_t L = n->p.L;
+	int rc;
+
+	if ((rc = eg_nep_cuda(n, "cudaMalloc",
+			      cudaMalloc((void **)&n->topk,
+					 (T * K + 1) * sizeof(int64_t)))) ||
+	    (rc = eg_nep_cuda(n, "cudaMalloc",
+			      cudaMalloc(&n->recv, rows * H * 2 + 16))) ||
+	    (rc = eg_nep_cuda(n, "cudaMalloc",
+			      cudaMalloc(&n->y, rows * H * 2 + 16))) ||
+	    (rc = eg_nep_cuda(n, "cudaMalloc",
+			      cudaMalloc((void **)&n->count, L * 4 + 4))))
+		return rc;
+	eg_nep_tensor(&n->tk, ncclInt64, n->topk, 2, T, K, 0);
+	eg_nep_tensor(&n->cnt, ncclInt32, n->count, 1, L, 0, 0);
+	return EG_PLUGIN_OK;
+}
+
+int eg_nep_dispatch_run(eg_nep_t *n, const ncclEpDispatchInputs_t *di,
+			const ncclEpDispatchOutputs_t *dout,
+			const ncclEpLayoutInfo_t *li)
+{
+	ncclResult_t r;
+
+	if ((r = ncclEpDispatch(n->handle, di, dout, li, NULL, n->s)) !=
+	    ncclSuccess)
+		return eg_nep_fail(n, "ncclEpDispatch", r);
+	if ((r = ncclEpComplete(n->handle, NULL, n->s)) != ncclSuccess)
+		return eg_nep_fail(n, "ncclEpComplete", r);
+	return EG_PLUGIN_OK;
+}
+
+int eg_nep_combine_run(eg_nep_t *n, const ncclEpCombineInputs_t *ci,
+		       const ncclEpCombineOutputs_t *co)
+{
+	ncclResult_t r;
+
+	if ((r = ncclEpCombine(n->handle, ci, co, NULL, n->s)) != ncclSuccess)
+		return eg_nep_fail(n, "ncclEpCombine", r);
+	if ((r = ncclEpComplete(n->handle, NULL, n->s)) != ncclSuccess)
+		return eg_nep_fail(n, "ncclEpComplete", r);
+	return EG_PLUGIN_OK;
+}
+
 int eg_nep_routing(eg_nep_t *n, const eg_plugin_input_t *in,
 		   const ncclEpLayoutInfo_t *li)
 {

@@ -46,6 +46,16 @@ void eg_nep_tensor(eg_nep_tensor_t *t, ncclDataType_t dt, void *data,
 /* A failed NCCL EP or CUDA call into n->err; EG_PLUGIN_EFAIL. */
 int eg_nep_fail(eg_nep_t *n, const char *what, ncclResult_t r);
 int eg_nep_cuda(eg_nep_t *n, const char *what, cudaError_t e);
+/* The buffers both modes have: the routing (tokens x topk int64), the
+ * received rows and the expert outputs (rows x hidden bf16 each) and
+ * the per-expert counters, with the routing and counter tensors. */
+int eg_nep_setup_common(eg_nep_t *n, size_t rows);
+/* One dispatch / combine on the plugin's stream, then its completion. */
+int eg_nep_dispatch_run(eg_nep_t *n, const ncclEpDispatchInputs_t *di,
+			const ncclEpDispatchOutputs_t *dout,
+			const ncclEpLayoutInfo_t *li);
+int eg_nep_combine_run(eg_nep_t *n, const ncclEpCombineInputs_t *ci,
+		       const ncclEpCombineOutputs_t *co);
 /* The routing of in into the handle, new for a new routing epoch. */
 int eg_nep_routing(eg_nep_t *n, const eg_plugin_input_t *in,
 		   const ncclEpLayoutInfo_t *li);
