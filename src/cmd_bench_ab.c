@@ -96,9 +96,13 @@ static int eg__ab_opt(eg_cli_t *c, int id, const char *arg)
 		o->run.ab_arm = arg;
 		return 0;
 	case O_METRIC:
-		if (o->ab.n_metrics == EG_AB_METRICS_MAX)
-			return eg_cli_error(c, "--metric: at most %d",
-					    EG_AB_METRICS_MAX);
+		if (o->ab.n_metrics == EG_AB_METRICS_MAX) {
+			/* a parse callback stops the parse with a negative
+			 * code; eg_cli_error's 99 would let it go on */
+			eg_cli_error(c, "--metric: at most %d",
+				     EG_AB_METRICS_MAX);
+			return EG_EINVAL;
+		}
 		o->ab.metric[o->ab.n_metrics++] = arg;
 		return 0;
 	case O_STATISTIC:

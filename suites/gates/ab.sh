@@ -56,6 +56,16 @@ r2=$?
 "$E" bench ab "$EG_TMP/n.profile" --a work:50 --b work:60 --arm a2a \
 	--reports "$EG_TMP/runs2" >"$EG_TMP/none.out" 2>&1
 r3=$?
+# one --metric too many: refused before anything runs (no run folder)
+"$E" bench ab "$EG_TMP/n.profile" --a work:50 --b work:60 $(for i in 1 2 3 4 5 6 7 8 9; do
+	printf -- '--metric step_us '; done) --reports "$EG_TMP/runs3" >"$EG_TMP/many.out" 2>&1
+r4=$?
+if [ "$r4" -eq 99 ] && grep -q -- '--metric: at most 8' "$EG_TMP/many.out" && [ ! -d "$EG_TMP/runs3" ]; then
+	eg_ok "refused: a ninth --metric (99, before any launch)"
+else
+	eg_not_ok "a ninth --metric: exit $r4"
+	sed 's/^/# /' "$EG_TMP/many.out"
+fi
 if [ "$r1" -eq 99 ] && grep -q 'two different arms' "$EG_TMP/same.out" &&
 	[ "$r2" -eq 99 ] && grep -q 'give both arms' "$EG_TMP/one.out" &&
 	[ "$r3" -eq 99 ] && grep -q 'no point of arm a2a' "$EG_TMP/none.out"; then
