@@ -99,4 +99,44 @@ else
 	eg_not_ok "bench of a wrong plugin: exit $rc"
 	tail -n 20 "$EG_TMP/bench.out" | sed 's/^/# /'
 fi
+# a profile whose arms are two builds of one library (two option sets of
+# the template) beside epgate's a2a: every arm is measured as a point of
+# the sweep; a wrong library as an arm fails its points
+cat >"$EG_TMP/plug.profile" <<PROF
+profile: plug
+description: "plugin arms in a profile (suites/l2/plugin.sh)"
+transport: fabric
+provider: shm
+launcher: local
+timeout: 30
+repetitions: {warmup: 1, iters: 3, launches: 1}
+base: {world: 2, nodes: 1, num_comms: 1, concurrency: 16, hidden: 128, experts: 8, topk: 2, dtype: bf16, routing: uniform}
+sweeps:
+  - name: libs
+    arms: [a2a, "plugin:$so,layout=expert", "plugin:$so,layout=rank"]
+    axes: {concurrency: [8, 16]}
+PROF
+"$EG_EPGATE" bench profile "$EG_TMP/plug.profile" --no-gates \
+	--results "$EG_TMP/plug.json" --reports "$EG_TMP/pruns" >"$EG_TMP/plug.out" 2>&1
+rc=$?
+np=$(grep -c '"arm": "plugin:' "$EG_TMP/plug.json" 2>/dev/null)
+na=$(grep -c '"arm": "a2a"' "$EG_TMP/plug.json" 2>/dev/null)
+if [ "$rc" -eq 0 ] && [ "${np:-0}" -eq 4 ] && [ "${na:-0}" -eq 2 ]; then
+	eg_ok "a profile with two plugin arms beside a2a: 6 of 6 points measured"
+else
+	eg_not_ok "profile with plugin arms: exit $rc, $np plugin and $na a2a points"
+	tail -n 20 "$EG_TMP/plug.out" | sed 's/^/# /'
+fi
+sed "s|plugin:$so,layout=rank|plugin:$fdir/libeg-fault-combine-ulp.so|" \
+	"$EG_TMP/plug.profile" >"$EG_TMP/bad.profile"
+"$EG_EPGATE" bench profile "$EG_TMP/bad.profile" --no-gates \
+	--results "$EG_TMP/bad.json" --reports "$EG_TMP/pruns" >"$EG_TMP/bad.out" 2>&1
+rc=$?
+nb=$(grep -c 'combine-ulp' "$EG_TMP/bad.json" 2>/dev/null)
+if [ "$rc" -eq 1 ] && [ "${nb:-1}" -eq 0 ] && grep -q ' 2 failed' "$EG_TMP/bad.out"; then
+	eg_ok "a wrong plugin as a profile arm: its 2 points fail verification, exit 1"
+else
+	eg_not_ok "a wrong plugin as a profile arm: exit $rc, $nb of its points in the results"
+	tail -n 20 "$EG_TMP/bad.out" | sed 's/^/# /'
+fi
 eg_done
