@@ -88,6 +88,11 @@ int eg_stats_slope(const double *x, const double *v, const double *se, size_t n,
  * scale from the two stored intervals; NAN when either is unknown. */
 double eg_stats_ratio_se(const eg_summary_t *a, const eg_summary_t *b);
 
+/* The relative standard error of a positive median: from its stored 95%
+ * interval on the log scale when that interval is positive, else the
+ * interval's half-width over the median; NAN when neither is known. */
+double eg_stats_rel_se(const eg_summary_t *s);
+
 /* Standard error implied by an interval at level EG_STATS_CI_LEVEL,
  * assuming normality: (hi - lo) / (2 z).  NAN when the interval is not
  * known. */

@@ -239,7 +239,10 @@ static void eg__fill(eg__cell_t *c, const eg_gate_t *g)
 	a = eg_point_metric(c->p, g->metric);
 	if (!c->q) {
 		c->v = a->s.median;
-		c->se = eg_stats_se_from_ci(a->s.ci_lo, a->s.ci_hi);
+		/* positive: the log-scale error, as the value is judged
+		 * (lib/gate/band.c takes se / v as that error) */
+		c->se = c->v > 0 ? c->v * eg_stats_rel_se(&a->s)
+				 : eg_stats_se_from_ci(a->s.ci_lo, a->s.ci_hi);
 		c->lo = a->s.ci_lo;
 		c->hi = a->s.ci_hi;
 		return;

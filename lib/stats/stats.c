@@ -206,15 +206,28 @@ double eg_stats_se_from_ci(double lo, double hi)
 	return (hi - lo) / (2 * z);
 }
 
+double eg_stats_rel_se(const eg_summary_t *s)
+{
+	double z = gsl_cdf_ugaussian_Pinv((1 + EG_STATS_CI_LEVEL) / 2);
+	double se;
+
+	if (!(s->median > 0))
+		return NAN;
+	/* times and rates: the interval is read on the log scale, where it
+	 * is symmetric; one stalled launch stretches its upper end, and the
+	 * delta method (se / median) would then stretch the lower end below
+	 * anything measured */
+	if (s->ci_lo > 0 && isfinite(s->ci_hi) && s->ci_hi >= s->ci_lo)
+		return log(s->ci_hi / s->ci_lo) / (2 * z);
+	se = eg_stats_se_from_ci(s->ci_lo, s->ci_hi);
+	return isnan(se) ? NAN : se / s->median;
+}
+
 double eg_stats_ratio_se(const eg_summary_t *a, const eg_summary_t *b)
 {
-	double sa = eg_stats_se_from_ci(a->ci_lo, a->ci_hi);
-	double sb = eg_stats_se_from_ci(b->ci_lo, b->ci_hi);
-	double ra, rb;
+	double ra = eg_stats_rel_se(a), rb = eg_stats_rel_se(b);
 
-	if (isnan(sa) || isnan(sb) || !(a->median > 0) || !(b->median > 0))
+	if (isnan(ra) || isnan(rb))
 		return NAN;
-	ra = sa / a->median;
-	rb = sb / b->median;
 	return a->median / b->median * sqrt(ra * ra + rb * rb);
 }

@@ -344,9 +344,26 @@ START_TEST(se_helpers)
 				3.92 / 2 / z, 1e-12);
 	ck_assert(isnan(eg_stats_se_from_ci(NAN, 1)));
 	ck_assert(isnan(eg_stats_se_from_ci(2, 1)));
-	/* relative errors 1.96/z/100 each: ratio 2, error 2 sqrt(2) r */
-	ck_assert_double_eq_tol(eg_stats_ratio_se(&a, &b),
-				2 * sqrt(2) * (1.96 / z / 100), 1e-12);
+	/* relative errors on the log scale, log(101.96/98.04)/2z each:
+	 * ratio 2, error 2 sqrt(2) r */
+	double r = log(101.96 / 98.04) / (2 * z);
+
+	ck_assert_double_eq_tol(eg_stats_rel_se(&a), r, 1e-12);
+	ck_assert_double_eq_tol(eg_stats_ratio_se(&a, &b), 2 * sqrt(2) * r,
+				1e-12);
+	/* one stalled launch stretches the upper end: [600, 15600] around
+	 * 719.5 (measured under load).  The delta method's se / median put
+	 * the judged interval's low end at 0.11 us; on the log scale it
+	 * stays near what was measured */
+	eg_summary_t st = {9, 719.5, NAN, NAN, NAN, 600, 15600};
+	double rel = eg_stats_rel_se(&st), z1 = 1.6448536269514722;
+
+	ck_assert_double_eq_tol(rel, log(26.0) / (2 * z), 1e-12);
+	ck_assert(719.5 * exp(-z1 * rel) > 150);
+	ck_assert(719.5 * exp(z1 * rel) < 3000);
+	/* an interval that reaches 0 or below: half-width over the median */
+	eg_summary_t zc = {9, 10, NAN, NAN, NAN, -2, 22};
+	ck_assert_double_eq_tol(eg_stats_rel_se(&zc), 24 / (2 * z) / 10, 1e-12);
 	b.ci_lo = NAN;
 	ck_assert(isnan(eg_stats_ratio_se(&a, &b)));
 }
