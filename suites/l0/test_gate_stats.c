@@ -352,9 +352,9 @@ START_TEST(se_helpers)
 	ck_assert_double_eq_tol(eg_stats_ratio_se(&a, &b), 2 * sqrt(2) * r,
 				1e-12);
 	/* one stalled launch stretches the upper end: [600, 15600] around
-	 * 719.5 (measured under load).  The delta method's se / median put
-	 * the judged interval's low end at 0.11 us; on the log scale it
-	 * stays near what was measured */
+	 * 719.5 (the width of a campaign measured under load, whose judged
+	 * interval the delta method's se / median put at [0.11, 4.6e6]);
+	 * on the log scale it stays near what was measured */
 	eg_summary_t st = {9, 719.5, NAN, NAN, NAN, 600, 15600};
 	double rel = eg_stats_rel_se(&st), z1 = 1.6448536269514722;
 
