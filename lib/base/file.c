@@ -231,7 +231,8 @@ int eg_file_names(const char *dir, eg_file_keep_fn keep, void *arg,
 		(*n)++;
 	}
 	closedir(d);
-	qsort(*out, *n, sizeof(**out), cmp ? cmp : eg__cmp_names);
+	if (*n > 1) /* qsort's base may not be NULL, even for no element */
+		qsort(*out, *n, sizeof(**out), cmp ? cmp : eg__cmp_names);
 	return EG_OK;
 }
 
