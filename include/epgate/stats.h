@@ -88,6 +88,10 @@ int eg_stats_slope(const double *x, const double *v, const double *se, size_t n,
  * scale from the two stored intervals; NAN when either is unknown. */
 double eg_stats_ratio_se(const eg_summary_t *a, const eg_summary_t *b);
 
+/* The standard error of log(median) from a stored 95% interval that is
+ * positive; NAN otherwise. */
+double eg_stats_log_se(const eg_summary_t *s);
+
 /* The relative standard error of a positive median: from its stored 95%
  * interval on the log scale when that interval is positive, else the
  * interval's half-width over the median; NAN when neither is known. */

@@ -210,14 +210,11 @@ static int eg__boot(const eg_metric_t *base, const eg_metric_t *cur,
 static int eg__summary(const eg_metric_t *base, const eg_metric_t *cur,
 		       const eg_regress_opts_t *o, eg_regress_out_t *out)
 {
-	double z95 = gsl_cdf_ugaussian_Pinv((1 + EG_STATS_CI_LEVEL) / 2);
-	double z = gsl_cdf_ugaussian_Pinv(1 - o->alpha), sb, sc, l, s, t;
+	double z = gsl_cdf_ugaussian_Pinv(1 - o->alpha), l, s, t;
+	double sb = eg_stats_log_se(&base->s), sc = eg_stats_log_se(&cur->s);
 
-	if (!(base->s.ci_lo > 0) || !(cur->s.ci_lo > 0) ||
-	    !isfinite(base->s.ci_hi) || !isfinite(cur->s.ci_hi))
+	if (isnan(sb) || isnan(sc))
 		return 0;
-	sb = log(base->s.ci_hi / base->s.ci_lo) / (2 * z95);
-	sc = log(cur->s.ci_hi / cur->s.ci_lo) / (2 * z95);
 	l = log(cur->s.median / base->s.median);
 	s = sqrt(sb * sb + sc * sc);
 	out->lo = exp(l - z * s) - 1;

@@ -57,11 +57,9 @@ void eg__history_t(const double *x, size_t nb, double y, double se_floor,
 /* The standard error of log(median) from a metric's stored interval. */
 double eg__log_se(const eg_metric_t *m)
 {
-	double z = gsl_cdf_ugaussian_Pinv((1 + EG_STATS_CI_LEVEL) / 2);
+	double se = eg_stats_log_se(&m->s);
 
-	if (!(m->s.ci_lo > 0) || !(m->s.ci_hi >= m->s.ci_lo))
-		return 0;
-	return log(m->s.ci_hi / m->s.ci_lo) / (2 * z);
+	return isnan(se) ? 0 : se;
 }
 
 /* The baseline campaigns pooled: samples and launches one after the

@@ -206,9 +206,17 @@ double eg_stats_se_from_ci(double lo, double hi)
 	return (hi - lo) / (2 * z);
 }
 
-double eg_stats_rel_se(const eg_summary_t *s)
+double eg_stats_log_se(const eg_summary_t *s)
 {
 	double z = gsl_cdf_ugaussian_Pinv((1 + EG_STATS_CI_LEVEL) / 2);
+
+	if (!(s->ci_lo > 0) || !isfinite(s->ci_hi) || !(s->ci_hi >= s->ci_lo))
+		return NAN;
+	return log(s->ci_hi / s->ci_lo) / (2 * z);
+}
+
+double eg_stats_rel_se(const eg_summary_t *s)
+{
 	double se;
 
 	if (!(s->median > 0))
@@ -217,8 +225,8 @@ double eg_stats_rel_se(const eg_summary_t *s)
 	 * is symmetric; one stalled launch stretches its upper end, and the
 	 * delta method (se / median) would then stretch the lower end below
 	 * anything measured */
-	if (s->ci_lo > 0 && isfinite(s->ci_hi) && s->ci_hi >= s->ci_lo)
-		return log(s->ci_hi / s->ci_lo) / (2 * z);
+	if (!isnan(se = eg_stats_log_se(s)))
+		return se;
 	se = eg_stats_se_from_ci(s->ci_lo, s->ci_hi);
 	return isnan(se) ? NAN : se / s->median;
 }
