@@ -45,16 +45,14 @@ static void eg__gate_usage(FILE *f)
 	      f);
 }
 
-/* --history DIR and --last N */
-static const char *eg__history;
-static unsigned eg__last = EG_HISTORY_LAST;
-
 enum { O_GATES = 256, O_BASELINE, O_STRICT, O_HISTORY, O_LAST };
 
 typedef struct eg__gate_cli {
 	eg_gate_run_opts_t *o;
 	char **base; /* argc entries */
 	size_t n_base;
+	const char *history; /* --history DIR: the baseline */
+	unsigned last;	     /* --last N of its campaigns */
 } eg__gate_cli_t;
 
 static int eg__gate_opt(eg_cli_t *c, int id, const char *arg)
@@ -66,9 +64,9 @@ static int eg__gate_opt(eg_cli_t *c, int id, const char *arg)
 	else if (id == O_BASELINE)
 		g->base[g->n_base++] = (char *)arg;
 	else if (id == O_HISTORY)
-		eg__history = arg;
+		g->history = arg;
 	else if (id == O_LAST)
-		return eg_cli_uint(c, "--last", arg, 1, 100000, &eg__last);
+		return eg_cli_uint(c, "--last", arg, 1, 100000, &g->last);
 	else
 		g->o->strict = 1;
 	return EG_OK;
@@ -113,9 +111,9 @@ int eg_cmd_gate(int argc, char **argv)
 {
 	eg_gate_run_opts_t o = {.reports = "reports/runs", .prog = EG__PROG};
 	char **base = calloc((size_t)argc + 1, sizeof(*base));
-	eg__gate_cli_t g = {.o = &o, .base = base};
+	eg__gate_cli_t g = {.o = &o, .base = base, .last = EG_HISTORY_LAST};
 	eg_results_t *cur = NULL, *bl = NULL;
-	size_t n_base = 0, n_cur = 0, n_bl = 0;
+	size_t n_cur = 0, n_bl = 0;
 	char err[EG_RESULTS_ERR_MAX];
 	eg_gate_data_t d;
 	int first = argc, rc = EG_EXIT_HARD;
@@ -125,25 +123,24 @@ int eg_cmd_gate(int argc, char **argv)
 	if ((rc = eg__options(argc, argv, &g, &first)) != EG_CLI_GO)
 		goto out;
 	rc = EG_EXIT_HARD;
-	n_base = g.n_base;
 	if (eg_results_read_all(argv + first, (size_t)(argc - first), &cur,
 				&n_cur, err, sizeof(err)) ||
-	    eg_results_read_all(base, n_base, &bl, &n_bl, err, sizeof(err))) {
+	    eg_results_read_all(base, g.n_base, &bl, &n_bl, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", EG__PROG, err);
 		goto out;
 	}
-	if (eg__history && n_base) {
+	if (g.history && g.n_base) {
 		fprintf(stderr, "%s: give --baseline or --history, not both\n",
 			EG__PROG);
 		goto out;
 	}
-	if (eg__history) { /* the history is the baseline */
+	if (g.history) { /* the history is the baseline */
 		eg_results_free_all(bl, n_bl);
 		bl = NULL;
 		n_bl = 0;
 	}
-	if (eg__history && eg_history_read(eg__history, &cur[0], eg__last, &bl,
-					   &n_bl, err, sizeof(err)) < 0) {
+	if (g.history && eg_history_read(g.history, &cur[0], g.last, &bl, &n_bl,
+					 err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: --history: %s\n", EG__PROG, err);
 		goto out;
 	}
