@@ -379,6 +379,23 @@ nep_find_root() {
 	return 1
 }
 
+# nep_build_plugin NEP_ROOT SRCDIR OUT_SO: the adapter plugin compiled
+# as Makefile.am compiles it (PLUGIN_CFLAGS, -fgnu89-inline, NCCL EP's
+# headers before CUDA's), for a machine where configure cannot run (the
+# GPU machine, against an NCCL EP built there). CUDA_HOME: the toolkit.
+nep_build_plugin() {
+	cu=${CUDA_HOME:-/usr/local/cuda}
+	mkdir -p "$(dirname "$3")" || return 1
+	${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -ffp-contract=off \
+		-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+		-Werror -I"$2/include" -fPIC -shared -g -O2 -fgnu89-inline \
+		-isystem "$1/include" -isystem "$cu/include" -o "$3" \
+		"$2/plugins/nccl-ep/nccl_ep.c" "$2/plugins/nccl-ep/comm.c" \
+		"$2/plugins/nccl-ep/ll.c" "$2/plugins/nccl-ep/ht.c" \
+		"$2/plugins/nccl-ep/shape.c" -L"$1/lib" -lnccl_ep -lnccl \
+		-L"$cu/lib64" -Wl,-rpath,"$cu/lib64" -lcudart
+}
+
 # nep_setup BUNDLE EGDIR WORK: unpacks what needs it into WORK, finds
 # NCCL EP (NEP_ROOT), epgate (EG_EPGATE) and the plugin (NEP_SO), sets
 # the environment. Says what is missing and returns 1.

@@ -1,0 +1,71 @@
+#!/bin/sh
+# Builds the NCCL EP bundle that the GPU scripts carry (ncclep-sm90):
+# NCCL and its contrib/nccl_ep from one NVIDIA/nccl source tree, for
+# Hopper alone, packed as the folder nep_setup (nccl-ep-lib.sh) reads:
+#
+#   sh suites/gpu/ncclep-build.sh NCCL_SRC OUT.tar.xz [JOBS]
+#
+#   ncclep-sm90/include   nccl.h, nccl_device/, nccl_ep.h, nccl_ep/ (the
+#                         HT JIT's sources)
+#   ncclep-sm90/lib       libnccl.so*, libnccl_ep.so*
+#   ncclep-sm90/bin       ep_bench, ep_test (Open MPI)
+#   ncclep-sm90/env.sh    LD_LIBRARY_PATH and the JIT's variables (bash)
+#
+# Needs nvcc (CUDA_HOME, default /usr/local/cuda) and Open MPI's headers
+# (MPI_HOME, default Debian's). NCCL alone is about 45 CPU-minutes.
+# Exit: 0 built, 1 a build step failed (its log named), 99 bad arguments.
+set -u
+if [ $# -lt 2 ] || [ ! -f "$1/makefiles/version.mk" ] ||
+	[ ! -d "$1/contrib/nccl_ep" ]; then
+	echo "usage: sh suites/gpu/ncclep-build.sh NCCL_SRC(with contrib/nccl_ep) OUT.tar.xz [JOBS]" >&2
+	exit 99
+fi
+src=$(cd "$1" && pwd)
+out=$2
+jobs=${3:-$(nproc)}
+: "${CUDA_HOME:=/usr/local/cuda}"
+: "${MPI_HOME:=/usr/lib/x86_64-linux-gnu/openmpi}"
+gencode="-gencode=arch=compute_90,code=sm_90"
+build=$src/build
+log=$src/ncclep-build.log
+: >"$log"
+
+run() {
+	echo "+ $*" >>"$log"
+	"$@" >>"$log" 2>&1 || {
+		echo "ncclep-build: '$*' failed (exit $?); log: $log" >&2
+		exit 1
+	}
+}
+
+run make -C "$src" -j"$jobs" src.build CUDA_HOME="$CUDA_HOME" \
+	NVCC_GENCODE="$gencode" BUILDDIR="$build"
+run make -C "$src/contrib/nccl_ep" -j"$jobs" MPI=1 MPI_HOME="$MPI_HOME" \
+	CUDA_HOME="$CUDA_HOME" NVCC_GENCODE="$gencode" BUILDDIR="$build" \
+	lib ep_bench ep_test
+
+stage=$(mktemp -d) || exit 1
+trap 'rm -rf "$stage"' EXIT
+root=$stage/ncclep-sm90
+mkdir -p "$root/bin" || exit 1
+run cp -a "$build/include" "$build/lib" "$root/"
+rm -f "$root/lib/"*.a
+run cp "$build/test/nccl_ep/ep_bench" "$build/test/nccl_ep/ep_test" "$root/bin/"
+cat >"$root/env.sh" <<'EOF'
+# . env.sh (bash): NCCL EP's lib first, its HT JIT's folders
+r=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export LD_LIBRARY_PATH=$r/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$r/bin:$PATH
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export NCCL_EP_JIT_SOURCE_DIR=$r/include/nccl_ep
+export NCCL_EP_JIT_BUILD_INCLUDE_DIR=$r/include
+export NCCL_EP_JIT_CUDA_INCLUDE_DIR=$CUDA_HOME/include
+export NCCL_EP_JIT_NVCC=$CUDA_HOME/bin/nvcc
+export NCCL_NVLS_ENABLE=0
+EOF
+# the source's commit: git's, or a COMMIT file packed with the tree
+(cd "$src" && git rev-parse HEAD 2>/dev/null || cat COMMIT 2>/dev/null ||
+	echo "source: $src") >"$root/SOURCE"
+grep -E '^NCCL_(MAJOR|MINOR|PATCH)' "$src/makefiles/version.mk" >>"$root/SOURCE"
+run tar -cJf "$out" -C "$stage" ncclep-sm90
+echo "ncclep-build: $out ($(du -h "$out" | cut -f1))"
