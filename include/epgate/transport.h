@@ -46,6 +46,9 @@ typedef struct eg_xport_ops {
 	int (*stats)(void *state, eg_xport_stats_t *s);
 	const char *(*error)(void *state); /* last error, one line */
 	void (*destroy)(void *state);
+	/* Bytes sent to other ranks so far, and nothing else: cheap enough
+	 * to read inside a timed interval (stats may read logs). Optional. */
+	int (*sent)(void *state, uint64_t *bytes);
 } eg_xport_ops_t;
 
 /* libfabric RDM, tagged messages (lib/transport/fabric.c); only when

@@ -1393,6 +1393,12 @@ static int eg__alltoallv(void *state, const void *const *send,
 	return rc;
 }
 
+static int eg__sent(void *state, uint64_t *bytes)
+{
+	*bytes = ((eg__fab_t *)state)->bytes_sent;
+	return EG_OK;
+}
+
 static int eg__stats(void *state, eg_xport_stats_t *s)
 {
 	eg__fab_t *st = state;
@@ -1443,6 +1449,7 @@ const eg_xport_ops_t eg_xport_fabric = {
     .stats = eg__stats,
     .error = eg__error,
     .destroy = eg__destroy,
+    .sent = eg__sent,
 };
 
 #else

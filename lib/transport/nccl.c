@@ -580,6 +580,13 @@ static int eg__x_stats(void *state, eg_xport_stats_t *s)
 	return EG_OK;
 }
 
+/* The counter alone: eg_nccl_stats also parses NCCL's log. */
+static int eg__x_sent(void *state, uint64_t *bytes)
+{
+	*bytes = ((eg_nccl_t *)state)->bytes_sent;
+	return EG_OK;
+}
+
 static const char *eg__x_error(void *state)
 {
 	return eg_nccl_error(state);
@@ -598,6 +605,7 @@ const eg_xport_ops_t eg_xport_nccl = {
     .stats = eg__x_stats,
     .error = eg__x_error,
     .destroy = eg__x_destroy,
+    .sent = eg__x_sent,
 };
 
 #else /* no CUDA or no NCCL */

@@ -166,9 +166,9 @@ gpu() {
 			--vs-alltoall >"$f" 2>&1
 		rc=$?
 		[ $rc -eq 0 ] || step "vs-alltoall K=$1 T=$2" FAIL "exit $rc: $(grep -m1 -i 'error\|fail' "$f" | cut -c1-80)"
-		awk -v T="$2" -v K="$1" '/^VS /{for(i=2;i<=NF;i++){split($i,a,"=");v[a[1]]=a[2]}
+		awk -v T="$2" -v K="$1" '{sub(/^\[[0-9]+\] /, "")} /^VS /{for(i=2;i<=NF;i++){split($i,a,"=");v[a[1]]=a[2]}
 			printf "%-6s %-3s %12s %11.2f %12s %12.2f %7.1f%%\n", T, K, v["dispatch_us"], v["wire_gbps"], v["alltoall_bytes"], v["alltoall_busbw"], 100*v["ratio"]}' "$f" >>"$SUM"
-		grep -m1 '^# engine phases' "$f" | sed "s/^#/   T=$2 K=$1/" >>"$SUM"
+		grep -m1 '# engine phases' "$f" | sed "s/^.*# engine phases/   T=$2 K=$1 phases/" >>"$SUM"
 	done
 	# the W=1 dispatch in fresh processes, by phase (issue 12's spread)
 	echo "== W=1 a2a dispatch at T=4096 (E=256 top-8 H=7168 bf16) in five fresh processes, phases (us)" >>"$SUM"
@@ -181,7 +181,7 @@ gpu() {
 		printf "  #%s dispatch %s combine %s |%s\n" "$i" \
 			"$(awk '$2 == "dispatch_us" {print $3; exit}' "$f")" \
 			"$(awk '$2 == "combine_us" {print $3; exit}' "$f")" \
-			"$(grep -m1 '^# engine phases' "$f" | cut -d: -f2)" >>"$SUM"
+			"$(grep -m1 '# engine phases' "$f" | cut -d: -f2)" >>"$SUM"
 	done
 	# h200x2-xnode with its gates; the recovery at both sizes
 	mkdir -p "$L/xnode"
