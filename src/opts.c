@@ -32,6 +32,7 @@ enum {
 	EG__O_LAUNCHES,
 	EG__O_REMEASURE,
 	EG__O_SEED,
+	EG__O_OWN = 700,       /* + index in the command's own table */
 	EG__O_WORKLOAD = 1000, /* + index in eg__workload_keys */
 };
 
@@ -320,8 +321,12 @@ static int eg__table(const eg_cli_t *c, struct option *t)
 	size_t n = 0;
 	int rc = eg__add(t, &n, "help", no_argument, EG__O_HELP);
 
-	for (const struct option *o = c->own; o && o->name && !rc; o++)
-		rc = eg__add(t, &n, o->name, o->has_arg, o->val);
+	for (int i = 0; c->own && c->own[i].name && !rc; i++)
+		rc = eg__add(t, &n, c->own[i].name,
+			     c->own[i].flag || c->own[i].bare
+				 ? no_argument
+				 : required_argument,
+			     EG__O_OWN + i);
 	if (c->job && !rc)
 		rc = eg__add_group(t, &n, eg__job_opts, c->job->keys);
 	if (c->xport && !rc)
@@ -341,10 +346,37 @@ static int eg__table(const eg_cli_t *c, struct option *t)
 	return rc;
 }
 
+/* The command's own option id (EG__O_OWN + index, or a short letter). */
+static int eg__own(eg_cli_t *c, int id, const char *arg)
+{
+	const eg_cli_opt_t *o = NULL;
+
+	if (id >= EG__O_OWN)
+		o = &c->own[id - EG__O_OWN];
+	for (int i = 0; !o && c->own && c->own[i].name; i++)
+		if (c->own[i].id == id)
+			o = &c->own[i];
+	if (o && o->str) {
+		*o->str = arg;
+		return EG_OK;
+	}
+	if (o && o->flag) {
+		*o->flag = 1;
+		return EG_OK;
+	}
+	if (!c->parse) {
+		eg_cli_error(c, "option %d has no handler (harness)", id);
+		return EG_EINVAL;
+	}
+	return c->parse(c, o ? o->id : id, arg);
+}
+
 static int eg__one(eg_cli_t *c, int id, const char *arg)
 {
 	if (id >= EG__O_WORKLOAD)
 		return eg__workload(c, id, arg);
+	if (id >= EG__O_OWN)
+		return eg__own(c, id, arg);
 	if (id >= EG__O_RESULTS)
 		return eg__campaign(c, id, arg);
 	if (id >= EG__O_REPORTS)
@@ -360,11 +392,7 @@ static int eg__one(eg_cli_t *c, int id, const char *arg)
 	if (c->job && c->job->nw && (id == 'n' || id == 'w'))
 		return eg__job(c, id == 'n' ? EG__O_ITERS : EG__O_WARMUP,
 			       id == 'n' ? "-n" : "-w", arg);
-	if (!c->parse) {
-		eg_cli_error(c, "option %d has no handler (harness)", id);
-		return EG_EINVAL;
-	}
-	return c->parse(c, id, arg);
+	return eg__own(c, id, arg);
 }
 
 /* The arguments left after the options. */

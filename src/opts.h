@@ -84,12 +84,23 @@ typedef struct eg_report_cli {
 #define EG_CLI_ARGS_ALL (~0u) /* max_args: any number, left in argv */
 #define EG_CLI_GO	(-1)  /* eg_cli_parse: go on */
 
+/* A command's own option. One with str or flag needs no code: its value
+ * is stored at str, or 1 at flag; any other goes to the command's parse
+ * with id, with a value unless bare. */
+typedef struct eg_cli_opt {
+	const char *name;
+	int id;		  /* a short letter (also in shorts), 256..599, or 0 */
+	const char **str; /* the value goes here */
+	int *flag;	  /* set to 1 here */
+	int bare;	  /* parse's option takes no value */
+} eg_cli_opt_t;
+
 typedef struct eg_cli eg_cli_t;
 struct eg_cli {
-	const char *prog;	  /* "epgate bench raw": every message's */
-	const char *shorts;	  /* the command's short options ("v", "n:") */
-	const struct option *own; /* its long options ({0}-terminated; val:
-				     a short letter or 256..599), or NULL */
+	const char *prog;	 /* "epgate bench raw": every message's */
+	const char *shorts;	 /* the command's short options ("v", "n:") */
+	const eg_cli_opt_t *own; /* its long options ({0}-terminated), or
+				    NULL */
 	/* the command's own options: EG_OK, or <0 after a message */
 	int (*parse)(eg_cli_t *c, int id, const char *arg);
 	void *ctx; /* for parse */
