@@ -117,8 +117,7 @@ int eg_cmd_bench_ab(int argc, char **argv)
 				    {"per-point", .flag = &o.ab.per_point},
 				    {"verbose", 'v', .flag = &o.run.verbose},
 				    {NULL}};
-	eg_report_cli_t rep = {.keys = EG_REP_REPORTS,
-			       .reports = "reports/runs"};
+	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_cli_t cl = {.prog = "epgate bench ab",
 		       .shorts = "v",
 		       .own = own,

@@ -95,8 +95,7 @@ int eg_cmd_bench_profile(int argc, char **argv)
 				    {"plant", .str = &o.run.plant},
 				    {"verbose", 'v', .flag = &o.run.verbose},
 				    {NULL}};
-	eg_report_cli_t rep = {.keys = EG_REP_REPORTS,
-			       .reports = "reports/runs"};
+	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.prog = "epgate bench profile",
 		       .shorts = "v",

@@ -65,7 +65,7 @@ int eg_cmd_check(int argc, char **argv)
 				    {"verbose", 'v', .flag = &o.verbose},
 				    {NULL}};
 	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2};
-	eg_report_cli_t rep = {.keys = EG_REP_ALL, .reports = "reports/runs"};
+	eg_report_cli_t rep = {.keys = EG_REP_ALL};
 	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.prog = "epgate check",
 		       .shorts = "v",

@@ -75,7 +75,7 @@ static int eg__options(int argc, char **argv, eg__gate_cli_t *g, int *first)
 				    {"history", .str = &g->history},
 				    {"last", .id = O_LAST},
 				    {NULL}};
-	eg_report_cli_t rep = {.keys = EG_REP_ALL, .reports = g->o->reports};
+	eg_report_cli_t rep = {.keys = EG_REP_ALL};
 	eg_cli_t cl = {.prog = EG__PROG,
 		       .own = own,
 		       .parse = eg__gate_opt,
@@ -100,7 +100,7 @@ static int eg__options(int argc, char **argv, eg__gate_cli_t *g, int *first)
 
 int eg_cmd_gate(int argc, char **argv)
 {
-	eg_gate_run_opts_t o = {.reports = "reports/runs", .prog = EG__PROG};
+	eg_gate_run_opts_t o = {.prog = EG__PROG};
 	char **base = calloc((size_t)argc + 1, sizeof(*base));
 	eg__gate_cli_t g = {.o = &o, .base = base, .last = EG_HISTORY_LAST};
 	eg_results_t *cur = NULL, *bl = NULL;

@@ -102,10 +102,7 @@ static int eg__rank_cmd(int argc, char **argv, int gpu)
 				    {"log-dir", .str = &o.log_dir},
 				    {NULL}};
 	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2};
-	eg_xport_cli_t xp = {.keys = EG_XP_PROVIDER | EG_XP_NCCL,
-			     .path = "auto",
-			     .num_comms = 1,
-			     .device = -1};
+	eg_xport_cli_t xp = {.keys = EG_XP_PROVIDER | EG_XP_NCCL};
 	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.prog = gpu ? EG__GPU_PROG : EG__HOST_PROG,
 		       .own = own,

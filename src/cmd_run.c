@@ -39,8 +39,7 @@ int eg_cmd_run(int argc, char **argv)
 	const eg_cli_opt_t own[] = {{"engine", .str = &o.engine},
 				    {"verbose", 'v', .flag = &o.verbose},
 				    {NULL}};
-	eg_report_cli_t rep = {.keys = EG_REP_REPORTS,
-			       .reports = "reports/runs"};
+	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_cli_t cl = {.prog = "epgate run",
 		       .shorts = "v",
 		       .own = own,

@@ -412,6 +412,19 @@ static int eg__positional(eg_cli_t *c, int argc, char **argv)
 	return EG_CLI_GO;
 }
 
+/* The groups' defaults: the same for every command that takes them. */
+static void eg__defaults(eg_cli_t *c)
+{
+	if (c->xport)
+		*c->xport = (eg_xport_cli_t){.keys = c->xport->keys,
+					     .transport = "fabric",
+					     .num_comms = 1,
+					     .path = "auto",
+					     .device = -1};
+	if (c->report && (c->report->keys & EG_REP_REPORTS))
+		c->report->reports = "reports/runs";
+}
+
 int eg_cli_parse(eg_cli_t *c, int argc, char **argv)
 {
 	struct option t[EG__OPTS_MAX];
@@ -424,6 +437,7 @@ int eg_cli_parse(eg_cli_t *c, int argc, char **argv)
 		 c->shorts ? c->shorts : "",
 		 c->job && c->job->nw ? "n:w:" : "");
 	c->n_args = 0;
+	eg__defaults(c);
 	optind = 0; /* a fresh scan (GNU: re-reads the optstring's mode) */
 	opterr = 0;
 	while ((id = getopt_long(argc, argv, shorts, t, NULL)) != -1) {

@@ -35,7 +35,8 @@ typedef struct eg_job_opts {
 
 /* Transport: --transport fabric|nccl, --provider P (fabric), and NCCL's
  * --num-comms K (fabric endpoints too), --path auto|nvlink|xnode,
- * --xnode-mode hostid|nop2p, --device D. */
+ * --xnode-mode hostid|nop2p, --device D. eg_cli_parse sets the defaults
+ * (fabric, auto provider, 1, auto, hostid, -1) before it reads argv. */
 enum {
 	EG_XP_TRANSPORT = 1,
 	EG_XP_PROVIDER = 2,
@@ -56,9 +57,9 @@ typedef struct eg_xport_cli {
 	int device;		/* -1: rank modulo the device count */
 } eg_xport_cli_t;
 
-/* Reports: --reports DIR, --tap FILE, --junit FILE (the keys taken),
- * and always --tap-version 13|14 (eg_tap_set_version: every TAP file
- * of the process). */
+/* Reports: --reports DIR (default reports/runs), --tap FILE, --junit
+ * FILE (the keys taken), and always --tap-version 13|14
+ * (eg_tap_set_version: every TAP file of the process). */
 enum {
 	EG_REP_REPORTS = 1,
 	EG_REP_TAP = 2,
