@@ -208,12 +208,9 @@ static int eg__a2a_combine(void *state, const eg_recv_t *recv,
 		       (const uint8_t *)y[0] + recv->rank_prefix[p] * rowb,
 		       a->e.x.sbytes[p]);
 	}
-	rc = eg_xchg_run(&a->e.x);
-	if (rc < 0)
-		return rc;
-	acc = calloc((size_t)(T ? T : 1) * H, sizeof(float));
+	acc = eg_xchg_run_acc(&a->e.x, (size_t)T * H, &rc);
 	if (!acc)
-		return EG_ENOMEM;
+		return rc;
 	for (uint32_t i = 0; i < W; i++) { /* destination order */
 		uint32_t d = a->fault == EG_A2A_FAULT_ORDER ? W - 1 - i : i;
 

@@ -164,12 +164,9 @@ static int eg__dense_combine(void *state, const eg_recv_t *recv,
 		memcpy(a->e.x.send[s] + (size_t)t * rowb,
 		       (const uint8_t *)y[0] + (size_t)i * rowb, rowb);
 	}
-	rc = eg_xchg_run(&a->e.x);
-	if (rc < 0)
-		return rc;
-	acc = calloc((size_t)(T ? T : 1) * H, sizeof(float));
+	acc = eg_xchg_run_acc(&a->e.x, (size_t)T * H, &rc);
 	if (!acc)
-		return EG_ENOMEM;
+		return rc;
 	for (uint32_t d = 0; d < W; d++) /* destination order */
 		for (size_t i = 0; i < (size_t)T * H; i++)
 			acc[i] += eg_load_f32(ct, a->e.x.recv[d], i);

@@ -114,6 +114,17 @@ int eg_xchg_dispatched(eg_xchg_t *x, eg_recv_t *out, uint32_t row)
 	return EG_OK;
 }
 
+float *eg_xchg_run_acc(eg_xchg_t *x, size_t n, int *rc)
+{
+	float *acc;
+
+	if ((*rc = eg_xchg_run(x)) < 0)
+		return NULL;
+	acc = calloc(n ? n : 1, sizeof(float));
+	*rc = acc ? EG_OK : EG_ENOMEM;
+	return acc;
+}
+
 int eg_xchg_combined(eg_xchg_t *x, eg_dtype_t ct, float *acc, size_t n,
 		     void *out)
 {

@@ -42,6 +42,9 @@ void *eg_xeng_new(size_t size, const eg_workload_t *w,
 void eg_xeng_fini(eg_xeng_t *e);
 /* The end of a dispatch: row rows, the buffers released. EG_OK. */
 int eg_xchg_dispatched(eg_xchg_t *x, eg_recv_t *out, uint32_t row);
+/* A combine's exchange: runs it, then a zeroed accumulator of n floats,
+ * or NULL with *rc (the transport's, or EG_ENOMEM). */
+float *eg_xchg_run_acc(eg_xchg_t *x, size_t n, int *rc);
 /* The end of a combine: the n sums of acc into out in dtype ct, acc
  * freed, the buffers released. EG_OK. */
 int eg_xchg_combined(eg_xchg_t *x, eg_dtype_t ct, float *acc, size_t n,
