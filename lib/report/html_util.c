@@ -1,6 +1,7 @@
 /* Small things every part of the page needs: escaping, numbers as
  * shown, verdict words, units. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,25 @@ void eg__esc(FILE *f, const char *s)
 			fputc(*s, f);
 		}
 	}
+}
+
+void eg__html(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	for (; *fmt; fmt++) {
+		if (fmt[0] == '%' && fmt[1] == 's')
+			eg__esc(f, va_arg(ap, const char *));
+		else if (fmt[0] == '%' && fmt[1] == '%')
+			fputc('%', f);
+		else {
+			fputc(*fmt, f);
+			continue;
+		}
+		fmt++;
+	}
+	va_end(ap);
 }
 
 const char *eg__num(double v, char *buf, size_t len)
