@@ -101,8 +101,7 @@ static int eg__ab_opt(eg_cli_t *c, int id, const char *arg)
 
 int eg_cmd_bench_ab(int argc, char **argv)
 {
-	eg__abo_t o = {.run = {.apply_gates = 1, .progress = -1},
-		       .ab = {.statistic = "bootstrap",
+	eg__abo_t o = {.ab = {.statistic = "bootstrap",
 			      .correction = "holm",
 			      .alpha = 0.05,
 			      .min_effect = 0.05}};
@@ -125,9 +124,7 @@ int eg_cmd_bench_ab(int argc, char **argv)
 		       .ctx = &o,
 		       .usage = eg__ab_usage,
 		       .report = &rep,
-		       .campaign = &o.run,
-		       .max_args = 1,
-		       .need_arg = "give a profile: NAME or FILE"};
+		       .campaign = &o.run};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)

@@ -85,7 +85,7 @@ static int eg__profile_opt(eg_cli_t *c, int id, const char *arg)
 
 int eg_cmd_bench_profile(int argc, char **argv)
 {
-	eg__popts_t o = {.run = {.apply_gates = 1, .progress = -1}};
+	eg__popts_t o = {0};
 	const eg_cli_opt_t own[] = {{"no-gates", .id = O_NO_GATES, .bare = 1},
 				    {"list", .flag = &o.list},
 				    {"wide", .id = O_WIDE, .bare = 1},
@@ -105,9 +105,7 @@ int eg_cmd_bench_profile(int argc, char **argv)
 		       .usage = eg__profile_usage,
 		       .report = &rep,
 		       .workload = &ov,
-		       .campaign = &o.run,
-		       .max_args = 1,
-		       .need_arg = "give a profile: NAME or FILE"};
+		       .campaign = &o.run};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)

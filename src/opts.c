@@ -423,6 +423,12 @@ static void eg__defaults(eg_cli_t *c)
 					     .device = -1};
 	if (c->report && (c->report->keys & EG_REP_REPORTS))
 		c->report->reports = "reports/runs";
+	if (c->campaign) {
+		c->campaign->apply_gates = 1;
+		c->campaign->progress = -1;
+		c->max_args = 1;
+		c->need_arg = "give a profile: NAME or FILE";
+	}
 }
 
 int eg_cli_parse(eg_cli_t *c, int argc, char **argv)

@@ -73,7 +73,9 @@ typedef struct eg_report_cli {
 
 /* Campaign (the commands that run a profile): --results FILE,
  * --gates FILE, --launches L, --remeasure R, --seed N into an
- * eg_bench_run_opts_t (lib/suite/sweep.h). */
+ * eg_bench_run_opts_t (lib/suite/sweep.h), whose defaults eg_cli_parse
+ * sets (the gates applied, progress as stderr allows); and the one
+ * argument, the profile's NAME or FILE. */
 
 /* Workload: every workload key as --KEY=VALUE (or --KEY VALUE) into an
  * eg_overrides_t (lib/suite/suite.h): name world experts topk hidden
