@@ -137,15 +137,19 @@ static int eg__band(eg_yaml_t *y, const yaml_node_t *n, double band[2])
 	return 0;
 }
 
-/* key: [A, B], two different arms (ratio, versus); what describes the
- * two in the error. */
+/* key: [A, B], two different arms: ratio's numerator and denominator,
+ * or versus's arm B judged against arm A of the same results. */
 static int eg__arm_pair(eg_yaml_t *y, const yaml_node_t *n, const char *key,
-			const char *what, char *arm[2], int *line)
+			char *arm[2], int *line)
 {
 	int rc;
 
 	if (n->type != YAML_SEQUENCE_NODE || eg_yaml_len(n) != 2)
-		return eg_yaml_err(y, n, "%s: expected [%s]", key, what);
+		return eg_yaml_err(
+		    y, n, "%s: expected [%s]", key,
+		    !strcmp(key, "ratio")
+			? "numerator arm, denominator arm"
+			: "arm judged, arm it is judged against");
 	if ((rc = eg_yaml_str(y, key, eg_yaml_item(y, n, 0), &arm[0])) ||
 	    (rc = eg_yaml_str(y, key, eg_yaml_item(y, n, 1), &arm[1])))
 		return rc;
@@ -268,8 +272,7 @@ static int eg__gate_key(eg_yaml_t *y, const char *k, yaml_node_t *kn,
 		return eg__ident_str(y, k, v, &g->metric);
 	}
 	if (!strcmp(k, "ratio"))
-		return eg__arm_pair(y, v, k, "numerator arm, denominator arm",
-				    g->ratio, &g->ratio_line);
+		return eg__arm_pair(y, v, k, g->ratio, &g->ratio_line);
 	if (!strcmp(k, "arms")) {
 		g->arms_line = eg_yaml_line(v);
 		return eg_yaml_strs(y, k, v, &g->arms, &g->n_arms);
@@ -335,9 +338,7 @@ static int eg__gate_key(eg_yaml_t *y, const char *k, yaml_node_t *kn,
 		return eg_yaml_strs(y, k, v, &g->expect, &g->n_expect);
 	if (!strcmp(k, "versus"))
 		/* [B, A]: arm B judged against arm A of the same results */
-		return eg__arm_pair(y, v, k,
-				    "arm judged, arm it is judged against",
-				    g->versus, &g->versus_line);
+		return eg__arm_pair(y, v, k, g->versus, &g->versus_line);
 	if (!strcmp(k, "aggregate")) {
 		rc = eg_yaml_word(y, k, v, eg__aggregates, &idx);
 		g->aggregate = (eg_aggregate_t)idx;
