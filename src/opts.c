@@ -92,35 +92,42 @@ int eg_cli_error(const eg_cli_t *c, const char *fmt, ...)
 
 /* The base parsers (lib/base/num.c) do the work and word the message:
  * one number parser, one message shape, here as everywhere. */
+typedef int eg__u64_parser_t(const char *what, const char *s, uint64_t lo,
+			     uint64_t hi, unsigned flags, uint64_t *out,
+			     char *err, size_t errlen);
+
+static int eg__cli_u64(const eg_cli_t *c, eg__u64_parser_t *parse,
+		       const char *opt, const char *s, uint64_t lo, uint64_t hi,
+		       uint64_t *v)
+{
+	char err[256];
+	int rc = parse(opt, s ? s : "", lo, hi, 0, v, err, sizeof(err));
+
+	if (rc < 0)
+		eg_cli_error(c, "%s", err);
+	return rc < 0 ? rc : EG_OK;
+}
+
 int eg_cli_uint(const eg_cli_t *c, const char *opt, const char *s,
 		unsigned long long lo, unsigned long long hi, unsigned *out)
 {
-	char err[256];
 	uint64_t v;
-	int rc = eg_parse_u64(opt, s ? s : "", lo, hi, 0, &v, err, sizeof(err));
+	int rc = eg__cli_u64(c, eg_parse_u64, opt, s, lo, hi, &v);
 
-	if (rc < 0) {
-		eg_cli_error(c, "%s", err);
-		return rc;
-	}
-	*out = (unsigned)v;
-	return EG_OK;
+	if (rc == EG_OK)
+		*out = (unsigned)v;
+	return rc;
 }
 
 int eg_cli_bytes(const eg_cli_t *c, const char *opt, const char *s, size_t lo,
 		 size_t hi, size_t *out)
 {
-	char err[256];
 	uint64_t v;
-	int rc =
-	    eg_parse_bytes(opt, s ? s : "", lo, hi, 0, &v, err, sizeof(err));
+	int rc = eg__cli_u64(c, eg_parse_bytes, opt, s, lo, hi, &v);
 
-	if (rc < 0) {
-		eg_cli_error(c, "%s", err);
-		return rc;
-	}
-	*out = (size_t)v;
-	return EG_OK;
+	if (rc == EG_OK)
+		*out = (size_t)v;
+	return rc;
 }
 
 int eg_cli_real(const eg_cli_t *c, const char *opt, const char *s, double lo,
@@ -224,7 +231,7 @@ static int eg__xport(eg_cli_t *c, int id, const char *arg)
 		x->xnode_mode = modes[i];
 		return EG_OK;
 	default: {
-		unsigned d;
+		unsigned d = 0;
 		int rc = eg_cli_uint(c, "--device", arg, 0, 1023, &d);
 
 		x->device = (int)d;
