@@ -10,25 +10,17 @@
 void eg__esc(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
+		const char *e = *s == '&'    ? "&amp;"
+				: *s == '<'  ? "&lt;"
+				: *s == '>'  ? "&gt;"
+				: *s == '"'  ? "&quot;"
+				: *s == '\'' ? "&#39;"
+					     : NULL;
+
+		if (e)
+			fputs(e, f);
+		else
 			fputc(*s, f);
-		}
 	}
 }
 
