@@ -230,10 +230,7 @@ static int eg__overhead_opt(eg_cli_t *c, int id, const char *arg)
 
 int eg_cmd_bench_overhead(int argc, char **argv)
 {
-	static const struct option own[] = {
-	    {"op-us", required_argument, NULL, 256},
-	    {NULL, 0, NULL, 0},
-	};
+	static const eg_cli_opt_t own[] = {{"op-us", .id = 256}, {NULL}};
 	unsigned op_us = 100;
 	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2000};
 	eg_cli_t cl = {.prog = "epgate bench overhead",

@@ -48,17 +48,7 @@ static void eg__ab_usage(FILE *f)
 	    f);
 }
 
-enum {
-	O_A = 256,
-	O_B,
-	O_ARM,
-	O_METRIC,
-	O_STATISTIC,
-	O_MIN_EFFECT,
-	O_ALPHA,
-	O_CORRECTION,
-	O_PER_POINT
-};
+enum { O_METRIC = 256, O_STATISTIC, O_MIN_EFFECT, O_ALPHA, O_CORRECTION };
 
 typedef struct eg__abo {
 	eg_bench_run_opts_t run;
@@ -88,13 +78,6 @@ static int eg__ab_opt(eg_cli_t *c, int id, const char *arg)
 	eg__abo_t *o = c->ctx;
 
 	switch (id) {
-	case O_A:
-	case O_B:
-		o->run.ab[id - O_A] = arg;
-		return 0;
-	case O_ARM:
-		o->run.ab_arm = arg;
-		return 0;
 	case O_METRIC:
 		if (o->ab.n_metrics == EG_AB_METRICS_MAX) {
 			/* a parse callback stops the parse with a negative
@@ -111,39 +94,29 @@ static int eg__ab_opt(eg_cli_t *c, int id, const char *arg)
 	case O_MIN_EFFECT:
 		return eg_cli_real(c, "--min-effect", arg, 0, 0.99,
 				   &o->ab.min_effect);
-	case O_ALPHA:
-		return eg_cli_real(c, "--alpha", arg, 0, 0.49, &o->ab.alpha);
-	case O_PER_POINT:
-		o->ab.per_point = 1;
-		return 0;
 	default:
-		o->run.verbose = 1;
-		return 0;
+		return eg_cli_real(c, "--alpha", arg, 0, 0.49, &o->ab.alpha);
 	}
 }
 
 int eg_cmd_bench_ab(int argc, char **argv)
 {
-	static const struct option own[] = {
-	    {"a", required_argument, NULL, O_A},
-	    {"b", required_argument, NULL, O_B},
-	    {"arm", required_argument, NULL, O_ARM},
-	    {"metric", required_argument, NULL, O_METRIC},
-	    {"statistic", required_argument, NULL, O_STATISTIC},
-	    {"min-effect", required_argument, NULL, O_MIN_EFFECT},
-	    {"alpha", required_argument, NULL, O_ALPHA},
-	    {"correction", required_argument, NULL, O_CORRECTION},
-	    {"per-point", no_argument, NULL, O_PER_POINT},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {NULL, 0, NULL, 0},
-	};
-	eg__abo_t o = {.run = {.apply_gates = 1, .progress = -1},
-		       .ab = {.statistic = "bootstrap",
+	eg__abo_t o = {.ab = {.statistic = "bootstrap",
 			      .correction = "holm",
 			      .alpha = 0.05,
 			      .min_effect = 0.05}};
-	eg_report_cli_t rep = {.keys = EG_REP_REPORTS,
-			       .reports = "reports/runs"};
+	const eg_cli_opt_t own[] = {{"a", .str = &o.run.ab[0]},
+				    {"b", .str = &o.run.ab[1]},
+				    {"arm", .str = &o.run.ab_arm},
+				    {"metric", .id = O_METRIC},
+				    {"statistic", .id = O_STATISTIC},
+				    {"min-effect", .id = O_MIN_EFFECT},
+				    {"alpha", .id = O_ALPHA},
+				    {"correction", .id = O_CORRECTION},
+				    {"per-point", .flag = &o.ab.per_point},
+				    {"verbose", 'v', .flag = &o.run.verbose},
+				    {NULL}};
+	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_cli_t cl = {.prog = "epgate bench ab",
 		       .shorts = "v",
 		       .own = own,
@@ -151,9 +124,7 @@ int eg_cmd_bench_ab(int argc, char **argv)
 		       .ctx = &o,
 		       .usage = eg__ab_usage,
 		       .report = &rep,
-		       .campaign = &o.run,
-		       .max_args = 1,
-		       .need_arg = "give a profile: NAME or FILE"};
+		       .campaign = &o.run};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)

@@ -38,44 +38,27 @@ static void eg__cal_usage(FILE *f)
 	    f);
 }
 
-enum { O_GATES = 256, O_SAVE, O_JUDGED, O_HISTORY, O_METRICS, O_QUICK };
+enum { O_JUDGED = 256, O_HISTORY };
 
 static int eg__cal_opt(eg_cli_t *c, int id, const char *arg)
 {
 	eg_calib_opts_t *o = c->ctx;
 
-	switch (id) {
-	case O_GATES:
-		o->gates = arg;
-		return 0;
-	case O_SAVE:
-		o->save = arg;
-		return 0;
-	case O_JUDGED:
+	if (id == O_JUDGED)
 		return eg_cli_uint(c, "--judged", arg, 2, 1000, &o->judged);
-	case O_HISTORY:
-		return eg_cli_uint(c, "--history", arg, 1, 1000, &o->history);
-	case O_METRICS:
-		o->metrics = arg;
-		return 0;
-	default:
-		o->quick = 1;
-		return 0;
-	}
+	return eg_cli_uint(c, "--history", arg, 1, 1000, &o->history);
 }
 
 int eg_cmd_bench_calibrate(int argc, char **argv)
 {
-	static const struct option own[] = {
-	    {"gates", required_argument, NULL, O_GATES},
-	    {"save", required_argument, NULL, O_SAVE},
-	    {"judged", required_argument, NULL, O_JUDGED},
-	    {"history", required_argument, NULL, O_HISTORY},
-	    {"metrics", required_argument, NULL, O_METRICS},
-	    {"quick", no_argument, NULL, O_QUICK},
-	    {NULL, 0, NULL, 0},
-	};
 	eg_calib_opts_t o = {.history = 10};
+	const eg_cli_opt_t own[] = {{"gates", .str = &o.gates},
+				    {"save", .str = &o.save},
+				    {"judged", .id = O_JUDGED},
+				    {"history", .id = O_HISTORY},
+				    {"metrics", .str = &o.metrics},
+				    {"quick", .flag = &o.quick},
+				    {NULL}};
 	eg_cli_t cl = {.prog = "epgate bench calibrate",
 		       .own = own,
 		       .parse = eg__cal_opt,

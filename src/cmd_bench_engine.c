@@ -49,20 +49,6 @@ static void eg__engine_usage(FILE *f)
 	    f);
 }
 
-enum { O_PHASES = 256, O_VS };
-
-static int eg__engine_opt(eg_cli_t *c, int id, const char *arg)
-{
-	eg_bench_engine_opts_t *o = c->ctx;
-
-	(void)arg; /* both are flags */
-	if (id == O_PHASES)
-		o->phases = 1;
-	else
-		o->vs_alltoall = 1;
-	return 0;
-}
-
 /* Options that go with one transport only. */
 static int eg__engine_check(const eg_cli_t *c, const eg_xport_cli_t *x,
 			    const eg_bench_engine_opts_t *o)
@@ -85,24 +71,16 @@ static int eg__engine_check(const eg_cli_t *c, const eg_xport_cli_t *x,
 
 int eg_cmd_bench_engine(int argc, char **argv)
 {
-	static const struct option own[] = {
-	    {"phases", no_argument, NULL, O_PHASES},
-	    {"vs-alltoall", no_argument, NULL, O_VS},
-	    {NULL, 0, NULL, 0},
-	};
 	eg_bench_engine_opts_t o = {.engine = "a2a"};
+	const eg_cli_opt_t own[] = {{"phases", .flag = &o.phases},
+				    {"vs-alltoall", .flag = &o.vs_alltoall},
+				    {NULL}};
 	eg_job_opts_t job = {
 	    .keys = EG_JOB_ALL, .nw = 1, .iters = 20, .timeout_s = 60};
-	eg_xport_cli_t x = {.keys = EG_XP_ALL,
-			    .transport = "fabric",
-			    .num_comms = 1,
-			    .path = "auto",
-			    .device = -1};
+	eg_xport_cli_t x = {.keys = EG_XP_ALL};
 	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.prog = "epgate bench engine",
 		       .own = own,
-		       .parse = eg__engine_opt,
-		       .ctx = &o,
 		       .usage = eg__engine_usage,
 		       .job = &job,
 		       .xport = &x,

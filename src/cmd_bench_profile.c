@@ -60,7 +60,7 @@ static void eg__profile_usage(FILE *f)
 	    f);
 }
 
-enum { O_NO_GATES = 256, O_LIST, O_HISTORY, O_LAST, O_PLANT, O_WIDE, O_JSON };
+enum { O_NO_GATES = 256, O_LAST, O_WIDE, O_JSON };
 
 typedef struct eg__popts {
 	eg_bench_run_opts_t run;
@@ -74,39 +74,28 @@ static int eg__profile_opt(eg_cli_t *c, int id, const char *arg)
 	if (id == O_LAST)
 		return eg_cli_uint(c, "--last", arg, 1, 100000,
 				   &o->run.history_last);
-	if (id == O_HISTORY)
-		o->run.history = arg;
-	else if (id == O_PLANT)
-		o->run.plant = arg;
-	else if (id == O_NO_GATES)
+	if (id == O_NO_GATES)
 		o->run.apply_gates = 0;
-	else if (id == O_LIST)
-		o->list = 1;
 	else if (id == O_WIDE)
 		o->run.table = EG_TABLE_WIDE;
-	else if (id == O_JSON)
-		o->run.table = EG_TABLE_JSON;
 	else
-		o->run.verbose = 1;
+		o->run.table = EG_TABLE_JSON;
 	return 0;
 }
 
 int eg_cmd_bench_profile(int argc, char **argv)
 {
-	static const struct option own[] = {
-	    {"no-gates", no_argument, NULL, O_NO_GATES},
-	    {"list", no_argument, NULL, O_LIST},
-	    {"wide", no_argument, NULL, O_WIDE},
-	    {"json", no_argument, NULL, O_JSON},
-	    {"history", required_argument, NULL, O_HISTORY},
-	    {"last", required_argument, NULL, O_LAST},
-	    {"plant", required_argument, NULL, O_PLANT},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {NULL, 0, NULL, 0},
-	};
-	eg__popts_t o = {.run = {.apply_gates = 1, .progress = -1}};
-	eg_report_cli_t rep = {.keys = EG_REP_REPORTS,
-			       .reports = "reports/runs"};
+	eg__popts_t o = {0};
+	const eg_cli_opt_t own[] = {{"no-gates", .id = O_NO_GATES, .bare = 1},
+				    {"list", .flag = &o.list},
+				    {"wide", .id = O_WIDE, .bare = 1},
+				    {"json", .id = O_JSON, .bare = 1},
+				    {"history", .str = &o.run.history},
+				    {"last", .id = O_LAST},
+				    {"plant", .str = &o.run.plant},
+				    {"verbose", 'v', .flag = &o.run.verbose},
+				    {NULL}};
+	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.prog = "epgate bench profile",
 		       .shorts = "v",
@@ -116,9 +105,7 @@ int eg_cmd_bench_profile(int argc, char **argv)
 		       .usage = eg__profile_usage,
 		       .report = &rep,
 		       .workload = &ov,
-		       .campaign = &o.run,
-		       .max_args = 1,
-		       .need_arg = "give a profile: NAME or FILE"};
+		       .campaign = &o.run};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)

@@ -30,37 +30,24 @@ static int eg__rank_opt(eg_cli_t *c, int id, const char *arg)
 {
 	eg_bench_rank_opts_t *o = c->ctx;
 
-	switch (id) {
-	case 'p':
-		o->profile = arg;
-		return 0;
-	case 'r':
-		o->results = arg;
-		return 0;
-	case 'S':
-		o->spool = arg;
-		return 0;
-	default:
-		if (o->n_sweeps == EG_BENCH_SWEEPS_MAX) {
-			eg_cli_error(c, "too many --sweep (max %d)",
-				     EG_BENCH_SWEEPS_MAX);
-			return -1;
-		}
-		o->sweeps[o->n_sweeps++] = arg;
-		return 0;
+	(void)id; /* --sweep */
+	if (o->n_sweeps == EG_BENCH_SWEEPS_MAX) {
+		eg_cli_error(c, "too many --sweep (max %d)",
+			     EG_BENCH_SWEEPS_MAX);
+		return -1;
 	}
+	o->sweeps[o->n_sweeps++] = arg;
+	return 0;
 }
 
 int eg_cmd_bench_rank(int argc, char **argv)
 {
-	static const struct option own[] = {
-	    {"profile", required_argument, NULL, 'p'},
-	    {"sweep", required_argument, NULL, 's'},
-	    {"results", required_argument, NULL, 'r'},
-	    {"spool", required_argument, NULL, 'S'},
-	    {NULL, 0, NULL, 0},
-	};
 	eg_bench_rank_opts_t o = {0};
+	const eg_cli_opt_t own[] = {{"profile", .str = &o.profile},
+				    {"sweep", .id = 's'},
+				    {"results", .str = &o.results},
+				    {"spool", .str = &o.spool},
+				    {NULL}};
 	eg_cli_t cl = {.prog = "epgate bench-rank",
 		       .own = own,
 		       .parse = eg__rank_opt,

@@ -181,18 +181,12 @@ static int eg__raw_check(const eg_cli_t *c, eg__raw_t *r,
 
 int eg_cmd_bench_raw(int argc, char **argv)
 {
-	static const struct option own[] = {
-	    {"size", required_argument, NULL, O_SIZE},
-	    {"msg-size", required_argument, NULL, O_MSG_SIZE},
-	    {"msgs", required_argument, NULL, O_MSGS},
-	    {"json", required_argument, NULL, O_JSON},
-	    {"min-bytes", required_argument, NULL, 'b'},
-	    {"max-bytes", required_argument, NULL, 'e'},
-	    {"step-factor", required_argument, NULL, 'f'},
-	    {"datatype", required_argument, NULL, 'd'},
-	    {"impl", required_argument, NULL, O_IMPL},
-	    {NULL, 0, NULL, 0},
-	};
+	static const eg_cli_opt_t own[] = {
+	    {"size", .id = O_SIZE},	{"msg-size", .id = O_MSG_SIZE},
+	    {"msgs", .id = O_MSGS},	{"json", .id = O_JSON},
+	    {"min-bytes", .id = 'b'},	{"max-bytes", .id = 'e'},
+	    {"step-factor", .id = 'f'}, {"datatype", .id = 'd'},
+	    {"impl", .id = O_IMPL},	{NULL}};
 	eg__raw_t r = {
 	    .fab = {.msgs = 512, .size = (size_t)1 << 20, .msg_size = 8},
 	    .nccl = {.size = sizeof(r.nccl),
@@ -201,11 +195,7 @@ int eg_cmd_bench_raw(int argc, char **argv)
 		     .factor = 2}};
 	eg_job_opts_t job = {
 	    .keys = EG_JOB_ALL, .nw = 1, .iters = 20, .timeout_s = 60};
-	eg_xport_cli_t x = {.keys = EG_XP_ALL,
-			    .transport = "fabric",
-			    .num_comms = 1,
-			    .path = "auto",
-			    .device = -1};
+	eg_xport_cli_t x = {.keys = EG_XP_ALL};
 	eg_cli_t cl = {.prog = "epgate bench raw",
 		       .shorts = "b:e:f:d:",
 		       .own = own,

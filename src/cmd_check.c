@@ -52,63 +52,24 @@ static void eg__check_usage(FILE *f)
 	    f);
 }
 
-enum { O_WORKLOAD = 256, O_ENGINE, O_FILTER, O_QUICK, O_LIST, O_L2, O_FULL };
-
-static int eg__check_opt(eg_cli_t *c, int id, const char *arg)
-{
-	eg_check_opts_t *o = c->ctx;
-
-	switch (id) {
-	case O_WORKLOAD:
-		o->workload_file = arg;
-		break;
-	case O_ENGINE:
-		o->engine = arg;
-		break;
-	case O_FILTER:
-		o->filter = arg;
-		break;
-	case O_QUICK:
-		o->quick = 1;
-		break;
-	case O_LIST:
-		o->list = 1;
-		break;
-	case O_L2:
-		o->l2 = 1;
-		break;
-	case O_FULL:
-		o->full = 1;
-		break;
-	default: /* -v */
-		o->verbose = 1;
-		break;
-	}
-	return 0;
-}
-
 int eg_cmd_check(int argc, char **argv)
 {
-	static const struct option own[] = {
-	    {"workload", required_argument, NULL, O_WORKLOAD},
-	    {"engine", required_argument, NULL, O_ENGINE},
-	    {"filter", required_argument, NULL, O_FILTER},
-	    {"quick", no_argument, NULL, O_QUICK},
-	    {"list", no_argument, NULL, O_LIST},
-	    {"l2", no_argument, NULL, O_L2},
-	    {"full", no_argument, NULL, O_FULL},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {NULL, 0, NULL, 0},
-	};
 	eg_check_opts_t o = {.engine = "self"};
+	const eg_cli_opt_t own[] = {{"workload", .str = &o.workload_file},
+				    {"engine", .str = &o.engine},
+				    {"filter", .str = &o.filter},
+				    {"quick", .flag = &o.quick},
+				    {"list", .flag = &o.list},
+				    {"l2", .flag = &o.l2},
+				    {"full", .flag = &o.full},
+				    {"verbose", 'v', .flag = &o.verbose},
+				    {NULL}};
 	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2};
-	eg_report_cli_t rep = {.keys = EG_REP_ALL, .reports = "reports/runs"};
+	eg_report_cli_t rep = {.keys = EG_REP_ALL};
 	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.prog = "epgate check",
 		       .shorts = "v",
 		       .own = own,
-		       .parse = eg__check_opt,
-		       .ctx = &o,
 		       .usage = eg__check_usage,
 		       .job = &job,
 		       .report = &rep,

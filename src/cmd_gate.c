@@ -45,7 +45,7 @@ static void eg__gate_usage(FILE *f)
 	      f);
 }
 
-enum { O_GATES = 256, O_BASELINE, O_STRICT, O_HISTORY, O_LAST };
+enum { O_BASELINE = 256, O_LAST };
 
 typedef struct eg__gate_cli {
 	eg_gate_run_opts_t *o;
@@ -59,16 +59,9 @@ static int eg__gate_opt(eg_cli_t *c, int id, const char *arg)
 {
 	eg__gate_cli_t *g = c->ctx;
 
-	if (id == O_GATES)
-		g->o->gates = arg;
-	else if (id == O_BASELINE)
-		g->base[g->n_base++] = (char *)arg;
-	else if (id == O_HISTORY)
-		g->history = arg;
-	else if (id == O_LAST)
+	if (id == O_LAST)
 		return eg_cli_uint(c, "--last", arg, 1, 100000, &g->last);
-	else
-		g->o->strict = 1;
+	g->base[g->n_base++] = (char *)arg; /* --baseline */
 	return EG_OK;
 }
 
@@ -76,15 +69,13 @@ static int eg__gate_opt(eg_cli_t *c, int id, const char *arg)
  * EG_CLI_GO, else the exit code. */
 static int eg__options(int argc, char **argv, eg__gate_cli_t *g, int *first)
 {
-	static const struct option own[] = {
-	    {"gates", required_argument, NULL, O_GATES},
-	    {"baseline", required_argument, NULL, O_BASELINE},
-	    {"strict", no_argument, NULL, O_STRICT},
-	    {"history", required_argument, NULL, O_HISTORY},
-	    {"last", required_argument, NULL, O_LAST},
-	    {NULL, 0, NULL, 0},
-	};
-	eg_report_cli_t rep = {.keys = EG_REP_ALL, .reports = g->o->reports};
+	const eg_cli_opt_t own[] = {{"gates", .str = &g->o->gates},
+				    {"baseline", .id = O_BASELINE},
+				    {"strict", .flag = &g->o->strict},
+				    {"history", .str = &g->history},
+				    {"last", .id = O_LAST},
+				    {NULL}};
+	eg_report_cli_t rep = {.keys = EG_REP_ALL};
 	eg_cli_t cl = {.prog = EG__PROG,
 		       .own = own,
 		       .parse = eg__gate_opt,
@@ -109,7 +100,7 @@ static int eg__options(int argc, char **argv, eg__gate_cli_t *g, int *first)
 
 int eg_cmd_gate(int argc, char **argv)
 {
-	eg_gate_run_opts_t o = {.reports = "reports/runs", .prog = EG__PROG};
+	eg_gate_run_opts_t o = {.prog = EG__PROG};
 	char **base = calloc((size_t)argc + 1, sizeof(*base));
 	eg__gate_cli_t g = {.o = &o, .base = base, .last = EG_HISTORY_LAST};
 	eg_results_t *cur = NULL, *bl = NULL;

@@ -35,41 +35,17 @@ static void eg__usage(FILE *f)
 	    f);
 }
 
-static int eg__opt(eg_cli_t *c, int id, const char *arg)
-{
-	eg_job_report_opts_t *o = c->ctx;
-
-	switch (id) {
-	case 's':
-		o->steps_path = arg;
-		break;
-	case 'w':
-		o->workload_path = arg;
-		break;
-	default:
-		o->suite = arg;
-		break;
-	}
-	return EG_OK;
-}
-
 int eg_cmd_job_report(int argc, char **argv)
 {
-	static const struct option own[] = {
-	    {"steps", required_argument, NULL, 's'},
-	    {"workload", required_argument, NULL, 'w'},
-	    {"suite", required_argument, NULL, 'S'},
-	    {NULL, 0, NULL, 0},
-	};
 	eg_job_report_opts_t o = {0};
+	const eg_cli_opt_t own[] = {{"steps", .str = &o.steps_path},
+				    {"workload", .str = &o.workload_path},
+				    {"suite", .str = &o.suite},
+				    {NULL}};
 	/* --tap, --junit and --tap-version: the shared report group */
 	eg_report_cli_t rep = {.keys = EG_REP_TAP | EG_REP_JUNIT};
-	eg_cli_t cl = {.prog = EG__PROG,
-		       .own = own,
-		       .parse = eg__opt,
-		       .ctx = &o,
-		       .usage = eg__usage,
-		       .report = &rep};
+	eg_cli_t cl = {
+	    .prog = EG__PROG, .own = own, .usage = eg__usage, .report = &rep};
 	eg_job_totals_t t;
 	int rc = eg_cli_parse(&cl, argc, argv);
 

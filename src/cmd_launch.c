@@ -48,12 +48,10 @@ static int eg__launch_opt(eg_cli_t *c, int id, const char *arg)
 
 int eg_cmd_launch(int argc, char **argv)
 {
-	static const struct option own[] = {
-	    {"ranks", required_argument, NULL, 'n'},
-	    {"ranks-per-node", required_argument, NULL, 'r'},
-	    {"timeout", required_argument, NULL, 't'},
-	    {NULL, 0, NULL, 0},
-	};
+	static const eg_cli_opt_t own[] = {{"ranks", .id = 'n'},
+					   {"ranks-per-node", .id = 'r'},
+					   {"timeout", .id = 't'},
+					   {NULL}};
 	eg_launch_opts_t o = {0};
 	eg_cli_t cl = {.prog = "epgate launch",
 		       .shorts = "n:",

@@ -30,30 +30,12 @@ static void eg__usage(FILE *f)
 	      f);
 }
 
-static int eg__opt(eg_cli_t *c, int id, const char *arg)
-{
-	eg_preflight_opts_t *o = c->ctx;
-
-	if (id == 'p')
-		o->provider = arg;
-	else
-		o->gpu = 1;
-	return EG_OK;
-}
-
 int eg_cmd_preflight(int argc, char **argv)
 {
-	static const struct option own[] = {
-	    {"provider", required_argument, NULL, 'p'},
-	    {"gpu", no_argument, NULL, 'g'},
-	    {NULL, 0, NULL, 0},
-	};
 	eg_preflight_opts_t o = {0};
-	eg_cli_t cl = {.prog = EG__PROG,
-		       .own = own,
-		       .parse = eg__opt,
-		       .ctx = &o,
-		       .usage = eg__usage};
+	const eg_cli_opt_t own[] = {
+	    {"provider", .str = &o.provider}, {"gpu", .flag = &o.gpu}, {NULL}};
+	eg_cli_t cl = {.prog = EG__PROG, .own = own, .usage = eg__usage};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)

@@ -75,42 +75,6 @@ static void eg__gpu_usage(FILE *f)
 	      f);
 }
 
-enum {
-	EG__O_ENGINE = 256,
-	EG__O_MEMORY,
-	EG__O_WORKLOAD,
-	EG__O_FILTER,
-	EG__O_RESULTS,
-	EG__O_LOGDIR,
-};
-
-static int eg__rank_opt(eg_cli_t *c, int id, const char *arg)
-{
-	eg_rank_opts_t *o = c->ctx;
-
-	switch (id) {
-	case EG__O_ENGINE:
-		o->engine = arg;
-		break;
-	case EG__O_MEMORY:
-		o->memory = arg;
-		break;
-	case EG__O_WORKLOAD:
-		o->file = arg;
-		break;
-	case EG__O_FILTER:
-		o->filter = arg;
-		break;
-	case EG__O_RESULTS:
-		o->results = arg;
-		break;
-	default:
-		o->log_dir = arg;
-		break;
-	}
-	return EG_OK;
-}
-
 /* Options that belong to the other memory, and values to check before
  * any peer is involved. */
 static int eg__check(const eg_cli_t *c, const eg_rank_opts_t *o, int gpu_opts)
@@ -129,26 +93,19 @@ static int eg__check(const eg_cli_t *c, const eg_rank_opts_t *o, int gpu_opts)
 
 static int eg__rank_cmd(int argc, char **argv, int gpu)
 {
-	static const struct option own[] = {
-	    {"engine", required_argument, NULL, EG__O_ENGINE},
-	    {"memory", required_argument, NULL, EG__O_MEMORY},
-	    {"workload", required_argument, NULL, EG__O_WORKLOAD},
-	    {"filter", required_argument, NULL, EG__O_FILTER},
-	    {"results", required_argument, NULL, EG__O_RESULTS},
-	    {"log-dir", required_argument, NULL, EG__O_LOGDIR},
-	    {NULL, 0, NULL, 0},
-	};
 	eg_rank_opts_t o = {.memory = gpu ? "cuda" : "host", .engine = "a2a"};
+	const eg_cli_opt_t own[] = {{"engine", .str = &o.engine},
+				    {"memory", .str = &o.memory},
+				    {"workload", .str = &o.file},
+				    {"filter", .str = &o.filter},
+				    {"results", .str = &o.results},
+				    {"log-dir", .str = &o.log_dir},
+				    {NULL}};
 	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2};
-	eg_xport_cli_t xp = {.keys = EG_XP_PROVIDER | EG_XP_NCCL,
-			     .path = "auto",
-			     .num_comms = 1,
-			     .device = -1};
+	eg_xport_cli_t xp = {.keys = EG_XP_PROVIDER | EG_XP_NCCL};
 	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.prog = gpu ? EG__GPU_PROG : EG__HOST_PROG,
 		       .own = own,
-		       .parse = eg__rank_opt,
-		       .ctx = &o,
 		       .usage = gpu ? eg__gpu_usage : eg__host_usage,
 		       .job = &job,
 		       .xport = &xp,

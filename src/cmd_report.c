@@ -41,15 +41,7 @@ static void eg__report_usage(FILE *f)
 	      f);
 }
 
-enum {
-	EG__O_RESULTS = 300,
-	EG__O_BASELINE,
-	EG__O_GATES,
-	EG__O_HISTORY,
-	EG__O_MARKDOWN,
-	EG__O_SHOT,
-	EG__O_TITLE,
-};
+enum { EG__O_RESULTS = 300, EG__O_BASELINE };
 
 typedef struct eg__rep_ctx {
 	eg_report_opts_t o;
@@ -60,48 +52,25 @@ static int eg__report_opt(eg_cli_t *c, int id, const char *arg)
 {
 	eg__rep_ctx_t *x = c->ctx;
 
-	switch (id) {
-	case EG__O_RESULTS:
+	if (id == EG__O_RESULTS)
 		x->results[x->o.n_results++] = arg;
-		return EG_OK;
-	case EG__O_BASELINE:
+	else
 		x->baselines[x->o.n_baselines++] = arg;
-		return EG_OK;
-	case EG__O_GATES:
-		x->o.gates = arg;
-		return EG_OK;
-	case EG__O_HISTORY:
-		x->o.history = arg;
-		return EG_OK;
-	case EG__O_MARKDOWN:
-		x->o.markdown = arg;
-		return EG_OK;
-	case EG__O_SHOT:
-		x->o.screenshot = arg;
-		return EG_OK;
-	case EG__O_TITLE:
-		x->o.title = arg;
-		return EG_OK;
-	default: /* -o */
-		x->o.out = arg;
-		return EG_OK;
-	}
+	return EG_OK;
 }
 
 int eg_cmd_report(int argc, char **argv)
 {
-	static const struct option own[] = {
-	    {"results", required_argument, NULL, EG__O_RESULTS},
-	    {"baseline", required_argument, NULL, EG__O_BASELINE},
-	    {"gates", required_argument, NULL, EG__O_GATES},
-	    {"history", required_argument, NULL, EG__O_HISTORY},
-	    {"output", required_argument, NULL, 'o'},
-	    {"markdown", required_argument, NULL, EG__O_MARKDOWN},
-	    {"screenshot", required_argument, NULL, EG__O_SHOT},
-	    {"title", required_argument, NULL, EG__O_TITLE},
-	    {NULL, 0, NULL, 0},
-	};
 	eg__rep_ctx_t x = {0};
+	const eg_cli_opt_t own[] = {{"results", .id = EG__O_RESULTS},
+				    {"baseline", .id = EG__O_BASELINE},
+				    {"gates", .str = &x.o.gates},
+				    {"history", .str = &x.o.history},
+				    {"output", 'o', .str = &x.o.out},
+				    {"markdown", .str = &x.o.markdown},
+				    {"screenshot", .str = &x.o.screenshot},
+				    {"title", .str = &x.o.title},
+				    {NULL}};
 	eg_cli_t cl = {.prog = "epgate report",
 		       .shorts = "o:",
 		       .own = own,

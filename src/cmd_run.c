@@ -33,32 +33,16 @@ static void eg__run_usage(FILE *f)
 	    f);
 }
 
-static int eg__run_opt(eg_cli_t *c, int id, const char *arg)
-{
-	eg_run_opts_t *o = c->ctx;
-
-	if (id == 'e')
-		o->engine = arg;
-	else
-		o->verbose = 1;
-	return 0;
-}
-
 int eg_cmd_run(int argc, char **argv)
 {
-	static const struct option own[] = {
-	    {"engine", required_argument, NULL, 'e'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {NULL, 0, NULL, 0},
-	};
 	eg_run_opts_t o = {.engine = "self"};
-	eg_report_cli_t rep = {.keys = EG_REP_REPORTS,
-			       .reports = "reports/runs"};
+	const eg_cli_opt_t own[] = {{"engine", .str = &o.engine},
+				    {"verbose", 'v', .flag = &o.verbose},
+				    {NULL}};
+	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_cli_t cl = {.prog = "epgate run",
 		       .shorts = "v",
 		       .own = own,
-		       .parse = eg__run_opt,
-		       .ctx = &o,
 		       .usage = eg__run_usage,
 		       .report = &rep};
 	int rc = eg_cli_parse(&cl, argc, argv);

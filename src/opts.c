@@ -32,6 +32,7 @@ enum {
 	EG__O_LAUNCHES,
 	EG__O_REMEASURE,
 	EG__O_SEED,
+	EG__O_OWN = 700,       /* + index in the command's own table */
 	EG__O_WORKLOAD = 1000, /* + index in eg__workload_keys */
 };
 
@@ -91,35 +92,42 @@ int eg_cli_error(const eg_cli_t *c, const char *fmt, ...)
 
 /* The base parsers (lib/base/num.c) do the work and word the message:
  * one number parser, one message shape, here as everywhere. */
+typedef int eg__u64_parser_t(const char *what, const char *s, uint64_t lo,
+			     uint64_t hi, unsigned flags, uint64_t *out,
+			     char *err, size_t errlen);
+
+static int eg__cli_u64(const eg_cli_t *c, eg__u64_parser_t *parse,
+		       const char *opt, const char *s, uint64_t lo, uint64_t hi,
+		       uint64_t *v)
+{
+	char err[256];
+	int rc = parse(opt, s ? s : "", lo, hi, 0, v, err, sizeof(err));
+
+	if (rc < 0)
+		eg_cli_error(c, "%s", err);
+	return rc < 0 ? rc : EG_OK;
+}
+
 int eg_cli_uint(const eg_cli_t *c, const char *opt, const char *s,
 		unsigned long long lo, unsigned long long hi, unsigned *out)
 {
-	char err[256];
 	uint64_t v;
-	int rc = eg_parse_u64(opt, s ? s : "", lo, hi, 0, &v, err, sizeof(err));
+	int rc = eg__cli_u64(c, eg_parse_u64, opt, s, lo, hi, &v);
 
-	if (rc < 0) {
-		eg_cli_error(c, "%s", err);
-		return rc;
-	}
-	*out = (unsigned)v;
-	return EG_OK;
+	if (rc == EG_OK)
+		*out = (unsigned)v;
+	return rc;
 }
 
 int eg_cli_bytes(const eg_cli_t *c, const char *opt, const char *s, size_t lo,
 		 size_t hi, size_t *out)
 {
-	char err[256];
 	uint64_t v;
-	int rc =
-	    eg_parse_bytes(opt, s ? s : "", lo, hi, 0, &v, err, sizeof(err));
+	int rc = eg__cli_u64(c, eg_parse_bytes, opt, s, lo, hi, &v);
 
-	if (rc < 0) {
-		eg_cli_error(c, "%s", err);
-		return rc;
-	}
-	*out = (size_t)v;
-	return EG_OK;
+	if (rc == EG_OK)
+		*out = (size_t)v;
+	return rc;
 }
 
 int eg_cli_real(const eg_cli_t *c, const char *opt, const char *s, double lo,
@@ -223,7 +231,7 @@ static int eg__xport(eg_cli_t *c, int id, const char *arg)
 		x->xnode_mode = modes[i];
 		return EG_OK;
 	default: {
-		unsigned d;
+		unsigned d = 0;
 		int rc = eg_cli_uint(c, "--device", arg, 0, 1023, &d);
 
 		x->device = (int)d;
@@ -320,8 +328,12 @@ static int eg__table(const eg_cli_t *c, struct option *t)
 	size_t n = 0;
 	int rc = eg__add(t, &n, "help", no_argument, EG__O_HELP);
 
-	for (const struct option *o = c->own; o && o->name && !rc; o++)
-		rc = eg__add(t, &n, o->name, o->has_arg, o->val);
+	for (int i = 0; c->own && c->own[i].name && !rc; i++)
+		rc = eg__add(t, &n, c->own[i].name,
+			     c->own[i].flag || c->own[i].bare
+				 ? no_argument
+				 : required_argument,
+			     EG__O_OWN + i);
 	if (c->job && !rc)
 		rc = eg__add_group(t, &n, eg__job_opts, c->job->keys);
 	if (c->xport && !rc)
@@ -341,10 +353,37 @@ static int eg__table(const eg_cli_t *c, struct option *t)
 	return rc;
 }
 
+/* The command's own option id (EG__O_OWN + index, or a short letter). */
+static int eg__own(eg_cli_t *c, int id, const char *arg)
+{
+	const eg_cli_opt_t *o = NULL;
+
+	if (id >= EG__O_OWN)
+		o = &c->own[id - EG__O_OWN];
+	for (int i = 0; !o && c->own && c->own[i].name; i++)
+		if (c->own[i].id == id)
+			o = &c->own[i];
+	if (o && o->str) {
+		*o->str = arg;
+		return EG_OK;
+	}
+	if (o && o->flag) {
+		*o->flag = 1;
+		return EG_OK;
+	}
+	if (!c->parse) {
+		eg_cli_error(c, "option %d has no handler (harness)", id);
+		return EG_EINVAL;
+	}
+	return c->parse(c, o ? o->id : id, arg);
+}
+
 static int eg__one(eg_cli_t *c, int id, const char *arg)
 {
 	if (id >= EG__O_WORKLOAD)
 		return eg__workload(c, id, arg);
+	if (id >= EG__O_OWN)
+		return eg__own(c, id, arg);
 	if (id >= EG__O_RESULTS)
 		return eg__campaign(c, id, arg);
 	if (id >= EG__O_REPORTS)
@@ -360,11 +399,7 @@ static int eg__one(eg_cli_t *c, int id, const char *arg)
 	if (c->job && c->job->nw && (id == 'n' || id == 'w'))
 		return eg__job(c, id == 'n' ? EG__O_ITERS : EG__O_WARMUP,
 			       id == 'n' ? "-n" : "-w", arg);
-	if (!c->parse) {
-		eg_cli_error(c, "option %d has no handler (harness)", id);
-		return EG_EINVAL;
-	}
-	return c->parse(c, id, arg);
+	return eg__own(c, id, arg);
 }
 
 /* The arguments left after the options. */
@@ -384,6 +419,25 @@ static int eg__positional(eg_cli_t *c, int argc, char **argv)
 	return EG_CLI_GO;
 }
 
+/* The groups' defaults: the same for every command that takes them. */
+static void eg__defaults(eg_cli_t *c)
+{
+	if (c->xport)
+		*c->xport = (eg_xport_cli_t){.keys = c->xport->keys,
+					     .transport = "fabric",
+					     .num_comms = 1,
+					     .path = "auto",
+					     .device = -1};
+	if (c->report && (c->report->keys & EG_REP_REPORTS))
+		c->report->reports = "reports/runs";
+	if (c->campaign) {
+		c->campaign->apply_gates = 1;
+		c->campaign->progress = -1;
+		c->max_args = 1;
+		c->need_arg = "give a profile: NAME or FILE";
+	}
+}
+
 int eg_cli_parse(eg_cli_t *c, int argc, char **argv)
 {
 	struct option t[EG__OPTS_MAX];
@@ -396,6 +450,7 @@ int eg_cli_parse(eg_cli_t *c, int argc, char **argv)
 		 c->shorts ? c->shorts : "",
 		 c->job && c->job->nw ? "n:w:" : "");
 	c->n_args = 0;
+	eg__defaults(c);
 	optind = 0; /* a fresh scan (GNU: re-reads the optstring's mode) */
 	opterr = 0;
 	while ((id = getopt_long(argc, argv, shorts, t, NULL)) != -1) {

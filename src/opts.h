@@ -35,7 +35,8 @@ typedef struct eg_job_opts {
 
 /* Transport: --transport fabric|nccl, --provider P (fabric), and NCCL's
  * --num-comms K (fabric endpoints too), --path auto|nvlink|xnode,
- * --xnode-mode hostid|nop2p, --device D. */
+ * --xnode-mode hostid|nop2p, --device D. eg_cli_parse sets the defaults
+ * (fabric, auto provider, 1, auto, hostid, -1) before it reads argv. */
 enum {
 	EG_XP_TRANSPORT = 1,
 	EG_XP_PROVIDER = 2,
@@ -56,9 +57,9 @@ typedef struct eg_xport_cli {
 	int device;		/* -1: rank modulo the device count */
 } eg_xport_cli_t;
 
-/* Reports: --reports DIR, --tap FILE, --junit FILE (the keys taken),
- * and always --tap-version 13|14 (eg_tap_set_version: every TAP file
- * of the process). */
+/* Reports: --reports DIR (default reports/runs), --tap FILE, --junit
+ * FILE (the keys taken), and always --tap-version 13|14
+ * (eg_tap_set_version: every TAP file of the process). */
 enum {
 	EG_REP_REPORTS = 1,
 	EG_REP_TAP = 2,
@@ -72,7 +73,9 @@ typedef struct eg_report_cli {
 
 /* Campaign (the commands that run a profile): --results FILE,
  * --gates FILE, --launches L, --remeasure R, --seed N into an
- * eg_bench_run_opts_t (lib/suite/sweep.h). */
+ * eg_bench_run_opts_t (lib/suite/sweep.h), whose defaults eg_cli_parse
+ * sets (the gates applied, progress as stderr allows); and the one
+ * argument, the profile's NAME or FILE. */
 
 /* Workload: every workload key as --KEY=VALUE (or --KEY VALUE) into an
  * eg_overrides_t (lib/suite/suite.h): name world experts topk hidden
@@ -84,12 +87,23 @@ typedef struct eg_report_cli {
 #define EG_CLI_ARGS_ALL (~0u) /* max_args: any number, left in argv */
 #define EG_CLI_GO	(-1)  /* eg_cli_parse: go on */
 
+/* A command's own option. One with str or flag needs no code: its value
+ * is stored at str, or 1 at flag; any other goes to the command's parse
+ * with id, with a value unless bare. */
+typedef struct eg_cli_opt {
+	const char *name;
+	int id;		  /* a short letter (also in shorts), 256..599, or 0 */
+	const char **str; /* the value goes here */
+	int *flag;	  /* set to 1 here */
+	int bare;	  /* parse's option takes no value */
+} eg_cli_opt_t;
+
 typedef struct eg_cli eg_cli_t;
 struct eg_cli {
-	const char *prog;	  /* "epgate bench raw": every message's */
-	const char *shorts;	  /* the command's short options ("v", "n:") */
-	const struct option *own; /* its long options ({0}-terminated; val:
-				     a short letter or 256..599), or NULL */
+	const char *prog;	 /* "epgate bench raw": every message's */
+	const char *shorts;	 /* the command's short options ("v", "n:") */
+	const eg_cli_opt_t *own; /* its long options ({0}-terminated), or
+				    NULL */
 	/* the command's own options: EG_OK, or <0 after a message */
 	int (*parse)(eg_cli_t *c, int id, const char *arg);
 	void *ctx; /* for parse */

@@ -208,6 +208,8 @@ int eg_gate_run(const eg_gate_run_opts_t *o);
  * reported.  0, or <0 with "file:line: message" in err. */
 int eg_gate_remeasure(const char *gates, const eg_gate_data_t *d, json_t *ids,
 		      char *err, size_t errlen);
+/* 1 if id is in ids, a JSON array of point ids (eg_gate_remeasure's). */
+int eg_gate_ids_has(const json_t *ids, const char *id);
 
 const char *eg_gate_verdict_name(eg_gate_verdict_t v); /* "pass" ... */
 const char *eg_rule_name(eg_rule_t r);		       /* "bound" ... */

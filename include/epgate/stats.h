@@ -29,6 +29,10 @@ typedef struct eg_summary {
 /* Quantile q in [0, 1] of sorted data, type 7 (R's default: linear
  * interpolation between order statistics at h = (n-1)q). n >= 1. */
 double eg_stats_quantile_sorted(const double *sorted, size_t n, double q);
+/* The [q_lo, q_hi] quantile interval of n bootstrap replicates x (sorted
+ * in place); n >= 1. */
+void eg_stats_boot_interval(double *x, size_t n, double q_lo, double q_hi,
+			    double *lo, double *hi);
 /* Median of x (not modified); n >= 1. */
 double eg_stats_median(const double *x, size_t n);
 /* Sample standard deviation over the mean; 0 when n < 2. */

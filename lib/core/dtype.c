@@ -25,15 +25,13 @@ eg_dtype_t eg_combine_dtype(eg_dtype_t t)
 
 const char *eg_dtype_name(eg_dtype_t t)
 {
-	switch (t) {
-	case EG_DTYPE_BF16:
-		return "bf16";
-	case EG_DTYPE_FP32:
-		return "fp32";
-	case EG_DTYPE_FP8:
-		return "fp8";
-	}
-	return "unknown";
+	static const char *const name[] = {
+	    [EG_DTYPE_BF16] = "bf16",
+	    [EG_DTYPE_FP32] = "fp32",
+	    [EG_DTYPE_FP8] = "fp8",
+	};
+
+	return (size_t)t < sizeof(name) / sizeof(name[0]) ? name[t] : "unknown";
 }
 
 unsigned eg_dtype_mantissa_bits(eg_dtype_t t)

@@ -619,28 +619,21 @@ uint64_t eg_workload_total_tokens(const eg_workload_t *w)
 
 const char *eg_routing_name(eg_routing_t r)
 {
-	switch (r) {
-	case EG_ROUTING_UNIFORM:
-		return "uniform";
-	case EG_ROUTING_ZIPF:
-		return "zipf";
-	case EG_ROUTING_HOT_EXPERT:
-		return "hot-expert";
-	case EG_ROUTING_HOT_RANK:
-		return "hot-rank";
-	}
-	return "unknown";
+	static const char *const name[] = {
+	    [EG_ROUTING_UNIFORM] = "uniform",
+	    [EG_ROUTING_ZIPF] = "zipf",
+	    [EG_ROUTING_HOT_EXPERT] = "hot-expert",
+	    [EG_ROUTING_HOT_RANK] = "hot-rank",
+	};
+
+	return (size_t)r < sizeof(name) / sizeof(name[0]) ? name[r] : "unknown";
 }
 
 const char *eg_data_mode_name(eg_data_mode_t d)
 {
-	switch (d) {
-	case EG_DATA_EXACT:
-		return "exact";
-	case EG_DATA_RANDOM:
-		return "random";
-	}
-	return "unknown";
+	return d == EG_DATA_EXACT    ? "exact"
+	       : d == EG_DATA_RANDOM ? "random"
+				     : "unknown";
 }
 
 /* Bounded appender: remembers overflow instead of checking every call. */

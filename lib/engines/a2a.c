@@ -12,9 +12,7 @@
 #include "xchg.h"
 
 typedef struct eg__a2a {
-	eg_workload_t w;
-	eg_xchg_t x;
-	uint32_t rank, W;
+	eg_xeng_t e;
 	uint32_t *n_sent; /* W: rows sent to each destination */
 	uint32_t **sent;  /* W lists of source tokens, in send order */
 	uint32_t *n_recv; /* W: rows received from each source */
@@ -28,36 +26,28 @@ static void eg__a2a_destroy(void *state)
 	eg__a2a_t *a = state;
 	if (!a)
 		return;
-	eg_xchg_fini(&a->x);
-	for (uint32_t p = 0; a->sent && p < a->W; p++)
+	for (uint32_t p = 0; a->sent && p < a->e.x.W; p++)
 		free(a->sent[p]);
 	free(a->sent);
 	free(a->n_sent);
 	free(a->n_recv);
-	eg_workload_fini(&a->w);
+	eg_xeng_fini(&a->e);
 	free(a);
 }
 
 static int eg__a2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 			  void **state)
 {
-	eg__a2a_t *a = calloc(1, sizeof(*a));
 	uint32_t W = w->world;
 	int rc;
+	eg__a2a_t *a = eg_xeng_new(sizeof(*a), w, ctx, &rc);
 
 	if (!a)
-		return EG_ENOMEM;
-	if ((rc = eg_xchg_init(&a->x, ctx, W)) < 0) {
-		eg__a2a_destroy(a);
 		return rc;
-	}
-	a->rank = a->x.rank;
-	a->W = W;
 	a->n_sent = calloc(W, sizeof(uint32_t));
 	a->n_recv = calloc(W, sizeof(uint32_t));
 	a->sent = calloc(W, sizeof(uint32_t *));
-	if (!a->n_sent || !a->n_recv || !a->sent ||
-	    eg_workload_copy(&a->w, w) < 0) {
+	if (!a->n_sent || !a->n_recv || !a->sent) {
 		eg__a2a_destroy(a);
 		return EG_ENOMEM;
 	}
@@ -92,7 +82,7 @@ static int eg__fault_order_create(const eg_workload_t *w,
 static int eg__goes_to(const eg__a2a_t *a, const eg_rank_input_t *in,
 		       uint32_t t, uint32_t d)
 {
-	const eg_workload_t *w = &a->w;
+	const eg_workload_t *w = &a->e.w;
 	uint32_t L = w->experts / w->world, sh = 0;
 	const int32_t *ti = in->topk_idx + (size_t)t * w->topk;
 
@@ -135,9 +125,9 @@ static int eg__a2a_dispatch(void *state, const eg_rank_input_t *in,
 			    eg_recv_t *out)
 {
 	eg__a2a_t *a = state;
-	const eg_workload_t *w = &a->w;
+	const eg_workload_t *w = &a->e.w;
 	size_t rb = eg__wire_row_bytes(w);
-	uint32_t W = a->W, total = 0;
+	uint32_t W = a->e.x.W, total = 0;
 	int rc;
 
 	/* which tokens go where (fault:route-cache: decided once, on the
@@ -163,23 +153,23 @@ static int eg__a2a_dispatch(void *state, const eg_rank_input_t *in,
 		       a->sent[d][a->n_sent[d] - 1] >= in->tokens)
 			a->n_sent[d]--;
 	/* counts first, so every receive size is exact */
-	rc = eg_xchg_u32(&a->x, a->n_sent, 0, a->n_recv);
+	rc = eg_xchg_u32(&a->e.x, a->n_sent, 0, a->n_recv);
 	if (rc < 0)
 		return rc;
 	for (uint32_t s = 0; s < W; s++)
 		total += a->n_recv[s];
-	eg_fault_point("dispatch", a->rank);
+	eg_fault_point("dispatch", a->e.x.rank);
 	if (total > out->capacity)
 		return EG_ERANGE;
 	for (uint32_t p = 0; p < W; p++) {
-		if (eg_xchg_alloc(&a->x, p, (size_t)a->n_sent[p] * rb,
+		if (eg_xchg_alloc(&a->e.x, p, (size_t)a->n_sent[p] * rb,
 				  (size_t)a->n_recv[p] * rb) < 0)
 			return EG_ENOMEM;
 		for (uint32_t j = 0; j < a->n_sent[p]; j++)
 			eg__wire_pack(w, in, a->sent[p][j], p,
-				      a->x.send[p] + (size_t)j * rb);
+				      a->e.x.send[p] + (size_t)j * rb);
 	}
-	rc = eg_xchg_run(&a->x);
+	rc = eg_xchg_run(&a->e.x);
 	if (rc < 0)
 		return rc;
 	memset(out->expert_count, 0, out->local_experts * sizeof(uint32_t));
@@ -187,52 +177,46 @@ static int eg__a2a_dispatch(void *state, const eg_rank_input_t *in,
 	for (uint32_t s = 0; s < W; s++) {
 		out->rank_prefix[s] = row;
 		for (uint32_t j = 0; j < a->n_recv[s]; j++)
-			eg__wire_unpack(w, a->x.recv[s] + (size_t)j * rb, s,
+			eg__wire_unpack(w, a->e.x.recv[s] + (size_t)j * rb, s,
 					out, row++);
 	}
-	out->rank_prefix[W] = row;
-	out->num_rows = row;
-	eg_xchg_release(&a->x);
-	return EG_OK;
+	return eg_xchg_dispatched(&a->e.x, out, row);
 }
 
 static int eg__a2a_combine(void *state, const eg_recv_t *recv,
 			   const void *const *y, void *const *out)
 {
 	eg__a2a_t *a = state;
-	const eg_workload_t *w = &a->w;
+	const eg_workload_t *w = &a->e.w;
 	eg_dtype_t ct = eg_combine_dtype(w->dtype);
 	size_t H = w->hidden, rowb = H * eg_dtype_size(ct);
-	uint32_t W = a->W, T = a->T; /* the last dispatch's tokens */
+	uint32_t W = a->e.x.W, T = a->T; /* the last dispatch's tokens */
 	float *acc;
 	int rc;
 
-	eg_fault_point("combine", a->rank);
+	eg_fault_point("combine", a->e.x.rank);
 	/* expert outputs go back to their source; rows of source s are
 	 * contiguous in the canonical layout */
-	eg_xchg_release(&a->x);
+	eg_xchg_release(&a->e.x);
 	for (uint32_t p = 0; p < W; p++) {
 		uint32_t n = recv->rank_prefix[p + 1] - recv->rank_prefix[p];
 
-		if (eg_xchg_alloc(&a->x, p, (size_t)n * rowb,
+		if (eg_xchg_alloc(&a->e.x, p, (size_t)n * rowb,
 				  (size_t)a->n_sent[p] * rowb) < 0)
 			return EG_ENOMEM;
-		memcpy(a->x.send[p],
+		memcpy(a->e.x.send[p],
 		       (const uint8_t *)y[0] + recv->rank_prefix[p] * rowb,
-		       a->x.sbytes[p]);
+		       a->e.x.sbytes[p]);
 	}
-	rc = eg_xchg_run(&a->x);
-	if (rc < 0)
-		return rc;
-	acc = calloc((size_t)(T ? T : 1) * H, sizeof(float));
+	acc = eg_xchg_run_acc(&a->e.x, (size_t)T * H, &rc);
 	if (!acc)
-		return EG_ENOMEM;
+		return rc;
 	for (uint32_t i = 0; i < W; i++) { /* destination order */
 		uint32_t d = a->fault == EG_A2A_FAULT_ORDER ? W - 1 - i : i;
 
 		for (uint32_t j = 0; j < a->n_sent[d]; j++) {
 			float *o = acc + (size_t)a->sent[d][j] * H;
-			const uint8_t *yd = a->x.recv[d];
+			const uint8_t *yd = a->e.x.recv[d];
 
 			if (a->fault == EG_A2A_FAULT_TAIL) {
 				eg__tail_sum(ct, o, yd, (size_t)j * H, H);
@@ -245,11 +229,7 @@ static int eg__a2a_combine(void *state, const eg_recv_t *recv,
 			}
 		}
 	}
-	for (size_t i = 0; i < (size_t)T * H; i++)
-		eg_store_f32(ct, out[0], i, acc[i]);
-	free(acc);
-	eg_xchg_release(&a->x);
-	return EG_OK;
+	return eg_xchg_combined(&a->e.x, ct, acc, (size_t)T * H, out[0]);
 }
 
 const eg_engine_ops_t eg_engine_a2a = {

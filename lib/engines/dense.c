@@ -12,9 +12,7 @@
 #include "xchg.h"
 
 typedef struct eg__dense {
-	eg_workload_t w;
-	eg_xchg_t x;
-	uint32_t rank, W;
+	eg_xeng_t e;
 	uint32_t *tokens; /* W: tokens of each rank, exchanged */
 } eg__dense_t;
 
@@ -23,29 +21,21 @@ static void eg__dense_destroy(void *state)
 	eg__dense_t *a = state;
 	if (!a)
 		return;
-	eg_xchg_fini(&a->x);
 	free(a->tokens);
-	eg_workload_fini(&a->w);
+	eg_xeng_fini(&a->e);
 	free(a);
 }
 
 static int eg__dense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 			    void **state)
 {
-	eg__dense_t *a = calloc(1, sizeof(*a));
-	uint32_t W = w->world;
 	int rc;
+	eg__dense_t *a = eg_xeng_new(sizeof(*a), w, ctx, &rc);
 
 	if (!a)
-		return EG_ENOMEM;
-	if ((rc = eg_xchg_init(&a->x, ctx, W)) < 0) {
-		eg__dense_destroy(a);
 		return rc;
-	}
-	a->rank = a->x.rank;
-	a->W = W;
-	a->tokens = calloc(W, sizeof(uint32_t));
-	if (!a->tokens || eg_workload_copy(&a->w, w) < 0) {
+	a->tokens = calloc(w->world, sizeof(uint32_t));
+	if (!a->tokens) {
 		eg__dense_destroy(a);
 		return EG_ENOMEM;
 	}
@@ -66,8 +56,8 @@ static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
 			      eg_recv_t *out)
 {
 	eg__dense_t *a = state;
-	const eg_workload_t *w = &a->w;
-	uint32_t W = a->W, K = w->topk, me = a->rank;
+	const eg_workload_t *w = &a->e.w;
+	uint32_t W = a->e.x.W, K = w->topk, me = a->e.x.rank;
 	int32_t L = (int32_t)(w->experts / W), lo = (int32_t)me * L;
 	size_t xb = (size_t)w->hidden * eg_dtype_size(w->dtype);
 	size_t nb = w->dtype == EG_DTYPE_FP8 ? w->hidden / EG_FP8_BLOCK : 0;
@@ -75,7 +65,7 @@ static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
 	int rc;
 
 	/* allgather the token counts, then the tokens and their routing */
-	rc = eg_xchg_u32(&a->x, &in->tokens, 1, a->tokens);
+	rc = eg_xchg_u32(&a->e.x, &in->tokens, 1, a->tokens);
 	if (rc < 0)
 		return rc;
 	uint8_t *mine = malloc((size_t)in->tokens * gb + 1);
@@ -93,15 +83,15 @@ static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
 		       in->topk_w + (size_t)t * K, K * sizeof(float));
 	}
 	for (uint32_t p = 0; p < W; p++) {
-		a->x.send[p] = mine; /* the same buffer to everyone */
-		a->x.sbytes[p] = (size_t)in->tokens * gb;
-		a->x.rbytes[p] = (size_t)a->tokens[p] * gb;
-		a->x.recv[p] = malloc(a->x.rbytes[p] + 1);
-		if (!a->x.recv[p])
+		a->e.x.send[p] = mine; /* the same buffer to everyone */
+		a->e.x.sbytes[p] = (size_t)in->tokens * gb;
+		a->e.x.rbytes[p] = (size_t)a->tokens[p] * gb;
+		a->e.x.recv[p] = malloc(a->e.x.rbytes[p] + 1);
+		if (!a->e.x.recv[p])
 			return EG_ENOMEM;
 	}
 	eg_fault_point("dispatch", me);
-	rc = eg_xchg_run(&a->x);
+	rc = eg_xchg_run(&a->e.x);
 	if (rc < 0)
 		return rc;
 	/* keep what my experts need, in canonical order */
@@ -110,7 +100,7 @@ static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
 	for (uint32_t s = 0; s < W; s++) {
 		out->rank_prefix[s] = row;
 		for (uint32_t t = 0; t < a->tokens[s]; t++) {
-			const uint8_t *p = a->x.recv[s] + (size_t)t * gb;
+			const uint8_t *p = a->e.x.recv[s] + (size_t)t * gb;
 			int32_t ids[EG_TOPK_WIRE_MAX];
 			float wts[EG_TOPK_WIRE_MAX];
 			int mine_tok = 0;
@@ -146,51 +136,41 @@ static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
 			row++;
 		}
 	}
-	out->rank_prefix[W] = row;
-	out->num_rows = row;
-	eg_xchg_release(&a->x);
-	return EG_OK;
+	return eg_xchg_dispatched(&a->e.x, out, row);
 }
 
 static int eg__dense_combine(void *state, const eg_recv_t *recv,
 			     const void *const *y, void *const *out)
 {
 	eg__dense_t *a = state;
-	const eg_workload_t *w = &a->w;
+	const eg_workload_t *w = &a->e.w;
 	eg_dtype_t ct = eg_combine_dtype(w->dtype);
 	size_t H = w->hidden, esz = eg_dtype_size(ct), rowb = H * esz;
-	uint32_t W = a->W, T = a->tokens[a->rank];
+	uint32_t W = a->e.x.W, T = a->tokens[a->e.x.rank];
 	float *acc;
 	int rc;
 
-	eg_fault_point("combine", a->rank);
+	eg_fault_point("combine", a->e.x.rank);
 	/* partial outputs for every token of every rank (zero where my
 	 * experts had nothing), reduce-scattered back */
-	eg_xchg_release(&a->x);
+	eg_xchg_release(&a->e.x);
 	for (uint32_t p = 0; p < W; p++)
-		if (eg_xchg_alloc(&a->x, p, (size_t)a->tokens[p] * rowb,
+		if (eg_xchg_alloc(&a->e.x, p, (size_t)a->tokens[p] * rowb,
 				  (size_t)T * rowb) < 0)
 			return EG_ENOMEM;
 	for (uint32_t i = 0; i < recv->num_rows; i++) {
 		uint32_t s = (uint32_t)recv->src_rank[i];
 		uint32_t t = (uint32_t)recv->src_token[i];
-		memcpy(a->x.send[s] + (size_t)t * rowb,
+		memcpy(a->e.x.send[s] + (size_t)t * rowb,
 		       (const uint8_t *)y[0] + (size_t)i * rowb, rowb);
 	}
-	rc = eg_xchg_run(&a->x);
-	if (rc < 0)
-		return rc;
-	acc = calloc((size_t)(T ? T : 1) * H, sizeof(float));
+	acc = eg_xchg_run_acc(&a->e.x, (size_t)T * H, &rc);
 	if (!acc)
-		return EG_ENOMEM;
+		return rc;
 	for (uint32_t d = 0; d < W; d++) /* destination order */
 		for (size_t i = 0; i < (size_t)T * H; i++)
-			acc[i] += eg_load_f32(ct, a->x.recv[d], i);
-	for (size_t i = 0; i < (size_t)T * H; i++)
-		eg_store_f32(ct, out[0], i, acc[i]);
-	free(acc);
-	eg_xchg_release(&a->x);
-	return EG_OK;
+			acc[i] += eg_load_f32(ct, a->e.x.recv[d], i);
+	return eg_xchg_combined(&a->e.x, ct, acc, (size_t)T * H, out[0]);
 }
 
 const eg_engine_ops_t eg_engine_dense = {

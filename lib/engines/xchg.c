@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "pack.h"
 #include "xchg.h"
 
 int eg_xchg_init(eg_xchg_t *x, const eg_engine_ctx_t *ctx, uint32_t W)
@@ -79,4 +80,57 @@ int eg_xchg_u32(eg_xchg_t *x, const uint32_t *send, int all, uint32_t *recv)
 		memcpy(&recv[s], x->recv[s], sizeof(uint32_t));
 	eg_xchg_release(x);
 	return rc;
+}
+
+void *eg_xeng_new(size_t size, const eg_workload_t *w,
+		  const eg_engine_ctx_t *ctx, int *rc)
+{
+	eg_xeng_t *e = calloc(1, size);
+
+	*rc = EG_ENOMEM;
+	if (!e)
+		return NULL;
+	if ((*rc = eg_xchg_init(&e->x, ctx, w->world)) == EG_OK &&
+	    eg_workload_copy(&e->w, w) < 0)
+		*rc = EG_ENOMEM;
+	if (*rc == EG_OK)
+		return e;
+	eg_xeng_fini(e);
+	free(e);
+	return NULL;
+}
+
+void eg_xeng_fini(eg_xeng_t *e)
+{
+	eg_xchg_fini(&e->x);
+	eg_workload_fini(&e->w);
+}
+
+int eg_xchg_dispatched(eg_xchg_t *x, eg_recv_t *out, uint32_t row)
+{
+	out->rank_prefix[x->W] = row;
+	out->num_rows = row;
+	eg_xchg_release(x);
+	return EG_OK;
+}
+
+float *eg_xchg_run_acc(eg_xchg_t *x, size_t n, int *rc)
+{
+	float *acc;
+
+	if ((*rc = eg_xchg_run(x)) < 0)
+		return NULL;
+	acc = calloc(n ? n : 1, sizeof(float));
+	*rc = acc ? EG_OK : EG_ENOMEM;
+	return acc;
+}
+
+int eg_xchg_combined(eg_xchg_t *x, eg_dtype_t ct, float *acc, size_t n,
+		     void *out)
+{
+	for (size_t i = 0; i < n; i++)
+		eg_store_f32(ct, out, i, acc[i]);
+	free(acc);
+	eg_xchg_release(x);
+	return EG_OK;
 }

@@ -82,16 +82,8 @@ int eg__band_verdicts(const eg_gate_t *g, eg__band_t *b, size_t n)
 /* A point to measure again, once. */
 void eg__remeasure_add(eg_gate_result_t *res, const eg_point_t *p)
 {
-	size_t k;
-	json_t *v;
-
-	if (!p)
+	if (!p || eg_gate_ids_has(res->remeasure, p->id))
 		return;
-	json_array_foreach(res->remeasure, k, v)
-	{
-		if (!strcmp(json_string_value(v), p->id))
-			return;
-	}
 	json_array_append_new(res->remeasure, json_string(p->id));
 	/* a ratio's point: its denominator too (lib/gate/ratio_points.c) */
 	if (p->evidence && json_is_string(json_object_get(p->evidence, "over")))

@@ -65,28 +65,36 @@ static int eg__present(const eg_gate_data_t *d, int what, const char *name)
 	       (d->base && eg__present_in(d->base, d->n_base, what, name));
 }
 
-static int eg__check_arm(const eg_gate_file_t *gf, const eg_gate_t *g,
-			 const eg_gate_data_t *d, const char *arm, int line,
-			 char *err, size_t len)
-{
-	if (eg_arm_known(arm) || eg__present(d, EG__ARM, arm))
-		return 0;
-	return eg__gerr(gf, line, err, len,
-			"gate \"%s\": unknown arm \"%s\" (in no results file "
-			"and not a standard arm: a2a, dense)",
-			g->name, arm);
-}
+/* What a gate names is known to the schema or present in the data; the
+ * error says which kind and what else it could have been. */
+static const struct {
+	const char *word, *else_;
+} eg__kinds[] = {
+    [EG__METRIC] = {"metric", "not in the schema, docs/results-v1.md"},
+    [EG__ARM] = {"arm", "not a standard arm: a2a, dense"},
+    [EG__AXIS] = {"axis", "not a schema axis"},
+};
 
-static int eg__check_axis(const eg_gate_file_t *gf, const eg_gate_t *g,
-			  const eg_gate_data_t *d, const char *axis, int line,
-			  char *err, size_t len)
+/* names[0..n), up to the first NULL: each an arm, axis or metric. */
+static int eg__check_names(const eg_gate_file_t *gf, const eg_gate_t *g,
+			   const eg_gate_data_t *d, int what,
+			   char *const *names, size_t n, int line, char *err,
+			   size_t len)
 {
-	if (eg_axis_known(axis) || eg__present(d, EG__AXIS, axis))
-		return 0;
-	return eg__gerr(gf, line, err, len,
-			"gate \"%s\": unknown axis \"%s\" (in no results file "
-			"and not a schema axis)",
-			g->name, axis);
+	for (size_t k = 0; k < n && names[k]; k++) {
+		const char *x = names[k];
+		int known = what == EG__METRIC ? eg_metric_info(x) != NULL
+			    : what == EG__ARM  ? eg_arm_known(x)
+					       : eg_axis_known(x);
+
+		if (!known && !eg__present(d, what, x))
+			return eg__gerr(gf, line, err, len,
+					"gate \"%s\": unknown %s \"%s\" (in no "
+					"results file and %s)",
+					g->name, eg__kinds[what].word, x,
+					eg__kinds[what].else_);
+	}
+	return 0;
 }
 
 /* Points in the current results: none when every step died early. */
@@ -111,37 +119,25 @@ int eg_gate_file_check(const eg_gate_file_t *gf, const eg_gate_data_t *d,
 	for (size_t i = 0; i < gf->n_gates; i++) {
 		const eg_gate_t *g = &gf->gates[i];
 
-		if (g->metric && !eg_metric_info(g->metric) &&
-		    !eg__present(d, EG__METRIC, g->metric))
-			return eg__gerr(gf, g->metric_line, err, errlen,
-					"gate \"%s\": unknown metric \"%s\" "
-					"(in no results file and not in the "
-					"schema, docs/results-v1.md)",
-					g->name, g->metric);
-		for (int k = 0; k < 2 && g->ratio[k]; k++)
-			if ((rc = eg__check_arm(gf, g, d, g->ratio[k],
-						g->ratio_line, err, errlen)))
-				return rc;
-		for (int k = 0; k < 2 && g->versus[k]; k++)
-			if ((rc = eg__check_arm(gf, g, d, g->versus[k],
-						g->versus_line, err, errlen)))
-				return rc;
-		for (size_t k = 0; k < g->n_arms; k++)
-			if ((rc = eg__check_arm(gf, g, d, g->arms[k],
-						g->arms_line, err, errlen)))
-				return rc;
-		if (g->axis && (rc = eg__check_axis(gf, g, d, g->axis,
-						    g->axis_line, err, errlen)))
+		if ((rc = eg__check_names(gf, g, d, EG__METRIC, &g->metric, 1,
+					  g->metric_line, err, errlen)) ||
+		    (rc = eg__check_names(gf, g, d, EG__ARM, g->ratio, 2,
+					  g->ratio_line, err, errlen)) ||
+		    (rc = eg__check_names(gf, g, d, EG__ARM, g->versus, 2,
+					  g->versus_line, err, errlen)) ||
+		    (rc = eg__check_names(gf, g, d, EG__ARM, g->arms, g->n_arms,
+					  g->arms_line, err, errlen)) ||
+		    (rc = eg__check_names(gf, g, d, EG__AXIS, &g->axis, 1,
+					  g->axis_line, err, errlen)) ||
+		    (rc = eg__check_names(gf, g, d, EG__AXIS, g->covary,
+					  g->n_covary, g->covary_line, err,
+					  errlen)))
 			return rc;
-		for (size_t k = 0; k < g->n_covary; k++)
-			if ((rc = eg__check_axis(gf, g, d, g->covary[k],
-						 g->covary_line, err, errlen)))
-				return rc;
 		for (size_t k = 0; k < g->n_filter; k++)
 			if (strcmp(g->filter[k].key, "suite") &&
-			    (rc = eg__check_axis(gf, g, d, g->filter[k].key,
-						 g->filter[k].line, err,
-						 errlen)))
+			    (rc = eg__check_names(
+				 gf, g, d, EG__AXIS, &g->filter[k].key, 1,
+				 g->filter[k].line, err, errlen)))
 				return rc;
 		if (points && g->field && strcmp(g->field, "transport") &&
 		    strcmp(g->field, "provider") &&

@@ -113,22 +113,13 @@ int eg__aggregate(const eg__twin_t *t, size_t n, size_t nb, int history,
 int eg__ratio_files(const eg_gate_t *g, const char *label,
 		    const eg_results_t *in, size_t n, eg_results_t **out);
 
-/* Rules; each fills res (verdict, summary, diag). */
-int eg__rule_bound(const eg_gate_file_t *gf, const eg_gate_t *g,
-		   const eg__cells_t *c, eg_gate_result_t *res, char *err,
-		   size_t len);
-int eg__rule_flat(const eg_gate_file_t *gf, const eg_gate_t *g,
-		  const eg__cells_t *c, eg_gate_result_t *res, char *err,
-		  size_t len);
-int eg__rule_recovery(const eg_gate_file_t *gf, const eg_gate_t *g,
-		      const eg__cells_t *c, eg_gate_result_t *res, char *err,
-		      size_t len);
-int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
-		   const eg__cells_t *c, eg_gate_result_t *res, char *err,
-		   size_t len);
-int eg__rule_evidence(const eg_gate_file_t *gf, const eg_gate_t *g,
-		      const eg__cells_t *c, eg_gate_result_t *res, char *err,
-		      size_t len);
+/* Rules over a campaign's cells; each fills res (verdict, summary,
+ * diag). */
+typedef int eg__cells_rule_t(const eg_gate_file_t *gf, const eg_gate_t *g,
+			     const eg__cells_t *c, eg_gate_result_t *res,
+			     char *err, size_t len);
+eg__cells_rule_t eg__rule_bound, eg__rule_flat, eg__rule_recovery,
+    eg__rule_trend, eg__rule_evidence;
 int eg__rule_regression(const eg_gate_file_t *gf, const eg_gate_t *g,
 			const eg_gate_data_t *d, eg_gate_result_t *res,
 			char *err, size_t len);

@@ -137,21 +137,25 @@ static int eg__band(eg_yaml_t *y, const yaml_node_t *n, double band[2])
 	return 0;
 }
 
-static int eg__ratio(eg_yaml_t *y, const yaml_node_t *n, eg_gate_t *g)
+/* key: [A, B], two different arms: ratio's numerator and denominator,
+ * or versus's arm B judged against arm A of the same results. */
+static int eg__arm_pair(eg_yaml_t *y, const yaml_node_t *n, const char *key,
+			char *arm[2], int *line)
 {
 	int rc;
 
 	if (n->type != YAML_SEQUENCE_NODE || eg_yaml_len(n) != 2)
-		return eg_yaml_err(y, n,
-				   "ratio: expected [numerator arm, "
-				   "denominator arm]");
-	if ((rc = eg_yaml_str(y, "ratio", eg_yaml_item(y, n, 0),
-			      &g->ratio[0])) ||
-	    (rc = eg_yaml_str(y, "ratio", eg_yaml_item(y, n, 1), &g->ratio[1])))
+		return eg_yaml_err(
+		    y, n, "%s: expected [%s]", key,
+		    !strcmp(key, "ratio")
+			? "numerator arm, denominator arm"
+			: "arm judged, arm it is judged against");
+	if ((rc = eg_yaml_str(y, key, eg_yaml_item(y, n, 0), &arm[0])) ||
+	    (rc = eg_yaml_str(y, key, eg_yaml_item(y, n, 1), &arm[1])))
 		return rc;
-	if (!strcmp(g->ratio[0], g->ratio[1]))
-		return eg_yaml_err(y, n, "ratio: the same arm twice");
-	g->ratio_line = eg_yaml_line(n);
+	if (!strcmp(arm[0], arm[1]))
+		return eg_yaml_err(y, n, "%s: the same arm twice", key);
+	*line = eg_yaml_line(n);
 	return 0;
 }
 
@@ -240,26 +244,6 @@ static int eg__stat_key(eg_yaml_t *y, const char *k, const yaml_node_t *v,
 	return 0;
 }
 
-/* versus: [B, A]: arm B judged against arm A of the same results. */
-static int eg__versus(eg_yaml_t *y, const yaml_node_t *n, eg_gate_t *g)
-{
-	int rc;
-
-	if (n->type != YAML_SEQUENCE_NODE || eg_yaml_len(n) != 2)
-		return eg_yaml_err(y, n,
-				   "versus: expected [arm judged, arm it is "
-				   "judged against]");
-	if ((rc = eg_yaml_str(y, "versus", eg_yaml_item(y, n, 0),
-			      &g->versus[0])) ||
-	    (rc = eg_yaml_str(y, "versus", eg_yaml_item(y, n, 1),
-			      &g->versus[1])))
-		return rc;
-	if (!strcmp(g->versus[0], g->versus[1]))
-		return eg_yaml_err(y, n, "versus: the same arm twice");
-	g->versus_line = eg_yaml_line(n);
-	return 0;
-}
-
 static int eg__gate_key(eg_yaml_t *y, const char *k, yaml_node_t *kn,
 			yaml_node_t *v, eg_gate_t *g)
 {
@@ -288,7 +272,7 @@ static int eg__gate_key(eg_yaml_t *y, const char *k, yaml_node_t *kn,
 		return eg__ident_str(y, k, v, &g->metric);
 	}
 	if (!strcmp(k, "ratio"))
-		return eg__ratio(y, v, g);
+		return eg__arm_pair(y, v, k, g->ratio, &g->ratio_line);
 	if (!strcmp(k, "arms")) {
 		g->arms_line = eg_yaml_line(v);
 		return eg_yaml_strs(y, k, v, &g->arms, &g->n_arms);
@@ -353,7 +337,8 @@ static int eg__gate_key(eg_yaml_t *y, const char *k, yaml_node_t *kn,
 	if (!strcmp(k, "expect"))
 		return eg_yaml_strs(y, k, v, &g->expect, &g->n_expect);
 	if (!strcmp(k, "versus"))
-		return eg__versus(y, v, g);
+		/* [B, A]: arm B judged against arm A of the same results */
+		return eg__arm_pair(y, v, k, g->versus, &g->versus_line);
 	if (!strcmp(k, "aggregate")) {
 		rc = eg_yaml_word(y, k, v, eg__aggregates, &idx);
 		g->aggregate = (eg_aggregate_t)idx;

@@ -95,6 +95,29 @@ static int eg__walsh_ci(const double *d, size_t n, double alpha, double *lo,
 	return 0;
 }
 
+/* The threshold on the log scale: log(1 +- min_effect), the worse way. */
+static double eg__log_threshold(const eg_regress_opts_t *o)
+{
+	return log(o->better == EG_BETTER_LOWER ? 1 + o->min_effect
+						: 1 - o->min_effect);
+}
+
+/* A log-scale interval as a relative change. */
+static void eg__rel_ci(eg_regress_out_t *out)
+{
+	out->lo = exp(out->lo) - 1;
+	out->hi = exp(out->hi) - 1;
+}
+
+/* The one-sided p-values by which way is worse: p_up that cur is above
+ * the threshold, p_down that it is below. */
+static void eg__sided(eg_regress_out_t *out, const eg_regress_opts_t *o,
+		      double p_up, double p_down)
+{
+	out->p_worse = o->better == EG_BETTER_LOWER ? p_up : p_down;
+	out->p_better = o->better == EG_BETTER_LOWER ? p_down : p_up;
+}
+
 /* Paired launches (an A/B job): the signed-rank test of the per-launch
  * log ratios against log(1 +- min_effect). */
 static int eg__paired_rank(const eg_metric_t *base, const eg_metric_t *cur,
@@ -103,8 +126,7 @@ static int eg__paired_rank(const eg_metric_t *base, const eg_metric_t *cur,
 	size_t nb, nc;
 	double *b = eg__log_medians(base, 1, &nb),
 	       *c = eg__log_medians(cur, 1, &nc), pg, pl;
-	double t = log(o->better == EG_BETTER_LOWER ? 1 + o->min_effect
-						    : 1 - o->min_effect);
+	double t = eg__log_threshold(o);
 	int rc = EG_ENOMEM;
 
 	if (!b || !c)
@@ -116,14 +138,12 @@ static int eg__paired_rank(const eg_metric_t *base, const eg_metric_t *cur,
 		c[i] -= b[i];
 	if ((rc = eg__walsh_ci(c, nb, o->alpha, &out->lo, &out->hi)) < 0)
 		goto out;
-	out->lo = exp(out->lo) - 1;
-	out->hi = exp(out->hi) - 1;
+	eg__rel_ci(out);
 	for (size_t i = 0; i < nb; i++)
 		c[i] -= t;
 	if ((rc = eg_stats_signed_rank(c, nb, &pg, &pl)) < 0)
 		goto out;
-	out->p_worse = o->better == EG_BETTER_LOWER ? pg : pl;
-	out->p_better = o->better == EG_BETTER_LOWER ? pl : pg;
+	eg__sided(out, o, pg, pl);
 out:
 	free(b);
 	free(c);
@@ -137,12 +157,10 @@ static int eg__mwu(const eg_metric_t *base, const eg_metric_t *cur,
 		   const eg_regress_opts_t *o, eg_regress_out_t *out)
 {
 	int lm = eg__launch_mode(base, cur);
-	double k = o->better == EG_BETTER_LOWER ? 1 + o->min_effect
-						: 1 - o->min_effect,
-	       est;
+	double est, t = eg__log_threshold(o);
 	size_t nb, nc;
 	double *b, *c;
-	eg_mwu_t t;
+	eg_mwu_t m;
 	int rc = EG_ENOMEM;
 
 	if (lm && o->paired)
@@ -154,14 +172,12 @@ static int eg__mwu(const eg_metric_t *base, const eg_metric_t *cur,
 	if ((rc = eg_stats_shift_ci(b, nb, c, nc, o->alpha, &est, &out->lo,
 				    &out->hi)) < 0)
 		goto out;
-	out->lo = exp(out->lo) - 1;
-	out->hi = exp(out->hi) - 1;
+	eg__rel_ci(out);
 	for (size_t i = 0; i < nb; i++)
-		b[i] += log(k);
-	if ((rc = eg_stats_mwu(c, nc, b, nb, &t)) < 0)
+		b[i] += t;
+	if ((rc = eg_stats_mwu(c, nc, b, nb, &m)) < 0)
 		goto out;
-	out->p_worse = o->better == EG_BETTER_LOWER ? t.p_greater : t.p_less;
-	out->p_better = o->better == EG_BETTER_LOWER ? t.p_less : t.p_greater;
+	eg__sided(out, o, m.p_greater, m.p_less);
 out:
 	free(b);
 	free(c);
@@ -220,8 +236,7 @@ static int eg__summary(const eg_metric_t *base, const eg_metric_t *cur,
 	out->lo = exp(l - z * s) - 1;
 	out->hi = exp(l + z * s) - 1;
 	if (s > 0) {
-		t = log(o->better == EG_BETTER_LOWER ? 1 + o->min_effect
-						     : 1 - o->min_effect);
+		t = eg__log_threshold(o);
 		out->p_worse = o->better == EG_BETTER_LOWER
 				   ? gsl_cdf_ugaussian_Q((l - t) / s)
 				   : gsl_cdf_ugaussian_P((l - t) / s);

@@ -8,7 +8,7 @@
 #include "epgate/error.h"
 #include "epgate/gate.h"
 
-static int eg__has(const json_t *ids, const char *id)
+int eg_gate_ids_has(const json_t *ids, const char *id)
 {
 	size_t k;
 	json_t *v;
@@ -45,7 +45,7 @@ int eg_gate_remeasure(const char *gates, const eg_gate_data_t *d, json_t *ids,
 		    res.verdict == EG_VERDICT_INCONCLUSIVE)
 			json_array_foreach(res.remeasure, k, v)
 			{
-				if (!eg__has(ids, json_string_value(v)))
+				if (!eg_gate_ids_has(ids, json_string_value(v)))
 					json_array_append(ids, v);
 			}
 		eg_gate_result_fini(&res);

@@ -173,6 +173,20 @@ out:
 	return rc;
 }
 
+/* The series judged into the diagnostics (series taken); none: a skip
+ * that says why. */
+static void eg__series_end(eg_gate_result_t *res, json_t *series,
+			   const eg_gate_t *g, int judged)
+{
+	json_object_set_new(res->diag, "series", series);
+	if (!judged) {
+		res->verdict = EG_VERDICT_SKIP;
+		eg__say(res,
+			"no data: no series with 2 or more points along %s",
+			g->axis);
+	}
+}
+
 int eg__rule_flat(const eg_gate_file_t *gf, const eg_gate_t *g,
 		  const eg__cells_t *c, eg_gate_result_t *res, char *err,
 		  size_t len)
@@ -235,15 +249,9 @@ int eg__rule_flat(const eg_gate_file_t *gf, const eg_gate_t *g,
 					g->band[0], g->band[1]);
 		}
 	}
-	json_object_set_new(res->diag, "series", series);
+	eg__series_end(res, series, g, judged);
 	series = NULL;
-	if (!judged) {
-		res->verdict = EG_VERDICT_SKIP;
-		eg__say(res,
-			"no data: no series with 2 or more points along "
-			"%s",
-			g->axis);
-	} else if (!failed && judged > 1) {
+	if (!failed && judged > 1) {
 		char first[sizeof(res->summary)];
 
 		snprintf(first, sizeof(first), "%s", res->summary);
@@ -331,15 +339,8 @@ int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
 				ge ? ">=" : "<=", g->factor);
 		}
 	}
-	json_object_set_new(res->diag, "series", series);
+	eg__series_end(res, series, g, judged);
 	series = NULL;
-	if (!judged) {
-		res->verdict = EG_VERDICT_SKIP;
-		eg__say(res,
-			"no data: no series with 2 or more points along "
-			"%s",
-			g->axis);
-	}
 	rc = 0;
 out:
 	json_decref(series);

@@ -116,9 +116,8 @@ static void eg__banner(FILE *f, const eg__page_t *pg)
 static void eg__meta(FILE *f, const eg__page_t *pg)
 {
 	if (pg->run_dir[0]) {
-		fputs("<p class=\"meta\">run folder <code>", f);
-		eg__esc(f, pg->run_dir);
-		fputs("</code>", f);
+		eg__html(f, "<p class=\"meta\">run folder <code>%s</code>",
+			 pg->run_dir);
 		if (pg->summary &&
 		    json_integer_value(json_object_get(pg->summary, "exit")) >=
 			0 &&
@@ -129,9 +128,10 @@ static void eg__meta(FILE *f, const eg__page_t *pg)
 		fputs("</p>\n", f);
 	}
 	if (pg->draw_msg[0]) {
-		fputs("<p class=\"note\" id=\"chart-note\">", f);
-		eg__esc(f, pg->draw_msg);
-		fputs("; every number is in the tables below.</p>\n", f);
+		eg__html(f,
+			 "<p class=\"note\" id=\"chart-note\">%s; every number "
+			 "is in the tables below.</p>\n",
+			 pg->draw_msg);
 	}
 }
 
@@ -149,10 +149,8 @@ static void eg__suites(FILE *f, const eg__page_t *pg)
 		const eg__jsuite_t *s = &pg->js[i];
 		unsigned pass = s->tests - s->failures - s->errors - s->skipped;
 
-		fputs("<tr class=\"suite\" data-suite=\"", f);
-		eg__esc(f, s->name);
-		fputs("\"><td>", f);
-		eg__esc(f, s->name);
+		eg__html(f, "<tr class=\"suite\" data-suite=\"%s\"><td>%s",
+			 s->name, s->name);
 		fprintf(f,
 			"</td><td class=\"num\">%u</td><td class=\"num\">%u"
 			"</td><td class=\"num%s\">%u</td><td class=\"num%s\">"
@@ -179,9 +177,7 @@ int eg__html_write(FILE *f, const eg__page_t *pg)
 	eg__esc(f, pg->title);
 	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n",
 		eg__css);
-	fputs("<h1>", f);
-	eg__esc(f, pg->title);
-	fputs("</h1>\n", f);
+	eg__html(f, "<h1>%s</h1>\n", pg->title);
 	eg__nav(f, pg);
 	fputs("<section id=\"summary\">\n", f);
 	eg__banner(f, pg);

@@ -10,11 +10,7 @@
 
 void eg__link(FILE *f, const char *name)
 {
-	fputs("<a href=\"", f);
-	eg__esc(f, name);
-	fputs("\">", f);
-	eg__esc(f, name);
-	fputs("</a>", f);
+	eg__html(f, "<a href=\"%s\">%s</a>", name, name);
 }
 
 void eg__nav(FILE *f, const eg__page_t *pg)
@@ -23,11 +19,8 @@ void eg__nav(FILE *f, const eg__page_t *pg)
 	      "href=\"#failures\">Failures</a>",
 	      f);
 	for (size_t i = 0; i < pg->n_prof; i++) {
-		fputs("<a href=\"#profile-", f);
-		eg__esc(f, pg->prof[i].name);
-		fputs("\">", f);
-		eg__esc(f, pg->prof[i].name);
-		fputs("</a>", f);
+		eg__html(f, "<a href=\"#profile-%s\">%s</a>", pg->prof[i].name,
+			 pg->prof[i].name);
 	}
 	if (pg->n_hist)
 		fputs("<a href=\"#history\">History</a>", f);
@@ -69,19 +62,12 @@ static void eg__gate_row(FILE *f, const eg__prof_t *p, const eg__gres_t *r)
 	const char *w = eg__gres_word(r);
 
 	fprintf(f, "<tr class=\"gate %s\" id=\"gate-", w);
-	eg__esc(f, p->name);
-	fputc('-', f);
-	eg__esc(f, r->g->name);
-	fputs("\" data-profile=\"", f);
-	eg__esc(f, p->name);
-	fputs("\" data-gate=\"", f);
-	eg__esc(f, r->g->name);
+	eg__html(f, "%s-%s\" data-profile=\"%s\" data-gate=\"%s", p->name,
+		 r->g->name, p->name, r->g->name);
 	fprintf(f, "\" data-verdict=\"%s\"><td>", w);
 	eg__badge(f, w);
-	fputs("</td><td><code>", f);
-	eg__esc(f, r->g->name);
-	fputs("</code></td><td class=\"sentence\">", f);
-	eg__esc(f, r->g->sentence);
+	eg__html(f, "</td><td><code>%s</code></td><td class=\"sentence\">%s",
+		 r->g->name, r->g->sentence);
 	fprintf(f, "</td><td>%s</td><td class=\"detail\">",
 		eg_rule_name(r->g->rule));
 	eg__esc(f, r->hard ? r->err : r->res.summary);
@@ -95,18 +81,13 @@ void eg__gate_tables(FILE *f, const eg__page_t *pg)
 	for (size_t i = 0; i < pg->n_prof; i++) {
 		const eg__prof_t *p = &pg->prof[i];
 
-		fputs("<h3>Gates of ", f);
-		eg__esc(f, p->name);
-		if (p->have_gf) {
-			fputs(" <span class=\"meta\">(", f);
-			eg__esc(f, p->gates_path);
-			fputs(")</span>", f);
-		}
+		eg__html(f, "<h3>Gates of %s", p->name);
+		if (p->have_gf)
+			eg__html(f, " <span class=\"meta\">(%s)</span>",
+				 p->gates_path);
 		fputs("</h3>\n", f);
 		if (!p->gr) {
-			fputs("<p class=\"note\">", f);
-			eg__esc(f, p->gerr);
-			fputs("</p>\n", f);
+			eg__html(f, "<p class=\"note\">%s</p>\n", p->gerr);
 			continue;
 		}
 		fputs("<table class=\"gates\"><tr><th>verdict</th><th>gate"
@@ -121,17 +102,21 @@ void eg__gate_tables(FILE *f, const eg__page_t *pg)
 
 void eg__repro_gate(FILE *f, const eg__repro_t *r)
 {
-	fputs("<pre class=\"repro\">epgate gate --gates ", f);
-	eg__esc(f, r->gates);
-	for (size_t i = 0; i < r->n_base; i++) {
-		fputs(" --baseline ", f);
-		eg__esc(f, r->base[i].path);
-	}
-	for (size_t i = 0; i < r->n_cur; i++) {
-		fputc(' ', f);
-		eg__esc(f, r->cur[i].path);
-	}
+	eg__html(f, "<pre class=\"repro\">epgate gate --gates %s", r->gates);
+	for (size_t i = 0; i < r->n_base; i++)
+		eg__html(f, " --baseline %s", r->base[i].path);
+	for (size_t i = 0; i < r->n_cur; i++)
+		eg__html(f, " %s", r->cur[i].path);
 	fputs("</pre>\n", f);
+}
+
+/* A failure's diagnostics, folded. */
+static void eg__diagnostics(FILE *f, const char *text)
+{
+	eg__html(f,
+		 "<details><summary>diagnostics</summary><pre>%s</pre>"
+		 "</details>\n",
+		 text);
 }
 
 static void eg__gate_failure(FILE *f, const char *where, const eg__repro_t *rp,
@@ -142,24 +127,17 @@ static void eg__gate_failure(FILE *f, const char *where, const eg__repro_t *rp,
 
 	fprintf(f, "<div class=\"failure%s\" data-kind=\"gate\" data-name=\"",
 		r->hard ? " error" : "");
-	eg__esc(f, r->g->name);
-	fputs("\"><h4>", f);
+	eg__html(f, "%s\"><h4>", r->g->name);
 	eg__badge(f, w);
-	fputs(" gate <code>", f);
-	eg__esc(f, r->g->name);
-	fputs("</code> <span class=\"meta\">of ", f);
-	eg__esc(f, where);
-	fputs("</span></h4>\n<p class=\"sentence\">", f);
-	eg__esc(f, r->g->sentence);
-	fputs("</p>\n<p class=\"diagnosis\"><b>", f);
-	eg__esc(f, r->hard ? r->err : r->res.summary);
-	fputs("</b></p>\n", f);
+	eg__html(f,
+		 " gate <code>%s</code> <span class=\"meta\">of %s</span></h4>"
+		 "\n<p class=\"sentence\">%s</p>\n<p class=\"diagnosis\"><b>%s"
+		 "</b></p>\n",
+		 r->g->name, where, r->g->sentence,
+		 r->hard ? r->err : r->res.summary);
 	eg__repro_gate(f, rp);
-	if (yaml) {
-		fputs("<details><summary>diagnostics</summary><pre>", f);
-		eg__esc(f, yaml);
-		fputs("</pre></details>\n", f);
-	}
+	if (yaml)
+		eg__diagnostics(f, yaml);
 	fputs("</div>\n", f);
 	free(yaml);
 }
@@ -168,26 +146,16 @@ static void eg__case_failure(FILE *f, const eg__fail_t *x)
 {
 	fprintf(f, "<div class=\"failure%s\" data-kind=\"case\" data-name=\"",
 		x->error ? " error" : "");
-	eg__esc(f, x->name);
-	fputs("\"><h4>", f);
+	eg__html(f, "%s\"><h4>", x->name);
 	eg__badge(f, x->error ? "error" : "fail");
-	fputs(" <code>", f);
-	eg__esc(f, x->name);
-	fputs("</code> <span class=\"meta\">", f);
-	eg__esc(f, x->suite);
-	fputs("</span></h4>\n<p class=\"diagnosis\"><b>", f);
-	eg__esc(f, x->message);
-	fputs("</b></p>\n", f);
-	if (x->repro) {
-		fputs("<pre class=\"repro\">", f);
-		eg__esc(f, x->repro);
-		fputs("</pre>\n", f);
-	}
-	if (x->body && *x->body) {
-		fputs("<details><summary>diagnostics</summary><pre>", f);
-		eg__esc(f, x->body);
-		fputs("</pre></details>\n", f);
-	}
+	eg__html(f,
+		 " <code>%s</code> <span class=\"meta\">%s</span></h4>\n"
+		 "<p class=\"diagnosis\"><b>%s</b></p>\n",
+		 x->name, x->suite, x->message);
+	if (x->repro)
+		eg__html(f, "<pre class=\"repro\">%s</pre>\n", x->repro);
+	if (x->body && *x->body)
+		eg__diagnostics(f, x->body);
 	fputs("</div>\n", f);
 }
 

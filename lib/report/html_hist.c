@@ -9,22 +9,17 @@ static void eg__matrix(FILE *f, const eg__hist_t *h)
 {
 	fputs("<table class=\"verdicts\"><tr><th>gate</th>", f);
 	for (size_t r = 0; r < h->n_runs; r++) {
-		fputs("<th>", f);
-		eg__esc(f, h->runs[r].stamp);
-		fputs("</th>", f);
+		eg__html(f, "<th>%s</th>", h->runs[r].stamp);
 	}
 	fputs("</tr>\n", f);
 	for (size_t k = 0; k < h->gf.n_gates; k++) {
-		fputs("<tr data-gate=\"", f);
-		eg__esc(f, h->gf.gates[k].name);
-		fputs("\"><td><code>", f);
-		eg__esc(f, h->gf.gates[k].name);
-		fputs("</code></td>", f);
+		eg__html(f, "<tr data-gate=\"%s\"><td><code>%s</code></td>",
+			 h->gf.gates[k].name, h->gf.gates[k].name);
 		for (size_t r = 0; r < h->n_runs; r++) {
 			const eg__gres_t *g = &h->runs[r].gr[k];
 
-			fputs("<td title=\"", f);
-			eg__esc(f, g->hard ? g->err : g->res.summary);
+			eg__html(f, "<td title=\"%s",
+				 g->hard ? g->err : g->res.summary);
 			fprintf(f, "\" data-run=\"%s\" data-verdict=\"%s\">",
 				h->runs[r].stamp, eg__gres_word(g));
 			eg__badge(f, eg__gres_word(g));
@@ -55,13 +50,13 @@ static void eg__changes(FILE *f, const eg__hist_t *h)
 	{
 		int worse = json_is_true(json_object_get(c, "worse"));
 
-		fputs("<tr class=\"change\"><td>", f);
-		eg__esc(f, json_string_value(json_object_get(c, "stamp")));
+		eg__html(f, "<tr class=\"change\"><td>%s",
+			 json_string_value(json_object_get(c, "stamp")));
 		fprintf(f, "</td><td><a href=\"#%s\"><code>",
 			json_string_value(json_object_get(c, "chart")));
-		eg__esc(f, json_string_value(json_object_get(c, "gate")));
-		fputs("</code></a></td><td><code>", f);
-		eg__esc(f, json_string_value(json_object_get(c, "series")));
+		eg__html(f, "%s</code></a></td><td><code>%s",
+			 json_string_value(json_object_get(c, "gate")),
+			 json_string_value(json_object_get(c, "series")));
 		fprintf(f, "</code></td><td class=\"num\">%+.1f%%</td><td>",
 			json_real_value(json_object_get(c, "change_pct")));
 		eg__badge(f, worse ? "fail" : "pass");
@@ -72,30 +67,18 @@ static void eg__changes(FILE *f, const eg__hist_t *h)
 
 void eg__history(FILE *f, const eg__hist_t *h)
 {
-	fputs("<section class=\"suite hist\" id=\"history-", f);
-	eg__esc(f, h->profile);
-	fputc('-', f);
-	eg__esc(f, h->machine);
-	fputs("\" data-profile=\"", f);
-	eg__esc(f, h->profile);
-	fputs("\" data-machine=\"", f);
-	eg__esc(f, h->machine);
-	fputs("\">\n<h3>", f);
-	eg__esc(f, h->profile);
-	fputs(" on ", f);
-	eg__esc(f, h->machine);
+	eg__html(f,
+		 "<section class=\"suite hist\" id=\"history-%s-%s\" "
+		 "data-profile=\"%s\" data-machine=\"%s\">\n<h3>%s on %s",
+		 h->profile, h->machine, h->profile, h->machine, h->profile,
+		 h->machine);
 	fprintf(f, " <span class=\"meta\">%zu runs", h->n_runs);
-	if (h->n_runs) {
-		fputs(", ", f);
-		eg__esc(f, h->runs[0].stamp);
-		fputs(" to ", f);
-		eg__esc(f, h->runs[h->n_runs - 1].stamp);
-	}
+	if (h->n_runs)
+		eg__html(f, ", %s to %s", h->runs[0].stamp,
+			 h->runs[h->n_runs - 1].stamp);
 	fputs("</span></h3>\n", f);
 	if (!h->have_gf) {
-		fputs("<p class=\"note\">", f);
-		eg__esc(f, h->gerr);
-		fputs("</p>\n</section>\n", f);
+		eg__html(f, "<p class=\"note\">%s</p>\n</section>\n", h->gerr);
 		return;
 	}
 	eg__matrix(f, h);

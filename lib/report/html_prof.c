@@ -23,9 +23,7 @@ static void eg__entry(FILE *f, const char *kind, const char *rgb, int dt,
 	else
 		fprintf(f, "border-color:%s;border-top-style:%s", rgb,
 			eg__css_dash(dt));
-	fputs("\"></span>", f);
-	eg__esc(f, text);
-	fputs("</span>", f);
+	eg__html(f, "\"></span>%s</span>", text);
 }
 
 /* The chart's legend, on the page (gnuplot's own would crowd the plot):
@@ -69,27 +67,21 @@ static void eg__legend(FILE *f, const eg__chart_t *c)
 void eg__figure(FILE *f, const eg__chart_t *c, const char *suite)
 {
 	fprintf(f, "<figure class=\"chart\" id=\"%s\" data-suite=\"", c->id);
-	eg__esc(f, suite);
-	fputs("\" data-chart=\"", f);
-	eg__esc(f, c->ylabel);
-	fputs("\" data-gates=\"", f);
-	eg__esc(f, c->gates);
-	fputs("\">\n", f);
+	eg__html(f, "%s\" data-chart=\"%s\" data-gates=\"%s\">\n", suite,
+		 c->ylabel, c->gates);
 	if (c->svg) {
 		fputs(c->svg, f);
 	} else {
-		fputs("<div class=\"nochart\">", f);
-		eg__esc(f, c->title);
-		fputs("<br>not drawn: see the note at the top</div>", f);
+		eg__html(f,
+			 "<div class=\"nochart\">%s<br>not drawn: see the note "
+			 "at the top</div>",
+			 c->title);
 	}
 	fputs("\n", f);
 	eg__legend(f, c);
-	fputs("<figcaption>", f);
-	eg__esc(f, c->title);
-	if (c->gates[0]) {
-		fputs(" &middot; gates: ", f);
-		eg__esc(f, c->gates);
-	}
+	eg__html(f, "<figcaption>%s", c->title);
+	if (c->gates[0])
+		eg__html(f, " &middot; gates: %s", c->gates);
 	fputs("</figcaption>\n</figure>\n", f);
 }
 
@@ -144,17 +136,11 @@ static void eg__suite_gates(FILE *f, const eg__prof_t *p, const char *suite)
 		fputs(any++ ? "" : "<ul class=\"gates\">\n", f);
 		fputs("<li>", f);
 		eg__badge(f, eg__gres_word(r));
-		fputs(" <a href=\"#gate-", f);
-		eg__esc(f, p->name);
-		fputc('-', f);
-		eg__esc(f, r->g->name);
-		fputs("\"><code>", f);
-		eg__esc(f, r->g->name);
-		fputs("</code></a> ", f);
-		eg__esc(f, r->g->sentence);
-		fputs(" <span class=\"meta\">", f);
-		eg__esc(f, r->hard ? r->err : r->res.summary);
-		fputs("</span></li>\n", f);
+		eg__html(f,
+			 " <a href=\"#gate-%s-%s\"><code>%s</code></a> %s "
+			 "<span class=\"meta\">%s</span></li>\n",
+			 p->name, r->g->name, r->g->name, r->g->sentence,
+			 r->hard ? r->err : r->res.summary);
 	}
 	if (any)
 		fputs("</ul>\n", f);
@@ -220,25 +206,24 @@ static void eg__points(FILE *f, const eg__prof_t *p, const eg__psuite_t *s)
 
 	if (eg__axes_of(p, s->name, s->axis[0] ? s->axis : NULL, &a))
 		return;
-	fputs("<table class=\"points\" data-suite=\"", f);
-	eg__esc(f, s->name);
-	fputs("\"><tr><th>point</th><th>arm</th>", f);
+	eg__html(f,
+		 "<table class=\"points\" data-suite=\"%s\"><tr><th>point</th>"
+		 "<th>arm</th>",
+		 s->name);
 	if (a.x)
 		fprintf(f, "<th>%s</th>", a.x);
 	for (size_t i = 0; i < a.n_split; i++)
 		fprintf(f, "<th>%s</th>", a.split[i]);
 	for (size_t i = 0; i < s->n_cols; i++) {
-		fputs("<th class=\"num\">", f);
-		eg__esc(f, s->cols[i]);
-		fputs(" <span class=\"ci\">[95% interval]</span></th>", f);
+		eg__html(f,
+			 "<th class=\"num\">%s <span class=\"ci\">[95%% "
+			 "interval]</span></th>",
+			 s->cols[i]);
 	}
 	fputs("</tr>\n", f);
 	for (size_t i = 0; i < a.n; i++) {
-		fputs("<tr><td><code>", f);
-		eg__esc(f, a.pts[i]->id);
-		fputs("</code></td><td>", f);
-		eg__esc(f, a.pts[i]->arm);
-		fputs("</td>", f);
+		eg__html(f, "<tr><td><code>%s</code></td><td>%s</td>",
+			 a.pts[i]->id, a.pts[i]->arm);
 		for (size_t k = 0; k < a.n_split + (a.x != NULL); k++) {
 			const char *ax = k < (a.x != NULL)
 					     ? a.x
@@ -260,19 +245,12 @@ static void eg__points(FILE *f, const eg__prof_t *p, const eg__psuite_t *s)
 
 static void eg__suite(FILE *f, const eg__prof_t *p, const eg__psuite_t *s)
 {
-	fputs("<section class=\"suite\" id=\"suite-", f);
-	eg__esc(f, p->name);
-	fputc('-', f);
-	eg__esc(f, s->name);
-	fputs("\" data-suite=\"", f);
-	eg__esc(f, s->name);
-	fputs("\">\n<h3>", f);
-	eg__esc(f, s->name);
-	if (s->axis[0]) {
-		fputs(" <span class=\"meta\">along ", f);
-		eg__esc(f, s->axis);
-		fputs("</span>", f);
-	}
+	eg__html(f,
+		 "<section class=\"suite\" id=\"suite-%s-%s\" "
+		 "data-suite=\"%s\">\n<h3>%s",
+		 p->name, s->name, s->name, s->name);
+	if (s->axis[0])
+		eg__html(f, " <span class=\"meta\">along %s</span>", s->axis);
 	fputs("</h3>\n", f);
 	eg__suite_gates(f, p, s->name);
 	fputs("<div class=\"charts\">\n", f);
@@ -285,13 +263,10 @@ static void eg__suite(FILE *f, const eg__prof_t *p, const eg__psuite_t *s)
 
 void eg__profile(FILE *f, const eg__prof_t *p)
 {
-	fputs("<section class=\"profile\" id=\"profile-", f);
-	eg__esc(f, p->name);
-	fputs("\" data-profile=\"", f);
-	eg__esc(f, p->name);
-	fputs("\">\n<h2>Profile ", f);
-	eg__esc(f, p->name);
-	fputs("</h2>\n", f);
+	eg__html(f,
+		 "<section class=\"profile\" id=\"profile-%s\" "
+		 "data-profile=\"%s\">\n<h2>Profile %s</h2>\n",
+		 p->name, p->name, p->name);
 	eg__context(f, p);
 	for (size_t i = 0; i < p->n_su; i++)
 		eg__suite(f, p, &p->su[i]);

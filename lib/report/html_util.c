@@ -1,6 +1,7 @@
 /* Small things every part of the page needs: escaping, numbers as
  * shown, verdict words, units. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,26 +10,37 @@
 void eg__esc(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
+		const char *e = *s == '&'    ? "&amp;"
+				: *s == '<'  ? "&lt;"
+				: *s == '>'  ? "&gt;"
+				: *s == '"'  ? "&quot;"
+				: *s == '\'' ? "&#39;"
+					     : NULL;
+
+		if (e)
+			fputs(e, f);
+		else
 			fputc(*s, f);
-		}
 	}
+}
+
+void eg__html(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	for (; *fmt; fmt++) {
+		if (fmt[0] == '%' && fmt[1] == 's')
+			eg__esc(f, va_arg(ap, const char *));
+		else if (fmt[0] == '%' && fmt[1] == '%')
+			fputc('%', f);
+		else {
+			fputc(*fmt, f);
+			continue;
+		}
+		fmt++;
+	}
+	va_end(ap);
 }
 
 const char *eg__num(double v, char *buf, size_t len)

@@ -295,6 +295,9 @@ int eg__md_write(FILE *f, const eg__page_t *pg, const char *html_name);
 
 /* text with &, <, >, " and ' escaped */
 void eg__esc(FILE *f, const char *s);
+/* fmt as it is, but each %s the next argument escaped (eg__esc) and %%
+ * a %: markup and the text in it in one call */
+void eg__html(FILE *f, const char *fmt, ...);
 /* a number as shown: 4 significant digits, integers from 1000 up */
 const char *eg__num(double v, char *buf, size_t len);
 /* "pass", "fail", "inconclusive", "skip", "error" */

@@ -207,9 +207,8 @@ int eg_stats_hboot_median_ci(const eg_samples_t *s, unsigned resamples,
 		goto out;
 	for (unsigned b = 0; b < resamples; b++)
 		med[b] = eg__hdraw(g, s, off, NULL, buf);
-	gsl_sort(med, 1, resamples);
-	*lo = eg_stats_quantile_sorted(med, resamples, (1 - level) / 2);
-	*hi = eg_stats_quantile_sorted(med, resamples, (1 + level) / 2);
+	eg_stats_boot_interval(med, resamples, (1 - level) / 2, (1 + level) / 2,
+			       lo, hi);
 	rc = 0;
 out:
 	eg_rng_free(g);

@@ -20,6 +20,14 @@ double eg_stats_quantile_sorted(const double *sorted, size_t n, double q)
 	return gsl_stats_quantile_from_sorted_data(sorted, 1, n, q);
 }
 
+void eg_stats_boot_interval(double *x, size_t n, double q_lo, double q_hi,
+			    double *lo, double *hi)
+{
+	gsl_sort(x, 1, n);
+	*lo = eg_stats_quantile_sorted(x, n, q_lo);
+	*hi = eg_stats_quantile_sorted(x, n, q_hi);
+}
+
 double eg_stats_median(const double *x, size_t n)
 {
 	double *t = malloc(n * sizeof(*t));
@@ -115,9 +123,8 @@ int eg_stats_boot_median_ci(const double *x, size_t n, unsigned resamples,
 		goto out;
 	for (unsigned b = 0; b < resamples; b++)
 		med[b] = eg__resample_median(r, sx, n, cnt);
-	gsl_sort(med, 1, resamples);
-	*lo = eg_stats_quantile_sorted(med, resamples, (1 - level) / 2);
-	*hi = eg_stats_quantile_sorted(med, resamples, (1 + level) / 2);
+	eg_stats_boot_interval(med, resamples, (1 - level) / 2, (1 + level) / 2,
+			       lo, hi);
 	rc = 0;
 out:
 	gsl_rng_free(r);
@@ -156,9 +163,7 @@ int eg_stats_boot_change(const double *x, size_t nx, const double *y, size_t ny,
 		}
 		d[b] = my / mx - 1;
 	}
-	gsl_sort(d, 1, resamples);
-	*lo = eg_stats_quantile_sorted(d, resamples, q_lo);
-	*hi = eg_stats_quantile_sorted(d, resamples, q_hi);
+	eg_stats_boot_interval(d, resamples, q_lo, q_hi, lo, hi);
 	rc = 0;
 out:
 	gsl_rng_free(r);

@@ -10,6 +10,7 @@
 
 #include "epgate/engine.h"
 #include "epgate/error.h"
+#include "epgate/gate.h"
 #include "lib/suite/calib.h"
 
 static int eg__cmp_name(const void *a, const void *b)
@@ -210,19 +211,6 @@ static int eg__kept(const char *keep, const char *name)
 	return 0;
 }
 
-static int eg__in(const json_t *ids, const char *id)
-{
-	size_t k;
-	json_t *v;
-
-	json_array_foreach(ids, k, v)
-	{
-		if (!strcmp(json_string_value(v), id))
-			return 1;
-	}
-	return 0;
-}
-
 static int eg__is_time(const char *name)
 {
 	size_t l = strlen(name);
@@ -335,8 +323,9 @@ int eg_calib_view(const eg_results_t *src, unsigned max_pass,
 		return EG_ENOMEM;
 	for (size_t i = 0; !rc && i < src->n_points; i++) {
 		const eg_point_t *p = &src->points[i];
-		unsigned max =
-		    extra && eg__in(extra, p->id) ? max_extra : max_pass;
+		unsigned max = extra && eg_gate_ids_has(extra, p->id)
+				   ? max_extra
+				   : max_pass;
 		double k = arm && !strcmp(p->arm, arm) ? 1 + shift : 1;
 		int skip;
 
