@@ -144,7 +144,7 @@ EPGATE_DATADIR=$MINI "$EG_EPGATE" bench profile local --wide --no-gates \
 	--reports "$EG_TMP/runs-json" >"$EG_TMP/wide.out" 2>/dev/null
 rc2=$?
 if [ "$rc" -eq 0 ] && [ "$nj" -eq 2 ] && grep -q '"a2a_over_dense":{"tok_s":' "$EG_TMP/json.out" &&
-	[ "$rc2" -eq 0 ] && grep -q '^  point  *dispatch_us (us)  *dispatch_us 95% CI .* transport_class  *provider  *bound$' "$EG_TMP/wide.out"; then
+	[ "$rc2" -eq 0 ] && grep -q '^  point  *dispatch_us ([mu]s)  *dispatch_us 95% CI .* transport_class  *provider  *bound$' "$EG_TMP/wide.out"; then
 	eg_ok "bench profile --json: a JSON object per point; --wide: every metric, its interval, the evidence"
 else
 	eg_not_ok "bench profile --json/--wide: exit $rc/$rc2, $nj JSON points"
