@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "epgate/layout.h"
 
 void eg_layout_source(const eg_workload_t *w, const int32_t *topk_idx,
@@ -77,11 +78,8 @@ int eg_layout_rows_to(const eg_workload_t *w, eg_rows_rule_t rule,
 
 void eg_layout_free(eg_layout_t *l)
 {
-	free(l->tokens);
-	free(l->rank_count);
-	free(l->expert_count);
-	free(l->recv_prefix);
-	free(l->recv_rows);
+	EG_FREE(l->tokens, l->rank_count, l->expert_count, l->recv_prefix,
+		l->recv_rows);
 	memset(l, 0, sizeof(*l));
 }
 
