@@ -5,7 +5,8 @@
 #   sh suites/gpu/h200x1-device.sh EG_BUNDLE NCCLEP_BUNDLE
 #
 # EG_BUNDLE      an epgate build packed by suites/gpu/bundle.sh (.tar.xz)
-# NCCLEP_BUNDLE  NCCL 2.30.7 + NCCL EP (ncclep-sm90.tar.xz: lib/, bin/)
+# NCCLEP_BUNDLE  NCCL 2.30.7 + NCCL EP (ncclep-sm90.tar.xz: lib/, bin/),
+#                or - to leave step 4 out (the machine's own NCCL then)
 #
 # 1. the GPU unit tests (test_gen_cuda, test_ep_cuda);
 # 2. GPU L2 (suites/gpu/l2-gpu.sh: W=1 on one GPU) and a plugin on CUDA
@@ -23,11 +24,15 @@ OUT=${OUT:-/tmp/h200x1-device}
 mkdir -p "$OUT"
 W=/tmp/eg-dev.$$
 mkdir -p "$W/eg" "$W/nep"
-tar -xJf "$1" -C "$W/eg" && tar -xJf "$2" -C "$W/nep" || exit 99
-NEP=$(dirname "$(find "$W/nep" -name nccl_ep.h | head -1)")/..
+tar -xJf "$1" -C "$W/eg" || exit 99
 export NCCL_NVLS_ENABLE=0 EPGATE_DATADIR=$PWD EG_SRCDIR=$PWD EG_BUILDDIR=$W/eg
-# one libnccl in every process: NCCL EP's 2.30.7
-export LD_LIBRARY_PATH=$NEP/lib:$W/eg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=$W/eg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if [ "$2" != - ]; then
+	tar -xJf "$2" -C "$W/nep" || exit 99
+	NEP=$(dirname "$(find "$W/nep" -name nccl_ep.h | head -1)")/..
+	# one libnccl in every process: NCCL EP's 2.30.7
+	export LD_LIBRARY_PATH=$NEP/lib:$LD_LIBRARY_PATH
+fi
 export EG_EPGATE=$W/eg/epgate
 E=$EG_EPGATE
 fails=0
@@ -101,14 +106,18 @@ done
 verdict "bench profile one-point" $prc "$OUT/profile.log"
 
 # 4. NCCL EP
-OUT=$OUT/nccl-ep sh suites/gpu/nccl-ep-device.sh "$2" "$1" >"$OUT/nccl-ep.log" 2>&1
-verdict nccl-ep-device.sh $? "$OUT/nccl-ep.log"
+if [ "$2" != - ]; then
+	OUT=$OUT/nccl-ep sh suites/gpu/nccl-ep-device.sh "$2" "$1" >"$OUT/nccl-ep.log" 2>&1
+	verdict nccl-ep-device.sh $? "$OUT/nccl-ep.log"
+else
+	step nccl-ep-device.sh SKIP "no NCCL EP bundle given"
+fi
 
 echo "== paths (median us, W=1, E=256, top-8, H=7168, bf16)"
 cat "$OUT/paths.txt"
 echo "== nccl-ep"
 cat "$OUT/nccl-ep/steps.txt" 2>/dev/null
-tail -n 25 "$OUT/nccl-ep.log"
+[ -f "$OUT/nccl-ep.log" ] && tail -n 25 "$OUT/nccl-ep.log"
 echo "== steps"
 cat "$SUM"
 rm -rf "$W"
