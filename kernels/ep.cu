@@ -39,6 +39,14 @@ static int eg__launched(void)
 	return cudaGetLastError() == cudaSuccess ? EG_OK : EG_ECUDA;
 }
 
+/* cudaFree on each of the n device pointers (NULL ones are fine): C++ has
+ * no compound literal for include/epgate/mem.h's EG_FREE. */
+static void eg__cuda_free_all(void *const *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cudaFree(p[i]);
+}
+
 /* ---------------------------------------------------------------- layout */
 
 struct eg__lay {
@@ -619,14 +627,11 @@ extern "C" int eg_recv_alloc_cuda(eg_recv_t *r, const eg_workload_t *w,
 
 extern "C" void eg_recv_free_cuda(eg_recv_t *r)
 {
-	cudaFree(r->x);
-	cudaFree(r->scales);
-	cudaFree(r->src_rank);
-	cudaFree(r->src_token);
-	cudaFree(r->topk_idx);
-	cudaFree(r->topk_w);
-	cudaFree(r->expert_count);
-	cudaFree(r->rank_prefix);
+	void *const p[] = {
+	    r->x,	 r->scales, r->src_rank,     r->src_token,
+	    r->topk_idx, r->topk_w, r->expert_count, r->rank_prefix};
+
+	eg__cuda_free_all(p, sizeof(p) / sizeof(p[0]));
 	memset(r, 0, sizeof(*r));
 }
 
@@ -1097,10 +1102,9 @@ extern "C" int eg_verify_dispatch_cuda(const eg_workload_t *w,
 	eg__vd_launch(w, q, dv, hits, first, second);
 	rc = eg__vdev_finish(dv, &lv, v);
 out:
-	cudaFree(dv);
-	cudaFree(hits);
-	cudaFree(first);
-	cudaFree(second);
+	void *const p[] = {dv, hits, first, second};
+
+	eg__cuda_free_all(p, sizeof(p) / sizeof(p[0]));
 	return rc;
 }
 

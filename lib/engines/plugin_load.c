@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "plugin_int.h"
 
 #define EG__PLUGINS_MAX 8
@@ -40,9 +41,7 @@ static void eg__plug_free(eg_plug_t *pl)
 		return;
 	if (pl->dl)
 		dlclose(pl->dl);
-	free(pl->spec);
-	free(pl->optbuf);
-	free(pl);
+	EG_FREE(pl->spec, pl->optbuf, pl);
 }
 
 /* "PATH,k=v,k=v" (after "plugin:") into path and options. */

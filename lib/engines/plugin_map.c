@@ -10,21 +10,14 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "plugin_int.h"
 
 void eg_plug_native_free(eg_plug_native_t *n)
 {
-	free(n->count);
-	free(n->x);
-	free(n->scales);
-	free(n->src_rank);
-	free(n->src_token);
-	free(n->topk_idx);
-	free(n->topk_w);
-	free(n->expert_count);
-	free(n->key_src);
-	free(n->key_tok);
-	free(n->row);
+	EG_FREE(n->count, n->x, n->scales, n->src_rank, n->src_token,
+		n->topk_idx, n->topk_w, n->expert_count, n->key_src, n->key_tok,
+		n->row);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -59,10 +52,7 @@ int eg_plug_routes_build(eg_plug_routes_t *r, const eg_workload_t *w,
 
 void eg_plug_routes_free(eg_plug_routes_t *r)
 {
-	free(r->tokens);
-	free(r->base);
-	free(r->idx);
-	free(r->wt);
+	EG_FREE(r->tokens, r->base, r->idx, r->wt);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -11,6 +11,7 @@
 
 #include "epgate/error.h"
 #include "epgate/gate.h"
+#include "epgate/mem.h"
 #include "epgate/yaml_reader.h"
 
 /* [a-z][a-z0-9_]* (metric, axis and evidence field names) */
@@ -563,11 +564,7 @@ static int eg__top(eg_yaml_t *y, yaml_node_t *root, eg_gate_file_t *gf)
 
 static void eg__gate_fini(eg_gate_t *g)
 {
-	free(g->name);
-	free(g->sentence);
-	free(g->metric);
-	free(g->ratio[0]);
-	free(g->ratio[1]);
+	EG_FREE(g->name, g->sentence, g->metric, g->ratio[0], g->ratio[1]);
 	eg_yaml_strs_free(g->arms, g->n_arms);
 	free(g->axis);
 	eg_yaml_strs_free(g->covary, g->n_covary);
@@ -575,11 +572,9 @@ static void eg__gate_fini(eg_gate_t *g)
 		free(g->filter[i].key);
 		json_decref(g->filter[i].values);
 	}
-	free(g->filter);
-	free(g->field);
+	EG_FREE(g->filter, g->field);
 	eg_yaml_strs_free(g->expect, g->n_expect);
-	free(g->versus[0]);
-	free(g->versus[1]);
+	EG_FREE(g->versus[0], g->versus[1]);
 }
 
 void eg_gate_file_free(eg_gate_file_t *gf)
@@ -588,9 +583,7 @@ void eg_gate_file_free(eg_gate_file_t *gf)
 		return;
 	for (size_t i = 0; i < gf->n_gates; i++)
 		eg__gate_fini(&gf->gates[i]);
-	free(gf->gates);
-	free(gf->path);
-	free(gf->profile);
+	EG_FREE(gf->gates, gf->path, gf->profile);
 	memset(gf, 0, sizeof(*gf));
 }
 

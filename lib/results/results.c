@@ -10,6 +10,7 @@
 
 #include "epgate/error.h"
 #include "epgate/file.h"
+#include "epgate/mem.h"
 #include "results_int.h"
 
 const eg_metric_info_t eg_known_metrics[] = {
@@ -374,8 +375,7 @@ void eg_results_free(eg_results_t *r)
 		return;
 	for (size_t i = 0; i < r->n_points; i++)
 		eg_point_fini(&r->points[i]);
-	free(r->points);
-	free(r->path);
+	EG_FREE(r->points, r->path);
 	json_decref(r->context);
 	memset(r, 0, sizeof(*r));
 }
