@@ -14,24 +14,12 @@
 #include "epgate/mem.h"
 #include "epgate/yaml_reader.h"
 
-/* [a-z][a-z0-9_]* (metric, axis and evidence field names) */
-static int eg__ident(const char *s)
-{
-	if (!islower((unsigned char)*s))
-		return 0;
-	for (; *s; s++)
-		if (!islower((unsigned char)*s) &&
-		    !isdigit((unsigned char)*s) && *s != '_')
-			return 0;
-	return 1;
-}
-
 static int eg__ident_str(eg_yaml_t *y, const char *key, const yaml_node_t *n,
 			 char **out)
 {
 	int rc = eg_yaml_str(y, key, n, out);
 
-	if (!rc && !eg__ident(*out))
+	if (!rc && !eg_results_name_ok(*out))
 		return eg_yaml_err(y, n,
 				   "%s: \"%s\" is not a name ([a-z][a-z0-9_]*)",
 				   key, *out);
@@ -97,7 +85,7 @@ static int eg__filter(eg_yaml_t *y, const yaml_node_t *n, eg_gate_t *g)
 		const char *ks = eg_yaml_scalar(k);
 		int rc;
 
-		if (!ks || !eg__ident(ks))
+		if (!ks || !eg_results_name_ok(ks))
 			return eg_yaml_err(y, k,
 					   "filter: keys are axis names "
 					   "or \"suite\"");
@@ -287,7 +275,7 @@ static int eg__gate_key(eg_yaml_t *y, const char *k, yaml_node_t *kn,
 		if ((rc = eg_yaml_strs(y, k, v, &g->covary, &g->n_covary)))
 			return rc;
 		for (size_t i = 0; i < g->n_covary; i++)
-			if (!eg__ident(g->covary[i]))
+			if (!eg_results_name_ok(g->covary[i]))
 				return eg_yaml_err(y, v,
 						   "covary: \"%s\" is not an "
 						   "axis name",

@@ -109,8 +109,7 @@ uint64_t eg__results_seed(const char *id, const char *metric)
 	return h;
 }
 
-/* [a-z][a-z0-9_]* */
-static int eg__ident(const char *s)
+int eg_results_name_ok(const char *s)
 {
 	if (!islower((unsigned char)*s))
 		return 0;
@@ -277,7 +276,7 @@ static int eg__axes(json_t *o, const char *p, eg__rerr_t *e)
 	json_object_foreach(o, k, v)
 	{
 		eg__fmt(q, sizeof(q), "%s.%s", p, k);
-		if (!eg__ident(k))
+		if (!eg_results_name_ok(k))
 			return eg__rbad(e, q, "axis names are [a-z][a-z0-9_]*");
 		if (!json_is_number(v) && !json_is_string(v))
 			return eg__rbad(e, q, "expected a number or a string");
@@ -342,7 +341,7 @@ int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
 
 		p->n_metrics = i;
 		eg__fmt(q, sizeof(q), "%s.metrics.%s", jpath, k);
-		if (!eg__ident(k)) {
+		if (!eg_results_name_ok(k)) {
 			rc = eg__rbad(e, q, "metric names are [a-z][a-z0-9_]*");
 			goto fail;
 		}
