@@ -924,22 +924,6 @@ static int eg__vrec_cmp(const void *pa, const void *pb)
 	return a->minor < b->minor ? -1 : a->minor > b->minor;
 }
 
-static void eg__host_wrong(eg_verdict_t *v, eg_field_t f, int32_t rank,
-			   int64_t col, uint64_t e, uint64_t a)
-{
-	v->wrong[f]++;
-	if (v->n_first < EG_VERIFY_MAX_FIRST) {
-		eg_mismatch_t *m = &v->first[v->n_first++];
-		m->field = f;
-		m->rank = rank;
-		m->src_rank = m->src_token = m->expert = -1;
-		m->row = -1;
-		m->col = col;
-		m->expected = e;
-		m->actual = a;
-	}
-}
-
 /* Device counts and sorted records into lv. */
 static int eg__vdev_collect(eg__vdev *dv, eg_verdict_t *lv)
 {
@@ -1013,11 +997,12 @@ static void eg__vd_host(const eg_workload_t *w, const eg_recv_t *actual,
 
 	lv->checked[EG_FIELD_NUM_ROWS]++;
 	if (q->ne != q->na)
-		eg__host_wrong(lv, EG_FIELD_NUM_ROWS, q->d, -1, q->ne, q->na);
+		eg_verdict_wrong_at(lv, EG_FIELD_NUM_ROWS, q->d, -1, -1, -1, -1,
+				    -1, q->ne, q->na);
 	if (q->na > actual->capacity) {
 		lv->checked[EG_FIELD_NUM_ROWS]++;
-		eg__host_wrong(lv, EG_FIELD_NUM_ROWS, q->d, 0, actual->capacity,
-			       q->na);
+		eg_verdict_wrong_at(lv, EG_FIELD_NUM_ROWS, q->d, -1, -1, -1, -1,
+				    0, actual->capacity, q->na);
 		q->na = actual->capacity;
 	}
 	q->n = q->ne < q->na ? q->ne : q->na;
@@ -1176,13 +1161,8 @@ extern "C" int eg_verify_combine_cuda(const eg_workload_t *w, uint32_t s,
 	eg_dtype_t cdt;
 	int rc = EG_ECUDA;
 
-	if (!w || !d_actual || !v || s >= w->world)
-		return EG_EINVAL;
-	if (mode == EG_COMPARE_BITS && !d_expected)
-		return EG_EINVAL;
-	if (mode == EG_COMPARE_BOUNDED && (!d_ref64 || !d_mag64))
-		return EG_EINVAL;
-	if (mode != EG_COMPARE_BITS && mode != EG_COMPARE_BOUNDED)
+	if (!eg_verify_combine_args_ok(w, s, mode, d_expected, d_ref64, d_mag64,
+				       d_actual, v))
 		return EG_EINVAL;
 	if (cudaDeviceSynchronize() != cudaSuccess)
 		return EG_ECUDA;

@@ -61,16 +61,8 @@ static void eg__finding(eg_verdict_t *f, eg_field_t field,
 			int32_t e, int64_t slot, int64_t col, uint64_t expected,
 			uint64_t actual)
 {
-	eg_mismatch_t m = {.field = field,
-			   .rank = (int32_t)n->rank,
-			   .src_rank = s,
-			   .src_token = t,
-			   .expert = e,
-			   .row = slot,
-			   .col = col,
-			   .expected = expected,
-			   .actual = actual};
-	eg_verdict_wrong(f, &m);
+	eg_verdict_wrong_at(f, field, (int32_t)n->rank, s, t, e, slot, col,
+			    expected, actual);
 }
 
 /* The slot k of key's routing whose expert is local expert e, or -1. */
