@@ -12,12 +12,11 @@
  * eg_verdict_init first. The return value reflects this call only. */
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/out.h"
 #include "epgate/verify.h"
 
 const char *eg_field_name(eg_field_t f)
@@ -421,87 +420,67 @@ int eg_verify_combine(const eg_workload_t *w, uint32_t s, eg_compare_t mode,
 	return eg_verdict_total_wrong(&lv) ? EG_EMISMATCH : EG_OK;
 }
 
-/* snprintf-style appending: keeps counting when buf is full. */
-typedef struct eg__out {
-	char *buf;
-	size_t len, pos;
-} eg__out_t;
-
-static void eg__put(eg__out_t *o, const char *fmt, ...)
-{
-	va_list ap;
-	size_t room = o->pos < o->len ? o->len - o->pos : 0;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(room ? o->buf + o->pos : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->pos += (size_t)n;
-}
-
-static void eg__put_value(eg__out_t *o, eg_field_t f, uint64_t x)
+static void eg__put_value(eg_out_t *o, eg_field_t f, uint64_t x)
 {
 	switch (f) {
 	case EG_FIELD_SRC:
-		eg__put(o, "(%" PRId32 ",%" PRId32 ")", (int32_t)(x >> 32),
-			(int32_t)x);
+		eg_out_put(o, "(%" PRId32 ",%" PRId32 ")", (int32_t)(x >> 32),
+			   (int32_t)x);
 		break;
 	case EG_FIELD_TOPK_IDX:
-		eg__put(o, "%" PRId64, (int64_t)x);
+		eg_out_put(o, "%" PRId64, (int64_t)x);
 		break;
 	case EG_FIELD_X:
 	case EG_FIELD_SCALES:
 	case EG_FIELD_TOPK_W:
 	case EG_FIELD_COMBINE:
-		eg__put(o, "0x%" PRIx64, x);
+		eg_out_put(o, "0x%" PRIx64, x);
 		break;
 	default: /* counts and offsets */
-		eg__put(o, "%" PRIu64, x);
+		eg_out_put(o, "%" PRIu64, x);
 		break;
 	}
 }
 
 int eg_verdict_format(const eg_verdict_t *v, char *buf, size_t len)
 {
-	eg__out_t o = {buf, len, 0};
+	eg_out_t o;
 	uint64_t checked = 0, wrong = eg_verdict_total_wrong(v);
 
-	if (buf && len)
-		buf[0] = '\0';
+	eg_out_init(&o, buf, len);
 	for (int f = 0; f < EG_FIELD__COUNT; f++)
 		checked += v->checked[f];
-	eg__put(&o, "%" PRIu64 " of %" PRIu64 " checked values wrong\n", wrong,
-		checked);
+	eg_out_put(&o, "%" PRIu64 " of %" PRIu64 " checked values wrong\n",
+		   wrong, checked);
 	for (int f = 0; f < EG_FIELD__COUNT; f++)
 		if (v->wrong[f])
-			eg__put(&o, "%s: %" PRIu64 " of %" PRIu64 " wrong\n",
-				eg_field_name((eg_field_t)f), v->wrong[f],
-				v->checked[f]);
+			eg_out_put(&o, "%s: %" PRIu64 " of %" PRIu64 " wrong\n",
+				   eg_field_name((eg_field_t)f), v->wrong[f],
+				   v->checked[f]);
 	if (v->missing_rows || v->duplicate_rows || v->unknown_rows)
-		eg__put(&o,
-			"rows: %" PRIu64 " missing, %" PRIu64
-			" duplicate, %" PRIu64 " unknown\n",
-			v->missing_rows, v->duplicate_rows, v->unknown_rows);
+		eg_out_put(&o,
+			   "rows: %" PRIu64 " missing, %" PRIu64
+			   " duplicate, %" PRIu64 " unknown\n",
+			   v->missing_rows, v->duplicate_rows, v->unknown_rows);
 	if (v->nonfinite)
-		eg__put(&o, "nonfinite: %" PRIu64 " NaN/Inf values\n",
-			v->nonfinite);
+		eg_out_put(&o, "nonfinite: %" PRIu64 " NaN/Inf values\n",
+			   v->nonfinite);
 	if (v->max_abs_err > 0.0 || v->max_err_ratio > 0.0)
-		eg__put(&o, "max error: %.6g (%.4g of the bound)\n",
-			v->max_abs_err, v->max_err_ratio);
+		eg_out_put(&o, "max error: %.6g (%.4g of the bound)\n",
+			   v->max_abs_err, v->max_err_ratio);
 	for (uint32_t i = 0; i < v->n_first && i < EG_VERIFY_MAX_FIRST; i++) {
 		const eg_mismatch_t *m = &v->first[i];
 
-		eg__put(&o,
-			"%s rank=%" PRId32 " src=(%" PRId32 ",%" PRId32
-			") expert=%" PRId32 " row=%" PRId64 " col=%" PRId64
-			" expected=",
-			eg_field_name(m->field), m->rank, m->src_rank,
-			m->src_token, m->expert, m->row, m->col);
+		eg_out_put(&o,
+			   "%s rank=%" PRId32 " src=(%" PRId32 ",%" PRId32
+			   ") expert=%" PRId32 " row=%" PRId64 " col=%" PRId64
+			   " expected=",
+			   eg_field_name(m->field), m->rank, m->src_rank,
+			   m->src_token, m->expert, m->row, m->col);
 		eg__put_value(&o, m->field, m->expected);
-		eg__put(&o, " actual=");
+		eg_out_put(&o, " actual=");
 		eg__put_value(&o, m->field, m->actual);
-		eg__put(&o, "\n");
+		eg_out_put(&o, "\n");
 	}
 	return o.pos > (size_t)0x7fffffff ? 0x7fffffff : (int)o.pos;
 }
