@@ -39,6 +39,14 @@ static int eg__launched(void)
 	return cudaGetLastError() == cudaSuccess ? EG_OK : EG_ECUDA;
 }
 
+/* cudaFree on each of the n device pointers (NULL ones are fine): C++ has
+ * no compound literal for include/epgate/mem.h's EG_FREE. */
+static void eg__cuda_free_all(void *const *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cudaFree(p[i]);
+}
+
 /* ---------------------------------------------------------------- layout */
 
 struct eg__lay {
@@ -619,14 +627,11 @@ extern "C" int eg_recv_alloc_cuda(eg_recv_t *r, const eg_workload_t *w,
 
 extern "C" void eg_recv_free_cuda(eg_recv_t *r)
 {
-	cudaFree(r->x);
-	cudaFree(r->scales);
-	cudaFree(r->src_rank);
-	cudaFree(r->src_token);
-	cudaFree(r->topk_idx);
-	cudaFree(r->topk_w);
-	cudaFree(r->expert_count);
-	cudaFree(r->rank_prefix);
+	void *const p[] = {
+	    r->x,	 r->scales, r->src_rank,     r->src_token,
+	    r->topk_idx, r->topk_w, r->expert_count, r->rank_prefix};
+
+	eg__cuda_free_all(p, sizeof(p) / sizeof(p[0]));
 	memset(r, 0, sizeof(*r));
 }
 
@@ -919,22 +924,6 @@ static int eg__vrec_cmp(const void *pa, const void *pb)
 	return a->minor < b->minor ? -1 : a->minor > b->minor;
 }
 
-static void eg__host_wrong(eg_verdict_t *v, eg_field_t f, int32_t rank,
-			   int64_t col, uint64_t e, uint64_t a)
-{
-	v->wrong[f]++;
-	if (v->n_first < EG_VERIFY_MAX_FIRST) {
-		eg_mismatch_t *m = &v->first[v->n_first++];
-		m->field = f;
-		m->rank = rank;
-		m->src_rank = m->src_token = m->expert = -1;
-		m->row = -1;
-		m->col = col;
-		m->expected = e;
-		m->actual = a;
-	}
-}
-
 /* Device counts and sorted records into lv. */
 static int eg__vdev_collect(eg__vdev *dv, eg_verdict_t *lv)
 {
@@ -1008,11 +997,12 @@ static void eg__vd_host(const eg_workload_t *w, const eg_recv_t *actual,
 
 	lv->checked[EG_FIELD_NUM_ROWS]++;
 	if (q->ne != q->na)
-		eg__host_wrong(lv, EG_FIELD_NUM_ROWS, q->d, -1, q->ne, q->na);
+		eg_verdict_wrong_at(lv, EG_FIELD_NUM_ROWS, q->d, -1, -1, -1, -1,
+				    -1, q->ne, q->na);
 	if (q->na > actual->capacity) {
 		lv->checked[EG_FIELD_NUM_ROWS]++;
-		eg__host_wrong(lv, EG_FIELD_NUM_ROWS, q->d, 0, actual->capacity,
-			       q->na);
+		eg_verdict_wrong_at(lv, EG_FIELD_NUM_ROWS, q->d, -1, -1, -1, -1,
+				    0, actual->capacity, q->na);
 		q->na = actual->capacity;
 	}
 	q->n = q->ne < q->na ? q->ne : q->na;
@@ -1097,10 +1087,9 @@ extern "C" int eg_verify_dispatch_cuda(const eg_workload_t *w,
 	eg__vd_launch(w, q, dv, hits, first, second);
 	rc = eg__vdev_finish(dv, &lv, v);
 out:
-	cudaFree(dv);
-	cudaFree(hits);
-	cudaFree(first);
-	cudaFree(second);
+	void *const p[] = {dv, hits, first, second};
+
+	eg__cuda_free_all(p, sizeof(p) / sizeof(p[0]));
 	return rc;
 }
 
@@ -1172,13 +1161,8 @@ extern "C" int eg_verify_combine_cuda(const eg_workload_t *w, uint32_t s,
 	eg_dtype_t cdt;
 	int rc = EG_ECUDA;
 
-	if (!w || !d_actual || !v || s >= w->world)
-		return EG_EINVAL;
-	if (mode == EG_COMPARE_BITS && !d_expected)
-		return EG_EINVAL;
-	if (mode == EG_COMPARE_BOUNDED && (!d_ref64 || !d_mag64))
-		return EG_EINVAL;
-	if (mode != EG_COMPARE_BITS && mode != EG_COMPARE_BOUNDED)
+	if (!eg_verify_combine_args_ok(w, s, mode, d_expected, d_ref64, d_mag64,
+				       d_actual, v))
 		return EG_EINVAL;
 	if (cudaDeviceSynchronize() != cudaSuccess)
 		return EG_ECUDA;

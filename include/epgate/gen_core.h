@@ -91,21 +91,21 @@ EG_HD float eg_gen_value(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
 }
 
 /* ---- bit conversions (RNE) ---- */
+/* A float and its bits (host and device, C and C++). */
+typedef union eg_f32_bits {
+	float f;
+	uint32_t u;
+} eg_f32_bits_t;
+
 EG_HD uint32_t eg_f2u(float f)
 {
-	union {
-		float f;
-		uint32_t u;
-	} c;
+	eg_f32_bits_t c;
 	c.f = f;
 	return c.u;
 }
 EG_HD float eg_u2f(uint32_t u)
 {
-	union {
-		float f;
-		uint32_t u;
-	} c;
+	eg_f32_bits_t c;
 	c.u = u;
 	return c.f;
 }

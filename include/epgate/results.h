@@ -197,5 +197,7 @@ extern const char *const eg_known_axes[];
 extern const char *const eg_known_arms[];
 int eg_axis_known(const char *name);
 int eg_arm_known(const char *name);
+/* A metric, axis or evidence field name: [a-z][a-z0-9_]*. */
+int eg_results_name_ok(const char *s);
 
 #endif

@@ -72,6 +72,11 @@ void eg_verdict_merge(eg_verdict_t *a, const eg_verdict_t *b);
 /* Counts one wrong element of m->field and keeps m if there is room
  * (for checkers outside this module, e.g. a plugin's native layout). */
 void eg_verdict_wrong(eg_verdict_t *v, const eg_mismatch_t *m);
+/* The same with m's fields as arguments, in their order. */
+void eg_verdict_wrong_at(eg_verdict_t *v, eg_field_t f, int32_t rank,
+			 int32_t src_rank, int32_t src_token, int32_t expert,
+			 int64_t row, int64_t col, uint64_t expected,
+			 uint64_t actual);
 
 /* Dispatch of rank d: bit-exact comparison of every field; rows are also
  * matched by (src_rank, src_token) to tell dropped, duplicated and
@@ -86,6 +91,13 @@ int eg_verify_dispatch(const eg_workload_t *w, const eg_recv_t *expected,
 int eg_verify_combine(const eg_workload_t *w, uint32_t s, eg_compare_t mode,
 		      const void *expected, const double *ref64,
 		      const double *mag64, const void *actual, eg_verdict_t *v);
+/* Whether eg_verify_combine's arguments (and those of its device twin,
+ * eg_verify_combine_cuda) can be checked: w, actual and v given, s a rank
+ * of w, and what mode compares against given.  Else both EG_EINVAL. */
+int eg_verify_combine_args_ok(const eg_workload_t *w, uint32_t s,
+			      eg_compare_t mode, const void *expected,
+			      const double *ref64, const double *mag64,
+			      const void *actual, const eg_verdict_t *v);
 
 /* Multi-line human-readable description (fields with wrong counts, first
  * mismatches). Returns chars written (snprintf style). */

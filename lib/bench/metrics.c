@@ -11,6 +11,7 @@
 #include "epgate/engine.h"
 #include "epgate/error.h"
 #include "epgate/gen.h"
+#include "epgate/mem.h"
 #include "epgate/stats.h"
 
 size_t eg_bench_dispatch_row_bytes(const eg_workload_t *w)
@@ -99,9 +100,7 @@ int eg_bench_rank_bytes_rule(const eg_workload_t *w, eg_rows_rule_t rule,
 	rc = EG_OK;
 out:
 	eg_gen_fini(&g);
-	free(rows);
-	free(idx);
-	free(wt);
+	EG_FREE(rows, idx, wt);
 	return rc;
 }
 
@@ -174,10 +173,7 @@ int eg_bench_epb_bytes(const eg_workload_t *w, uint32_t ranks_per_node,
 		*recv += (cnt[W + r] + cnt[2 * (size_t)W + r]) * row / W;
 	}
 	eg_gen_fini(&g);
-	free(cnt);
-	free(hit);
-	free(idx);
-	free(wt);
+	EG_FREE(cnt, hit, idx, wt);
 	return rc;
 }
 
@@ -185,9 +181,7 @@ void eg_bench_model_fini(eg_bench_model_t *r)
 {
 	if (!r)
 		return;
-	free(r->gbps);
-	free(r->rate);
-	free(r->so_gbps);
+	EG_FREE(r->gbps, r->rate, r->so_gbps);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -294,17 +288,8 @@ typedef struct eg__steps {
 
 static void eg__steps_free(eg__steps_t *t)
 {
-	free(t->disp);
-	free(t->comb);
-	free(t->step);
-	free(t->comm);
-	free(t->tok);
-	free(t->rate);
-	free(t->sog);
-	free(t->sug);
-	free(t->wire);
-	free(t->selg);
-	free(t->recvg);
+	EG_FREE(t->disp, t->comb, t->step, t->comm, t->tok, t->rate, t->sog,
+		t->sug, t->wire, t->selg, t->recvg);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -386,17 +371,13 @@ static int eg__raw_metrics(eg_bench_calc_t *out, const eg_bench_model_t *raw)
 	r = eg__copy(raw->rate, raw->n);
 	x = raw->so_gbps ? eg__copy(raw->so_gbps, raw->n) : NULL;
 	if (!g || !r || (raw->so_gbps && !x)) {
-		free(g);
-		free(r);
-		free(x);
+		EG_FREE(g, r, x);
 		return EG_ENOMEM;
 	}
 	if ((rc = eg__give(out, "raw_gbps", &g, raw->n)) ||
 	    (rc = eg__give(out, "raw_post_rate", &r, raw->n)) ||
-	    (x && (rc = eg__give(out, "transport_so_gbps", &x, raw->n)))) {
-		free(r);
-		free(x);
-	}
+	    (x && (rc = eg__give(out, "transport_so_gbps", &x, raw->n))))
+		EG_FREE(r, x);
 	return rc;
 }
 

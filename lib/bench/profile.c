@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "epgate/profile.h"
+#include "epgate/yaml_reader.h"
 
 const char *const eg_profile_axes[] = {
     "concurrency", "world", "nodes", "experts", "num_comms",
@@ -24,30 +26,16 @@ void eg_profile_free(eg_profile_t *p)
 	for (size_t i = 0; i < p->n_sweeps; i++) {
 		eg_sweep_t *s = &p->sweeps[i];
 
-		for (size_t j = 0; j < s->n_arms; j++)
-			free(s->arms[j]);
+		eg_yaml_strs_free(s->arms, s->n_arms);
 		for (size_t j = 0; j < s->n_axes; j++)
 			free(s->axes[j].values);
-		free(s->arms);
-		free(s->axes);
-		free(s->name);
+		EG_FREE(s->axes, s->name);
 	}
-	for (size_t i = 0; i < p->n_env; i++) {
-		free(p->env_keys[i]);
-		free(p->env_vals[i]);
-	}
-	free(p->env_keys);
-	free(p->env_vals);
-	free(p->sweeps);
-	free(p->path);
-	free(p->name);
-	free(p->description);
-	free(p->transport);
-	free(p->provider);
-	free(p->gates);
-	free(p->base_data);
-	free(p->base_mask);
-	free(p->base_seed);
+	eg_yaml_strs_free(p->env_keys, p->n_env);
+	eg_yaml_strs_free(p->env_vals, p->n_env);
+	EG_FREE(p->sweeps, p->path, p->name, p->description, p->transport,
+		p->provider, p->gates, p->base_data, p->base_mask,
+		p->base_seed);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -76,63 +76,85 @@ static int eg__axis_value(eg_yaml_t *y, eg_axis_t a, const yaml_node_t *n,
 	return 0;
 }
 
-/* repetitions: {warmup, iters, launches}; r[0..2] in that order. */
-static int eg__repetitions(eg_yaml_t *y, const yaml_node_t *n, unsigned r[3])
-{
-	static const char *const keys[] = {"warmup", "iters", "launches", NULL};
-	int rc = eg_yaml_keys(y, "repetitions", n, keys);
+/* A key of a small mapping of numbers (repetitions, remeasure, model,
+ * raw): how its value reads, its range and where it goes. */
+typedef struct eg__num_key {
+	const char *key;
+	enum { EG__KEY_UINT, EG__KEY_NUM, EG__KEY_BYTES } kind;
+	double lo, hi;
+	unsigned flags; /* EG__KEY_NUM: eg_parse_double's */
+	void *out;	/* unsigned, double or size_t */
+} eg__num_key_t;
 
+#define EG__NUM_KEYS_MAX 8
+
+/* The mapping n of what: each key one of keys[0..nk), its value read
+ * into its out. */
+static int eg__num_keys(eg_yaml_t *y, const char *what, const yaml_node_t *n,
+			const eg__num_key_t *keys, size_t nk)
+{
+	const char *allowed[EG__NUM_KEYS_MAX + 1];
+	int rc;
+
+	for (size_t j = 0; j < nk; j++)
+		allowed[j] = keys[j].key;
+	allowed[nk] = NULL;
+	rc = eg_yaml_keys(y, what, n, allowed);
 	for (size_t i = 0; !rc && i < eg_yaml_len(n); i++) {
 		const char *ks = eg_yaml_scalar(eg_yaml_key(y, n, i));
 		yaml_node_t *v = eg_yaml_value(y, n, i);
+		const eg__num_key_t *k = keys;
 
-		if (!strcmp(ks, "warmup"))
-			rc = eg_yaml_uint(y, ks, v, 0, 100000, &r[0]);
-		else if (!strcmp(ks, "iters"))
-			rc = eg_yaml_uint(y, ks, v, 1, 1000000, &r[1]);
+		while (strcmp(k->key, ks)) /* eg_yaml_keys: it is there */
+			k++;
+		if (k->kind == EG__KEY_UINT)
+			rc = eg_yaml_uint(y, ks, v, (unsigned)k->lo,
+					  (unsigned)k->hi, k->out);
+		else if (k->kind == EG__KEY_NUM)
+			rc = eg_yaml_num(y, ks, v, k->lo, k->hi, k->flags,
+					 k->out);
 		else
-			rc = eg_yaml_uint(y, ks, v, 1, 1000, &r[2]);
+			rc = eg_yaml_bytes(y, ks, v, (size_t)k->lo,
+					   (size_t)k->hi, k->out);
 	}
 	return rc;
+}
+
+/* repetitions: {warmup, iters, launches} of a profile or a sweep. */
+static int eg__repetitions(eg_yaml_t *y, const yaml_node_t *n, unsigned *warmup,
+			   unsigned *iters, unsigned *launches)
+{
+	const eg__num_key_t keys[] = {
+	    {"warmup", EG__KEY_UINT, 0, 100000, 0, warmup},
+	    {"iters", EG__KEY_UINT, 1, 1000000, 0, iters},
+	    {"launches", EG__KEY_UINT, 1, 1000, 0, launches},
+	};
+
+	return eg__num_keys(y, "repetitions", n, keys, 3);
 }
 
 /* remeasure: {rounds, launches}: extra launches of the points a gate
  * finds inconclusive or failing, before the verdict stands. */
 static int eg__remeasure(eg_yaml_t *y, const yaml_node_t *n, eg_profile_t *pf)
 {
-	static const char *const keys[] = {"rounds", "launches", NULL};
-	int rc = eg_yaml_keys(y, "remeasure", n, keys);
+	const eg__num_key_t keys[] = {
+	    {"rounds", EG__KEY_UINT, 0, 10, 0, &pf->remeasure_rounds},
+	    {"launches", EG__KEY_UINT, 1, 1000, 0, &pf->remeasure_launches},
+	};
 
-	for (size_t i = 0; !rc && i < eg_yaml_len(n); i++) {
-		const char *ks = eg_yaml_scalar(eg_yaml_key(y, n, i));
-		yaml_node_t *v = eg_yaml_value(y, n, i);
-
-		if (!strcmp(ks, "rounds"))
-			rc = eg_yaml_uint(y, ks, v, 0, 10,
-					  &pf->remeasure_rounds);
-		else
-			rc = eg_yaml_uint(y, ks, v, 1, 1000,
-					  &pf->remeasure_launches);
-	}
-	return rc;
+	return eg__num_keys(y, "remeasure", n, keys, 2);
 }
 
 static int eg__model(eg_yaml_t *y, const yaml_node_t *n, eg_profile_t *pf)
 {
-	static const char *const keys[] = {"bw_gbps", "post_rate", NULL};
-	int rc = eg_yaml_keys(y, "model", n, keys);
+	const eg__num_key_t keys[] = {
+	    {"bw_gbps", EG__KEY_NUM, 0, 1e6, EG_NUM_LO_OPEN,
+	     &pf->model_bw_gbps},
+	    {"post_rate", EG__KEY_NUM, 0, 1e12, EG_NUM_LO_OPEN,
+	     &pf->model_post_rate},
+	};
+	int rc = eg__num_keys(y, "model", n, keys, 2);
 
-	for (size_t i = 0; !rc && i < eg_yaml_len(n); i++) {
-		const char *ks = eg_yaml_scalar(eg_yaml_key(y, n, i));
-		yaml_node_t *v = eg_yaml_value(y, n, i);
-
-		if (!strcmp(ks, "bw_gbps"))
-			rc = eg_yaml_num(y, ks, v, 0, 1e6, EG_NUM_LO_OPEN,
-					 &pf->model_bw_gbps);
-		else
-			rc = eg_yaml_num(y, ks, v, 0, 1e12, EG_NUM_LO_OPEN,
-					 &pf->model_post_rate);
-	}
 	if (!rc && (!pf->model_bw_gbps || !pf->model_post_rate))
 		return eg_yaml_err(y, n,
 				   "model: give both bw_gbps and post_rate");
@@ -141,27 +163,15 @@ static int eg__model(eg_yaml_t *y, const yaml_node_t *n, eg_profile_t *pf)
 
 static int eg__raw(eg_yaml_t *y, const yaml_node_t *n, eg_profile_t *pf)
 {
-	static const char *const keys[] = {"msgs",  "msg_size", "size",
-					   "iters", "warmup",	NULL};
-	int rc = eg_yaml_keys(y, "raw", n, keys);
+	const eg__num_key_t keys[] = {
+	    {"msgs", EG__KEY_UINT, 1, 1u << 20, 0, &pf->raw_msgs},
+	    {"msg_size", EG__KEY_BYTES, 1, 1u << 20, 0, &pf->raw_msg_size},
+	    {"size", EG__KEY_BYTES, 1, 1u << 30, 0, &pf->raw_size},
+	    {"iters", EG__KEY_UINT, 1, 100000, 0, &pf->raw_iters},
+	    {"warmup", EG__KEY_UINT, 0, 100000, 0, &pf->raw_warmup},
+	};
+	int rc = eg__num_keys(y, "raw", n, keys, 5);
 
-	for (size_t i = 0; !rc && i < eg_yaml_len(n); i++) {
-		const char *ks = eg_yaml_scalar(eg_yaml_key(y, n, i));
-		yaml_node_t *v = eg_yaml_value(y, n, i);
-
-		if (!strcmp(ks, "msgs"))
-			rc = eg_yaml_uint(y, ks, v, 1, 1u << 20, &pf->raw_msgs);
-		else if (!strcmp(ks, "iters"))
-			rc = eg_yaml_uint(y, ks, v, 1, 100000, &pf->raw_iters);
-		else if (!strcmp(ks, "warmup"))
-			rc = eg_yaml_uint(y, ks, v, 0, 100000, &pf->raw_warmup);
-		else if (!strcmp(ks, "msg_size"))
-			rc = eg_yaml_bytes(y, ks, v, 1, (size_t)1 << 20,
-					   &pf->raw_msg_size);
-		else
-			rc = eg_yaml_bytes(y, ks, v, 1, (size_t)1 << 30,
-					   &pf->raw_size);
-	}
 	if (!rc && (unsigned long long)pf->raw_msgs * pf->raw_msg_size >
 		       ((size_t)1 << 30))
 		return eg_yaml_err(y, n, "raw: msgs x msg_size over 1G");
@@ -395,15 +405,9 @@ static int eg__sweep_key(eg_yaml_t *y, const char *ks, const yaml_node_t *v,
 	}
 	if (!strcmp(ks, "zip"))
 		return eg_yaml_bool(y, ks, v, &s->zip);
-	if (!strcmp(ks, "repetitions")) {
-		unsigned r[3] = {s->warmup, s->iters, s->launches};
-
-		rc = eg__repetitions(y, v, r);
-		s->warmup = r[0];
-		s->iters = r[1];
-		s->launches = r[2];
-		return rc;
-	}
+	if (!strcmp(ks, "repetitions"))
+		return eg__repetitions(y, v, &s->warmup, &s->iters,
+				       &s->launches);
 	if (!strcmp(ks, "description") && !eg_yaml_scalar(v))
 		return eg_yaml_err(y, v, "description: expected text");
 	return 0;
@@ -535,15 +539,9 @@ static int eg__top_key(eg_yaml_t *y, const char *ks, const yaml_node_t *v,
 	}
 	if (!strcmp(ks, "env"))
 		return eg__env(y, v, pf);
-	if (!strcmp(ks, "repetitions")) {
-		unsigned r[3] = {pf->warmup, pf->iters, pf->launches};
-
-		rc = eg__repetitions(y, v, r);
-		pf->warmup = r[0];
-		pf->iters = r[1];
-		pf->launches = r[2];
-		return rc;
-	}
+	if (!strcmp(ks, "repetitions"))
+		return eg__repetitions(y, v, &pf->warmup, &pf->iters,
+				       &pf->launches);
 	if (!strcmp(ks, "remeasure"))
 		return eg__remeasure(y, v, pf);
 	if (!strcmp(ks, "model"))

@@ -4,6 +4,7 @@
 
 #include "epgate/error.h"
 #include "epgate/ep.h"
+#include "epgate/mem.h"
 
 #define EG__POISON 0xA5
 
@@ -62,15 +63,8 @@ int eg_recv_alloc(eg_recv_t *r, const eg_workload_t *w, uint32_t rank,
 
 void eg_recv_free(eg_recv_t *r)
 {
-	free(r->x);
-	free(r->scales);
-	free(r->src_rank);
-	free(r->src_token);
-	free(r->topk_idx);
-	free(r->topk_w);
-	free(r->expert_count);
-	free(r->rank_prefix);
-	free(r->findings);
+	EG_FREE(r->x, r->scales, r->src_rank, r->src_token, r->topk_idx,
+		r->topk_w, r->expert_count, r->rank_prefix, r->findings);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -5,6 +5,7 @@
 
 #include "epgate/error.h"
 #include "epgate/gen.h"
+#include "epgate/mem.h"
 
 /* p * 2^32 rounded; p = 1 gives 2^32, which no 32-bit draw reaches. */
 static uint64_t eg__threshold(double p)
@@ -95,10 +96,7 @@ void eg_gen_fini(eg_gen_t *g)
 
 void eg_rank_input_free(eg_rank_input_t *in)
 {
-	free(in->x);
-	free(in->scales);
-	free(in->topk_idx);
-	free(in->topk_w);
+	EG_FREE(in->x, in->scales, in->topk_idx, in->topk_w);
 	in->x = NULL;
 	in->scales = NULL;
 	in->topk_idx = NULL;

@@ -12,12 +12,11 @@
  * eg_verdict_init first. The return value reflects this call only. */
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/out.h"
 #include "epgate/verify.h"
 
 const char *eg_field_name(eg_field_t f)
@@ -74,27 +73,15 @@ void eg_verdict_wrong(eg_verdict_t *v, const eg_mismatch_t *m)
 		v->first[v->n_first++] = *m;
 }
 
-/* Counts one wrong element of field f and keeps its coordinates if there
- * is room. */
-static void eg__wrong(eg_verdict_t *v, eg_field_t f, int32_t rank,
-		      int32_t src_rank, int32_t src_token, int32_t expert,
-		      int64_t row, int64_t col, uint64_t expected,
-		      uint64_t actual)
+void eg_verdict_wrong_at(eg_verdict_t *v, eg_field_t f, int32_t rank,
+			 int32_t src_rank, int32_t src_token, int32_t expert,
+			 int64_t row, int64_t col, uint64_t expected,
+			 uint64_t actual)
 {
-	v->wrong[f]++;
-	if (v->n_first < EG_VERIFY_MAX_FIRST) {
-		eg_mismatch_t *m = &v->first[v->n_first++];
+	eg_mismatch_t m = {f,	rank, src_rank, src_token, expert,
+			   row, col,  expected, actual};
 
-		m->field = f;
-		m->rank = rank;
-		m->src_rank = src_rank;
-		m->src_token = src_token;
-		m->expert = expert;
-		m->row = row;
-		m->col = col;
-		m->expected = expected;
-		m->actual = actual;
-	}
+	eg_verdict_wrong(v, &m);
 }
 
 static uint64_t eg__f32_bits(float f)
@@ -130,9 +117,9 @@ static void eg__cmp_row(const eg_recv_t *e, const eg_recv_t *a, uint32_t i,
 
 	v->checked[EG_FIELD_SRC]++;
 	if (a->src_rank[i] != sr || a->src_token[i] != st)
-		eg__wrong(v, EG_FIELD_SRC, d, sr, st, -1, i, -1,
-			  eg__src_key(sr, st),
-			  eg__src_key(a->src_rank[i], a->src_token[i]));
+		eg_verdict_wrong_at(
+		    v, EG_FIELD_SRC, d, sr, st, -1, i, -1, eg__src_key(sr, st),
+		    eg__src_key(a->src_rank[i], a->src_token[i]));
 
 	for (uint32_t h = 0; h < H; h++) {
 		size_t j = (size_t)i * H + h;
@@ -143,7 +130,8 @@ static void eg__cmp_row(const eg_recv_t *e, const eg_recv_t *a, uint32_t i,
 		v->checked[EG_FIELD_X]++;
 		v->nonfinite += (uint64_t)nf;
 		if (eb != ab || nf)
-			eg__wrong(v, EG_FIELD_X, d, sr, st, -1, i, h, eb, ab);
+			eg_verdict_wrong_at(v, EG_FIELD_X, d, sr, st, -1, i, h,
+					    eb, ab);
 	}
 
 	if (e->dtype == EG_DTYPE_FP8) {
@@ -157,9 +145,9 @@ static void eg__cmp_row(const eg_recv_t *e, const eg_recv_t *a, uint32_t i,
 			v->checked[EG_FIELD_SCALES]++;
 			v->nonfinite += (uint64_t)nf;
 			if (eg__f32_bits(ef) != eg__f32_bits(af) || nf)
-				eg__wrong(v, EG_FIELD_SCALES, d, sr, st, -1, i,
-					  b, eg__f32_bits(ef),
-					  eg__f32_bits(af));
+				eg_verdict_wrong_at(
+				    v, EG_FIELD_SCALES, d, sr, st, -1, i, b,
+				    eg__f32_bits(ef), eg__f32_bits(af));
 		}
 	}
 
@@ -172,13 +160,15 @@ static void eg__cmp_row(const eg_recv_t *e, const eg_recv_t *a, uint32_t i,
 
 		v->checked[EG_FIELD_TOPK_IDX]++;
 		if (ei != ai)
-			eg__wrong(v, EG_FIELD_TOPK_IDX, d, sr, st, ex, i, k,
-				  (uint64_t)(int64_t)ei, (uint64_t)(int64_t)ai);
+			eg_verdict_wrong_at(v, EG_FIELD_TOPK_IDX, d, sr, st, ex,
+					    i, k, (uint64_t)(int64_t)ei,
+					    (uint64_t)(int64_t)ai);
 		v->checked[EG_FIELD_TOPK_W]++;
 		v->nonfinite += (uint64_t)nf;
 		if (eg__f32_bits(ew) != eg__f32_bits(aw) || nf)
-			eg__wrong(v, EG_FIELD_TOPK_W, d, sr, st, ex, i, k,
-				  eg__f32_bits(ew), eg__f32_bits(aw));
+			eg_verdict_wrong_at(v, EG_FIELD_TOPK_W, d, sr, st, ex,
+					    i, k, eg__f32_bits(ew),
+					    eg__f32_bits(aw));
 	}
 }
 
@@ -248,20 +238,21 @@ static int eg__cmp_row_set(const eg_recv_t *e, uint32_t ne, const eg_recv_t *a,
 
 		if (ce && !ca) {
 			v->missing_rows++;
-			eg__wrong(v, EG_FIELD_ROW_SET, d, sr, st, -1, -1, -1, 1,
-				  0);
+			eg_verdict_wrong_at(v, EG_FIELD_ROW_SET, d, sr, st, -1,
+					    -1, -1, 1, 0);
 		} else if (!ce && ca) {
 			v->unknown_rows += ca;
 			for (uint32_t c = 0; c < ca; c++)
-				eg__wrong(v, EG_FIELD_ROW_SET, d, sr, st, -1,
-					  c ? arow2 : arow, -1, 0, ca);
+				eg_verdict_wrong_at(v, EG_FIELD_ROW_SET, d, sr,
+						    st, -1, c ? arow2 : arow,
+						    -1, 0, ca);
 		} else if (ca > 1) {
 			/* expected holds each key once; extra copies are
 			 * duplicates (row: the second copy) */
 			v->duplicate_rows += ca - 1;
 			for (uint32_t c = 1; c < ca; c++)
-				eg__wrong(v, EG_FIELD_ROW_SET, d, sr, st, -1,
-					  arow2, -1, 1, ca);
+				eg_verdict_wrong_at(v, EG_FIELD_ROW_SET, d, sr,
+						    st, -1, arow2, -1, 1, ca);
 		}
 	}
 	rc = EG_OK;
@@ -299,30 +290,32 @@ int eg_verify_dispatch(const eg_workload_t *w, const eg_recv_t *expected,
 
 	lv.checked[EG_FIELD_NUM_ROWS]++;
 	if (ne != na)
-		eg__wrong(&lv, EG_FIELD_NUM_ROWS, d, -1, -1, -1, -1, -1, ne,
-			  na);
+		eg_verdict_wrong_at(&lv, EG_FIELD_NUM_ROWS, d, -1, -1, -1, -1,
+				    -1, ne, na);
 	/* A count beyond the buffer is itself a bug; never read past it. */
 	if (na > a->capacity) {
 		lv.checked[EG_FIELD_NUM_ROWS]++;
-		eg__wrong(&lv, EG_FIELD_NUM_ROWS, d, -1, -1, -1, -1, 0,
-			  a->capacity, na);
+		eg_verdict_wrong_at(&lv, EG_FIELD_NUM_ROWS, d, -1, -1, -1, -1,
+				    0, a->capacity, na);
 		na = a->capacity;
 	}
 
 	for (uint32_t s = 0; s <= w->world; s++) {
 		lv.checked[EG_FIELD_RANK_PREFIX]++;
 		if (e->rank_prefix[s] != a->rank_prefix[s])
-			eg__wrong(&lv, EG_FIELD_RANK_PREFIX, d,
-				  s < w->world ? (int32_t)s : -1, -1, -1, -1, s,
-				  e->rank_prefix[s], a->rank_prefix[s]);
+			eg_verdict_wrong_at(&lv, EG_FIELD_RANK_PREFIX, d,
+					    s < w->world ? (int32_t)s : -1, -1,
+					    -1, -1, s, e->rank_prefix[s],
+					    a->rank_prefix[s]);
 	}
 
 	for (uint32_t j = 0; j < L; j++) {
 		lv.checked[EG_FIELD_EXPERT_COUNT]++;
 		if (e->expert_count[j] != a->expert_count[j])
-			eg__wrong(&lv, EG_FIELD_EXPERT_COUNT, d, -1, -1,
-				  d * (int32_t)L + (int32_t)j, -1, j,
-				  e->expert_count[j], a->expert_count[j]);
+			eg_verdict_wrong_at(&lv, EG_FIELD_EXPERT_COUNT, d, -1,
+					    -1, d * (int32_t)L + (int32_t)j, -1,
+					    j, e->expert_count[j],
+					    a->expert_count[j]);
 	}
 
 	n = ne < na ? ne : na;
@@ -343,6 +336,18 @@ static double eg__min_normal(eg_dtype_t t)
 	return t == EG_DTYPE_FP8 ? ldexp(1.0, -6) : ldexp(1.0, -126);
 }
 
+int eg_verify_combine_args_ok(const eg_workload_t *w, uint32_t s,
+			      eg_compare_t mode, const void *expected,
+			      const double *ref64, const double *mag64,
+			      const void *actual, const eg_verdict_t *v)
+{
+	if (!w || !actual || !v || s >= w->world)
+		return 0;
+	if (mode == EG_COMPARE_BITS)
+		return expected != NULL;
+	return mode == EG_COMPARE_BOUNDED && ref64 && mag64;
+}
+
 int eg_verify_combine(const eg_workload_t *w, uint32_t s, eg_compare_t mode,
 		      const void *expected, const double *ref64,
 		      const double *mag64, const void *actual, eg_verdict_t *v)
@@ -352,13 +357,8 @@ int eg_verify_combine(const eg_workload_t *w, uint32_t s, eg_compare_t mode,
 	uint32_t T, H;
 	double u = 0.0, tiny = 0.0;
 
-	if (!w || !actual || !v || s >= w->world)
-		return EG_EINVAL;
-	if (mode == EG_COMPARE_BITS && !expected)
-		return EG_EINVAL;
-	if (mode == EG_COMPARE_BOUNDED && (!ref64 || !mag64))
-		return EG_EINVAL;
-	if (mode != EG_COMPARE_BITS && mode != EG_COMPARE_BOUNDED)
+	if (!eg_verify_combine_args_ok(w, s, mode, expected, ref64, mag64,
+				       actual, v))
 		return EG_EINVAL;
 
 	eg_verdict_init(&lv);
@@ -410,9 +410,9 @@ int eg_verify_combine(const eg_workload_t *w, uint32_t s, eg_compare_t mode,
 				}
 			}
 			if (bad)
-				eg__wrong(&lv, EG_FIELD_COMBINE, (int32_t)s,
-					  (int32_t)s, (int32_t)t, -1, t, h, eb,
-					  ab);
+				eg_verdict_wrong_at(
+				    &lv, EG_FIELD_COMBINE, (int32_t)s,
+				    (int32_t)s, (int32_t)t, -1, t, h, eb, ab);
 		}
 	}
 
@@ -420,87 +420,67 @@ int eg_verify_combine(const eg_workload_t *w, uint32_t s, eg_compare_t mode,
 	return eg_verdict_total_wrong(&lv) ? EG_EMISMATCH : EG_OK;
 }
 
-/* snprintf-style appending: keeps counting when buf is full. */
-typedef struct eg__out {
-	char *buf;
-	size_t len, pos;
-} eg__out_t;
-
-static void eg__put(eg__out_t *o, const char *fmt, ...)
-{
-	va_list ap;
-	size_t room = o->pos < o->len ? o->len - o->pos : 0;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(room ? o->buf + o->pos : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->pos += (size_t)n;
-}
-
-static void eg__put_value(eg__out_t *o, eg_field_t f, uint64_t x)
+static void eg__put_value(eg_out_t *o, eg_field_t f, uint64_t x)
 {
 	switch (f) {
 	case EG_FIELD_SRC:
-		eg__put(o, "(%" PRId32 ",%" PRId32 ")", (int32_t)(x >> 32),
-			(int32_t)x);
+		eg_out_put(o, "(%" PRId32 ",%" PRId32 ")", (int32_t)(x >> 32),
+			   (int32_t)x);
 		break;
 	case EG_FIELD_TOPK_IDX:
-		eg__put(o, "%" PRId64, (int64_t)x);
+		eg_out_put(o, "%" PRId64, (int64_t)x);
 		break;
 	case EG_FIELD_X:
 	case EG_FIELD_SCALES:
 	case EG_FIELD_TOPK_W:
 	case EG_FIELD_COMBINE:
-		eg__put(o, "0x%" PRIx64, x);
+		eg_out_put(o, "0x%" PRIx64, x);
 		break;
 	default: /* counts and offsets */
-		eg__put(o, "%" PRIu64, x);
+		eg_out_put(o, "%" PRIu64, x);
 		break;
 	}
 }
 
 int eg_verdict_format(const eg_verdict_t *v, char *buf, size_t len)
 {
-	eg__out_t o = {buf, len, 0};
+	eg_out_t o;
 	uint64_t checked = 0, wrong = eg_verdict_total_wrong(v);
 
-	if (buf && len)
-		buf[0] = '\0';
+	eg_out_init(&o, buf, len);
 	for (int f = 0; f < EG_FIELD__COUNT; f++)
 		checked += v->checked[f];
-	eg__put(&o, "%" PRIu64 " of %" PRIu64 " checked values wrong\n", wrong,
-		checked);
+	eg_out_put(&o, "%" PRIu64 " of %" PRIu64 " checked values wrong\n",
+		   wrong, checked);
 	for (int f = 0; f < EG_FIELD__COUNT; f++)
 		if (v->wrong[f])
-			eg__put(&o, "%s: %" PRIu64 " of %" PRIu64 " wrong\n",
-				eg_field_name((eg_field_t)f), v->wrong[f],
-				v->checked[f]);
+			eg_out_put(&o, "%s: %" PRIu64 " of %" PRIu64 " wrong\n",
+				   eg_field_name((eg_field_t)f), v->wrong[f],
+				   v->checked[f]);
 	if (v->missing_rows || v->duplicate_rows || v->unknown_rows)
-		eg__put(&o,
-			"rows: %" PRIu64 " missing, %" PRIu64
-			" duplicate, %" PRIu64 " unknown\n",
-			v->missing_rows, v->duplicate_rows, v->unknown_rows);
+		eg_out_put(&o,
+			   "rows: %" PRIu64 " missing, %" PRIu64
+			   " duplicate, %" PRIu64 " unknown\n",
+			   v->missing_rows, v->duplicate_rows, v->unknown_rows);
 	if (v->nonfinite)
-		eg__put(&o, "nonfinite: %" PRIu64 " NaN/Inf values\n",
-			v->nonfinite);
+		eg_out_put(&o, "nonfinite: %" PRIu64 " NaN/Inf values\n",
+			   v->nonfinite);
 	if (v->max_abs_err > 0.0 || v->max_err_ratio > 0.0)
-		eg__put(&o, "max error: %.6g (%.4g of the bound)\n",
-			v->max_abs_err, v->max_err_ratio);
+		eg_out_put(&o, "max error: %.6g (%.4g of the bound)\n",
+			   v->max_abs_err, v->max_err_ratio);
 	for (uint32_t i = 0; i < v->n_first && i < EG_VERIFY_MAX_FIRST; i++) {
 		const eg_mismatch_t *m = &v->first[i];
 
-		eg__put(&o,
-			"%s rank=%" PRId32 " src=(%" PRId32 ",%" PRId32
-			") expert=%" PRId32 " row=%" PRId64 " col=%" PRId64
-			" expected=",
-			eg_field_name(m->field), m->rank, m->src_rank,
-			m->src_token, m->expert, m->row, m->col);
+		eg_out_put(&o,
+			   "%s rank=%" PRId32 " src=(%" PRId32 ",%" PRId32
+			   ") expert=%" PRId32 " row=%" PRId64 " col=%" PRId64
+			   " expected=",
+			   eg_field_name(m->field), m->rank, m->src_rank,
+			   m->src_token, m->expert, m->row, m->col);
 		eg__put_value(&o, m->field, m->expected);
-		eg__put(&o, " actual=");
+		eg_out_put(&o, " actual=");
 		eg__put_value(&o, m->field, m->actual);
-		eg__put(&o, "\n");
+		eg_out_put(&o, "\n");
 	}
 	return o.pos > (size_t)0x7fffffff ? 0x7fffffff : (int)o.pos;
 }

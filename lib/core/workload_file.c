@@ -18,6 +18,7 @@
 #include <ini.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "epgate/workload.h"
 
 #define EG__ERR_LEN  (EG_ERRMSG_MAX + 512)
@@ -338,9 +339,7 @@ static void eg__ctx_free(struct eg__ctx *c)
 {
 	for (size_t i = 0; i < c->n; i++)
 		eg_workload_fini(&c->items[i]);
-	free(c->items);
-	free(c->secs);
-	free(c->names.slot);
+	EG_FREE(c->items, c->secs, c->names.slot);
 	eg_workload_fini(&c->defaults);
 }
 

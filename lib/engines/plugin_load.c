@@ -5,12 +5,12 @@
  * a library may have started threads); a failed spec keeps its reason,
  * said once. */
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "plugin_int.h"
 
 #define EG__PLUGINS_MAX 8
@@ -24,25 +24,13 @@ static struct {
 	int said;
 } eg__failed[EG__FAILED_MAX];
 
-static int eg__fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return EG_EINVAL;
-}
-
 static void eg__plug_free(eg_plug_t *pl)
 {
 	if (!pl)
 		return;
 	if (pl->dl)
 		dlclose(pl->dl);
-	free(pl->spec);
-	free(pl->optbuf);
-	free(pl);
+	EG_FREE(pl->spec, pl->optbuf, pl);
 }
 
 /* "PATH,k=v,k=v" (after "plugin:") into path and options. */
@@ -56,23 +44,23 @@ static int eg__parse(eg_plug_t *pl, const char *body, char *err, size_t len)
 	s = pl->optbuf;
 	pl->path = strtok_r(s, ",", &save);
 	if (!pl->path || !*pl->path || body[0] == ',')
-		return eg__fail(err, len,
-				"--engine plugin:%s: no path (want "
-				"plugin:PATH[,key=value...])",
-				body);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "--engine plugin:%s: no path (want "
+				  "plugin:PATH[,key=value...])",
+				  body);
 	while ((tok = strtok_r(NULL, ",", &save))) {
 		char *eq = strchr(tok, '=');
 
 		if (!eq || eq == tok)
-			return eg__fail(err, len,
-					"--engine plugin:%s: option \"%s\": "
-					"want key=value",
-					body, tok);
+			return eg_err_set(err, len, EG_EINVAL,
+					  "--engine plugin:%s: option \"%s\": "
+					  "want key=value",
+					  body, tok);
 		if (pl->nopts == EG_PLUG_OPTS_MAX)
-			return eg__fail(err, len,
-					"--engine plugin:%s: more than %d "
-					"options",
-					body, EG_PLUG_OPTS_MAX);
+			return eg_err_set(err, len, EG_EINVAL,
+					  "--engine plugin:%s: more than %d "
+					  "options",
+					  body, EG_PLUG_OPTS_MAX);
 		*eq = '\0';
 		pl->key[pl->nopts] = tok;
 		pl->val[pl->nopts++] = eq + 1;
@@ -89,43 +77,45 @@ static int eg__open(eg_plug_t *pl, char *err, size_t len)
 	dlerror();
 	pl->dl = dlopen(pl->path, RTLD_NOW | RTLD_LOCAL);
 	if (!pl->dl)
-		return eg__fail(err, len, "plugin %s: cannot load: %s",
-				pl->path, dlerror());
+		return eg_err_set(err, len, EG_EINVAL,
+				  "plugin %s: cannot load: %s", pl->path,
+				  dlerror());
 	*(void **)&entry = dlsym(pl->dl, EG_PLUGIN_ENTRY_NAME);
 	if (!entry)
-		return eg__fail(err, len,
-				"plugin %s: no symbol %s: not an epgate "
-				"plugin (see docs/plugins.md)",
-				pl->path, EG_PLUGIN_ENTRY_NAME);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "plugin %s: no symbol %s: not an epgate "
+				  "plugin (see docs/plugins.md)",
+				  pl->path, EG_PLUGIN_ENTRY_NAME);
 	p = entry(EG_PLUGIN_ABI_VERSION);
 	if (!p)
-		return eg__fail(err, len, "plugin %s: %s returned no table",
-				pl->path, EG_PLUGIN_ENTRY_NAME);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "plugin %s: %s returned no table", pl->path,
+				  EG_PLUGIN_ENTRY_NAME);
 	if (p->abi_version > EG_PLUGIN_ABI_VERSION)
-		return eg__fail(err, len,
-				"plugin %s: built for epgate plugin ABI "
-				"version %u, but this epgate speaks version "
-				"%u: rebuild it against this epgate's "
-				"include/epgate/plugin.h, or use a newer "
-				"epgate",
-				pl->path, p->abi_version,
-				EG_PLUGIN_ABI_VERSION);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "plugin %s: built for epgate plugin ABI "
+				  "version %u, but this epgate speaks version "
+				  "%u: rebuild it against this epgate's "
+				  "include/epgate/plugin.h, or use a newer "
+				  "epgate",
+				  pl->path, p->abi_version,
+				  EG_PLUGIN_ABI_VERSION);
 	if (p->abi_version == 0)
-		return eg__fail(err, len,
-				"plugin %s: declares ABI version 0 (not a "
-				"version; want 1..%u)",
-				pl->path, EG_PLUGIN_ABI_VERSION);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "plugin %s: declares ABI version 0 (not a "
+				  "version; want 1..%u)",
+				  pl->path, EG_PLUGIN_ABI_VERSION);
 	if (p->size < EG__V1_MIN_SIZE)
-		return eg__fail(err, len,
-				"plugin %s: table of %zu bytes, smaller than "
-				"ABI version 1's %zu",
-				pl->path, p->size, (size_t)EG__V1_MIN_SIZE);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "plugin %s: table of %zu bytes, smaller than "
+				  "ABI version 1's %zu",
+				  pl->path, p->size, (size_t)EG__V1_MIN_SIZE);
 	if (!p->query || !p->create || !p->dispatch || !p->combine ||
 	    !p->destroy)
-		return eg__fail(err, len,
-				"plugin %s: query, create, dispatch, combine "
-				"and destroy are required",
-				pl->path);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "plugin %s: query, create, dispatch, combine "
+				  "and destroy are required",
+				  pl->path);
 	pl->p = p;
 	pl->psize = p->size;
 	return EG_OK;
@@ -142,28 +132,30 @@ static int eg__query(eg_plug_t *pl, char *err, size_t len)
 	memset(c, 0, sizeof(*c));
 	c->size = sizeof(*c);
 	if (pl->p->query(&o, c, perr, sizeof(perr)) < 0)
-		return eg__fail(err, len, "plugin %s: %s", name,
-				perr[0] ? perr : "query failed (no message)");
+		return eg_err_set(err, len, EG_EINVAL, "plugin %s: %s", name,
+				  perr[0] ? perr : "query failed (no message)");
 	if (c->memory != EG_PLUGIN_MEM_HOST && c->memory != EG_PLUGIN_MEM_CUDA)
-		return eg__fail(err, len, "plugin %s: unknown memory space %u",
-				name, c->memory);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "plugin %s: unknown memory space %u", name,
+				  c->memory);
 	if (c->layout < EG_PLUGIN_LAYOUT_FLAT ||
 	    c->layout > EG_PLUGIN_LAYOUT_EXPERT_MAJOR)
-		return eg__fail(err, len, "plugin %s: unknown layout %u", name,
-				c->layout);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "plugin %s: unknown layout %u", name,
+				  c->layout);
 	if (!c->dtypes || (c->dtypes & ~7u))
-		return eg__fail(err, len,
-				"plugin %s: dtypes 0x%x (want a set of "
-				"EG_PLUGIN_DTYPE_BIT(bf16, fp32, fp8))",
-				name, c->dtypes);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "plugin %s: dtypes 0x%x (want a set of "
+				  "EG_PLUGIN_DTYPE_BIT(bf16, fp32, fp8))",
+				  name, c->dtypes);
 	if (c->layout == EG_PLUGIN_LAYOUT_EXPERT_MAJOR &&
 	    (c->flags & EG_PLUGIN_CANONICAL_ORDER))
-		return eg__fail(err, len,
-				"plugin %s: declares the canonical combine "
-				"order with an expert-major layout, which "
-				"rounds each copy's expert output: it cannot "
-				"hold",
-				name);
+		return eg_err_set(err, len, EG_EINVAL,
+				  "plugin %s: declares the canonical combine "
+				  "order with an expert-major layout, which "
+				  "rounds each copy's expert output: it cannot "
+				  "hold",
+				  name);
 	return EG_OK;
 }
 

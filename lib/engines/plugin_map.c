@@ -10,21 +10,14 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "plugin_int.h"
 
 void eg_plug_native_free(eg_plug_native_t *n)
 {
-	free(n->count);
-	free(n->x);
-	free(n->scales);
-	free(n->src_rank);
-	free(n->src_token);
-	free(n->topk_idx);
-	free(n->topk_w);
-	free(n->expert_count);
-	free(n->key_src);
-	free(n->key_tok);
-	free(n->row);
+	EG_FREE(n->count, n->x, n->scales, n->src_rank, n->src_token,
+		n->topk_idx, n->topk_w, n->expert_count, n->key_src, n->key_tok,
+		n->row);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -59,10 +52,7 @@ int eg_plug_routes_build(eg_plug_routes_t *r, const eg_workload_t *w,
 
 void eg_plug_routes_free(eg_plug_routes_t *r)
 {
-	free(r->tokens);
-	free(r->base);
-	free(r->idx);
-	free(r->wt);
+	EG_FREE(r->tokens, r->base, r->idx, r->wt);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -71,16 +61,8 @@ static void eg__finding(eg_verdict_t *f, eg_field_t field,
 			int32_t e, int64_t slot, int64_t col, uint64_t expected,
 			uint64_t actual)
 {
-	eg_mismatch_t m = {.field = field,
-			   .rank = (int32_t)n->rank,
-			   .src_rank = s,
-			   .src_token = t,
-			   .expert = e,
-			   .row = slot,
-			   .col = col,
-			   .expected = expected,
-			   .actual = actual};
-	eg_verdict_wrong(f, &m);
+	eg_verdict_wrong_at(f, field, (int32_t)n->rank, s, t, e, slot, col,
+			    expected, actual);
 }
 
 /* The slot k of key's routing whose expert is local expert e, or -1. */

@@ -11,26 +11,15 @@
 
 #include "epgate/error.h"
 #include "epgate/gate.h"
+#include "epgate/mem.h"
 #include "epgate/yaml_reader.h"
-
-/* [a-z][a-z0-9_]* (metric, axis and evidence field names) */
-static int eg__ident(const char *s)
-{
-	if (!islower((unsigned char)*s))
-		return 0;
-	for (; *s; s++)
-		if (!islower((unsigned char)*s) &&
-		    !isdigit((unsigned char)*s) && *s != '_')
-			return 0;
-	return 1;
-}
 
 static int eg__ident_str(eg_yaml_t *y, const char *key, const yaml_node_t *n,
 			 char **out)
 {
 	int rc = eg_yaml_str(y, key, n, out);
 
-	if (!rc && !eg__ident(*out))
+	if (!rc && !eg_results_name_ok(*out))
 		return eg_yaml_err(y, n,
 				   "%s: \"%s\" is not a name ([a-z][a-z0-9_]*)",
 				   key, *out);
@@ -96,7 +85,7 @@ static int eg__filter(eg_yaml_t *y, const yaml_node_t *n, eg_gate_t *g)
 		const char *ks = eg_yaml_scalar(k);
 		int rc;
 
-		if (!ks || !eg__ident(ks))
+		if (!ks || !eg_results_name_ok(ks))
 			return eg_yaml_err(y, k,
 					   "filter: keys are axis names "
 					   "or \"suite\"");
@@ -286,7 +275,7 @@ static int eg__gate_key(eg_yaml_t *y, const char *k, yaml_node_t *kn,
 		if ((rc = eg_yaml_strs(y, k, v, &g->covary, &g->n_covary)))
 			return rc;
 		for (size_t i = 0; i < g->n_covary; i++)
-			if (!eg__ident(g->covary[i]))
+			if (!eg_results_name_ok(g->covary[i]))
 				return eg_yaml_err(y, v,
 						   "covary: \"%s\" is not an "
 						   "axis name",
@@ -563,11 +552,7 @@ static int eg__top(eg_yaml_t *y, yaml_node_t *root, eg_gate_file_t *gf)
 
 static void eg__gate_fini(eg_gate_t *g)
 {
-	free(g->name);
-	free(g->sentence);
-	free(g->metric);
-	free(g->ratio[0]);
-	free(g->ratio[1]);
+	EG_FREE(g->name, g->sentence, g->metric, g->ratio[0], g->ratio[1]);
 	eg_yaml_strs_free(g->arms, g->n_arms);
 	free(g->axis);
 	eg_yaml_strs_free(g->covary, g->n_covary);
@@ -575,11 +560,9 @@ static void eg__gate_fini(eg_gate_t *g)
 		free(g->filter[i].key);
 		json_decref(g->filter[i].values);
 	}
-	free(g->filter);
-	free(g->field);
+	EG_FREE(g->filter, g->field);
 	eg_yaml_strs_free(g->expect, g->n_expect);
-	free(g->versus[0]);
-	free(g->versus[1]);
+	EG_FREE(g->versus[0], g->versus[1]);
 }
 
 void eg_gate_file_free(eg_gate_file_t *gf)
@@ -588,9 +571,7 @@ void eg_gate_file_free(eg_gate_file_t *gf)
 		return;
 	for (size_t i = 0; i < gf->n_gates; i++)
 		eg__gate_fini(&gf->gates[i]);
-	free(gf->gates);
-	free(gf->path);
-	free(gf->profile);
+	EG_FREE(gf->gates, gf->path, gf->profile);
 	memset(gf, 0, sizeof(*gf));
 }
 

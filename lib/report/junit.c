@@ -19,6 +19,7 @@
 
 #include "epgate/error.h"
 #include "epgate/file.h"
+#include "epgate/mem.h"
 #include "epgate/report.h"
 
 #define EG__X(s) ((const xmlChar *)(s))
@@ -172,9 +173,7 @@ static void eg__junit_free(eg_junit_t *j)
 		return;
 	if (j->doc)
 		xmlFreeDoc(j->doc);
-	free(j->name);
-	free(j->path);
-	free(j);
+	EG_FREE(j->name, j->path, j);
 }
 
 int eg_junit_open(eg_junit_t **jp, const char *path, const char *suite)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "results_int.h"
 
 static int eg__set_num(json_t *o, const char *k, double v)
@@ -227,9 +228,7 @@ int eg_point_parse_line(const char *line, eg_point_t *p, const char *name,
 
 static void eg__metric_fini(eg_metric_t *m)
 {
-	free(m->name);
-	free(m->samples);
-	free(m->launch_n);
+	EG_FREE(m->name, m->samples, m->launch_n);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -237,15 +236,12 @@ void eg_point_fini(eg_point_t *p)
 {
 	if (!p)
 		return;
-	free(p->id);
-	free(p->suite);
-	free(p->arm);
+	EG_FREE(p->id, p->suite, p->arm);
 	json_decref(p->axes);
 	json_decref(p->evidence);
 	for (size_t i = 0; i < p->n_metrics; i++)
 		eg__metric_fini(&p->metrics[i]);
-	free(p->metrics);
-	free(p->passes);
+	EG_FREE(p->metrics, p->passes);
 	memset(p, 0, sizeof(*p));
 }
 

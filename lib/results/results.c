@@ -10,6 +10,7 @@
 
 #include "epgate/error.h"
 #include "epgate/file.h"
+#include "epgate/mem.h"
 #include "results_int.h"
 
 const eg_metric_info_t eg_known_metrics[] = {
@@ -108,8 +109,7 @@ uint64_t eg__results_seed(const char *id, const char *metric)
 	return h;
 }
 
-/* [a-z][a-z0-9_]* */
-static int eg__ident(const char *s)
+int eg_results_name_ok(const char *s)
 {
 	if (!islower((unsigned char)*s))
 		return 0;
@@ -276,7 +276,7 @@ static int eg__axes(json_t *o, const char *p, eg__rerr_t *e)
 	json_object_foreach(o, k, v)
 	{
 		eg__fmt(q, sizeof(q), "%s.%s", p, k);
-		if (!eg__ident(k))
+		if (!eg_results_name_ok(k))
 			return eg__rbad(e, q, "axis names are [a-z][a-z0-9_]*");
 		if (!json_is_number(v) && !json_is_string(v))
 			return eg__rbad(e, q, "expected a number or a string");
@@ -341,7 +341,7 @@ int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
 
 		p->n_metrics = i;
 		eg__fmt(q, sizeof(q), "%s.metrics.%s", jpath, k);
-		if (!eg__ident(k)) {
+		if (!eg_results_name_ok(k)) {
 			rc = eg__rbad(e, q, "metric names are [a-z][a-z0-9_]*");
 			goto fail;
 		}
@@ -374,8 +374,7 @@ void eg_results_free(eg_results_t *r)
 		return;
 	for (size_t i = 0; i < r->n_points; i++)
 		eg_point_fini(&r->points[i]);
-	free(r->points);
-	free(r->path);
+	EG_FREE(r->points, r->path);
 	json_decref(r->context);
 	memset(r, 0, sizeof(*r));
 }

@@ -11,6 +11,7 @@
 #include "epgate/clock.h"
 #include "epgate/error.h"
 #include "epgate/file.h"
+#include "epgate/mem.h"
 #include "results_int.h"
 
 struct eg_results_writer {
@@ -81,8 +82,7 @@ void eg_results_close(eg_results_writer_t *w)
 	json_decref(w->context);
 	json_decref(w->points);
 	json_decref(w->ids);
-	free(w->path);
-	free(w);
+	EG_FREE(w->path, w);
 }
 
 int eg_results_create(eg_results_writer_t **out, const char *path, int recorded,

@@ -254,21 +254,33 @@ static int eg__exe(const char *f)
 	return 0;
 }
 
-/* dir/file exists, dir from var, or from var2 + suffix; 1 when neither
- * is set (the library's built-in default). */
-static int eg__dir_has(const char *var, const char *var2, const char *suffix,
-		       const char *file, char *dir, size_t len)
+/* The headers HT's JIT reads: the directory is var's value, or var2's
+ * with suffix. */
+static const struct eg__jit_dir {
+	const char *what, *var, *var2, *suffix, *file;
+} eg__jit_dirs[] = {
+    {"NCCL EP", "NCCL_EP_JIT_SOURCE_DIR", "NCCL_EP_HOME", "/include/nccl_ep",
+     "common.hpp"},
+    {"NCCL", "NCCL_EP_JIT_BUILD_INCLUDE_DIR", "NCCL_HOME", "/include",
+     "nccl_device.h"},
+    {"CUDA", "NCCL_EP_JIT_CUDA_INCLUDE_DIR", "CUDA_HOME", "/include",
+     "cuda_runtime.h"},
+};
+
+/* dir/file exists, dir from d's variables; 1 when neither is set (the
+ * library's built-in default). */
+static int eg__dir_has(const struct eg__jit_dir *d, char *dir, size_t len)
 {
 	char f[4096];
 	int w;
 
-	if (eg__env(var))
-		snprintf(dir, len, "%s", eg__env(var));
-	else if (var2 && eg__env(var2))
-		snprintf(dir, len, "%s%s", eg__env(var2), suffix);
+	if (eg__env(d->var))
+		snprintf(dir, len, "%s", eg__env(d->var));
+	else if (eg__env(d->var2))
+		snprintf(dir, len, "%s%s", eg__env(d->var2), d->suffix);
 	else
 		return 1;
-	w = snprintf(f, sizeof(f), "%s/%s", dir, file);
+	w = snprintf(f, sizeof(f), "%s/%s", dir, d->file);
 	return w > 0 && (size_t)w < sizeof(f) && access(f, R_OK) == 0;
 }
 
@@ -302,26 +314,15 @@ int eg_nep_jit_ready(char *why, size_t len)
 			       "NCCL_EP_JIT_NVCC or CUDA_HOME, or put nvcc on "
 			       "PATH (the bundle's env.sh does)",
 			       nvcc);
-	if (!eg__dir_has("NCCL_EP_JIT_SOURCE_DIR", "NCCL_EP_HOME",
-			 "/include/nccl_ep", "common.hpp", dir, sizeof(dir)))
-		return eg__why(why, len,
-			       "HT's JIT reads NCCL EP's headers from %s, "
-			       "which has no common.hpp "
-			       "(NCCL_EP_JIT_SOURCE_DIR, NCCL_EP_HOME)",
-			       dir);
-	if (!eg__dir_has("NCCL_EP_JIT_BUILD_INCLUDE_DIR", "NCCL_HOME",
-			 "/include", "nccl_device.h", dir, sizeof(dir)))
-		return eg__why(why, len,
-			       "HT's JIT reads NCCL's headers from %s, which "
-			       "has no nccl_device.h "
-			       "(NCCL_EP_JIT_BUILD_INCLUDE_DIR, NCCL_HOME)",
-			       dir);
-	if (!eg__dir_has("NCCL_EP_JIT_CUDA_INCLUDE_DIR", "CUDA_HOME",
-			 "/include", "cuda_runtime.h", dir, sizeof(dir)))
-		return eg__why(why, len,
-			       "HT's JIT reads CUDA's headers from %s, which "
-			       "has no cuda_runtime.h "
-			       "(NCCL_EP_JIT_CUDA_INCLUDE_DIR, CUDA_HOME)",
-			       dir);
+	for (size_t i = 0; i < sizeof(eg__jit_dirs) / sizeof(eg__jit_dirs[0]);
+	     i++) {
+		const struct eg__jit_dir *d = &eg__jit_dirs[i];
+
+		if (!eg__dir_has(d, dir, sizeof(dir)))
+			return eg__why(why, len,
+				       "HT's JIT reads %s's headers from %s, "
+				       "which has no %s (%s, %s)",
+				       d->what, dir, d->file, d->var, d->var2);
+	}
 	return EG_PLUGIN_OK;
 }
