@@ -102,6 +102,11 @@ typedef struct eg__chart {
 	char *svg; /* inline SVG, or NULL (not drawn) */
 } eg__chart_t;
 
+/* One more element, zeroed, at the end of the array *arr of n elements
+ * of sz bytes (chart.c): its address, or NULL (*arr unchanged) when out
+ * of memory.  The caller counts it. */
+void *eg__push(void *arr, size_t n, size_t sz);
+
 /* The series called label (made with color and dash when new): its
  * index, or <0.  Series move when one is added: index them anew. */
 int eg__chart_series(eg__chart_t *c, const char *label, int color, int dash);
