@@ -286,6 +286,16 @@ typedef struct eg__tally {
 	unsigned changes; /* history: change points */
 } eg__tally_t;
 void eg__page_tally(const eg__page_t *pg, eg__tally_t *t);
+/* The page's verdict: "fail" (a gate failed or could not be judged, or a
+ * test case failed), "pass" (something passed), else "skip"; *word the
+ * same as the page says it: FAIL, PASS, NOTHING RAN. */
+const char *eg__tally_verdict(const eg__tally_t *t, const char **word);
+/* "F of G gates failed<scope>, E could not be judged, I inconclusive; F of
+ * T test cases failed, S skipped", each part after the first only when
+ * it counts; errors_first 0 names the inconclusive gates before the
+ * unjudged ones (the Markdown summary's order). */
+void eg__tally_say(FILE *f, const eg__tally_t *t, const char *scope,
+		   int errors_first);
 
 /* A failure the page lists (a gate's is shown from its verdict). */
 int eg__fail_shown(const eg__page_t *pg, const eg__fail_t *f);
