@@ -151,11 +151,21 @@ int eg_gate_file_check(const eg_gate_file_t *gf, const eg_gate_data_t *d,
 	return 0;
 }
 
+/* The rule that judges a campaign's cells, by the gate's rule; regression
+ * compares campaigns instead (eg__rule_regression) and has none. */
+static eg__cells_rule_t *const eg__cells_rules[] = {
+    [EG_RULE_BOUND] = eg__rule_bound, [EG_RULE_PARITY] = eg__rule_bound,
+    [EG_RULE_FLAT] = eg__rule_flat,   [EG_RULE_RECOVERY] = eg__rule_recovery,
+    [EG_RULE_TREND] = eg__rule_trend, [EG_RULE_EVIDENCE] = eg__rule_evidence,
+};
+#define EG__N_RULES (sizeof(eg__cells_rules) / sizeof(eg__cells_rules[0]))
+
 int eg_gate_eval(const eg_gate_file_t *gf, const eg_gate_t *g,
 		 const eg_gate_data_t *d, eg_gate_result_t *res, char *err,
 		 size_t errlen)
 {
 	eg__cells_t c = {0};
+	eg__cells_rule_t *rule;
 	size_t unpaired = 0;
 	char label[192];
 	int rc;
@@ -196,26 +206,9 @@ int eg_gate_eval(const eg_gate_file_t *gf, const eg_gate_t *g,
 				 label);
 		goto done;
 	}
-	switch (g->rule) {
-	case EG_RULE_BOUND:
-	case EG_RULE_PARITY:
-		rc = eg__rule_bound(gf, g, &c, res, err, errlen);
-		break;
-	case EG_RULE_FLAT:
-		rc = eg__rule_flat(gf, g, &c, res, err, errlen);
-		break;
-	case EG_RULE_RECOVERY:
-		rc = eg__rule_recovery(gf, g, &c, res, err, errlen);
-		break;
-	case EG_RULE_TREND:
-		rc = eg__rule_trend(gf, g, &c, res, err, errlen);
-		break;
-	case EG_RULE_EVIDENCE:
-		rc = eg__rule_evidence(gf, g, &c, res, err, errlen);
-		break;
-	default:
-		rc = EG_EINVAL;
-	}
+	rule =
+	    (unsigned)g->rule < EG__N_RULES ? eg__cells_rules[g->rule] : NULL;
+	rc = rule ? rule(gf, g, &c, res, err, errlen) : EG_EINVAL;
 done:
 	eg__cells_free(&c);
 	if (rc) {

@@ -32,6 +32,9 @@ int eg__gerr(const eg_gate_file_t *gf, int line, char *err, size_t len,
  * not have match (a denominator arm that does not vary along it). */
 int eg__filter_match(const eg_gate_t *g, const eg_point_t *p, int strict);
 int eg__arm_selected(const eg_gate_t *g, const char *arm);
+/* Do the axes both points have agree by eq (b may lack some of a's)? */
+int eg__axes_agree(const eg_point_t *a, const eg_point_t *b,
+		   int (*eq)(const json_t *, const json_t *));
 
 /* Cells of the gate over files: its arms (or ratio numerators) passing
  * the filter and having the metric (with metric = 0: every such point,

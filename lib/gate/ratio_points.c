@@ -91,22 +91,6 @@ static int eg__ratio_point(const eg_gate_t *g, const char *label,
 		   : EG_ENOMEM;
 }
 
-/* Axes both points have agree (the denominator may lack some). */
-static int eg__agree(const eg_point_t *a, const eg_point_t *b)
-{
-	const char *k;
-	json_t *v;
-
-	json_object_foreach(a->axes, k, v)
-	{
-		json_t *w = json_object_get(b->axes, k);
-
-		if (w && !json_equal(v, w))
-			return 0;
-	}
-	return 1;
-}
-
 /* The ratio points of one campaign file. */
 static int eg__ratio_file(const eg_gate_t *g, const char *label,
 			  const eg_results_t *f, eg_results_t *o)
@@ -130,7 +114,8 @@ static int eg__ratio_file(const eg_gate_t *g, const char *label,
 
 			if (!strcmp(c->arm, g->ratio[1]) &&
 			    !strcmp(c->suite, p->suite) &&
-			    eg_point_metric(c, g->metric) && eg__agree(p, c))
+			    eg_point_metric(c, g->metric) &&
+			    eg__axes_agree(p, c, json_equal))
 				q = c;
 		}
 		if (!q)

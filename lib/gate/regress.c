@@ -18,6 +18,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "gate_int.h"
 
 static size_t eg__n(const eg_metric_t *m)
@@ -145,8 +146,7 @@ static int eg__paired_rank(const eg_metric_t *base, const eg_metric_t *cur,
 		goto out;
 	eg__sided(out, o, pg, pl);
 out:
-	free(b);
-	free(c);
+	EG_FREE(b, c);
 	return rc;
 }
 
@@ -179,8 +179,7 @@ static int eg__mwu(const eg_metric_t *base, const eg_metric_t *cur,
 		goto out;
 	eg__sided(out, o, m.p_greater, m.p_less);
 out:
-	free(b);
-	free(c);
+	EG_FREE(b, c);
 	return rc;
 }
 

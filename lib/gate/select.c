@@ -89,8 +89,8 @@ int eg__arm_selected(const eg_gate_t *g, const char *arm)
 	return 0;
 }
 
-/* Axes both points have agree. */
-static int eg__compatible(const eg_point_t *a, const eg_point_t *b)
+int eg__axes_agree(const eg_point_t *a, const eg_point_t *b,
+		   int (*eq)(const json_t *, const json_t *))
 {
 	const char *k;
 	json_t *v;
@@ -99,7 +99,7 @@ static int eg__compatible(const eg_point_t *a, const eg_point_t *b)
 	{
 		json_t *w = json_object_get(b->axes, k);
 
-		if (w && !eg__value_eq(v, w))
+		if (w && !eq(v, w))
 			return 0;
 	}
 	return 1;
@@ -217,7 +217,8 @@ static const eg_point_t *eg__partner(const eg_gate_t *g,
 			if (strcmp(q->arm, g->ratio[1]) ||
 			    strcmp(q->suite, p->suite) ||
 			    !eg_point_metric(q, g->metric) ||
-			    !eg__filter_match(g, q, 0) || !eg__compatible(p, q))
+			    !eg__filter_match(g, q, 0) ||
+			    !eg__axes_agree(p, q, eg__value_eq))
 				continue;
 			if (found) {
 				*amb = q;

@@ -27,6 +27,18 @@ static int eg__room(void *arr, size_t n, size_t *cap, size_t sz)
 	return EG_OK;
 }
 
+void *eg__push(void *arr, size_t n, size_t sz)
+{
+	void **a = arr;
+	char *p = realloc(*a, (n + 1) * sz);
+
+	if (!p)
+		return NULL;
+	*a = p;
+	memset(p + n * sz, 0, sz);
+	return p + n * sz;
+}
+
 int eg__chart_series(eg__chart_t *c, const char *label, int color, int dash)
 {
 	eg__series_t *p;
@@ -34,12 +46,8 @@ int eg__chart_series(eg__chart_t *c, const char *label, int color, int dash)
 	for (size_t i = 0; i < c->n_s; i++)
 		if (!strcmp(c->s[i].label, label))
 			return (int)i;
-	p = realloc(c->s, (c->n_s + 1) * sizeof(*p));
-	if (!p)
+	if (!(p = eg__push(&c->s, c->n_s, sizeof(*p))))
 		return EG_ENOMEM;
-	c->s = p;
-	p = &c->s[c->n_s];
-	memset(p, 0, sizeof(*p));
 	snprintf(p->label, sizeof(p->label), "%s", label);
 	p->color = color;
 	p->dash = dash;
@@ -57,14 +65,11 @@ int eg__series_add(eg__series_t *s, double x, double y, double lo, double hi,
 
 eg__mark_t *eg__chart_mark(eg__chart_t *c, int kind, double a, double b)
 {
-	eg__mark_t *m;
-	eg__mark_t *p = realloc(c->m, (c->n_m + 1) * sizeof(*p));
+	eg__mark_t *m = eg__push(&c->m, c->n_m, sizeof(*m));
 
-	if (!p)
+	if (!m)
 		return NULL;
-	c->m = p;
-	m = &c->m[c->n_m++];
-	memset(m, 0, sizeof(*m));
+	c->n_m++;
 	m->kind = kind;
 	m->a = a;
 	m->b = b;

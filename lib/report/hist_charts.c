@@ -322,12 +322,8 @@ int eg__history_charts(eg__hist_t *h, unsigned *next)
 
 		if (!h->gf.gates[k].metric)
 			continue;
-		c = realloc(h->ch, (h->n_ch + 1) * sizeof(*c));
-		if (!c)
+		if (!(c = eg__push(&h->ch, h->n_ch, sizeof(*c))))
 			return EG_ENOMEM;
-		h->ch = c;
-		c = &h->ch[h->n_ch];
-		memset(c, 0, sizeof(*c));
 		snprintf(c->id, sizeof(c->id), "c%u", *next);
 		rc = eg__gate_chart(h, k, c);
 		if (!rc && c->n_s && !eg__flat_chart(c)) {

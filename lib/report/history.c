@@ -59,15 +59,12 @@ static int eg__run(eg__hist_t *h, const char *dir, const char *file, char *err,
 		   size_t len)
 {
 	char path[4400];
-	eg__hrun_t *r = realloc(h->runs, (h->n_runs + 1) * sizeof(*r));
+	eg__hrun_t *r = eg__push(&h->runs, h->n_runs, sizeof(*r));
 	size_t n;
 	int rc;
 
 	if (!r)
 		return EG_ENOMEM;
-	h->runs = r;
-	r = &h->runs[h->n_runs];
-	memset(r, 0, sizeof(*r));
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    (int)sizeof(path))
 		return eg_err_set(err, len, EG_ERANGE, "%s: path too long",
@@ -167,13 +164,11 @@ static int eg__group(eg__hist_t *h, const char *dir, const char *gates,
 static int eg__hist_add(eg__hist_t **out, size_t *n, const char *profile,
 			const char *machine)
 {
-	eg__hist_t *h = realloc(*out, (*n + 1) * sizeof(*h));
+	eg__hist_t *h = eg__push(out, *n, sizeof(*h));
 
 	if (!h)
 		return EG_ENOMEM;
-	*out = h;
-	h = &h[(*n)++];
-	memset(h, 0, sizeof(*h));
+	(*n)++;
 	snprintf(h->profile, sizeof(h->profile), "%s", profile);
 	snprintf(h->machine, sizeof(h->machine), "%s", machine);
 	h->changes = json_array();

@@ -3,7 +3,6 @@
  * then the failures, the profiles and the history (html_*.c). One file,
  * no script, nothing fetched: it opens offline and anywhere. */
 #include <stdio.h>
-#include <string.h>
 
 #include "lib/report/html_int.h"
 
@@ -84,28 +83,16 @@ void eg__badge(FILE *f, const char *word)
 static void eg__banner(FILE *f, const eg__page_t *pg)
 {
 	eg__tally_t t;
-	const char *cls;
+	const char *cls, *word;
 
 	eg__page_tally(pg, &t);
-	cls = t.fail || t.errors || t.failed	? "fail"
-	      : t.pass || (t.tests > t.skipped) ? "pass"
-						: "skip";
+	cls = eg__tally_verdict(&t, &word);
 	fprintf(f,
 		"<div class=\"banner %s\" id=\"verdict\" data-verdict=\"%s\">",
 		cls, cls);
-	fprintf(f, "%s: ",
-		!strcmp(cls, "fail")   ? "FAIL"
-		: !strcmp(cls, "pass") ? "PASS"
-				       : "NOTHING RAN");
-	fprintf(f, "%u of %u gates failed%s", t.fail, t.gates,
-		pg->n_hist && !pg->n_prof ? " in the latest runs" : "");
-	if (t.errors)
-		fprintf(f, ", %u could not be judged", t.errors);
-	if (t.inconclusive)
-		fprintf(f, ", %u inconclusive", t.inconclusive);
-	if (t.tests)
-		fprintf(f, "; %u of %u test cases failed, %u skipped", t.failed,
-			t.tests, t.skipped);
+	fprintf(f, "%s: ", word);
+	eg__tally_say(
+	    f, &t, pg->n_hist && !pg->n_prof ? " in the latest runs" : "", 1);
 	if (pg->n_hist)
 		fprintf(f, "; %u change point%s", t.changes,
 			t.changes == 1 ? "" : "s");

@@ -102,6 +102,11 @@ typedef struct eg__chart {
 	char *svg; /* inline SVG, or NULL (not drawn) */
 } eg__chart_t;
 
+/* One more element, zeroed, at the end of the array *arr of n elements
+ * of sz bytes (chart.c): its address, or NULL (*arr unchanged) when out
+ * of memory.  The caller counts it. */
+void *eg__push(void *arr, size_t n, size_t sz);
+
 /* The series called label (made with color and dash when new): its
  * index, or <0.  Series move when one is added: index them anew. */
 int eg__chart_series(eg__chart_t *c, const char *label, int color, int dash);
@@ -281,6 +286,16 @@ typedef struct eg__tally {
 	unsigned changes; /* history: change points */
 } eg__tally_t;
 void eg__page_tally(const eg__page_t *pg, eg__tally_t *t);
+/* The page's verdict: "fail" (a gate failed or could not be judged, or a
+ * test case failed), "pass" (something passed), else "skip"; *word the
+ * same as the page says it: FAIL, PASS, NOTHING RAN. */
+const char *eg__tally_verdict(const eg__tally_t *t, const char **word);
+/* "F of G gates failed<scope>, E could not be judged, I inconclusive; F of
+ * T test cases failed, S skipped", each part after the first only when
+ * it counts; errors_first 0 names the inconclusive gates before the
+ * unjudged ones (the Markdown summary's order). */
+void eg__tally_say(FILE *f, const eg__tally_t *t, const char *scope,
+		   int errors_first);
 
 /* A failure the page lists (a gate's is shown from its verdict). */
 int eg__fail_shown(const eg__page_t *pg, const eg__fail_t *f);

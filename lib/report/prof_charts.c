@@ -472,15 +472,13 @@ static int eg__suite(eg__prof_t *p, eg__psuite_t *s, unsigned *next)
 	n = eg__keys(p, &a, s->name, keys);
 	s->first_chart = p->n_ch;
 	for (size_t i = 0; !rc && i < n; i++) {
-		eg__chart_t *ch = realloc(p->ch, (p->n_ch + 1) * sizeof(*ch));
+		eg__chart_t *ch = eg__push(&p->ch, p->n_ch, sizeof(*ch));
 
 		if (!ch) {
 			rc = EG_ENOMEM;
 			break;
 		}
-		p->ch = ch;
-		ch = &p->ch[p->n_ch++];
-		memset(ch, 0, sizeof(*ch));
+		p->n_ch++;
 		snprintf(ch->id, sizeof(ch->id), "c%u", (*next)++);
 		rc = eg__chart(p, &a, s->name, &keys[i], ch);
 		s->n_charts++;
@@ -506,13 +504,10 @@ int eg__prof_charts(eg__prof_t *p, unsigned *next)
 				;
 			if (k < p->n_su)
 				continue;
-			su = realloc(p->su, (p->n_su + 1) * sizeof(*su));
-			if (!su)
+			if (!(su = eg__push(&p->su, p->n_su, sizeof(*su))))
 				return EG_ENOMEM;
-			p->su = su;
-			memset(&su[p->n_su], 0, sizeof(*su));
-			snprintf(su[p->n_su++].name, sizeof(su->name), "%s",
-				 name);
+			snprintf(su->name, sizeof(su->name), "%s", name);
+			p->n_su++;
 		}
 	for (size_t i = 0; !rc && i < p->n_su; i++)
 		rc = eg__suite(p, &p->su[i], next);

@@ -51,6 +51,35 @@ void eg__page_tally(const eg__page_t *pg, eg__tally_t *t)
 	}
 }
 
+const char *eg__tally_verdict(const eg__tally_t *t, const char **word)
+{
+	if (t->fail || t->errors || t->failed) {
+		*word = "FAIL";
+		return "fail";
+	}
+	if (t->pass || t->tests > t->skipped) {
+		*word = "PASS";
+		return "pass";
+	}
+	*word = "NOTHING RAN";
+	return "skip";
+}
+
+void eg__tally_say(FILE *f, const eg__tally_t *t, const char *scope,
+		   int errors_first)
+{
+	fprintf(f, "%u of %u gates failed%s", t->fail, t->gates, scope);
+	if (errors_first && t->errors)
+		fprintf(f, ", %u could not be judged", t->errors);
+	if (t->inconclusive)
+		fprintf(f, ", %u inconclusive", t->inconclusive);
+	if (!errors_first && t->errors)
+		fprintf(f, ", %u could not be judged", t->errors);
+	if (t->tests)
+		fprintf(f, "; %u of %u test cases failed, %u skipped",
+			t->failed, t->tests, t->skipped);
+}
+
 int eg__fail_shown(const eg__page_t *pg, const eg__fail_t *f)
 {
 	/* a gate's failure is shown from the in-process verdict */

@@ -62,14 +62,12 @@ static char *eg__repro(const char *body)
 static int eg__fail_add(eg__page_t *pg, const char *suite, xmlNodePtr tc,
 			xmlNodePtr el)
 {
-	eg__fail_t *f = realloc(pg->fails, (pg->n_fails + 1) * sizeof(*f));
+	eg__fail_t *f = eg__push(&pg->fails, pg->n_fails, sizeof(*f));
 	xmlChar *body;
 
 	if (!f)
 		return EG_ENOMEM;
-	pg->fails = f;
-	f = &pg->fails[pg->n_fails++];
-	memset(f, 0, sizeof(*f));
+	pg->n_fails++;
 	body = xmlNodeGetContent(el);
 	f->suite = strdup(suite);
 	f->cls = eg__attr_s(tc, "classname");
@@ -115,14 +113,11 @@ static int eg__junit(eg__page_t *pg, const char *dir, const char *file)
 	char path[4400];
 	xmlDocPtr doc;
 	xmlNodePtr root;
-	eg__jsuite_t *s = realloc(pg->js, (pg->n_js + 1) * sizeof(*s));
+	eg__jsuite_t *s = eg__push(&pg->js, pg->n_js, sizeof(*s));
 	int rc = EG_OK;
 
 	if (!s)
 		return EG_ENOMEM;
-	pg->js = s;
-	s = &pg->js[pg->n_js];
-	memset(s, 0, sizeof(*s));
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	doc = xmlReadFile(path, NULL,
 			  XML_PARSE_NONET | XML_PARSE_NOWARNING |
@@ -229,12 +224,10 @@ int eg__page_add_results(eg__page_t *pg, eg_results_t *r, const char *profile)
 	for (i = 0; i < pg->n_prof && strcmp(pg->prof[i].name, name); i++)
 		;
 	if (i == pg->n_prof) {
-		p = realloc(pg->prof, (pg->n_prof + 1) * sizeof(*p));
-		if (!p)
+		if (!(p = eg__push(&pg->prof, pg->n_prof, sizeof(*p))))
 			return EG_ENOMEM;
-		pg->prof = p;
-		memset(&p[pg->n_prof], 0, sizeof(*p));
-		snprintf(p[pg->n_prof++].name, sizeof(p->name), "%s", name);
+		snprintf(p->name, sizeof(p->name), "%s", name);
+		pg->n_prof++;
 	}
 	p = &pg->prof[i];
 	c = realloc(p->cur, (p->n_cur + 1) * sizeof(*c));

@@ -106,18 +106,9 @@ int eg__md_write(FILE *f, const eg__page_t *pg, const char *html_name)
 	const char *v;
 
 	eg__page_tally(pg, &t);
-	v = t.fail || t.errors || t.failed  ? "FAIL"
-	    : t.pass || t.tests > t.skipped ? "PASS"
-					    : "NOTHING RAN";
+	eg__tally_verdict(&t, &v);
 	fprintf(f, "## epgate: %s\n\n", v);
-	fprintf(f, "%u of %u gates failed", t.fail, t.gates);
-	if (t.inconclusive)
-		fprintf(f, ", %u inconclusive", t.inconclusive);
-	if (t.errors)
-		fprintf(f, ", %u could not be judged", t.errors);
-	if (t.tests)
-		fprintf(f, "; %u of %u test cases failed, %u skipped", t.failed,
-			t.tests, t.skipped);
+	eg__tally_say(f, &t, "", 0);
 	fprintf(f, ". Charts, every failure and its repro: [%s](%s)", html_name,
 		html_name);
 	if (pg->run_dir[0])

@@ -15,6 +15,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "epgate/stats.h"
 
 struct eg_rng {
@@ -212,9 +213,7 @@ int eg_stats_hboot_median_ci(const eg_samples_t *s, unsigned resamples,
 	rc = 0;
 out:
 	eg_rng_free(g);
-	free(med);
-	free(buf);
-	free(off);
+	EG_FREE(med, buf, off);
 	return rc;
 }
 

@@ -12,6 +12,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "epgate/stats.h"
 
 double eg_stats_quantile_sorted(const double *sorted, size_t n, double q)
@@ -128,9 +129,7 @@ int eg_stats_boot_median_ci(const double *x, size_t n, unsigned resamples,
 	rc = 0;
 out:
 	gsl_rng_free(r);
-	free(med);
-	free(cnt);
-	free(sx);
+	EG_FREE(med, cnt, sx);
 	return rc;
 }
 
@@ -167,10 +166,7 @@ int eg_stats_boot_change(const double *x, size_t nx, const double *y, size_t ny,
 	rc = 0;
 out:
 	gsl_rng_free(r);
-	free(d);
-	free(cnt);
-	free(sy);
-	free(sx);
+	EG_FREE(d, cnt, sy, sx);
 	return rc;
 }
 

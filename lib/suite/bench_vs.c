@@ -16,20 +16,10 @@
 
 #include "epgate/bench_driver.h"
 #include "epgate/nccl_raw.h"
-#include "epgate/stats.h"
 #include "lib/suite/bench_vs.h"
+#include "lib/suite/sweep.h"
 
 #define EG__PROG "epgate bench engine --vs-alltoall"
-
-static double eg__med(const eg_point_t *p, const char *name)
-{
-	const eg_metric_t *m = eg_point_metric(p, name);
-
-	if (!m)
-		return NAN;
-	return m->n_samples ? eg_stats_median(m->samples, m->n_samples)
-			    : m->s.median;
-}
 
 /* NCCL's alltoall of S bytes per rank (collective). */
 static int eg__alltoall(const eg_bench_engine_opts_t *o,
@@ -90,10 +80,10 @@ static void eg__print(const eg_bench_engine_opts_t *o, const eg_world_t *world,
 		      const eg_point_t *e, const eg_nccl_raw_row_t *a,
 		      const char *via)
 {
-	double disp = eg__med(e, "dispatch_us"),
-	       wire = eg__med(e, "wire_bytes");
-	double wg = eg__med(e, "wire_gbps");
-	double pe = eg__med(e, "phase_pack_exchange_us");
+	double disp = eg_bench_point_median(e, "dispatch_us"),
+	       wire = eg_bench_point_median(e, "wire_bytes");
+	double wg = eg_bench_point_median(e, "wire_gbps");
+	double pe = eg_bench_point_median(e, "phase_pack_exchange_us");
 	const char *blk = getenv("EPGATE_NCCL_BLOCKING");
 
 	printf("# %s engine vs NCCL alltoall, the same bytes to other ranks: "
@@ -142,8 +132,9 @@ int eg_bench_vs_alltoall(const eg_bench_engine_opts_t *o,
 					 "(epgate launch -n 2 -- ...)\n");
 		return EG_EXIT_HARD;
 	}
-	if (!world->rank && isfinite(eg__med(engine, "wire_bytes")))
-		wire = (uint64_t)eg__med(engine, "wire_bytes");
+	if (!world->rank &&
+	    isfinite(eg_bench_point_median(engine, "wire_bytes")))
+		wire = (uint64_t)eg_bench_point_median(engine, "wire_bytes");
 	if (eg_boot_bcast(b, &wire, sizeof(wire), 0, o->timeout_s) < 0) {
 		fprintf(stderr, EG__PROG ": rank %u: %s\n", world->rank,
 			eg_boot_error(b));

@@ -195,18 +195,24 @@ void eg_calib_free(eg_calib_camp_t *c, size_t n)
 	free(c);
 }
 
+size_t eg_calib_item(const char **list)
+{
+	const char *s = *list, *e = strchr(s, ',');
+
+	*list = e ? e + 1 : NULL;
+	return e ? (size_t)(e - s) : strlen(s);
+}
+
 /* Is name in the comma list keep? */
 static int eg__kept(const char *keep, const char *name)
 {
 	size_t l = strlen(name);
 
 	for (const char *s = keep; s && *s;) {
-		const char *e = strchr(s, ',');
-		size_t k = e ? (size_t)(e - s) : strlen(s);
+		const char *item = s;
 
-		if (k == l && !strncmp(s, name, l))
+		if (eg_calib_item(&s) == l && !strncmp(item, name, l))
 			return 1;
-		s = e ? e + 1 : NULL;
 	}
 	return 0;
 }

@@ -60,6 +60,10 @@ int eg_calib_view(const eg_results_t *src, unsigned max_pass,
  * metrics of o->metrics only, samples to 4 significant digits. */
 int eg_calib_save(const eg_calib_camp_t *c, size_t n, const eg_calib_opts_t *o);
 
+/* The length of the first item of the comma list *list (up to its comma
+ * or its end); *list moves to the next item, NULL after the last. */
+size_t eg_calib_item(const char **list);
+
 /* Multiplies the times (the *_us metrics) of arm's points in r by k. */
 void eg_calib_scale(eg_results_t *r, const char *arm, double k);
 

@@ -46,11 +46,10 @@ static int eg__gates(const char *metrics, const char *arm, const char *b,
 		return EG_ENOMEM;
 	fprintf(f, "profile: calibration\ngates:\n");
 	for (const char *s = metrics; s && *s;) {
-		const char *e = strchr(s, ',');
+		const char *item = s;
+		int n = (int)eg_calib_item(&s);
 
-		snprintf(m, sizeof(m), "%.*s",
-			 (int)(e ? e - s : (long)strlen(s)), s);
-		s = e ? e + 1 : NULL;
+		snprintf(m, sizeof(m), "%.*s", n, item);
 		for (int st = 0; st < 2; st++)
 			for (int g = 0; g < EG__KINDS; g++) {
 				fprintf(
@@ -617,11 +616,10 @@ static void eg__metrics(eg__cal_t *k)
 	const char *s = k->o->metrics ? k->o->metrics : EG__METRICS;
 
 	while (s && *s && k->n_metric < 8) {
-		const char *e = strchr(s, ',');
+		const char *item = s;
+		int n = (int)eg_calib_item(&s);
 
-		snprintf(k->metric[k->n_metric++], 32, "%.*s",
-			 (int)(e ? e - s : (long)strlen(s)), s);
-		s = e ? e + 1 : NULL;
+		snprintf(k->metric[k->n_metric++], 32, "%.*s", n, item);
 	}
 }
 

@@ -272,16 +272,15 @@ void eg_case_say(FILE *f, const char *name, const json_t *diag, int verbose)
 
 const char *eg_exit_word(int rc)
 {
-	switch (rc) {
-	case EG_EXIT_PASS:
-		return "PASS";
-	case EG_EXIT_FAIL:
-		return "FAIL";
-	case EG_EXIT_SKIP:
-		return "SKIP";
-	default:
-		return "ERROR";
-	}
+	static const char *const w[] = {
+	    [EG_EXIT_PASS] = "PASS",
+	    [EG_EXIT_FAIL] = "FAIL",
+	    [EG_EXIT_SKIP] = "SKIP",
+	};
+
+	return rc >= 0 && (size_t)rc < sizeof(w) / sizeof(w[0]) && w[rc]
+		   ? w[rc]
+		   : "ERROR";
 }
 
 void eg_say_more_failures(FILE *out, unsigned said,

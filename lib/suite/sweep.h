@@ -114,6 +114,10 @@ int eg_bench_find_profile(const char *name, char *path, size_t len);
 void eg_bench_table(FILE *f, const eg_results_t *r, const char *gates,
 		    eg_bench_table_t form);
 
+/* Median of metric name at p: of its samples when it has them, else its
+ * summary's; NAN when p lacks the metric (lib/suite/sweep_table.c). */
+double eg_bench_point_median(const eg_point_t *p, const char *name);
+
 /* The results file's context for a profile: hosts (given, or this
  * host), build, versions, environment knobs, Slurm job id. */
 json_t *eg_bench_context(const eg_profile_t *p, json_t *hosts);

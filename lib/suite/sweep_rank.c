@@ -148,16 +148,6 @@ static const eg_bench_model_t *eg__raw_for(eg_bench_model_t *cache,
 	return r;
 }
 
-static double eg__med(const eg_point_t *p, const char *name)
-{
-	const eg_metric_t *m = eg_point_metric(p, name);
-
-	if (!m)
-		return NAN;
-	return m->n_samples ? eg_stats_median(m->samples, m->n_samples)
-			    : m->s.median;
-}
-
 /* One entry of the orchestrator's plan: a point of the profile, the
  * engine that runs it and the arm it is written as. */
 typedef struct eg__entry {
@@ -318,9 +308,10 @@ static int eg__point_done(eg__rank_t *r, const eg_bench_point_t *pt,
 
 	printf("bench: point %zu/%zu %s: step %.1f us (dispatch %.1f, combine "
 	       "%.1f), %.0f tok/s%s%s\n",
-	       r->done, r->mine, pt->id, eg__med(out, "step_us"),
-	       eg__med(out, "dispatch_us"), eg__med(out, "combine_us"),
-	       eg__med(out, "tok_s"), bd ? ", bound " : "",
+	       r->done, r->mine, pt->id, eg_bench_point_median(out, "step_us"),
+	       eg_bench_point_median(out, "dispatch_us"),
+	       eg_bench_point_median(out, "combine_us"),
+	       eg_bench_point_median(out, "tok_s"), bd ? ", bound " : "",
 	       bd ? json_string_value(bd) : "");
 	fflush(stdout);
 	eg_point_fini(out);

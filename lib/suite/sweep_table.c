@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "epgate/gate.h"
+#include "epgate/stats.h"
 #include "lib/suite/sweep.h"
 
 #define EG__COLS_MAX 64
@@ -112,6 +113,16 @@ static const eg_point_t *eg__twin(const eg_results_t *r, const eg_point_t *p)
 			return q;
 	}
 	return NULL;
+}
+
+double eg_bench_point_median(const eg_point_t *p, const char *name)
+{
+	const eg_metric_t *m = eg_point_metric(p, name);
+
+	if (!m)
+		return NAN;
+	return m->n_samples ? eg_stats_median(m->samples, m->n_samples)
+			    : m->s.median;
 }
 
 static double eg__median(const eg_point_t *p, const char *m)

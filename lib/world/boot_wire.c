@@ -90,18 +90,15 @@ int eg_boot_decode(const unsigned char h[EG_BOOT_HDR], eg_boot_frame_t *f)
 
 const char *eg_boot_op_name(unsigned op)
 {
-	switch (op) {
-	case EG_BOOT_OP_ALLGATHER:
-		return "allgather";
-	case EG_BOOT_OP_BCAST:
-		return "bcast";
-	case EG_BOOT_OP_BARRIER:
-		return "barrier";
-	case EG_BOOT_OP_ABORT:
-		return "abort";
-	default:
-		return "handshake";
-	}
+	/* the rest (hello, welcome, refuse, unknown) is the handshake */
+	static const char *const n[] = {
+	    [EG_BOOT_OP_ABORT] = "abort",
+	    [EG_BOOT_OP_ALLGATHER] = "allgather",
+	    [EG_BOOT_OP_BCAST] = "bcast",
+	    [EG_BOOT_OP_BARRIER] = "barrier",
+	};
+
+	return op < sizeof(n) / sizeof(n[0]) && n[op] ? n[op] : "handshake";
 }
 
 /* ---- errors ---- */
