@@ -53,6 +53,7 @@ static float eg__expect_sum(uint32_t W, size_t c)
 #include <jansson.h>
 
 #include "epgate/dtype.h"
+#include "epgate/mem.h"
 #include "epgate/nccl.h"
 
 typedef ncclResult_t (*eg__a2a_fn)(const void *, void *, size_t, ncclDataType_t,
@@ -457,10 +458,7 @@ void eg_nccl_raw_close(eg_nccl_raw_t *r)
 	cudaFree(r->sb);
 	cudaFree(r->rb);
 	eg_nccl_close(r->n);
-	free(r->ev);
-	free(r->mine);
-	free(r->all);
-	free(r);
+	EG_FREE(r->ev, r->mine, r->all, r);
 }
 
 #endif
