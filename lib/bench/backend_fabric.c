@@ -46,9 +46,7 @@ static void eg__fab_describe(const eg_xport_ops_t *x, void *xs,
 static const eg_engine_backend_t eg__fabric = {
     .size = sizeof(eg_engine_backend_t),
     .name = "fabric",
-    .space = "host",
-    .find = eg_engine_find,
-    .engines = "a2a, dense",
+    .engines = &eg_step_engines_host,
     .open = eg__fab_open,
     .describe = eg__fab_describe,
 };
