@@ -125,4 +125,34 @@ int eg_step_run(eg_step_t *st, eg_bench_times_t *t);
  * max into p, returns how many; 0 when the engine times none. */
 int eg_step_phases(eg_step_t *st, eg_engine_phase_t *p, size_t max);
 
+/* ---- one rank of a multi-process engine ------------------------------- */
+
+/* The multi-process engines of a memory space, one rank per process over
+ * a transport: what the L2 rank program (lib/suite/rank_int.h) and the
+ * engine measurement backends (lib/bench/backend_engine.h) run. */
+typedef struct eg_step_engines {
+	const char *space; /* the memory space (space.h) */
+	/* an engine by name (NULL if unknown); names says which, for
+	 * messages */
+	const eg_engine_ops_t *(*find)(const char *engine);
+	const char *names;
+} eg_step_engines_t;
+
+/* Host memory: the engines of eg_engine_find (a2a, dense, the planted
+ * faults, plugins). */
+extern const eg_step_engines_t eg_step_engines_host;
+/* CUDA memory: the engines of eg_engine_nccl_find (the NCCL a2a and
+ * dense, plugins). */
+extern const eg_step_engines_t eg_step_engines_cuda;
+
+/* e's engine called name when it is a multi-process one, else NULL. */
+const eg_engine_ops_t *eg_step_engine(const eg_step_engines_t *e,
+				      const char *name);
+
+/* The context of this rank alone (world->rank) of a multi-process engine
+ * over transport x (state xs), with EG_ENGINE_CTX_* flags. */
+eg_engine_ctx_t eg_step_rank_ctx(const eg_world_t *world,
+				 const eg_xport_ops_t *x, void *xs,
+				 eg_boot_t *boot, uint32_t flags);
+
 #endif

@@ -56,15 +56,10 @@ static int eg__eb_step_open(eg__eb_t *f, const eg_bench_setup_t *s,
 	eg_step_opts_t so = {.size = sizeof(so),
 			     .w = &f->w,
 			     .engine = ops,
-			     .ctx = {.size = sizeof(eg_engine_ctx_t),
-				     .first_rank = f->world.rank,
-				     .n_ranks = 1,
-				     .world = &f->world,
-				     .xport = f->x,
-				     .xport_state = f->xs,
-				     .boot = f->boot,
-				     .flags = EG_ENGINE_CTX_BENCH},
-			     .space = eg_space_find(f->kind->space),
+			     .ctx =
+				 eg_step_rank_ctx(&f->world, f->x, f->xs,
+						  f->boot, EG_ENGINE_CTX_BENCH),
+			     .space = eg_space_find(f->kind->engines->space),
 			     .stream = stream,
 			     .count_wire = f->kind->count_wire};
 	eg_rank_verdict_t v;
@@ -73,7 +68,7 @@ static int eg__eb_step_open(eg__eb_t *f, const eg_bench_setup_t *s,
 	eg_rank_verdict_init(&v);
 	if (!so.space) {
 		snprintf(err, errlen, "%s: no %s memory in this build",
-			 f->kind->name, f->kind->space);
+			 f->kind->name, f->kind->engines->space);
 		return EG_ENOSYS;
 	}
 	rc = eg_step_open(&f->st, &so, &v);
@@ -107,11 +102,11 @@ int eg_engine_backend_setup(const eg_engine_backend_t *kind,
 			 kind->name, w->world, world->size);
 		return EG_EINVAL;
 	}
-	ops = kind->find(s->engine);
-	if (!ops || !(ops->flags & EG_ENGINE_MULTI_PROCESS)) {
+	ops = eg_step_engine(kind->engines, s->engine);
+	if (!ops) {
 		snprintf(err, errlen,
 			 "%s: \"%s\" is not a multi-process engine (%s)",
-			 kind->name, s->engine, kind->engines);
+			 kind->name, s->engine, kind->engines->names);
 		return EG_EINVAL;
 	}
 	f = calloc(1, sizeof(*f));

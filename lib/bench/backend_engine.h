@@ -10,14 +10,14 @@
 
 #include "epgate/bench.h"
 #include "epgate/engine.h"
+#include "epgate/step.h"
 #include "epgate/transport.h"
 
 typedef struct eg_engine_backend {
-	size_t size;	   /* sizeof(eg_engine_backend_t) */
-	const char *name;  /* "fabric", "nccl": the start of messages */
-	const char *space; /* the memory space (space.h) */
-	const eg_engine_ops_t *(*find)(const char *engine);
-	const char *engines; /* what find knows, for the message */
+	size_t size;	  /* sizeof(eg_engine_backend_t) */
+	const char *name; /* "fabric", "nccl": the start of messages */
+	/* the memory space and its engines (step.h) */
+	const eg_step_engines_t *engines;
 	/* This rank's transport (and the space's stream, or NULL); err
 	 * gets one line on failure. */
 	int (*open)(const eg_world_t *world, eg_boot_t *boot,

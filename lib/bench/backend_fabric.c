@@ -2,11 +2,10 @@
  * the multi-process host engines (a2a, dense) over the libfabric
  * transport, as the engine backend (lib/bench/backend_engine.c) runs
  * them. Its transport evidence is the providers used within and across
- * nodes. */
+ * nodes. Built with libfabric only (Makefile.am). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-#ifdef HAVE_LIBFABRIC
 #include <stdio.h>
 #include <string.h>
 
@@ -47,9 +46,7 @@ static void eg__fab_describe(const eg_xport_ops_t *x, void *xs,
 static const eg_engine_backend_t eg__fabric = {
     .size = sizeof(eg_engine_backend_t),
     .name = "fabric",
-    .space = "host",
-    .find = eg_engine_find,
-    .engines = "a2a, dense",
+    .engines = &eg_step_engines_host,
     .open = eg__fab_open,
     .describe = eg__fab_describe,
 };
@@ -72,7 +69,3 @@ const eg_bench_backend_ops_t eg_bench_backend_fabric = {
     .counters = eg_engine_backend_counters,
     .teardown = eg_engine_backend_teardown,
 };
-#else
-/* Built without libfabric: no fabric backend. */
-typedef int eg__backend_fabric_unused;
-#endif

@@ -7,7 +7,8 @@
  * included). NCCL counts no operations: the engines count the sends,
  * receives and collectives they issue per communicator. The path and the
  * xnode mode come from EPGATE_NCCL_PATH and EPGATE_NCCL_XNODE; the
- * evidence is the path NCCL's log shows. */
+ * evidence is the path NCCL's log shows. Built with CUDA and NCCL only
+ * (Makefile.am). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -15,14 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda_runtime_api.h>
+
 #include "epgate/bench.h"
 #include "epgate/error.h"
 #include "epgate/nccl.h"
 #include "lib/bench/backend_engine.h"
-
-#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
-
-#include <cuda_runtime_api.h>
 
 static int eg__nb_open(const eg_world_t *world, eg_boot_t *boot,
 		       const eg_bench_setup_t *s, const eg_xport_ops_t **x,
@@ -77,9 +76,7 @@ static void eg__nb_describe(const eg_xport_ops_t *x, void *xs,
 static const eg_engine_backend_t eg__nccl = {
     .size = sizeof(eg_engine_backend_t),
     .name = "nccl",
-    .space = "cuda",
-    .find = eg_engine_nccl_find,
-    .engines = "a2a, dense",
+    .engines = &eg_step_engines_cuda,
     .open = eg__nb_open,
     .describe = eg__nb_describe,
     .count_wire = 1,
@@ -103,8 +100,3 @@ const eg_bench_backend_ops_t eg_bench_backend_nccl = {
     .counters = eg_engine_backend_counters,
     .teardown = eg_engine_backend_teardown,
 };
-
-#else
-/* Built without CUDA or NCCL: no nccl backend. */
-typedef int eg__nccl_backend_unused;
-#endif

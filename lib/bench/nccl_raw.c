@@ -2,7 +2,8 @@
  * (include/epgate/nccl_raw.h): a descriptor per collective (name, byte
  * count, bus factor, run, expected values), one size measured as
  * nccl-tests measures it, and the sweep of `epgate bench raw COLL
- * --transport nccl` with its table and JSON. */
+ * --transport nccl` with its table and JSON. Built without CUDA or NCCL,
+ * the descriptors only (the entry points: lib/transport/nccl_stub.c). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -52,6 +53,7 @@ static float eg__expect_sum(uint32_t W, size_t c)
 #include <jansson.h>
 
 #include "epgate/dtype.h"
+#include "epgate/mem.h"
 #include "epgate/nccl.h"
 
 typedef ncclResult_t (*eg__a2a_fn)(const void *, void *, size_t, ncclDataType_t,
@@ -456,61 +458,7 @@ void eg_nccl_raw_close(eg_nccl_raw_t *r)
 	cudaFree(r->sb);
 	cudaFree(r->rb);
 	eg_nccl_close(r->n);
-	free(r->ev);
-	free(r->mine);
-	free(r->all);
-	free(r);
-}
-
-#else /* no CUDA or no NCCL */
-
-int eg_nccl_raw_open(eg_nccl_raw_t **r, const eg_world_t *w, eg_boot_t *b,
-		     const eg_nccl_raw_opts_t *o, char *err, size_t errlen)
-{
-	(void)w, (void)b, (void)o;
-	*r = NULL;
-	snprintf(err, errlen, "built without CUDA and NCCL");
-	return EG_ENOSYS;
-}
-
-const char *eg_nccl_raw_impl(const eg_nccl_raw_t *r)
-{
-	(void)r;
-	return "none";
-}
-
-const char *eg_nccl_raw_version(const eg_nccl_raw_t *r)
-{
-	(void)r;
-	return "none";
-}
-
-int eg_nccl_raw_device(const eg_nccl_raw_t *r)
-{
-	(void)r;
-	return -1;
-}
-
-int eg_nccl_raw_size(eg_nccl_raw_t *r, size_t S, eg_nccl_raw_row_t *row,
-		     char *err, size_t errlen)
-{
-	(void)r, (void)S, (void)row;
-	snprintf(err, errlen, "built without CUDA and NCCL");
-	return EG_ENOSYS;
-}
-
-int eg_nccl_raw_path(eg_nccl_raw_t *r, char *via, size_t vlen, char *why,
-		     size_t wlen)
-{
-	(void)r;
-	snprintf(via, vlen, "none");
-	snprintf(why, wlen, "built without CUDA and NCCL");
-	return EG_ENOSYS;
-}
-
-void eg_nccl_raw_close(eg_nccl_raw_t *r)
-{
-	(void)r;
+	EG_FREE(r->ev, r->mine, r->all, r);
 }
 
 #endif

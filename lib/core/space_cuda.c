@@ -2,13 +2,10 @@
  * generator, expert and verifier kernels (kernels/gen.cu, ep.cu) on one stream,
  * CUDA events as timing marks. The device verifiers take device copies of
  * the expected data: this space uploads the host reference into scratch
- * buffers for each comparison. Built with CUDA only. */
+ * buffers for each comparison. Built with CUDA only (Makefile.am). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-
-#ifdef HAVE_CUDA
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,8 +219,3 @@ const eg_space_ops_t eg_space_cuda = {
     .mark = eg__c_mark,
     .elapsed = eg__c_elapsed,
 };
-
-#else
-/* Built without CUDA: no CUDA memory space. */
-typedef int eg__space_cuda_unused;
-#endif

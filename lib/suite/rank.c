@@ -34,12 +34,12 @@ static int eg__prepare(eg_rank_job_t *J, char *dpath, size_t dlen)
 			o->prog, o->memory);
 		return EG_EXIT_HARD;
 	}
-	J->ops = J->mem->find(o->engine);
+	J->ops = eg_step_engine(J->mem->engines, o->engine);
 	if (!J->ops) {
 		fprintf(stderr,
 			"%s: --engine: \"%s\" is not a multi-process engine "
 			"(%s)\n",
-			o->prog, o->engine, J->mem->names);
+			o->prog, o->engine, J->mem->engines->names);
 		return EG_EXIT_HARD;
 	}
 	if ((rc = J->mem->built(o)) != 0)
@@ -136,21 +136,16 @@ static void eg__line(eg_rank_job_t *J, const eg_workload_t *w,
 static int eg__workload(eg_rank_job_t *J, const eg_workload_t *w,
 			eg_rank_verdict_t *all)
 {
-	eg_step_opts_t so = {.size = sizeof(so),
-			     .w = w,
-			     .engine = J->ops,
-			     .ctx = {.size = sizeof(eg_engine_ctx_t),
-				     .first_rank = J->world.rank,
-				     .n_ranks = 1,
-				     .world = &J->world,
-				     .xport = J->xops,
-				     .xport_state = J->xstate,
-				     .boot = J->boot},
-			     .space = eg_space_find(J->mem->space),
-			     .stream = J->stream,
-			     .say = J->o->prog,
-			     /* refused up front over this rank's budgets */
-			     .budget = 1};
+	eg_step_opts_t so = {
+	    .size = sizeof(so),
+	    .w = w,
+	    .engine = J->ops,
+	    .ctx = eg_step_rank_ctx(&J->world, J->xops, J->xstate, J->boot, 0),
+	    .space = eg_space_find(J->mem->engines->space),
+	    .stream = J->stream,
+	    .say = J->o->prog,
+	    /* refused up front over this rank's budgets */
+	    .budget = 1};
 	eg_rank_verdict_t mine;
 	eg_step_t *st = NULL;
 	double t0 = eg_now();

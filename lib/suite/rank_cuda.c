@@ -243,9 +243,7 @@ static void eg__close(eg_rank_job_t *J)
 const eg_rank_memory_t eg_rank_memory_cuda = {
     .size = sizeof(eg_rank_memory_t),
     .name = "cuda",
-    .space = "cuda",
-    .find = eg_engine_nccl_find,
-    .names = "a2a, dense",
+    .engines = &eg_step_engines_cuda,
     .built = eg__built,
     .open = eg__open,
     .repro = eg__repro,

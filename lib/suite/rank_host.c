@@ -9,13 +9,6 @@
 
 #include "lib/suite/rank_int.h"
 
-static const eg_engine_ops_t *eg__find(const char *name)
-{
-	const eg_engine_ops_t *ops = name ? eg_engine_find(name) : NULL;
-
-	return ops && (ops->flags & EG_ENGINE_MULTI_PROCESS) ? ops : NULL;
-}
-
 static int eg__built(const eg_rank_opts_t *o)
 {
 #ifdef HAVE_LIBFABRIC
@@ -82,9 +75,7 @@ static void eg__close(eg_rank_job_t *J)
 const eg_rank_memory_t eg_rank_memory_host = {
     .size = sizeof(eg_rank_memory_t),
     .name = "host",
-    .space = "host",
-    .find = eg__find,
-    .names = "a2a, dense",
+    .engines = &eg_step_engines_host,
     .built = eg__built,
     .open = eg__open,
     .repro = eg__repro,

@@ -32,13 +32,10 @@ typedef struct eg_rank_job {
 } eg_rank_job_t;
 
 typedef struct eg_rank_memory {
-	size_t size;	   /* sizeof(eg_rank_memory_t) */
-	const char *name;  /* "host", "cuda" */
-	const char *space; /* the memory space (space.h) */
-	/* the engine by name, NULL if this memory has none such; names
-	 * lists them for the message */
-	const eg_engine_ops_t *(*find)(const char *engine);
-	const char *names;
+	size_t size;	  /* sizeof(eg_rank_memory_t) */
+	const char *name; /* "host", "cuda" */
+	/* the memory space and its engines (step.h) */
+	const eg_step_engines_t *engines;
 	/* 0 if built for it, else prints why and returns 77 */
 	int (*built)(const eg_rank_opts_t *o);
 	/* Creates the transport (J->xops, J->xstate, J->stream); returns 0

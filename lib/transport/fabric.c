@@ -1,10 +1,9 @@
 /* libfabric transport: RDM endpoints, tagged messages, K comms each driven
- * by its own progress thread. Design notes: docs/transport.md. */
+ * by its own progress thread. Design notes: docs/transport.md. Built with
+ * libfabric only (Makefile.am). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-
-#ifdef HAVE_LIBFABRIC
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_timedjoin_np */
@@ -1451,8 +1450,3 @@ const eg_xport_ops_t eg_xport_fabric = {
     .destroy = eg__destroy,
     .sent = eg__sent,
 };
-
-#else
-/* Built without libfabric: nothing here (eg_xport_fabric is absent). */
-typedef int eg__fabric_unused;
-#endif

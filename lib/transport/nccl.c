@@ -1,7 +1,8 @@
 /* NCCL communicators: K nonblocking communicators, each with its own
  * stream, from unique ids broadcast over the bootstrap; deadlines that
  * abort them; the environment that makes NCCL log its transports and
- * treat virtual nodes as hosts; and eg_xport_nccl. */
+ * treat virtual nodes as hosts; and eg_xport_nccl. Built with CUDA and
+ * NCCL only (Makefile.am; without them, lib/transport/nccl_stub.c). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -14,9 +15,6 @@
 
 #include "epgate/error.h"
 #include "epgate/nccl.h"
-
-#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
-
 #include "lib/transport/nccl_int.h"
 
 /* NCCL reads its environment once per process: the log path chosen by
@@ -607,43 +605,3 @@ const eg_xport_ops_t eg_xport_nccl = {
     .destroy = eg__x_destroy,
     .sent = eg__x_sent,
 };
-
-#else /* no CUDA or no NCCL */
-
-int eg_nccl_open(eg_nccl_t **out, const eg_world_t *w, eg_boot_t *b,
-		 const eg_nccl_opts_t *o, char *err, size_t errlen)
-{
-	(void)w, (void)b, (void)o;
-	*out = NULL;
-	snprintf(err, errlen, "built without CUDA and NCCL");
-	return EG_ENOSYS;
-}
-
-void eg_nccl_close(eg_nccl_t *n)
-{
-	(void)n;
-}
-
-const char *eg_nccl_error(const eg_nccl_t *n)
-{
-	(void)n;
-	return "built without CUDA and NCCL";
-}
-
-static int eg__x_create(const eg_world_t *w, eg_boot_t *b,
-			const eg_xport_opts_t *xo, void **state, char *err,
-			size_t errlen)
-{
-	(void)w, (void)b, (void)xo;
-	*state = NULL;
-	snprintf(err, errlen, "built without CUDA and NCCL");
-	return EG_ENOSYS;
-}
-
-const eg_xport_ops_t eg_xport_nccl = {
-    .size = sizeof(eg_xport_ops_t),
-    .name = "nccl",
-    .create = eg__x_create,
-};
-
-#endif

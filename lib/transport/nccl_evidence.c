@@ -13,30 +13,30 @@
 #include "epgate/error.h"
 #include "epgate/nccl.h"
 
+/* The paths by eg_nccl_path_t, as options and messages spell them. */
+static const char *const eg__path_names[] = {
+    [EG_NCCL_PATH_AUTO] = "auto",
+    [EG_NCCL_PATH_NVLINK] = "nvlink",
+    [EG_NCCL_PATH_XNODE] = "xnode",
+};
+#define EG__N_PATHS (sizeof(eg__path_names) / sizeof(eg__path_names[0]))
+
 int eg_nccl_path_parse(const char *s, eg_nccl_path_t *p)
 {
-	if (!s || !strcmp(s, "auto"))
-		*p = EG_NCCL_PATH_AUTO;
-	else if (!strcmp(s, "nvlink"))
-		*p = EG_NCCL_PATH_NVLINK;
-	else if (!strcmp(s, "xnode"))
-		*p = EG_NCCL_PATH_XNODE;
-	else
-		return EG_EINVAL;
-	return EG_OK;
+	if (!s)
+		s = eg__path_names[EG_NCCL_PATH_AUTO]; /* none given */
+	for (size_t i = 0; i < EG__N_PATHS; i++)
+		if (!strcmp(s, eg__path_names[i])) {
+			*p = (eg_nccl_path_t)i;
+			return EG_OK;
+		}
+	return EG_EINVAL;
 }
 
 const char *eg_nccl_path_name(eg_nccl_path_t p)
 {
-	switch (p) {
-	case EG_NCCL_PATH_NVLINK:
-		return "nvlink";
-	case EG_NCCL_PATH_XNODE:
-		return "xnode";
-	case EG_NCCL_PATH_AUTO:
-		break;
-	}
-	return "auto";
+	return (size_t)p < EG__N_PATHS ? eg__path_names[p]
+				       : eg__path_names[EG_NCCL_PATH_AUTO];
 }
 
 /* s's first occurrence of key, ignoring case; NULL when none. */
