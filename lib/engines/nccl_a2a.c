@@ -10,18 +10,14 @@
  * its canonical place (rows of source s from rank_prefix[s]), so there is
  * no unpack copy; a finish kernel fills src_rank, expert_count and
  * rank_prefix. Combine sends each source's rows of y back (they are
- * contiguous in the canonical layout) and sums in destination order. */
+ * contiguous in the canonical layout) and sums in destination order.
+ * Built with CUDA and NCCL only (Makefile.am); nccl_none.c stands in
+ * without them. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 #include <stdlib.h>
 #include <string.h>
-
-#include "epgate/cuda_ep.h"
-#include "epgate/error.h"
-#include "epgate/nccl.h"
-
-#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
 
 #include "nccl_eng.h"
 
@@ -485,39 +481,3 @@ const eg_engine_ops_t eg_engine_nccl_a2a = {
     .dispatch_rows = EG_ROWS_PER_RANK,
     .phases = eg__na2a_phases,
 };
-
-#else
-
-static int eg__na2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
-			   void **state)
-{
-	(void)w, (void)ctx, (void)state;
-	return EG_ENOSYS;
-}
-
-const eg_engine_ops_t eg_engine_nccl_a2a = {
-    .size = sizeof(eg_engine_ops_t),
-    .name = "nccl-a2a",
-    .create = eg__na2a_create,
-    .flags = EG_ENGINE_CANONICAL_ORDER | EG_ENGINE_MULTI_PROCESS,
-    .dispatch_rows = EG_ROWS_PER_RANK,
-};
-
-#endif
-
-const eg_engine_ops_t *eg_engine_nccl_find(const char *name)
-{
-	if (!name)
-		return NULL;
-	if (!strcmp(name, "a2a") || !strcmp(name, "nccl-a2a"))
-		return &eg_engine_nccl_a2a;
-	if (!strcmp(name, "dense") || !strcmp(name, "nccl-dense"))
-		return &eg_engine_nccl_dense;
-	/* a library under test on GPU memory (docs/plugins.md) */
-	if (!strncmp(name, "plugin:", 7))
-		return eg_engine_find(name);
-	/* a planted slowdown of one of these (lib/engines/slow.c) */
-	if (!strncmp(name, EG_SLOW_PREFIX, strlen(EG_SLOW_PREFIX)))
-		return eg_engine_slow_find(name, eg_engine_nccl_find);
-	return NULL;
-}

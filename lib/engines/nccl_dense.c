@@ -8,18 +8,13 @@
  * nothing), summed back to the owners by ncclReduceScatter in NCCL's own
  * order. That order is not the canonical one, so the engine does not
  * claim EG_ENGINE_CANONICAL_ORDER: bit-exact in exact mode (every partial
- * sum is representable), bounded in random mode. */
+ * sum is representable), bounded in random mode. Built with CUDA and
+ * NCCL only (Makefile.am); nccl_none.c stands in without them. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 #include <stdlib.h>
 #include <string.h>
-
-#include "epgate/cuda_ep.h"
-#include "epgate/error.h"
-#include "epgate/nccl.h"
-
-#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
 
 #include "nccl_eng.h"
 
@@ -331,22 +326,3 @@ const eg_engine_ops_t eg_engine_nccl_dense = {
     .flags = EG_ENGINE_MULTI_PROCESS,
     .dispatch_rows = EG_ROWS_ALL_RANKS,
 };
-
-#else
-
-static int eg__ndense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
-			     void **state)
-{
-	(void)w, (void)ctx, (void)state;
-	return EG_ENOSYS;
-}
-
-const eg_engine_ops_t eg_engine_nccl_dense = {
-    .size = sizeof(eg_engine_ops_t),
-    .name = "nccl-dense",
-    .create = eg__ndense_create,
-    .flags = EG_ENGINE_MULTI_PROCESS,
-    .dispatch_rows = EG_ROWS_ALL_RANKS,
-};
-
-#endif
