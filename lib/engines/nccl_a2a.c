@@ -24,9 +24,8 @@
 #define WMAX EG_EP_WORLD_MAX
 
 typedef struct eg__na2a {
-	eg_workload_t w;
-	eg_nccl_t *n;
-	uint32_t me, W, T, stride;
+	eg__nccl_eng_t e;
+	uint32_t T, stride;
 	int32_t *d_pos;
 	size_t pos_cap;
 	uint32_t *d_cnt; /* 2W: rows to each peer, rows from each peer */
@@ -71,7 +70,7 @@ static int eg__na2a_phases(void *state, eg_engine_phase_t *p, size_t max)
 static void eg__mark(eg__na2a_t *a, int i)
 {
 	if (a->phases)
-		cudaEventRecord(a->pev[i], a->n->stream[0]);
+		cudaEventRecord(a->pev[i], a->e.n->stream[0]);
 }
 
 /* Phases [first, last) after a sync: intervals between the marks. */
@@ -112,31 +111,23 @@ static void eg__na2a_destroy(void *state)
 	for (uint32_t k = 0; k < EG_COMMS_MAX; k++)
 		if (a->ev[k])
 			cudaEventDestroy(a->ev[k]);
-	eg_workload_fini(&a->w);
+	eg_workload_fini(&a->e.w);
 	free(a);
 }
 
 static int eg__na2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 			   void **state)
 {
-	eg__na2a_t *a;
 	int bad = 0, rc;
+	eg__na2a_t *a = eg__nccl_eng_new(sizeof(*a), w, ctx, &rc);
 
-	if ((rc = eg__nccl_eng_fits(w, ctx)) < 0)
-		return rc;
-	a = calloc(1, sizeof(*a));
 	if (!a)
-		return EG_ENOMEM;
-	rc = eg__nccl_eng_init(w, ctx, &a->w, &a->n, &a->me, &a->W);
-	if (rc < 0) {
-		eg__na2a_destroy(a);
 		return rc;
-	}
 	bad |= cudaMalloc((void **)&a->d_cnt, 2 * WMAX * 4) != cudaSuccess;
 	bad |= cudaMallocHost((void **)&a->h_cnt, 2 * WMAX * 4) != cudaSuccess;
 	bad |= cudaEventCreateWithFlags(&a->ev0, cudaEventDisableTiming) !=
 	       cudaSuccess;
-	for (uint32_t k = 0; k < eg_nccl_num_comms(a->n); k++)
+	for (uint32_t k = 0; k < eg_nccl_num_comms(a->e.n); k++)
 		bad |= cudaEventCreateWithFlags(
 			   &a->ev[k], cudaEventDisableTiming) != cudaSuccess ||
 		       cudaEventCreateWithFlags(
@@ -170,7 +161,7 @@ static void eg__sections(const eg_ep_rows_t *v, void *p[5])
 /* Streams 1..K-1 wait for what stream 0 has queued so far. */
 static int eg__fan_out(eg__na2a_t *a, const char *step)
 {
-	eg_nccl_t *n = a->n;
+	eg_nccl_t *n = a->e.n;
 	int rc = eg__nccl_cuda(n, cudaEventRecord(a->ev0, n->stream[0]), step);
 
 	for (uint32_t k = 1; k < n->K && rc == EG_OK; k++)
@@ -182,7 +173,7 @@ static int eg__fan_out(eg__na2a_t *a, const char *step)
 /* Stream 0 waits for streams 1..K-1. */
 static int eg__fan_in(eg__na2a_t *a, const char *step)
 {
-	eg_nccl_t *n = a->n;
+	eg_nccl_t *n = a->e.n;
 	int rc = EG_OK;
 
 	for (uint32_t k = 1; k < n->K && rc == EG_OK; k++) {
@@ -199,9 +190,9 @@ static int eg__fan_in(eg__na2a_t *a, const char *step)
 /* Counts: one uint32 to and from every peer on communicator 0. */
 static int eg__counts(eg__na2a_t *a)
 {
-	eg_nccl_t *n = a->n;
+	eg_nccl_t *n = a->e.n;
 	cudaStream_t s0 = n->stream[0];
-	uint32_t W = a->W, me = a->me;
+	uint32_t W = a->e.W, me = a->e.me;
 	int rc = EG_OK;
 
 	ncclGroupStart();
@@ -243,15 +234,15 @@ static int eg__exchange(eg__na2a_t *a, uint32_t k, const eg_ep_rows_t *sv,
 			const uint32_t *nrecv, const size_t *sb, int nsec,
 			const char *step)
 {
-	eg_nccl_t *n = a->n;
+	eg_nccl_t *n = a->e.n;
 	int rc = EG_OK;
 
 	ncclGroupStart();
-	for (uint32_t p = 0; p < a->W && rc == EG_OK; p++) {
+	for (uint32_t p = 0; p < a->e.W && rc == EG_OK; p++) {
 		void *sp[5], *rp[5];
 		uint64_t lo, hi;
 
-		if (p == a->me)
+		if (p == a->e.me)
 			continue;
 		eg__sections(&sv[p], sp);
 		eg__sections(&rv[p], rp);
@@ -277,7 +268,7 @@ static int eg__exchange(eg__na2a_t *a, uint32_t k, const eg_ep_rows_t *sv,
 						    ncclUint8, (int)p,
 						    n->comm[k], n->stream[k]),
 					   k, step);
-			eg_nccl_count(n, k, 1, a->me, 0);
+			eg_nccl_count(n, k, 1, a->e.me, 0);
 		}
 	}
 	int rc2 = eg_nccl_group_end(n, k, step);
@@ -293,14 +284,14 @@ static int eg__pipeline(eg__na2a_t *a, const eg_ep_src_t *src,
 			const eg_ep_rows_t *sv, const eg_ep_rows_t *rv,
 			const size_t *sb)
 {
-	eg_nccl_t *n = a->n;
-	const eg_workload_t *w = &a->w;
+	eg_nccl_t *n = a->e.n;
+	const eg_workload_t *w = &a->e.w;
 	uint32_t remote[WMAX], self[WMAX], K = n->K;
 	int rc;
 
-	for (uint32_t p = 0; p < a->W; p++) {
-		remote[p] = p == a->me ? 0 : a->n_sent[p];
-		self[p] = p == a->me ? a->n_sent[p] : 0;
+	for (uint32_t p = 0; p < a->e.W; p++) {
+		remote[p] = p == a->e.me ? 0 : a->n_sent[p];
+		self[p] = p == a->e.me ? a->n_sent[p] : 0;
 	}
 	for (uint32_t k = 0; k < K; k++) {
 		cudaStream_t sk = n->stream[k];
@@ -311,7 +302,7 @@ static int eg__pipeline(eg__na2a_t *a, const eg_ep_src_t *src,
 			      n, cudaStreamWaitEvent(sk, a->evp[k - 1], 0),
 			      "dispatch pack")) < 0)
 			return rc;
-		rc = eg_ep_pack_slice_cuda(w, src, 0, a->W, a->d_pos, sv,
+		rc = eg_ep_pack_slice_cuda(w, src, 0, a->e.W, a->d_pos, sv,
 					   remote, k, K, sk);
 		if (rc < 0)
 			return eg_nccl_fail(n, rc, "dispatch pack",
@@ -326,7 +317,7 @@ static int eg__pipeline(eg__na2a_t *a, const eg_ep_src_t *src,
 		 eg__nccl_cuda(n, cudaStreamWaitEvent(a->aux, a->evp[K - 1], 0),
 			       "dispatch pack")) < 0)
 		return rc;
-	rc = eg_ep_pack_slice_cuda(w, src, 0, a->W, a->d_pos, sv, self, 0, 1,
+	rc = eg_ep_pack_slice_cuda(w, src, 0, a->e.W, a->d_pos, sv, self, 0, 1,
 				   a->aux);
 	if (rc < 0)
 		return eg_nccl_fail(n, rc, "dispatch pack", "kernel launch");
@@ -341,10 +332,10 @@ static int eg__na2a_dispatch(void *state, const eg_rank_input_t *in,
 			     eg_recv_t *out)
 {
 	eg__na2a_t *a = state;
-	eg_nccl_t *n = a->n;
-	const eg_workload_t *w = &a->w;
+	eg_nccl_t *n = a->e.n;
+	const eg_workload_t *w = &a->e.w;
 	cudaStream_t s0 = n->stream[0];
-	uint32_t W = a->W, me = a->me, total = 0;
+	uint32_t W = a->e.W, me = a->e.me, total = 0;
 	eg_ep_rows_t sv[WMAX], rv[WMAX];
 	eg_ep_src_t src;
 	size_t sb[5];
@@ -420,12 +411,12 @@ static int eg__na2a_combine(void *state, const eg_recv_t *recv,
 			    const void *const *y, void *const *out)
 {
 	eg__na2a_t *a = state;
-	eg_nccl_t *n = a->n;
-	const eg_workload_t *w = &a->w;
+	eg_nccl_t *n = a->e.n;
+	const eg_workload_t *w = &a->e.w;
 	size_t rowb =
 	    (size_t)w->hidden * eg_dtype_size(eg_combine_dtype(w->dtype));
 	size_t sb[5] = {rowb, 0, 0, 0, 0};
-	uint32_t W = a->W, me = a->me;
+	uint32_t W = a->e.W, me = a->e.me;
 	eg_ep_rows_t sv[WMAX], rv[WMAX];
 	const void *ys[WMAX];
 	int rc;
