@@ -83,6 +83,29 @@ static void eg__phases_read(eg__na2a_t *a, int first, int last)
 	}
 }
 
+/* The end of a step whose last kernel launch returned rc: its failure
+ * (said as step launch), or the mark after it, the wait (step sync) and
+ * the phases [first, last). */
+static int eg__step_end(eg__na2a_t *a, int rc, const char *launch,
+			const char *sync, int first, int last)
+{
+	if (rc < 0)
+		return eg_nccl_fail(a->e.n, rc, launch, "kernel launch");
+	eg__mark(a, last);
+	if ((rc = eg_nccl_sync(a->e.n, sync)) < 0)
+		return rc;
+	eg__phases_read(a, first, last);
+	return EG_OK;
+}
+
+/* The created ones of n events. */
+static void eg__events_destroy(cudaEvent_t *ev, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ev[i])
+			cudaEventDestroy(ev[i]);
+}
+
 static void eg__na2a_destroy(void *state)
 {
 	eg__na2a_t *a = state;
@@ -96,21 +119,13 @@ static void eg__na2a_destroy(void *state)
 		cudaFree(a->send[p]);
 		cudaFree(a->yrecv[p]);
 	}
-	if (a->ev0)
-		cudaEventDestroy(a->ev0);
-	if (a->ev_aux)
-		cudaEventDestroy(a->ev_aux);
+	eg__events_destroy(&a->ev0, 1);
+	eg__events_destroy(&a->ev_aux, 1);
 	if (a->aux)
 		cudaStreamDestroy(a->aux);
-	for (uint32_t k = 0; k < EG_COMMS_MAX; k++)
-		if (a->evp[k])
-			cudaEventDestroy(a->evp[k]);
-	for (int i = 0; i <= EG_NCCL_PHASES_MAX; i++)
-		if (a->pev[i])
-			cudaEventDestroy(a->pev[i]);
-	for (uint32_t k = 0; k < EG_COMMS_MAX; k++)
-		if (a->ev[k])
-			cudaEventDestroy(a->ev[k]);
+	eg__events_destroy(a->evp, EG_COMMS_MAX);
+	eg__events_destroy(a->pev, EG_NCCL_PHASES_MAX + 1);
+	eg__events_destroy(a->ev, EG_COMMS_MAX);
 	eg_workload_fini(&a->e.w);
 	free(a);
 }
@@ -349,15 +364,14 @@ static int eg__na2a_dispatch(void *state, const eg_rank_input_t *in,
 			   (size_t)W * a->stride * 4, "dispatch");
 	if (rc < 0)
 		return rc;
-	memset(&src, 0, sizeof(src));
-	src.x = in->x;
-	src.scales = in->scales;
-	src.topk_idx = in->topk_idx;
-	src.topk_w = in->topk_w;
-	src.nsrc = 1;
-	src.stride = a->stride;
-	src.first_src = me;
-	src.tokens[0] = a->T;
+	src = (eg_ep_src_t){.x = in->x,
+			    .scales = in->scales,
+			    .topk_idx = in->topk_idx,
+			    .topk_w = in->topk_w,
+			    .nsrc = 1,
+			    .stride = a->stride,
+			    .first_src = me,
+			    .tokens = {a->T}};
 	eg__mark(a, 0);
 	rc = eg_ep_layout_cuda(w, &src, 0, W, a->d_pos, a->d_cnt, s0);
 	if (rc < 0)
@@ -398,13 +412,7 @@ static int eg__na2a_dispatch(void *state, const eg_rank_input_t *in,
 		return rc;
 	eg__mark(a, 4);
 	rc = eg_ep_finish_cuda(out, a->prefix, s0);
-	if (rc < 0)
-		return eg_nccl_fail(n, rc, "dispatch finish", "kernel launch");
-	eg__mark(a, 5);
-	if ((rc = eg_nccl_sync(n, "dispatch rows")) < 0)
-		return rc;
-	eg__phases_read(a, 0, 5);
-	return EG_OK;
+	return eg__step_end(a, rc, "dispatch finish", "dispatch rows", 0, 5);
 }
 
 static int eg__na2a_combine(void *state, const eg_recv_t *recv,
@@ -452,13 +460,7 @@ static int eg__na2a_combine(void *state, const eg_recv_t *recv,
 	eg__mark(a, 8);
 	rc = eg_ep_combine_cuda(w, a->T, W, a->d_pos, a->stride, ys, out[0],
 				n->stream[0]);
-	if (rc < 0)
-		return eg_nccl_fail(n, rc, "combine", "kernel launch");
-	eg__mark(a, 9);
-	if ((rc = eg_nccl_sync(n, "combine")) < 0)
-		return rc;
-	eg__phases_read(a, 7, 9);
-	return EG_OK;
+	return eg__step_end(a, rc, "combine", "combine", 7, 9);
 }
 
 const eg_engine_ops_t eg_engine_nccl_a2a = {

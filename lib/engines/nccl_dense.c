@@ -194,13 +194,12 @@ static int eg__select(eg__ndense_t *a, eg_recv_t *out)
 			   (size_t)W * a->stride * 4, "dispatch");
 	if (rc < 0)
 		return rc;
-	memset(&src, 0, sizeof(src));
-	src.x = a->gath.p[0];
-	src.scales = a->gath.p[1];
-	src.topk_idx = a->gath.p[2];
-	src.topk_w = a->gath.p[3];
-	src.nsrc = W;
-	src.stride = a->stride;
+	src = (eg_ep_src_t){.x = a->gath.p[0],
+			    .scales = a->gath.p[1],
+			    .topk_idx = a->gath.p[2],
+			    .topk_w = a->gath.p[3],
+			    .nsrc = W,
+			    .stride = a->stride};
 	memcpy(src.tokens, a->T, W * sizeof(uint32_t));
 	rc = eg_ep_layout_cuda(&a->e.w, &src, me, 1, a->d_pos, a->d_cnt, s0);
 	if (rc < 0)
