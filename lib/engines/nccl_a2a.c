@@ -10,27 +10,22 @@
  * its canonical place (rows of source s from rank_prefix[s]), so there is
  * no unpack copy; a finish kernel fills src_rank, expert_count and
  * rank_prefix. Combine sends each source's rows of y back (they are
- * contiguous in the canonical layout) and sums in destination order. */
+ * contiguous in the canonical layout) and sums in destination order.
+ * Built with CUDA and NCCL only (Makefile.am); nccl_none.c stands in
+ * without them. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 #include <stdlib.h>
 #include <string.h>
 
-#include "epgate/cuda_ep.h"
-#include "epgate/error.h"
-#include "epgate/nccl.h"
-
-#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
-
 #include "nccl_eng.h"
 
 #define WMAX EG_EP_WORLD_MAX
 
 typedef struct eg__na2a {
-	eg_workload_t w;
-	eg_nccl_t *n;
-	uint32_t me, W, T, stride;
+	eg__nccl_eng_t e;
+	uint32_t T, stride;
 	int32_t *d_pos;
 	size_t pos_cap;
 	uint32_t *d_cnt; /* 2W: rows to each peer, rows from each peer */
@@ -75,7 +70,7 @@ static int eg__na2a_phases(void *state, eg_engine_phase_t *p, size_t max)
 static void eg__mark(eg__na2a_t *a, int i)
 {
 	if (a->phases)
-		cudaEventRecord(a->pev[i], a->n->stream[0]);
+		cudaEventRecord(a->pev[i], a->e.n->stream[0]);
 }
 
 /* Phases [first, last) after a sync: intervals between the marks. */
@@ -86,6 +81,29 @@ static void eg__phases_read(eg__na2a_t *a, int first, int last)
 		cudaEventElapsedTime(&ms, a->pev[i], a->pev[i + 1]);
 		a->phase_ms[i] = ms;
 	}
+}
+
+/* The end of a step whose last kernel launch returned rc: its failure
+ * (said as step launch), or the mark after it, the wait (step sync) and
+ * the phases [first, last). */
+static int eg__step_end(eg__na2a_t *a, int rc, const char *launch,
+			const char *sync, int first, int last)
+{
+	if (rc < 0)
+		return eg_nccl_fail(a->e.n, rc, launch, "kernel launch");
+	eg__mark(a, last);
+	if ((rc = eg_nccl_sync(a->e.n, sync)) < 0)
+		return rc;
+	eg__phases_read(a, first, last);
+	return EG_OK;
+}
+
+/* The created ones of n events. */
+static void eg__events_destroy(cudaEvent_t *ev, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ev[i])
+			cudaEventDestroy(ev[i]);
 }
 
 static void eg__na2a_destroy(void *state)
@@ -101,46 +119,30 @@ static void eg__na2a_destroy(void *state)
 		cudaFree(a->send[p]);
 		cudaFree(a->yrecv[p]);
 	}
-	if (a->ev0)
-		cudaEventDestroy(a->ev0);
-	if (a->ev_aux)
-		cudaEventDestroy(a->ev_aux);
+	eg__events_destroy(&a->ev0, 1);
+	eg__events_destroy(&a->ev_aux, 1);
 	if (a->aux)
 		cudaStreamDestroy(a->aux);
-	for (uint32_t k = 0; k < EG_COMMS_MAX; k++)
-		if (a->evp[k])
-			cudaEventDestroy(a->evp[k]);
-	for (int i = 0; i <= EG_NCCL_PHASES_MAX; i++)
-		if (a->pev[i])
-			cudaEventDestroy(a->pev[i]);
-	for (uint32_t k = 0; k < EG_COMMS_MAX; k++)
-		if (a->ev[k])
-			cudaEventDestroy(a->ev[k]);
-	eg_workload_fini(&a->w);
+	eg__events_destroy(a->evp, EG_COMMS_MAX);
+	eg__events_destroy(a->pev, EG_NCCL_PHASES_MAX + 1);
+	eg__events_destroy(a->ev, EG_COMMS_MAX);
+	eg_workload_fini(&a->e.w);
 	free(a);
 }
 
 static int eg__na2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 			   void **state)
 {
-	eg__na2a_t *a;
 	int bad = 0, rc;
+	eg__na2a_t *a = eg__nccl_eng_new(sizeof(*a), w, ctx, &rc);
 
-	if ((rc = eg__nccl_eng_fits(w, ctx)) < 0)
-		return rc;
-	a = calloc(1, sizeof(*a));
 	if (!a)
-		return EG_ENOMEM;
-	rc = eg__nccl_eng_init(w, ctx, &a->w, &a->n, &a->me, &a->W);
-	if (rc < 0) {
-		eg__na2a_destroy(a);
 		return rc;
-	}
 	bad |= cudaMalloc((void **)&a->d_cnt, 2 * WMAX * 4) != cudaSuccess;
 	bad |= cudaMallocHost((void **)&a->h_cnt, 2 * WMAX * 4) != cudaSuccess;
 	bad |= cudaEventCreateWithFlags(&a->ev0, cudaEventDisableTiming) !=
 	       cudaSuccess;
-	for (uint32_t k = 0; k < eg_nccl_num_comms(a->n); k++)
+	for (uint32_t k = 0; k < eg_nccl_num_comms(a->e.n); k++)
 		bad |= cudaEventCreateWithFlags(
 			   &a->ev[k], cudaEventDisableTiming) != cudaSuccess ||
 		       cudaEventCreateWithFlags(
@@ -174,7 +176,7 @@ static void eg__sections(const eg_ep_rows_t *v, void *p[5])
 /* Streams 1..K-1 wait for what stream 0 has queued so far. */
 static int eg__fan_out(eg__na2a_t *a, const char *step)
 {
-	eg_nccl_t *n = a->n;
+	eg_nccl_t *n = a->e.n;
 	int rc = eg__nccl_cuda(n, cudaEventRecord(a->ev0, n->stream[0]), step);
 
 	for (uint32_t k = 1; k < n->K && rc == EG_OK; k++)
@@ -186,7 +188,7 @@ static int eg__fan_out(eg__na2a_t *a, const char *step)
 /* Stream 0 waits for streams 1..K-1. */
 static int eg__fan_in(eg__na2a_t *a, const char *step)
 {
-	eg_nccl_t *n = a->n;
+	eg_nccl_t *n = a->e.n;
 	int rc = EG_OK;
 
 	for (uint32_t k = 1; k < n->K && rc == EG_OK; k++) {
@@ -203,9 +205,9 @@ static int eg__fan_in(eg__na2a_t *a, const char *step)
 /* Counts: one uint32 to and from every peer on communicator 0. */
 static int eg__counts(eg__na2a_t *a)
 {
-	eg_nccl_t *n = a->n;
+	eg_nccl_t *n = a->e.n;
 	cudaStream_t s0 = n->stream[0];
-	uint32_t W = a->W, me = a->me;
+	uint32_t W = a->e.W, me = a->e.me;
 	int rc = EG_OK;
 
 	ncclGroupStart();
@@ -247,15 +249,15 @@ static int eg__exchange(eg__na2a_t *a, uint32_t k, const eg_ep_rows_t *sv,
 			const uint32_t *nrecv, const size_t *sb, int nsec,
 			const char *step)
 {
-	eg_nccl_t *n = a->n;
+	eg_nccl_t *n = a->e.n;
 	int rc = EG_OK;
 
 	ncclGroupStart();
-	for (uint32_t p = 0; p < a->W && rc == EG_OK; p++) {
+	for (uint32_t p = 0; p < a->e.W && rc == EG_OK; p++) {
 		void *sp[5], *rp[5];
 		uint64_t lo, hi;
 
-		if (p == a->me)
+		if (p == a->e.me)
 			continue;
 		eg__sections(&sv[p], sp);
 		eg__sections(&rv[p], rp);
@@ -281,7 +283,7 @@ static int eg__exchange(eg__na2a_t *a, uint32_t k, const eg_ep_rows_t *sv,
 						    ncclUint8, (int)p,
 						    n->comm[k], n->stream[k]),
 					   k, step);
-			eg_nccl_count(n, k, 1, a->me, 0);
+			eg_nccl_count(n, k, 1, a->e.me, 0);
 		}
 	}
 	int rc2 = eg_nccl_group_end(n, k, step);
@@ -297,14 +299,14 @@ static int eg__pipeline(eg__na2a_t *a, const eg_ep_src_t *src,
 			const eg_ep_rows_t *sv, const eg_ep_rows_t *rv,
 			const size_t *sb)
 {
-	eg_nccl_t *n = a->n;
-	const eg_workload_t *w = &a->w;
+	eg_nccl_t *n = a->e.n;
+	const eg_workload_t *w = &a->e.w;
 	uint32_t remote[WMAX], self[WMAX], K = n->K;
 	int rc;
 
-	for (uint32_t p = 0; p < a->W; p++) {
-		remote[p] = p == a->me ? 0 : a->n_sent[p];
-		self[p] = p == a->me ? a->n_sent[p] : 0;
+	for (uint32_t p = 0; p < a->e.W; p++) {
+		remote[p] = p == a->e.me ? 0 : a->n_sent[p];
+		self[p] = p == a->e.me ? a->n_sent[p] : 0;
 	}
 	for (uint32_t k = 0; k < K; k++) {
 		cudaStream_t sk = n->stream[k];
@@ -315,7 +317,7 @@ static int eg__pipeline(eg__na2a_t *a, const eg_ep_src_t *src,
 			      n, cudaStreamWaitEvent(sk, a->evp[k - 1], 0),
 			      "dispatch pack")) < 0)
 			return rc;
-		rc = eg_ep_pack_slice_cuda(w, src, 0, a->W, a->d_pos, sv,
+		rc = eg_ep_pack_slice_cuda(w, src, 0, a->e.W, a->d_pos, sv,
 					   remote, k, K, sk);
 		if (rc < 0)
 			return eg_nccl_fail(n, rc, "dispatch pack",
@@ -330,7 +332,7 @@ static int eg__pipeline(eg__na2a_t *a, const eg_ep_src_t *src,
 		 eg__nccl_cuda(n, cudaStreamWaitEvent(a->aux, a->evp[K - 1], 0),
 			       "dispatch pack")) < 0)
 		return rc;
-	rc = eg_ep_pack_slice_cuda(w, src, 0, a->W, a->d_pos, sv, self, 0, 1,
+	rc = eg_ep_pack_slice_cuda(w, src, 0, a->e.W, a->d_pos, sv, self, 0, 1,
 				   a->aux);
 	if (rc < 0)
 		return eg_nccl_fail(n, rc, "dispatch pack", "kernel launch");
@@ -345,10 +347,10 @@ static int eg__na2a_dispatch(void *state, const eg_rank_input_t *in,
 			     eg_recv_t *out)
 {
 	eg__na2a_t *a = state;
-	eg_nccl_t *n = a->n;
-	const eg_workload_t *w = &a->w;
+	eg_nccl_t *n = a->e.n;
+	const eg_workload_t *w = &a->e.w;
 	cudaStream_t s0 = n->stream[0];
-	uint32_t W = a->W, me = a->me, total = 0;
+	uint32_t W = a->e.W, me = a->e.me, total = 0;
 	eg_ep_rows_t sv[WMAX], rv[WMAX];
 	eg_ep_src_t src;
 	size_t sb[5];
@@ -362,15 +364,14 @@ static int eg__na2a_dispatch(void *state, const eg_rank_input_t *in,
 			   (size_t)W * a->stride * 4, "dispatch");
 	if (rc < 0)
 		return rc;
-	memset(&src, 0, sizeof(src));
-	src.x = in->x;
-	src.scales = in->scales;
-	src.topk_idx = in->topk_idx;
-	src.topk_w = in->topk_w;
-	src.nsrc = 1;
-	src.stride = a->stride;
-	src.first_src = me;
-	src.tokens[0] = a->T;
+	src = (eg_ep_src_t){.x = in->x,
+			    .scales = in->scales,
+			    .topk_idx = in->topk_idx,
+			    .topk_w = in->topk_w,
+			    .nsrc = 1,
+			    .stride = a->stride,
+			    .first_src = me,
+			    .tokens = {a->T}};
 	eg__mark(a, 0);
 	rc = eg_ep_layout_cuda(w, &src, 0, W, a->d_pos, a->d_cnt, s0);
 	if (rc < 0)
@@ -411,25 +412,19 @@ static int eg__na2a_dispatch(void *state, const eg_rank_input_t *in,
 		return rc;
 	eg__mark(a, 4);
 	rc = eg_ep_finish_cuda(out, a->prefix, s0);
-	if (rc < 0)
-		return eg_nccl_fail(n, rc, "dispatch finish", "kernel launch");
-	eg__mark(a, 5);
-	if ((rc = eg_nccl_sync(n, "dispatch rows")) < 0)
-		return rc;
-	eg__phases_read(a, 0, 5);
-	return EG_OK;
+	return eg__step_end(a, rc, "dispatch finish", "dispatch rows", 0, 5);
 }
 
 static int eg__na2a_combine(void *state, const eg_recv_t *recv,
 			    const void *const *y, void *const *out)
 {
 	eg__na2a_t *a = state;
-	eg_nccl_t *n = a->n;
-	const eg_workload_t *w = &a->w;
+	eg_nccl_t *n = a->e.n;
+	const eg_workload_t *w = &a->e.w;
 	size_t rowb =
 	    (size_t)w->hidden * eg_dtype_size(eg_combine_dtype(w->dtype));
 	size_t sb[5] = {rowb, 0, 0, 0, 0};
-	uint32_t W = a->W, me = a->me;
+	uint32_t W = a->e.W, me = a->e.me;
 	eg_ep_rows_t sv[WMAX], rv[WMAX];
 	const void *ys[WMAX];
 	int rc;
@@ -465,13 +460,7 @@ static int eg__na2a_combine(void *state, const eg_recv_t *recv,
 	eg__mark(a, 8);
 	rc = eg_ep_combine_cuda(w, a->T, W, a->d_pos, a->stride, ys, out[0],
 				n->stream[0]);
-	if (rc < 0)
-		return eg_nccl_fail(n, rc, "combine", "kernel launch");
-	eg__mark(a, 9);
-	if ((rc = eg_nccl_sync(n, "combine")) < 0)
-		return rc;
-	eg__phases_read(a, 7, 9);
-	return EG_OK;
+	return eg__step_end(a, rc, "combine", "combine", 7, 9);
 }
 
 const eg_engine_ops_t eg_engine_nccl_a2a = {
@@ -485,39 +474,3 @@ const eg_engine_ops_t eg_engine_nccl_a2a = {
     .dispatch_rows = EG_ROWS_PER_RANK,
     .phases = eg__na2a_phases,
 };
-
-#else
-
-static int eg__na2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
-			   void **state)
-{
-	(void)w, (void)ctx, (void)state;
-	return EG_ENOSYS;
-}
-
-const eg_engine_ops_t eg_engine_nccl_a2a = {
-    .size = sizeof(eg_engine_ops_t),
-    .name = "nccl-a2a",
-    .create = eg__na2a_create,
-    .flags = EG_ENGINE_CANONICAL_ORDER | EG_ENGINE_MULTI_PROCESS,
-    .dispatch_rows = EG_ROWS_PER_RANK,
-};
-
-#endif
-
-const eg_engine_ops_t *eg_engine_nccl_find(const char *name)
-{
-	if (!name)
-		return NULL;
-	if (!strcmp(name, "a2a") || !strcmp(name, "nccl-a2a"))
-		return &eg_engine_nccl_a2a;
-	if (!strcmp(name, "dense") || !strcmp(name, "nccl-dense"))
-		return &eg_engine_nccl_dense;
-	/* a library under test on GPU memory (docs/plugins.md) */
-	if (!strncmp(name, "plugin:", 7))
-		return eg_engine_find(name);
-	/* a planted slowdown of one of these (lib/engines/slow.c) */
-	if (!strncmp(name, EG_SLOW_PREFIX, strlen(EG_SLOW_PREFIX)))
-		return eg_engine_slow_find(name, eg_engine_nccl_find);
-	return NULL;
-}

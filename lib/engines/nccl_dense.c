@@ -8,18 +8,13 @@
  * nothing), summed back to the owners by ncclReduceScatter in NCCL's own
  * order. That order is not the canonical one, so the engine does not
  * claim EG_ENGINE_CANONICAL_ORDER: bit-exact in exact mode (every partial
- * sum is representable), bounded in random mode. */
+ * sum is representable), bounded in random mode. Built with CUDA and
+ * NCCL only (Makefile.am); nccl_none.c stands in without them. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 #include <stdlib.h>
 #include <string.h>
-
-#include "epgate/cuda_ep.h"
-#include "epgate/error.h"
-#include "epgate/nccl.h"
-
-#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
 
 #include "nccl_eng.h"
 
@@ -32,9 +27,8 @@ typedef struct eg__nd_buf {
 } eg__nd_buf_t;
 
 typedef struct eg__ndense {
-	eg_workload_t w;
-	eg_nccl_t *n;
-	uint32_t me, W, T[WMAX], stride;
+	eg__nccl_eng_t e;
+	uint32_t T[WMAX], stride;
 	uint32_t *d_tok; /* 1 + W: mine, then everyone's */
 	uint32_t *h_tok; /* pinned, 1 + W */
 	uint32_t *d_cnt, *h_cnt;
@@ -67,26 +61,18 @@ static void eg__ndense_destroy(void *state)
 	cudaFree(a->rsout);
 	eg__nd_free(&a->stage);
 	eg__nd_free(&a->gath);
-	eg_workload_fini(&a->w);
+	eg_workload_fini(&a->e.w);
 	free(a);
 }
 
 static int eg__ndense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 			     void **state)
 {
-	eg__ndense_t *a;
 	int bad = 0, rc;
+	eg__ndense_t *a = eg__nccl_eng_new(sizeof(*a), w, ctx, &rc);
 
-	if ((rc = eg__nccl_eng_fits(w, ctx)) < 0)
-		return rc;
-	a = calloc(1, sizeof(*a));
 	if (!a)
-		return EG_ENOMEM;
-	rc = eg__nccl_eng_init(w, ctx, &a->w, &a->n, &a->me, &a->W);
-	if (rc < 0) {
-		eg__ndense_destroy(a);
 		return rc;
-	}
 	bad |= cudaMalloc((void **)&a->d_tok, (WMAX + 1) * 4) != cudaSuccess;
 	bad |= cudaMalloc((void **)&a->d_cnt, WMAX * 4) != cudaSuccess;
 	bad |=
@@ -103,15 +89,15 @@ static int eg__ndense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 /* One collective on communicator 0, closed and taken by NCCL. */
 static int eg__coll(eg__ndense_t *a, ncclResult_t r, const char *step)
 {
-	int rc = eg__nccl_call(a->n, r, 0, step);
-	int rc2 = eg_nccl_group_end(a->n, 0, step);
+	int rc = eg__nccl_call(a->e.n, r, 0, step);
+	int rc2 = eg_nccl_group_end(a->e.n, 0, step);
 
 	return rc < 0 ? rc : rc2;
 }
 
 static int eg__tokens(eg__ndense_t *a, uint32_t T)
 {
-	eg_nccl_t *n = a->n;
+	eg_nccl_t *n = a->e.n;
 	cudaStream_t s0 = n->stream[0];
 	int rc;
 
@@ -126,12 +112,12 @@ static int eg__tokens(eg__ndense_t *a, uint32_t T)
 		      ncclAllGather(a->d_tok, a->d_tok + 1, 1, ncclUint32,
 				    n->comm[0], s0),
 		      "dispatch counts");
-	eg_nccl_count(n, 0, 1, a->me, 0);
+	eg_nccl_count(n, 0, 1, a->e.me, 0);
 	if (rc < 0)
 		return rc;
 	if ((rc = eg__nccl_cuda(n,
 				cudaMemcpyAsync(a->h_tok + 1, a->d_tok + 1,
-						a->W * 4,
+						a->e.W * 4,
 						cudaMemcpyDeviceToHost, s0),
 				"dispatch counts")) < 0)
 		return rc;
@@ -144,9 +130,9 @@ static int eg__tokens(eg__ndense_t *a, uint32_t T)
 static int eg__gather(eg__ndense_t *a, const eg_rank_input_t *in,
 		      const size_t *rb)
 {
-	eg_nccl_t *n = a->n;
+	eg_nccl_t *n = a->e.n;
 	cudaStream_t s0 = n->stream[0];
-	uint32_t W = a->W, me = a->me;
+	uint32_t W = a->e.W, me = a->e.me;
 	const void *mine[4] = {in->x, in->scales, in->topk_idx, in->topk_w};
 	const void *srcp[4];
 	int rc;
@@ -196,9 +182,9 @@ static int eg__gather(eg__ndense_t *a, const eg_rank_input_t *in,
 /* Which gathered tokens are mine, packed in canonical order into out. */
 static int eg__select(eg__ndense_t *a, eg_recv_t *out)
 {
-	eg_nccl_t *n = a->n;
+	eg_nccl_t *n = a->e.n;
 	cudaStream_t s0 = n->stream[0];
-	uint32_t W = a->W, me = a->me, total = 0;
+	uint32_t W = a->e.W, me = a->e.me, total = 0;
 	uint32_t prefix[WMAX + 1];
 	eg_ep_rows_t views[WMAX];
 	eg_ep_src_t src;
@@ -208,15 +194,14 @@ static int eg__select(eg__ndense_t *a, eg_recv_t *out)
 			   (size_t)W * a->stride * 4, "dispatch");
 	if (rc < 0)
 		return rc;
-	memset(&src, 0, sizeof(src));
-	src.x = a->gath.p[0];
-	src.scales = a->gath.p[1];
-	src.topk_idx = a->gath.p[2];
-	src.topk_w = a->gath.p[3];
-	src.nsrc = W;
-	src.stride = a->stride;
+	src = (eg_ep_src_t){.x = a->gath.p[0],
+			    .scales = a->gath.p[1],
+			    .topk_idx = a->gath.p[2],
+			    .topk_w = a->gath.p[3],
+			    .nsrc = W,
+			    .stride = a->stride};
 	memcpy(src.tokens, a->T, W * sizeof(uint32_t));
-	rc = eg_ep_layout_cuda(&a->w, &src, me, 1, a->d_pos, a->d_cnt, s0);
+	rc = eg_ep_layout_cuda(&a->e.w, &src, me, 1, a->d_pos, a->d_cnt, s0);
 	if (rc < 0)
 		return eg_nccl_fail(n, rc, "dispatch layout", "kernel launch");
 	if ((rc = eg__nccl_cuda(n,
@@ -235,7 +220,7 @@ static int eg__select(eg__ndense_t *a, eg_recv_t *out)
 				    "more rows than the receive buffer holds");
 	for (uint32_t s = 0; s < W; s++)
 		eg_ep_rows_recv(out, prefix[s], &views[s]);
-	rc = eg_ep_pack_cuda(&a->w, &src, me, 1, a->d_pos, views, s0);
+	rc = eg_ep_pack_cuda(&a->e.w, &src, me, 1, a->d_pos, views, s0);
 	if (rc == EG_OK)
 		rc = eg_ep_finish_cuda(out, prefix, s0);
 	if (rc < 0)
@@ -247,7 +232,7 @@ static int eg__ndense_dispatch(void *state, const eg_rank_input_t *in,
 			       eg_recv_t *out)
 {
 	eg__ndense_t *a = state;
-	eg_nccl_t *n = a->n;
+	eg_nccl_t *n = a->e.n;
 	uint32_t Tmax = 0;
 	size_t sb[5], rb[4];
 	int rc;
@@ -256,14 +241,14 @@ static int eg__ndense_dispatch(void *state, const eg_rank_input_t *in,
 		return rc;
 	if ((rc = eg__tokens(a, in->tokens)) < 0)
 		return rc;
-	for (uint32_t s = 0; s < a->W; s++) {
+	for (uint32_t s = 0; s < a->e.W; s++) {
 		a->T[s] = a->h_tok[1 + s];
 		if (a->T[s] > Tmax)
 			Tmax = a->T[s];
 	}
 	a->stride = Tmax ? Tmax : 1;
-	eg_fault_point("dispatch", a->me);
-	eg_ep_section_bytes(&a->w, sb);
+	eg_fault_point("dispatch", a->e.me);
+	eg_ep_section_bytes(&a->e.w, sb);
 	rb[0] = sb[0];
 	rb[1] = sb[1];
 	rb[2] = sb[3];
@@ -277,12 +262,12 @@ static int eg__ndense_combine(void *state, const eg_recv_t *recv,
 			      const void *const *y, void *const *out)
 {
 	eg__ndense_t *a = state;
-	eg_nccl_t *n = a->n;
-	const eg_workload_t *w = &a->w;
+	eg_nccl_t *n = a->e.n;
+	const eg_workload_t *w = &a->e.w;
 	cudaStream_t s0 = n->stream[0];
 	eg_dtype_t ct = eg_combine_dtype(w->dtype);
 	size_t rowb = (size_t)w->hidden * eg_dtype_size(ct);
-	uint32_t W = a->W, me = a->me, T = a->T[me];
+	uint32_t W = a->e.W, me = a->e.me, T = a->T[me];
 	void *dst;
 	int rc;
 
@@ -331,22 +316,3 @@ const eg_engine_ops_t eg_engine_nccl_dense = {
     .flags = EG_ENGINE_MULTI_PROCESS,
     .dispatch_rows = EG_ROWS_ALL_RANKS,
 };
-
-#else
-
-static int eg__ndense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
-			     void **state)
-{
-	(void)w, (void)ctx, (void)state;
-	return EG_ENOSYS;
-}
-
-const eg_engine_ops_t eg_engine_nccl_dense = {
-    .size = sizeof(eg_engine_ops_t),
-    .name = "nccl-dense",
-    .create = eg__ndense_create,
-    .flags = EG_ENGINE_MULTI_PROCESS,
-    .dispatch_rows = EG_ROWS_ALL_RANKS,
-};
-
-#endif

@@ -3,6 +3,8 @@
 #ifndef EG_ENGINES_NCCL_ENG_H
 #define EG_ENGINES_NCCL_ENG_H
 
+#include <stdlib.h>
+
 #include "epgate/cuda_ep.h"
 #include "epgate/error.h"
 #include "epgate/nccl.h"
@@ -20,20 +22,39 @@ static inline int eg__nccl_eng_fits(const eg_workload_t *w,
 	return w->world > EG_EP_WORLD_MAX ? EG_ERANGE : EG_OK;
 }
 
-/* The start of a fitting NCCL engine's state: w copied (EG_ENOMEM) and
- * the communicators' device made current (EG_ECUDA). */
-static inline int eg__nccl_eng_init(const eg_workload_t *w,
-				    const eg_engine_ctx_t *ctx,
-				    eg_workload_t *copy, eg_nccl_t **n,
-				    uint32_t *me, uint32_t *W)
+/* What an NCCL engine's state holds first: its copy of the workload, the
+ * transport's communicators, this rank and the world size. */
+typedef struct eg__nccl_eng {
+	eg_workload_t w;
+	eg_nccl_t *n;
+	uint32_t me, W;
+} eg__nccl_eng_t;
+
+/* A zeroed engine state of size bytes (an eg__nccl_eng_t first) for a
+ * fitting ctx, w copied and the communicators' device made current; NULL
+ * with *rc (eg__nccl_eng_fits's, EG_ENOMEM or EG_ECUDA). */
+static inline void *eg__nccl_eng_new(size_t size, const eg_workload_t *w,
+				     const eg_engine_ctx_t *ctx, int *rc)
 {
-	*n = ctx->xport_state;
-	*me = ctx->first_rank;
-	*W = w->world;
-	if (eg_workload_copy(copy, w) < 0)
-		return EG_ENOMEM;
-	return cudaSetDevice(eg_nccl_device(*n)) == cudaSuccess ? EG_OK
-								: EG_ECUDA;
+	eg__nccl_eng_t *e;
+
+	if ((*rc = eg__nccl_eng_fits(w, ctx)) < 0)
+		return NULL;
+	*rc = EG_ENOMEM;
+	if (!(e = calloc(1, size)))
+		return NULL;
+	e->n = ctx->xport_state;
+	e->me = ctx->first_rank;
+	e->W = w->world;
+	if (eg_workload_copy(&e->w, w) >= 0)
+		*rc = cudaSetDevice(eg_nccl_device(e->n)) == cudaSuccess
+			  ? EG_OK
+			  : EG_ECUDA;
+	if (*rc == EG_OK)
+		return e;
+	eg_workload_fini(&e->w);
+	free(e);
+	return NULL;
 }
 
 /* EG_OK, or a step refused after an earlier abort. */

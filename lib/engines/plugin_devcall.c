@@ -14,6 +14,7 @@
 
 #include "epgate/cuda_ep.h"
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "plugin_int.h"
 
 int eg_plug_dev_probe(eg_plug_run_t *r, const eg_rank_input_t *in)
@@ -126,10 +127,6 @@ int eg_plug_dev_y(eg_plug_run_t *r, const void *y, const void **host)
 
 void eg_plug_dev_free(eg_plug_run_t *r)
 {
-	free(r->hin.x);
-	free(r->hin.scales);
-	free(r->hin.topk_idx);
-	free(r->hin.topk_w);
+	EG_FREE(r->hin.x, r->hin.scales, r->hin.topk_idx, r->hin.topk_w, r->hy);
 	eg_recv_free(&r->hrecv);
-	free(r->hy);
 }

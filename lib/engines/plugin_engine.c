@@ -124,10 +124,8 @@ static void eg__pe_destroy(void *state)
 
 	if (!e)
 		return;
-	if (e->proxy)
-		eg_plug_proxy_destroy(e->proxy);
-	if (e->run)
-		eg_plug_run_destroy(e->run);
+	eg_plug_proxy_destroy(e->proxy); /* both take NULL */
+	eg_plug_run_destroy(e->run);
 	free(e);
 }
 
@@ -172,24 +170,25 @@ static int (*const eg__creates[EG__SLOTS])(const eg_workload_t *,
 
 void eg_plug_engine_init(eg_plug_t *pl, int slot)
 {
-	eg_engine_ops_t *o = &pl->ops;
+	uint32_t canon = pl->caps.flags & EG_PLUGIN_CANONICAL_ORDER
+			     ? EG_ENGINE_CANONICAL_ORDER
+			     : 0;
 
-	memset(o, 0, sizeof(*o));
-	o->size = sizeof(*o);
-	o->name = pl->spec;
-	o->create = eg__creates[slot % EG__SLOTS];
-	o->dispatch = eg__pe_dispatch;
-	o->combine = eg__pe_combine;
-	o->destroy = eg__pe_destroy;
-	o->error = eg__pe_error;
-	o->phases = eg__pe_phases;
-	/* the bytes of the measurements (docs/metrics.md): whatever the
-	 * native layout, a plugin must move one row per (token, destination
-	 * rank holding one of its experts) */
-	o->dispatch_rows = EG_ROWS_PER_RANK;
-	o->flags = EG_ENGINE_MULTI_PROCESS | EG_ENGINE_WORLD1;
-	if (pl->caps.flags & EG_PLUGIN_CANONICAL_ORDER)
-		o->flags |= EG_ENGINE_CANONICAL_ORDER;
+	pl->ops = (eg_engine_ops_t){
+	    .size = sizeof(eg_engine_ops_t),
+	    .name = pl->spec,
+	    .create = eg__creates[slot % EG__SLOTS],
+	    .dispatch = eg__pe_dispatch,
+	    .combine = eg__pe_combine,
+	    .destroy = eg__pe_destroy,
+	    .flags = EG_ENGINE_MULTI_PROCESS | EG_ENGINE_WORLD1 | canon,
+	    /* the bytes of the measurements (docs/metrics.md): whatever the
+	     * native layout, a plugin must move one row per (token,
+	     * destination rank holding one of its experts) */
+	    .dispatch_rows = EG_ROWS_PER_RANK,
+	    .phases = eg__pe_phases,
+	    .error = eg__pe_error,
+	};
 }
 
 const char *eg_plug_create_error(const eg_engine_ops_t *ops)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "epgate/nccl.h"
 #include "plugin_int.h"
 
@@ -359,10 +360,7 @@ void eg_plug_run_destroy(eg_plug_run_t *r)
 	eg_plug_routes_free(&r->rt);
 	eg_gen_fini(&r->g);
 	eg_workload_fini(&r->w);
-	free(r->last_idx);
-	free(r->last_w);
-	free(r->h_idx);
-	free(r->ynat);
+	EG_FREE(r->last_idx, r->last_w, r->h_idx, r->ynat);
 	free(r);
 }
 

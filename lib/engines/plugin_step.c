@@ -337,6 +337,24 @@ static int eg__time(eg_plug_run_t *r, int timed, unsigned m, int done)
 		      : EG_OK;
 }
 
+/* After the plugin's stage call (dispatch: mark m = 1, combine: 3) that
+ * returned prc: its failure, or the mark after it, the wait for its stream
+ * and the phase. */
+static int eg__called(eg_plug_run_t *r, int prc, const char *stage, int timed,
+		      unsigned m)
+{
+	int rc;
+
+	if (prc < 0)
+		return eg_plug_run_fail(r, prc, stage);
+	if ((rc = eg__time(r, timed, m, 0)) < 0)
+		return rc;
+	if ((rc = r->mem->sync(r->ms)) < 0)
+		return eg_plug_run_err(r, rc, "plugin %s: %s: its stream: %s",
+				       r->name, stage, eg_strerror(rc));
+	return eg__time(r, timed, m, 1);
+}
+
 int eg_plug_run_phases(const eg_plug_run_t *r, eg_engine_phase_t *p, size_t max)
 {
 	if (!r || r->ph_have != 3 || max < 2)
@@ -368,15 +386,7 @@ int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
 	if ((rc = eg__time(r, timed, 0, 0)) < 0)
 		return rc;
 	rc = r->pl->p->dispatch(r->inst, &r->pin, &r->prc);
-	if (rc < 0)
-		return eg_plug_run_fail(r, rc, "dispatch");
-	if ((rc = eg__time(r, timed, 1, 0)) < 0)
-		return rc;
-	if ((rc = r->mem->sync(r->ms)) < 0)
-		return eg_plug_run_err(r, rc,
-				       "plugin %s: dispatch: its stream: %s",
-				       r->name, eg_strerror(rc));
-	if ((rc = eg__time(r, timed, 1, 1)) < 0)
+	if ((rc = eg__called(r, rc, "dispatch", timed, 1)) < 0)
 		return rc;
 	r->n_disp++;
 	r->last_mapped = verified;
@@ -450,15 +460,7 @@ int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 	if ((rc = eg__time(r, timed, 2, 0)) < 0)
 		return rc;
 	rc = r->pl->p->combine(r->inst, &r->pin, ys, cuda ? r->d_out : out);
-	if (rc < 0)
-		return eg_plug_run_fail(r, rc, "combine");
-	if ((rc = eg__time(r, timed, 3, 0)) < 0)
-		return rc;
-	if ((rc = r->mem->sync(r->ms)) < 0)
-		return eg_plug_run_err(r, rc,
-				       "plugin %s: combine: its stream: %s",
-				       r->name, eg_strerror(rc));
-	if ((rc = eg__time(r, timed, 3, 1)) < 0)
+	if ((rc = eg__called(r, rc, "combine", timed, 3)) < 0)
 		return rc;
 	r->n_comb++;
 	if (verified && cuda &&

@@ -1,9 +1,11 @@
-/* Engines by name: the built-in ones, and plugins ("plugin:PATH,..."). */
+/* Engines by name: the built-in ones, and plugins ("plugin:PATH,..."); the
+ * NCCL engines' finder too (nccl_a2a.c, nccl_dense.c, or nccl_none.c). */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "epgate/engine.h"
+#include "epgate/nccl.h"
 #include "plugin_int.h"
 
 #define EG__FAULT_REF(id) &eg_engine_fault_##id,
@@ -97,4 +99,21 @@ eg_rows_rule_t eg_engine_rows(const eg_engine_ops_t *e)
 eg_rows_rule_t eg_engine_rows_by_name(const char *name)
 {
 	return name ? eg_engine_rows(eg_engine_find(name)) : EG_ROWS_NONE;
+}
+
+const eg_engine_ops_t *eg_engine_nccl_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	if (!strcmp(name, "a2a") || !strcmp(name, "nccl-a2a"))
+		return &eg_engine_nccl_a2a;
+	if (!strcmp(name, "dense") || !strcmp(name, "nccl-dense"))
+		return &eg_engine_nccl_dense;
+	/* a library under test on GPU memory (docs/plugins.md) */
+	if (!strncmp(name, EG__PLUGIN, strlen(EG__PLUGIN)))
+		return eg_engine_find(name);
+	/* a planted slowdown of one of these (lib/engines/slow.c) */
+	if (!strncmp(name, EG_SLOW_PREFIX, strlen(EG_SLOW_PREFIX)))
+		return eg_engine_slow_find(name, eg_engine_nccl_find);
+	return NULL;
 }

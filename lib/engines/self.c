@@ -6,6 +6,7 @@
 
 #include "epgate/engine.h"
 #include "epgate/error.h"
+#include "epgate/mem.h"
 
 typedef struct eg__self {
 	eg_workload_t w;
@@ -25,12 +26,18 @@ typedef struct eg__msg {
 
 static void eg__msg_free(eg__msg_t *m)
 {
-	free(m->x);
-	free(m->scales);
-	free(m->token);
-	free(m->idx);
-	free(m->wt);
+	EG_FREE(m->x, m->scales, m->token, m->idx, m->wt);
 	memset(m, 0, sizeof(*m));
+}
+
+static void eg__self_destroy(void *state)
+{
+	eg__self_t *s = state;
+	if (!s)
+		return;
+	eg_workload_fini(&s->w);
+	free(s->tokens);
+	free(s);
 }
 
 static int eg__self_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
@@ -44,29 +51,15 @@ static int eg__self_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return EG_ENOMEM;
-	if (eg_workload_copy(&s->w, w) < 0) {
-		free(s);
-		return EG_ENOMEM;
-	}
 	s->first = ctx->first_rank;
 	s->n = ctx->n_ranks;
-	if (!(s->tokens = calloc(w->world, sizeof(uint32_t)))) {
-		eg_workload_fini(&s->w);
-		free(s);
+	if (eg_workload_copy(&s->w, w) < 0 ||
+	    !(s->tokens = calloc(w->world, sizeof(uint32_t)))) {
+		eg__self_destroy(s);
 		return EG_ENOMEM;
 	}
 	*state = s;
 	return EG_OK;
-}
-
-static void eg__self_destroy(void *state)
-{
-	eg__self_t *s = state;
-	if (!s)
-		return;
-	eg_workload_fini(&s->w);
-	free(s->tokens);
-	free(s);
 }
 
 /* Pack source rank in's tokens for destination d. */

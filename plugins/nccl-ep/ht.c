@@ -68,13 +68,7 @@ int eg_nep_ht_dispatch(eg_nep_t *n, const eg_plugin_input_t *in,
 int eg_nep_ht_combine(eg_nep_t *n, const eg_plugin_input_t *in, const void *y,
 		      void *out)
 {
-	ncclEpCombineInputs_t ci = NCCL_EP_COMBINE_INPUTS_INIT;
-	ncclEpCombineOutputs_t co = NCCL_EP_COMBINE_OUTPUTS_INIT;
-	size_t H = n->env.hidden;
-
-	eg_nep_tensor(&n->yt, ncclBfloat16, (void *)y, 2, n->p.recv, H, 0);
-	eg_nep_tensor(&n->out, ncclBfloat16, out, 2, in->tokens, H, 0);
-	ci.tokens = &n->yt.t;
-	co.tokens = &n->out.t;
-	return eg_nep_combine_run(n, &ci, &co);
+	eg_nep_tensor(&n->yt, ncclBfloat16, (void *)y, 2, n->p.recv,
+		      n->env.hidden, 0);
+	return eg_nep_combine_run(n, in, out, 0);
 }

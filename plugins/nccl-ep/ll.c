@@ -44,17 +44,7 @@ int eg_nep_ll_dispatch(eg_nep_t *n, const eg_plugin_input_t *in,
 int eg_nep_ll_combine(eg_nep_t *n, const eg_plugin_input_t *in, const void *y,
 		      void *out)
 {
-	ncclEpCombineInputs_t ci = NCCL_EP_COMBINE_INPUTS_INIT;
-	ncclEpCombineOutputs_t co = NCCL_EP_COMBINE_OUTPUTS_INIT;
-	size_t H = n->env.hidden;
-
 	eg_nep_tensor(&n->yt, ncclBfloat16, (void *)y, 3, n->p.L, n->p.stride,
-		      H);
-	eg_nep_tensor(&n->out, ncclBfloat16, out, 2, in->tokens, H, 0);
-	eg_nep_tensor(&n->w, ncclFloat32, (void *)in->topk_w, 2, in->tokens,
-		      n->env.topk, 0);
-	ci.tokens = &n->yt.t;
-	co.tokens = &n->out.t;
-	co.topk_weights = &n->w.t; /* read: the combine applies them */
-	return eg_nep_combine_run(n, &ci, &co);
+		      n->env.hidden);
+	return eg_nep_combine_run(n, in, out, 1);
 }

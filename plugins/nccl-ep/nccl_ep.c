@@ -68,30 +68,42 @@ int eg_nep_setup_common(eg_nep_t *n, size_t rows)
 	return EG_PLUGIN_OK;
 }
 
-int eg_nep_dispatch_run(eg_nep_t *n, const ncclEpDispatchInputs_t *di,
-			const ncclEpDispatchOutputs_t *dout,
-			const ncclEpLayoutInfo_t *li)
+/* A dispatch or combine that returned r (what), then its completion. */
+static int eg__completed(eg_nep_t *n, const char *what, ncclResult_t r)
 {
-	ncclResult_t r;
-
-	if ((r = ncclEpDispatch(n->handle, di, dout, li, NULL, n->s)) !=
-	    ncclSuccess)
-		return eg_nep_fail(n, "ncclEpDispatch", r);
+	if (r != ncclSuccess)
+		return eg_nep_fail(n, what, r);
 	if ((r = ncclEpComplete(n->handle, NULL, n->s)) != ncclSuccess)
 		return eg_nep_fail(n, "ncclEpComplete", r);
 	return EG_PLUGIN_OK;
 }
 
-int eg_nep_combine_run(eg_nep_t *n, const ncclEpCombineInputs_t *ci,
-		       const ncclEpCombineOutputs_t *co)
+int eg_nep_dispatch_run(eg_nep_t *n, const ncclEpDispatchInputs_t *di,
+			const ncclEpDispatchOutputs_t *dout,
+			const ncclEpLayoutInfo_t *li)
 {
-	ncclResult_t r;
+	return eg__completed(
+	    n, "ncclEpDispatch",
+	    ncclEpDispatch(n->handle, di, dout, li, NULL, n->s));
+}
 
-	if ((r = ncclEpCombine(n->handle, ci, co, NULL, n->s)) != ncclSuccess)
-		return eg_nep_fail(n, "ncclEpCombine", r);
-	if ((r = ncclEpComplete(n->handle, NULL, n->s)) != ncclSuccess)
-		return eg_nep_fail(n, "ncclEpComplete", r);
-	return EG_PLUGIN_OK;
+int eg_nep_combine_run(eg_nep_t *n, const eg_plugin_input_t *in, void *out,
+		       int weighted)
+{
+	ncclEpCombineInputs_t ci = NCCL_EP_COMBINE_INPUTS_INIT;
+	ncclEpCombineOutputs_t co = NCCL_EP_COMBINE_OUTPUTS_INIT;
+
+	eg_nep_tensor(&n->out, ncclBfloat16, out, 2, in->tokens, n->env.hidden,
+		      0);
+	ci.tokens = &n->yt.t;
+	co.tokens = &n->out.t;
+	if (weighted) {
+		eg_nep_tensor(&n->w, ncclFloat32, (void *)in->topk_w, 2,
+			      in->tokens, n->env.topk, 0);
+		co.topk_weights = &n->w.t; /* read: the combine applies them */
+	}
+	return eg__completed(n, "ncclEpCombine",
+			     ncclEpCombine(n->handle, &ci, &co, NULL, n->s));
 }
 
 int eg_nep_routing(eg_nep_t *n, const eg_plugin_input_t *in,

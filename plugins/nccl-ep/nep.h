@@ -50,12 +50,15 @@ int eg_nep_cuda(eg_nep_t *n, const char *what, cudaError_t e);
  * received rows and the expert outputs (rows x hidden bf16 each) and
  * the per-expert counters, with the routing and counter tensors. */
 int eg_nep_setup_common(eg_nep_t *n, size_t rows);
-/* One dispatch / combine on the plugin's stream, then its completion. */
+/* One dispatch / combine on the plugin's stream, then its completion.
+ * The combine takes the expert outputs n->yt describes (the mode's
+ * layout) into out (in's tokens x hidden bf16), applying in's weights
+ * itself when weighted (LL). */
 int eg_nep_dispatch_run(eg_nep_t *n, const ncclEpDispatchInputs_t *di,
 			const ncclEpDispatchOutputs_t *dout,
 			const ncclEpLayoutInfo_t *li);
-int eg_nep_combine_run(eg_nep_t *n, const ncclEpCombineInputs_t *ci,
-		       const ncclEpCombineOutputs_t *co);
+int eg_nep_combine_run(eg_nep_t *n, const eg_plugin_input_t *in, void *out,
+		       int weighted);
 /* The routing of in into the handle, new for a new routing epoch. */
 int eg_nep_routing(eg_nep_t *n, const eg_plugin_input_t *in,
 		   const ncclEpLayoutInfo_t *li);
