@@ -91,43 +91,41 @@ int eg_cli_error(const eg_cli_t *c, const char *fmt, ...)
 }
 
 /* The base parsers (lib/base/num.c) do the work and word the message:
- * one number parser, one message shape, here as everywhere. */
+ * one number parser, one message shape, here as everywhere.  The value
+ * goes to u or, when u is NULL, to z. */
 typedef int eg__u64_parser_t(const char *what, const char *s, uint64_t lo,
 			     uint64_t hi, unsigned flags, uint64_t *out,
 			     char *err, size_t errlen);
 
 static int eg__cli_u64(const eg_cli_t *c, eg__u64_parser_t *parse,
 		       const char *opt, const char *s, uint64_t lo, uint64_t hi,
-		       uint64_t *v)
+		       unsigned *u, size_t *z)
 {
 	char err[256];
-	int rc = parse(opt, s ? s : "", lo, hi, 0, v, err, sizeof(err));
+	uint64_t v;
+	int rc = parse(opt, s ? s : "", lo, hi, 0, &v, err, sizeof(err));
 
-	if (rc < 0)
+	if (rc < 0) {
 		eg_cli_error(c, "%s", err);
-	return rc < 0 ? rc : EG_OK;
+		return rc;
+	}
+	if (u)
+		*u = (unsigned)v;
+	else
+		*z = (size_t)v;
+	return EG_OK;
 }
 
 int eg_cli_uint(const eg_cli_t *c, const char *opt, const char *s,
 		unsigned long long lo, unsigned long long hi, unsigned *out)
 {
-	uint64_t v;
-	int rc = eg__cli_u64(c, eg_parse_u64, opt, s, lo, hi, &v);
-
-	if (rc == EG_OK)
-		*out = (unsigned)v;
-	return rc;
+	return eg__cli_u64(c, eg_parse_u64, opt, s, lo, hi, out, NULL);
 }
 
 int eg_cli_bytes(const eg_cli_t *c, const char *opt, const char *s, size_t lo,
 		 size_t hi, size_t *out)
 {
-	uint64_t v;
-	int rc = eg__cli_u64(c, eg_parse_bytes, opt, s, lo, hi, &v);
-
-	if (rc == EG_OK)
-		*out = (size_t)v;
-	return rc;
+	return eg__cli_u64(c, eg_parse_bytes, opt, s, lo, hi, NULL, out);
 }
 
 int eg_cli_real(const eg_cli_t *c, const char *opt, const char *s, double lo,
