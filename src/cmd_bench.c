@@ -15,7 +15,7 @@
 
 typedef struct eg__sub {
 	const char *name;
-	int (*run)(int argc, char **argv);
+	eg_cmd_fn *run;
 	const char *summary;
 	const char *alias; /* the old flag */
 } eg__sub_t;

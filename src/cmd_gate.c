@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/cmd_gate.h"
+#include "src/cmd.h"
 #include "src/opts.h"
 #include "epgate/error.h"
 #include "epgate/num.h"

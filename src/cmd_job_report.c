@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "lib/suite/job_report.h"
-#include "src/cmd_job.h"
+#include "src/cmd.h"
 #include "src/opts.h"
 
 #define EG__PROG "epgate job-report"

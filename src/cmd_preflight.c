@@ -4,7 +4,7 @@
 
 #include "epgate/error.h"
 #include "lib/suite/preflight.h"
-#include "src/cmd_job.h"
+#include "src/cmd.h"
 #include "src/opts.h"
 
 #define EG__PROG "epgate preflight"
