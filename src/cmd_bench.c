@@ -209,18 +209,15 @@ int eg_cmd_bench(int argc, char **argv)
 
 /* ---- overhead ------------------------------------------------------ */
 
-static void eg__overhead_usage(FILE *f)
-{
-	fputs("usage: epgate bench overhead [--op-us US] [--iters N]\n"
-	      "\n"
-	      "The harness's own timing overhead: a calibrated busy loop of\n"
-	      "about US microseconds (100), bare and through the driver, and\n"
-	      "an empty step, N steps each (2000) in 4 interleaved rounds.\n"
-	      "\n"
-	      "Exit status: 0 under 2% (or not judged: more than one rank),\n"
-	      "1 the harness adds 2% or more, 99 bad arguments.\n",
-	      f);
-}
+static const char eg__overhead_usage[] =
+    "usage: epgate bench overhead [--op-us US] [--iters N]\n"
+    "\n"
+    "The harness's own timing overhead: a calibrated busy loop of\n"
+    "about US microseconds (100), bare and through the driver, and\n"
+    "an empty step, N steps each (2000) in 4 interleaved rounds.\n"
+    "\n"
+    "Exit status: 0 under 2% (or not judged: more than one rank),\n"
+    "1 the harness adds 2% or more, 99 bad arguments.\n";
 
 static int eg__overhead_opt(eg_cli_t *c, int id, const char *arg)
 {

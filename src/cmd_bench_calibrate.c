@@ -6,37 +6,33 @@
 #include "src/cmd.h"
 #include "src/opts.h"
 
-static void eg__cal_usage(FILE *f)
-{
-	fputs(
-	    "usage: epgate bench calibrate DIR [--gates FILE] [--save DIR]\n"
-	    "                              [--judged N] [--history N] "
-	    "[--metrics LIST] [--quick]\n"
-	    "\n"
-	    "Replays every comparison CI would make on the campaigns in DIR\n"
-	    "(*.json, in time order by name; suites/gates/calibrate.sh makes\n"
-	    "them) through the gate engine and prints the calibration table:\n"
-	    "false alarms on unchanged code, detection of the times scaled by\n"
-	    "5% and 10%, of the planted slowdowns, and the minimum detectable\n"
-	    "effect, per mode (history, one baseline, A/B), metric, statistic\n"
-	    "and gate (docs/gates.md, \"Calibration\").\n"
-	    "\n"
-	    "  --gates FILE     the shipped gate file, judged against the\n"
-	    "                   history of the clean campaigns\n"
-	    "  --save DIR       trimmed copies (the metrics, 4 significant\n"
-	    "                   digits) for fixtures\n"
-	    "  --judged N       launches judged first (2/3 of them); the\n"
-	    "                   rest are the re-measurement\n"
-	    "  --history N      campaigns in a history baseline (10)\n"
-	    "  --metrics LIST   judged metrics (dispatch_us,step_us,"
-	    "combine_us)\n"
-	    "  --quick          no minimum-detectable-effect scan\n"
-	    "\n"
-	    "Exit status: 0 the targets hold (at most 1 false alarm in 20,\n"
-	    "at least 19 of 20 planted slowdowns caught), 1 they do not, 99\n"
-	    "bad input.\n",
-	    f);
-}
+static const char eg__cal_usage[] =
+    "usage: epgate bench calibrate DIR [--gates FILE] [--save DIR]\n"
+    "                              [--judged N] [--history N] "
+    "[--metrics LIST] [--quick]\n"
+    "\n"
+    "Replays every comparison CI would make on the campaigns in DIR\n"
+    "(*.json, in time order by name; suites/gates/calibrate.sh makes\n"
+    "them) through the gate engine and prints the calibration table:\n"
+    "false alarms on unchanged code, detection of the times scaled by\n"
+    "5% and 10%, of the planted slowdowns, and the minimum detectable\n"
+    "effect, per mode (history, one baseline, A/B), metric, statistic\n"
+    "and gate (docs/gates.md, \"Calibration\").\n"
+    "\n"
+    "  --gates FILE     the shipped gate file, judged against the\n"
+    "                   history of the clean campaigns\n"
+    "  --save DIR       trimmed copies (the metrics, 4 significant\n"
+    "                   digits) for fixtures\n"
+    "  --judged N       launches judged first (2/3 of them); the\n"
+    "                   rest are the re-measurement\n"
+    "  --history N      campaigns in a history baseline (10)\n"
+    "  --metrics LIST   judged metrics (dispatch_us,step_us,"
+    "combine_us)\n"
+    "  --quick          no minimum-detectable-effect scan\n"
+    "\n"
+    "Exit status: 0 the targets hold (at most 1 false alarm in 20,\n"
+    "at least 19 of 20 planted slowdowns caught), 1 they do not, 99\n"
+    "bad input.\n";
 
 enum { O_JUDGED = 256, O_HISTORY };
 

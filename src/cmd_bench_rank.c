@@ -6,25 +6,22 @@
 #include "src/cmd.h"
 #include "src/opts.h"
 
-static void eg__rank_usage(FILE *f)
-{
-	fputs("usage: epgate launch -n W [--ranks-per-node M] -- \\\n"
-	      "         epgate bench-rank --profile FILE [--sweep NAME]...\n"
-	      "         (--results FILE | --spool FILE)\n"
-	      "       srun -N NODES -n W epgate bench-rank --profile FILE "
-	      "--results FILE\n"
-	      "\n"
-	      "One rank of a performance sweep: measures every point of the\n"
-	      "profile whose world and node count are this job's (only the\n"
-	      "named sweeps with --sweep). Rank 0 appends each point to the\n"
-	      "results file (--results) or as one JSON line to a spool file\n"
-	      "(--spool, read by `epgate bench profile`).\n"
-	      "\n"
-	      "Exit status: 0 all measured, 1 a point failed verification, "
-	      "77\n"
-	      "no point for this job or transport not built, 99 error.\n",
-	      f);
-}
+static const char eg__rank_usage[] =
+    "usage: epgate launch -n W [--ranks-per-node M] -- \\\n"
+    "         epgate bench-rank --profile FILE [--sweep NAME]...\n"
+    "         (--results FILE | --spool FILE)\n"
+    "       srun -N NODES -n W epgate bench-rank --profile FILE "
+    "--results FILE\n"
+    "\n"
+    "One rank of a performance sweep: measures every point of the\n"
+    "profile whose world and node count are this job's (only the\n"
+    "named sweeps with --sweep). Rank 0 appends each point to the\n"
+    "results file (--results) or as one JSON line to a spool file\n"
+    "(--spool, read by `epgate bench profile`).\n"
+    "\n"
+    "Exit status: 0 all measured, 1 a point failed verification, "
+    "77\n"
+    "no point for this job or transport not built, 99 error.\n";
 
 static int eg__rank_opt(eg_cli_t *c, int id, const char *arg)
 {

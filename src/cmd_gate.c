@@ -14,36 +14,33 @@
 
 #define EG__PROG "epgate gate"
 
-static void eg__gate_usage(FILE *f)
-{
-	fputs("usage: epgate gate --gates FILE [options] RESULTS...\n"
-	      "\n"
-	      "Judges results files (docs/results-v1.md) by the gates of a\n"
-	      "gate file (docs/gates.md): pass, fail, inconclusive or skip\n"
-	      "per gate.\n"
-	      "\n"
-	      "  --gates FILE     gate file, e.g. gates/p5en-ep16.gate\n"
-	      "  --baseline FILE  results the regression gates compare "
-	      "with\n"
-	      "                   (may be repeated)\n"
-	      "  --history DIR    the baseline is the last campaigns of the\n"
-	      "                   results' profile and machine in DIR\n"
-	      "                   (DIR/PROFILE/MACHINE/*.json)\n"
-	      "  --last N         that many campaigns (10)\n"
-	      "  --tap FILE       TAP 14 report (default: RUN/gate.tap)\n"
-	      "  --junit FILE     JUnit XML report (default: "
-	      "RUN/gate.junit.xml)\n"
-	      "  --reports DIR    where run folders go (default: "
-	      "reports/runs)\n"
-	      "  --strict         an inconclusive gate fails the run\n"
-	      "  -h, --help       this text\n"
-	      "\n"
-	      "Exit status: 0 no gate failed (inconclusive ones are listed\n"
-	      "on stderr; with --strict they fail), 1 a gate failed, 77\n"
-	      "every gate skipped for lack of data, 99 bad input or a hard\n"
-	      "error.\n",
-	      f);
-}
+static const char eg__gate_usage[] =
+    "usage: epgate gate --gates FILE [options] RESULTS...\n"
+    "\n"
+    "Judges results files (docs/results-v1.md) by the gates of a\n"
+    "gate file (docs/gates.md): pass, fail, inconclusive or skip\n"
+    "per gate.\n"
+    "\n"
+    "  --gates FILE     gate file, e.g. gates/p5en-ep16.gate\n"
+    "  --baseline FILE  results the regression gates compare "
+    "with\n"
+    "                   (may be repeated)\n"
+    "  --history DIR    the baseline is the last campaigns of the\n"
+    "                   results' profile and machine in DIR\n"
+    "                   (DIR/PROFILE/MACHINE/*.json)\n"
+    "  --last N         that many campaigns (10)\n"
+    "  --tap FILE       TAP 14 report (default: RUN/gate.tap)\n"
+    "  --junit FILE     JUnit XML report (default: "
+    "RUN/gate.junit.xml)\n"
+    "  --reports DIR    where run folders go (default: "
+    "reports/runs)\n"
+    "  --strict         an inconclusive gate fails the run\n"
+    "  -h, --help       this text\n"
+    "\n"
+    "Exit status: 0 no gate failed (inconclusive ones are listed\n"
+    "on stderr; with --strict they fail), 1 a gate failed, 77\n"
+    "every gate skipped for lack of data, 99 bad input or a hard\n"
+    "error.\n";
 
 enum { O_BASELINE = 256, O_LAST };
 

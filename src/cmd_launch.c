@@ -8,30 +8,27 @@
 #include "src/cmd.h"
 #include "src/opts.h"
 
-static void eg__launch_usage(FILE *f)
-{
-	fputs("usage: epgate launch -n N [--ranks-per-node M] [--timeout S] "
-	      "-- command [args]\n"
-	      "\n"
-	      "Runs N ranks of the command on this host. Each gets the\n"
-	      "EPGATE_* environment of its rank (see docs/world.md) and a\n"
-	      "rendezvous on 127.0.0.1; every line it prints is prefixed\n"
-	      "\"[rank] \". The first rank to fail, the deadline or a signal\n"
-	      "to the launcher stops every rank (SIGTERM, SIGKILL 2 s later).\n"
-	      "A command named \"epgate\" is this epgate, on PATH or not.\n"
-	      "\n"
-	      "  -n, --ranks N           number of ranks (1 to 4096)\n"
-	      "  --ranks-per-node M      virtual nodes of M ranks: ranks in\n"
-	      "                          different ones count as cross-node\n"
-	      "                          (default: N, one node)\n"
-	      "  --timeout S             deadline for the whole job, seconds\n"
-	      "                          (default: none)\n"
-	      "  -h, --help              this text\n"
-	      "\n"
-	      "Exit status: the worst of the ranks' (99 > 1 > 77 > 0); a rank\n"
-	      "killed by a signal, the deadline or a bad argument give 99.\n",
-	      f);
-}
+static const char eg__launch_usage[] =
+    "usage: epgate launch -n N [--ranks-per-node M] [--timeout S] "
+    "-- command [args]\n"
+    "\n"
+    "Runs N ranks of the command on this host. Each gets the\n"
+    "EPGATE_* environment of its rank (see docs/world.md) and a\n"
+    "rendezvous on 127.0.0.1; every line it prints is prefixed\n"
+    "\"[rank] \". The first rank to fail, the deadline or a signal\n"
+    "to the launcher stops every rank (SIGTERM, SIGKILL 2 s later).\n"
+    "A command named \"epgate\" is this epgate, on PATH or not.\n"
+    "\n"
+    "  -n, --ranks N           number of ranks (1 to 4096)\n"
+    "  --ranks-per-node M      virtual nodes of M ranks: ranks in\n"
+    "                          different ones count as cross-node\n"
+    "                          (default: N, one node)\n"
+    "  --timeout S             deadline for the whole job, seconds\n"
+    "                          (default: none)\n"
+    "  -h, --help              this text\n"
+    "\n"
+    "Exit status: the worst of the ranks' (99 > 1 > 77 > 0); a rank\n"
+    "killed by a signal, the deadline or a bad argument give 99.\n";
 
 static int eg__launch_opt(eg_cli_t *c, int id, const char *arg)
 {

@@ -9,26 +9,23 @@
 
 #define EG__PROG "epgate preflight"
 
-static void eg__usage(FILE *f)
-{
-	fputs("usage: epgate preflight [--provider P] [--gpu]\n"
-	      "\n"
-	      "Checks this node for what a job's ranks will need, before\n"
-	      "they start (slurm/epgate.sbatch runs it on every node):\n"
-	      "\n"
-	      "  --provider P   the libfabric provider ranks across nodes\n"
-	      "                 open: P, or auto (efa, falling back to tcp\n"
-	      "                 with a warning); FI_PROVIDER counts as an\n"
-	      "                 ask, as it does for the ranks\n"
-	      "  --gpu          a CUDA device\n"
-	      "  -h, --help     this text\n"
-	      "\n"
-	      "Exit status: 0 all there, 77 something missing (the caller\n"
-	      "decides whether that fails its job), 99 bad arguments or\n"
-	      "asks that contradict (FI_PROVIDER hiding the provider\n"
-	      "asked for).\n",
-	      f);
-}
+static const char eg__usage[] =
+    "usage: epgate preflight [--provider P] [--gpu]\n"
+    "\n"
+    "Checks this node for what a job's ranks will need, before\n"
+    "they start (slurm/epgate.sbatch runs it on every node):\n"
+    "\n"
+    "  --provider P   the libfabric provider ranks across nodes\n"
+    "                 open: P, or auto (efa, falling back to tcp\n"
+    "                 with a warning); FI_PROVIDER counts as an\n"
+    "                 ask, as it does for the ranks\n"
+    "  --gpu          a CUDA device\n"
+    "  -h, --help     this text\n"
+    "\n"
+    "Exit status: 0 all there, 77 something missing (the caller\n"
+    "decides whether that fails its job), 99 bad arguments or\n"
+    "asks that contradict (FI_PROVIDER hiding the provider\n"
+    "asked for).\n";
 
 int eg_cmd_preflight(int argc, char **argv)
 {

@@ -454,7 +454,7 @@ int eg_cli_parse(eg_cli_t *c, int argc, char **argv)
 	while ((id = getopt_long(argc, argv, shorts, t, NULL)) != -1) {
 		if (id == EG__O_HELP) {
 			if (c->usage)
-				c->usage(stdout);
+				fputs(c->usage, stdout);
 			return EG_EXIT_PASS;
 		}
 		if (id == ':')

@@ -106,8 +106,8 @@ struct eg_cli {
 				    NULL */
 	/* the command's own options: EG_OK, or <0 after a message */
 	int (*parse)(eg_cli_t *c, int id, const char *arg);
-	void *ctx; /* for parse */
-	void (*usage)(FILE *f);
+	void *ctx;	   /* for parse */
+	const char *usage; /* --help's text */
 	/* the groups the command takes; NULL: none */
 	eg_job_opts_t *job;
 	eg_xport_cli_t *xport;
