@@ -1,5 +1,6 @@
 /* The commands of `epgate` (src/main.c's table). Each parses its argv
- * (argv[0] is the command's name) into option structs and makes one
+ * (argv[0] is the command's full name, "epgate bench raw": see
+ * eg_cmd_sub) into option structs and makes one
  * library call; each returns an automake exit code (0 pass, 1 fail, 77
  * skip, 99 bad input or a hard error). The L2 rank commands are the
  * library's (lib/suite/suite.h, cmd_gpu.h). */
@@ -26,5 +27,11 @@ eg_cmd_fn eg_cmd_bench_rank;
 /* The batch job's commands (docs/slurm.md): preflight, run on every node
  * before the steps, and job-report, after them (internal). */
 eg_cmd_fn eg_cmd_preflight, eg_cmd_job_report;
+
+/* Runs the command NAME of PARENT ("epgate", "epgate bench") with
+ * argv[0] its full name, "PARENT NAME": the one place a command's name
+ * comes from for its messages (src/opts.c). */
+int eg_cmd_sub(const char *parent, const char *name, eg_cmd_fn *run, int argc,
+	       char **argv);
 
 #endif

@@ -196,13 +196,14 @@ int eg_cmd_bench(int argc, char **argv)
 				argv[1]);
 			return EG_EXIT_HARD;
 		}
-		return s->run(argc - 1, argv + 1);
+		return eg_cmd_sub(argv[0], s->name, s->run, argc - 1, argv + 1);
 	}
 	nargv = calloc((size_t)argc + 2, sizeof(*nargv));
 	if (!nargv)
 		return EG_EXIT_HARD;
 	n = eg__rewrite(argc, argv, nargv);
-	rc = n < 0 ? EG_EXIT_HARD : eg__find(nargv[0])->run(n, nargv);
+	s = n < 0 ? NULL : eg__find(nargv[0]);
+	rc = s ? eg_cmd_sub(argv[0], s->name, s->run, n, nargv) : EG_EXIT_HARD;
 	free(nargv);
 	return rc;
 }
@@ -230,8 +231,7 @@ int eg_cmd_bench_overhead(int argc, char **argv)
 	static const eg_cli_opt_t own[] = {{"op-us", .id = 256}, {NULL}};
 	unsigned op_us = 100;
 	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2000};
-	eg_cli_t cl = {.prog = "epgate bench overhead",
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .parse = eg__overhead_opt,
 		       .ctx = &op_us,
 		       .usage = eg__overhead_usage,

@@ -113,9 +113,7 @@ int eg_cmd_bench_ab(int argc, char **argv)
 				    {"verbose", 'v', .flag = &o.run.verbose},
 				    {NULL}};
 	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
-	eg_cli_t cl = {.prog = "epgate bench ab",
-		       .shorts = "v",
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .parse = eg__ab_opt,
 		       .ctx = &o,
 		       .usage = eg__ab_usage,

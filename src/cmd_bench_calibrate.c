@@ -55,8 +55,7 @@ int eg_cmd_bench_calibrate(int argc, char **argv)
 				    {"metrics", .str = &o.metrics},
 				    {"quick", .flag = &o.quick},
 				    {NULL}};
-	eg_cli_t cl = {.prog = "epgate bench calibrate",
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .parse = eg__cal_opt,
 		       .ctx = &o,
 		       .usage = eg__cal_usage,

@@ -75,8 +75,7 @@ int eg_cmd_bench_engine(int argc, char **argv)
 	    .keys = EG_JOB_ALL, .nw = 1, .iters = 20, .timeout_s = 60};
 	eg_xport_cli_t x = {.keys = EG_XP_ALL};
 	eg_overrides_t ov = {0};
-	eg_cli_t cl = {.prog = "epgate bench engine",
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .usage = eg__engine_usage,
 		       .job = &job,
 		       .xport = &x,

@@ -93,9 +93,7 @@ int eg_cmd_bench_profile(int argc, char **argv)
 				    {NULL}};
 	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_overrides_t ov = {0};
-	eg_cli_t cl = {.prog = "epgate bench profile",
-		       .shorts = "v",
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .parse = eg__profile_opt,
 		       .ctx = &o,
 		       .usage = eg__profile_usage,
@@ -118,8 +116,7 @@ int eg_cmd_bench_profile(int argc, char **argv)
 
 int eg_cmd_bench_list(int argc, char **argv)
 {
-	eg_cli_t cl = {.prog = "epgate bench list",
-		       .usage = eg__profile_usage,
+	eg_cli_t cl = {.usage = eg__profile_usage,
 		       .max_args = 1,
 		       .need_arg = "give a profile: NAME or FILE"};
 	int rc = eg_cli_parse(&cl, argc, argv);

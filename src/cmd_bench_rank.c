@@ -23,6 +23,8 @@ static const char eg__rank_usage[] =
     "77\n"
     "no point for this job or transport not built, 99 error.\n";
 
+enum { O_SWEEP = 256 };
+
 static int eg__rank_opt(eg_cli_t *c, int id, const char *arg)
 {
 	eg_bench_rank_opts_t *o = c->ctx;
@@ -41,12 +43,11 @@ int eg_cmd_bench_rank(int argc, char **argv)
 {
 	eg_bench_rank_opts_t o = {0};
 	const eg_cli_opt_t own[] = {{"profile", .str = &o.profile},
-				    {"sweep", .id = 's'},
+				    {"sweep", .id = O_SWEEP},
 				    {"results", .str = &o.results},
 				    {"spool", .str = &o.spool},
 				    {NULL}};
-	eg_cli_t cl = {.prog = "epgate bench-rank",
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .parse = eg__rank_opt,
 		       .ctx = &o,
 		       .usage = eg__rank_usage};

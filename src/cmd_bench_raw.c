@@ -192,9 +192,7 @@ int eg_cmd_bench_raw(int argc, char **argv)
 	eg_job_opts_t job = {
 	    .keys = EG_JOB_ALL, .nw = 1, .iters = 20, .timeout_s = 60};
 	eg_xport_cli_t x = {.keys = EG_XP_ALL};
-	eg_cli_t cl = {.prog = "epgate bench raw",
-		       .shorts = "b:e:f:d:",
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .parse = eg__raw_opt,
 		       .ctx = &r,
 		       .usage = eg__raw_usage,

@@ -63,9 +63,7 @@ int eg_cmd_check(int argc, char **argv)
 	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2};
 	eg_report_cli_t rep = {.keys = EG_REP_ALL};
 	eg_overrides_t ov = {0};
-	eg_cli_t cl = {.prog = "epgate check",
-		       .shorts = "v",
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .usage = eg__check_usage,
 		       .job = &job,
 		       .report = &rep,

@@ -12,8 +12,6 @@
 #include "epgate/gate.h"
 #include "epgate/results.h"
 
-#define EG__PROG "epgate gate"
-
 static const char eg__gate_usage[] =
     "usage: epgate gate --gates FILE [options] RESULTS...\n"
     "\n"
@@ -73,8 +71,7 @@ static int eg__options(int argc, char **argv, eg__gate_cli_t *g, int *first)
 				    {"last", .id = O_LAST},
 				    {NULL}};
 	eg_report_cli_t rep = {.keys = EG_REP_ALL};
-	eg_cli_t cl = {.prog = EG__PROG,
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .parse = eg__gate_opt,
 		       .ctx = g,
 		       .usage = eg__gate_usage,
@@ -97,7 +94,7 @@ static int eg__options(int argc, char **argv, eg__gate_cli_t *g, int *first)
 
 int eg_cmd_gate(int argc, char **argv)
 {
-	eg_gate_run_opts_t o = {.prog = EG__PROG};
+	eg_gate_run_opts_t o = {.prog = argv[0]};
 	char **base = calloc((size_t)argc + 1, sizeof(*base));
 	eg__gate_cli_t g = {.o = &o, .base = base, .last = EG_HISTORY_LAST};
 	eg_results_t *cur = NULL, *bl = NULL;
@@ -114,12 +111,12 @@ int eg_cmd_gate(int argc, char **argv)
 	if (eg_results_read_all(argv + first, (size_t)(argc - first), &cur,
 				&n_cur, err, sizeof(err)) ||
 	    eg_results_read_all(base, g.n_base, &bl, &n_bl, err, sizeof(err))) {
-		fprintf(stderr, "%s: %s\n", EG__PROG, err);
+		fprintf(stderr, "%s: %s\n", o.prog, err);
 		goto out;
 	}
 	if (g.history && g.n_base) {
 		fprintf(stderr, "%s: give --baseline or --history, not both\n",
-			EG__PROG);
+			o.prog);
 		goto out;
 	}
 	if (g.history) { /* the history is the baseline */
@@ -129,7 +126,7 @@ int eg_cmd_gate(int argc, char **argv)
 	}
 	if (g.history && eg_history_read(g.history, &cur[0], g.last, &bl, &n_bl,
 					 err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s: --history: %s\n", EG__PROG, err);
+		fprintf(stderr, "%s: --history: %s\n", o.prog, err);
 		goto out;
 	}
 	d = (eg_gate_data_t){cur, n_cur, n_bl ? bl : NULL, n_bl};

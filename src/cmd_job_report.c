@@ -6,8 +6,6 @@
 #include "src/cmd.h"
 #include "src/opts.h"
 
-#define EG__PROG "epgate job-report"
-
 static const char eg__usage[] =
     "usage: epgate job-report --steps FILE --tap FILE --junit FILE\n"
     "                         [--workload FILE] [--suite NAME]\n"
@@ -40,8 +38,7 @@ int eg_cmd_job_report(int argc, char **argv)
 				    {NULL}};
 	/* --tap, --junit and --tap-version: the shared report group */
 	eg_report_cli_t rep = {.keys = EG_REP_TAP | EG_REP_JUNIT};
-	eg_cli_t cl = {
-	    .prog = EG__PROG, .own = own, .usage = eg__usage, .report = &rep};
+	eg_cli_t cl = {.own = own, .usage = eg__usage, .report = &rep};
 	eg_job_totals_t t;
 	int rc = eg_cli_parse(&cl, argc, argv);
 

@@ -7,8 +7,6 @@
 #include "src/cmd.h"
 #include "src/opts.h"
 
-#define EG__PROG "epgate preflight"
-
 static const char eg__usage[] =
     "usage: epgate preflight [--provider P] [--gpu]\n"
     "\n"
@@ -32,7 +30,7 @@ int eg_cmd_preflight(int argc, char **argv)
 	eg_preflight_opts_t o = {0};
 	const eg_cli_opt_t own[] = {
 	    {"provider", .str = &o.provider}, {"gpu", .flag = &o.gpu}, {NULL}};
-	eg_cli_t cl = {.prog = EG__PROG, .own = own, .usage = eg__usage};
+	eg_cli_t cl = {.own = own, .usage = eg__usage};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)

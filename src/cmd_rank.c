@@ -98,8 +98,7 @@ static int eg__rank_cmd(int argc, char **argv, int gpu)
 	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2};
 	eg_xport_cli_t xp = {.keys = EG_XP_PROVIDER | EG_XP_NCCL};
 	eg_overrides_t ov = {0};
-	eg_cli_t cl = {.prog = gpu ? EG__GPU_PROG : EG__HOST_PROG,
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .usage = gpu ? eg__gpu_usage : eg__host_usage,
 		       .job = &job,
 		       .xport = &xp,

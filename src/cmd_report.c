@@ -68,8 +68,8 @@ int eg_cmd_report(int argc, char **argv)
 				    {"screenshot", .str = &x.o.screenshot},
 				    {"title", .str = &x.o.title},
 				    {NULL}};
-	eg_cli_t cl = {.prog = "epgate report",
-		       .shorts = "o:",
+	/* named before the parse: the out-of-memory message */
+	eg_cli_t cl = {.prog = argv[0],
 		       .own = own,
 		       .parse = eg__report_opt,
 		       .ctx = &x,

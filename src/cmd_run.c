@@ -36,11 +36,7 @@ int eg_cmd_run(int argc, char **argv)
 				    {"verbose", 'v', .flag = &o.verbose},
 				    {NULL}};
 	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
-	eg_cli_t cl = {.prog = "epgate run",
-		       .shorts = "v",
-		       .own = own,
-		       .usage = eg__run_usage,
-		       .report = &rep};
+	eg_cli_t cl = {.own = own, .usage = eg__run_usage, .report = &rep};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)

@@ -123,7 +123,7 @@ static int eg__help(int argc, char **argv)
 	sub[0] = argv[1];
 	sub[1] = help;
 	sub[2] = NULL;
-	return c->run(2, sub);
+	return eg_cmd_sub("epgate", c->name, c->run, 2, sub);
 }
 
 int main(int argc, char **argv)
@@ -141,5 +141,5 @@ int main(int argc, char **argv)
 		return eg__version(1, argv);
 	if (!(c = eg__find(argv[1])))
 		return eg__unknown(argv[1]);
-	return c->run(argc - 1, argv + 1);
+	return eg_cmd_sub("epgate", c->name, c->run, argc - 1, argv + 1);
 }

@@ -9,6 +9,7 @@
 #include "epgate/transport.h"
 #include "epgate/num.h"
 #include "epgate/report.h"
+#include "src/cmd.h"
 #include "src/opts.h"
 
 /* Option ids: the command's own are letters or 256..599. */
@@ -77,6 +78,16 @@ static const eg__gopt_t eg__report_opts[] = {
     {"junit", EG__O_JUNIT, EG_REP_JUNIT},
     {NULL, 0, 0},
 };
+
+int eg_cmd_sub(const char *parent, const char *name, eg_cmd_fn *run, int argc,
+	       char **argv)
+{
+	char prog[64];
+
+	snprintf(prog, sizeof(prog), "%s %s", parent, name);
+	argv[0] = prog;
+	return run(argc, argv);
+}
 
 int eg_cli_error(const eg_cli_t *c, const char *fmt, ...)
 {
@@ -436,17 +447,37 @@ static void eg__defaults(eg_cli_t *c)
 	}
 }
 
+/* getopt's short options: the own options whose id is a letter (with a
+ * value unless flag or bare), and the job group's -n and -w. */
+static void eg__shorts(const eg_cli_t *c, char *s, size_t size)
+{
+	size_t n =
+	    (size_t)snprintf(s, size, "%s:h%s", c->stop_at_args ? "+" : "",
+			     c->job && c->job->nw ? "n:w:" : "");
+
+	for (int i = 0; c->own && c->own[i].name && n + 3 <= size; i++) {
+		const eg_cli_opt_t *o = &c->own[i];
+
+		if (o->id <= 0 || o->id >= 256)
+			continue;
+		s[n++] = (char)o->id;
+		if (!o->flag && !o->bare)
+			s[n++] = ':';
+		s[n] = '\0';
+	}
+}
+
 int eg_cli_parse(eg_cli_t *c, int argc, char **argv)
 {
 	struct option t[EG__OPTS_MAX];
 	char shorts[64];
 	int id;
 
+	if (!c->prog)
+		c->prog = argv[0];
 	if (eg__table(c, t) < 0)
 		return eg_cli_error(c, "too many options (harness)");
-	snprintf(shorts, sizeof(shorts), "%s:h%s%s", c->stop_at_args ? "+" : "",
-		 c->shorts ? c->shorts : "",
-		 c->job && c->job->nw ? "n:w:" : "");
+	eg__shorts(c, shorts, sizeof(shorts));
 	c->n_args = 0;
 	eg__defaults(c);
 	optind = 0; /* a fresh scan (GNU: re-reads the optstring's mode) */

@@ -92,7 +92,7 @@ typedef struct eg_report_cli {
  * with id, with a value unless bare. */
 typedef struct eg_cli_opt {
 	const char *name;
-	int id;		  /* a short letter (also in shorts), 256..599, or 0 */
+	int id;		  /* a letter: also its short option; 256..599; 0 */
 	const char **str; /* the value goes here */
 	int *flag;	  /* set to 1 here */
 	int bare;	  /* parse's option takes no value */
@@ -100,8 +100,8 @@ typedef struct eg_cli_opt {
 
 typedef struct eg_cli eg_cli_t;
 struct eg_cli {
-	const char *prog;	 /* "epgate bench raw": every message's */
-	const char *shorts;	 /* the command's short options ("v", "n:") */
+	const char *prog;	 /* "epgate bench raw": every message's;
+				    NULL: argv[0] (eg_cmd_sub) */
 	const eg_cli_opt_t *own; /* its long options ({0}-terminated), or
 				    NULL */
 	/* the command's own options: EG_OK, or <0 after a message */
