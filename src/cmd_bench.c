@@ -220,22 +220,13 @@ static const char eg__overhead_usage[] =
     "Exit status: 0 under 2% (or not judged: more than one rank),\n"
     "1 the harness adds 2% or more, 99 bad arguments.\n";
 
-static int eg__overhead_opt(eg_cli_t *c, int id, const char *arg)
-{
-	(void)id;
-	return eg_cli_uint(c, "--op-us", arg, 1, 1000000, c->ctx);
-}
-
 int eg_cmd_bench_overhead(int argc, char **argv)
 {
-	static const eg_cli_opt_t own[] = {{"op-us", .id = 256}, {NULL}};
 	unsigned op_us = 100;
+	const eg_cli_opt_t own[] = {
+	    {"op-us", .uint = &op_us, .lo = 1, .hi = 1000000}, {NULL}};
 	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2000};
-	eg_cli_t cl = {.own = own,
-		       .parse = eg__overhead_opt,
-		       .ctx = &op_us,
-		       .usage = eg__overhead_usage,
-		       .job = &job};
+	eg_cli_t cl = {.own = own, .usage = eg__overhead_usage, .job = &job};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)

@@ -44,78 +44,52 @@ static const char eg__ab_usage[] =
     "Exit status: 0 B is not worse (or inconclusive), 1 B is worse or\n"
     "a point failed, 77 nothing could run, 99 bad input.\n";
 
-enum { O_METRIC = 256, O_STATISTIC, O_MIN_EFFECT, O_ALPHA, O_CORRECTION };
+enum { O_METRIC = 256 };
 
 typedef struct eg__abo {
 	eg_bench_run_opts_t run;
 	eg_bench_ab_opts_t ab;
 } eg__abo_t;
 
-static int eg__words(eg_cli_t *c, int id, const char *arg, eg__abo_t *o)
+static int eg__ab_metric(eg_cli_t *c, int id, const char *arg)
 {
-	static const char *const stats[] = {"bootstrap", "mann-whitney", NULL};
-	static const char *const corr[] = {"holm", "bh", "none", NULL};
-	int i;
+	eg_bench_ab_opts_t *ab = c->ctx;
 
-	if (id == O_STATISTIC) {
-		if ((i = eg_cli_choice(c, "--statistic", arg, stats)) < 0)
-			return i;
-		o->ab.statistic = stats[i];
-	} else {
-		if ((i = eg_cli_choice(c, "--correction", arg, corr)) < 0)
-			return i;
-		o->ab.correction = corr[i];
+	(void)id; /* O_METRIC */
+	if (ab->n_metrics == EG_AB_METRICS_MAX) {
+		/* a parse callback stops the parse with a negative code;
+		 * eg_cli_error's 99 would let it go on */
+		eg_cli_error(c, "--metric: at most %d", EG_AB_METRICS_MAX);
+		return EG_EINVAL;
 	}
+	ab->metric[ab->n_metrics++] = arg;
 	return 0;
-}
-
-static int eg__ab_opt(eg_cli_t *c, int id, const char *arg)
-{
-	eg__abo_t *o = c->ctx;
-
-	switch (id) {
-	case O_METRIC:
-		if (o->ab.n_metrics == EG_AB_METRICS_MAX) {
-			/* a parse callback stops the parse with a negative
-			 * code; eg_cli_error's 99 would let it go on */
-			eg_cli_error(c, "--metric: at most %d",
-				     EG_AB_METRICS_MAX);
-			return EG_EINVAL;
-		}
-		o->ab.metric[o->ab.n_metrics++] = arg;
-		return 0;
-	case O_STATISTIC:
-	case O_CORRECTION:
-		return eg__words(c, id, arg, o);
-	case O_MIN_EFFECT:
-		return eg_cli_real(c, "--min-effect", arg, 0, 0.99,
-				   &o->ab.min_effect);
-	default:
-		return eg_cli_real(c, "--alpha", arg, 0, 0.49, &o->ab.alpha);
-	}
 }
 
 int eg_cmd_bench_ab(int argc, char **argv)
 {
+	static const char *const stats[] = {"bootstrap", "mann-whitney", NULL};
+	static const char *const corr[] = {"holm", "bh", "none", NULL};
 	eg__abo_t o = {.ab = {.statistic = "bootstrap",
 			      .correction = "holm",
 			      .alpha = 0.05,
 			      .min_effect = 0.05}};
-	const eg_cli_opt_t own[] = {{"a", .str = &o.run.ab[0]},
-				    {"b", .str = &o.run.ab[1]},
-				    {"arm", .str = &o.run.ab_arm},
-				    {"metric", .id = O_METRIC},
-				    {"statistic", .id = O_STATISTIC},
-				    {"min-effect", .id = O_MIN_EFFECT},
-				    {"alpha", .id = O_ALPHA},
-				    {"correction", .id = O_CORRECTION},
-				    {"per-point", .flag = &o.ab.per_point},
-				    {"verbose", 'v', .flag = &o.run.verbose},
-				    {NULL}};
+	const eg_cli_opt_t own[] = {
+	    {"a", .str = &o.run.ab[0]},
+	    {"b", .str = &o.run.ab[1]},
+	    {"arm", .str = &o.run.ab_arm},
+	    {"metric", .id = O_METRIC},
+	    {"statistic", .str = &o.ab.statistic, .choices = stats},
+	    {"min-effect", .real = &o.ab.min_effect, .lo = 0, .hi = 0.99},
+	    {"alpha", .real = &o.ab.alpha, .lo = 0, .hi = 0.49},
+	    {"correction", .str = &o.ab.correction, .choices = corr},
+	    {"per-point", .flag = &o.ab.per_point},
+	    {"verbose", 'v', .flag = &o.run.verbose},
+	    {NULL}};
 	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_cli_t cl = {.own = own,
-		       .parse = eg__ab_opt,
-		       .ctx = &o,
+		       .parse = eg__ab_metric,
+		       .ctx = &o.ab,
 		       .usage = eg__ab_usage,
 		       .report = &rep,
 		       .campaign = &o.run};

@@ -34,30 +34,18 @@ static const char eg__cal_usage[] =
     "at least 19 of 20 planted slowdowns caught), 1 they do not, 99\n"
     "bad input.\n";
 
-enum { O_JUDGED = 256, O_HISTORY };
-
-static int eg__cal_opt(eg_cli_t *c, int id, const char *arg)
-{
-	eg_calib_opts_t *o = c->ctx;
-
-	if (id == O_JUDGED)
-		return eg_cli_uint(c, "--judged", arg, 2, 1000, &o->judged);
-	return eg_cli_uint(c, "--history", arg, 1, 1000, &o->history);
-}
-
 int eg_cmd_bench_calibrate(int argc, char **argv)
 {
 	eg_calib_opts_t o = {.history = 10};
-	const eg_cli_opt_t own[] = {{"gates", .str = &o.gates},
-				    {"save", .str = &o.save},
-				    {"judged", .id = O_JUDGED},
-				    {"history", .id = O_HISTORY},
-				    {"metrics", .str = &o.metrics},
-				    {"quick", .flag = &o.quick},
-				    {NULL}};
+	const eg_cli_opt_t own[] = {
+	    {"gates", .str = &o.gates},
+	    {"save", .str = &o.save},
+	    {"judged", .uint = &o.judged, .lo = 2, .hi = 1000},
+	    {"history", .uint = &o.history, .lo = 1, .hi = 1000},
+	    {"metrics", .str = &o.metrics},
+	    {"quick", .flag = &o.quick},
+	    {NULL}};
 	eg_cli_t cl = {.own = own,
-		       .parse = eg__cal_opt,
-		       .ctx = &o,
 		       .usage = eg__cal_usage,
 		       .max_args = 1,
 		       .need_arg = "give the folder of campaigns"};

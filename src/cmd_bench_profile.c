@@ -56,7 +56,7 @@ static const char eg__profile_usage[] =
     "gate failed, 77 nothing could run (a Slurm profile outside\n"
     "Slurm, a transport not built), 99 bad input.\n";
 
-enum { O_NO_GATES = 256, O_LAST, O_WIDE, O_JSON };
+enum { O_NO_GATES = 256, O_WIDE, O_JSON };
 
 typedef struct eg__popts {
 	eg_bench_run_opts_t run;
@@ -67,9 +67,7 @@ static int eg__profile_opt(eg_cli_t *c, int id, const char *arg)
 {
 	eg__popts_t *o = c->ctx;
 
-	if (id == O_LAST)
-		return eg_cli_uint(c, "--last", arg, 1, 100000,
-				   &o->run.history_last);
+	(void)arg; /* all bare */
 	if (id == O_NO_GATES)
 		o->run.apply_gates = 0;
 	else if (id == O_WIDE)
@@ -82,15 +80,16 @@ static int eg__profile_opt(eg_cli_t *c, int id, const char *arg)
 int eg_cmd_bench_profile(int argc, char **argv)
 {
 	eg__popts_t o = {0};
-	const eg_cli_opt_t own[] = {{"no-gates", .id = O_NO_GATES, .bare = 1},
-				    {"list", .flag = &o.list},
-				    {"wide", .id = O_WIDE, .bare = 1},
-				    {"json", .id = O_JSON, .bare = 1},
-				    {"history", .str = &o.run.history},
-				    {"last", .id = O_LAST},
-				    {"plant", .str = &o.run.plant},
-				    {"verbose", 'v', .flag = &o.run.verbose},
-				    {NULL}};
+	const eg_cli_opt_t own[] = {
+	    {"no-gates", .id = O_NO_GATES, .bare = 1},
+	    {"list", .flag = &o.list},
+	    {"wide", .id = O_WIDE, .bare = 1},
+	    {"json", .id = O_JSON, .bare = 1},
+	    {"history", .str = &o.run.history},
+	    {"last", .uint = &o.run.history_last, .lo = 1, .hi = 100000},
+	    {"plant", .str = &o.run.plant},
+	    {"verbose", 'v', .flag = &o.run.verbose},
+	    {NULL}};
 	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.own = own,

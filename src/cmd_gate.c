@@ -40,7 +40,7 @@ static const char eg__gate_usage[] =
     "every gate skipped for lack of data, 99 bad input or a hard\n"
     "error.\n";
 
-enum { O_BASELINE = 256, O_LAST };
+enum { O_BASELINE = 256 };
 
 typedef struct eg__gate_cli {
 	eg_gate_run_opts_t *o;
@@ -54,9 +54,8 @@ static int eg__gate_opt(eg_cli_t *c, int id, const char *arg)
 {
 	eg__gate_cli_t *g = c->ctx;
 
-	if (id == O_LAST)
-		return eg_cli_uint(c, "--last", arg, 1, 100000, &g->last);
-	g->base[g->n_base++] = (char *)arg; /* --baseline */
+	(void)id; /* O_BASELINE */
+	g->base[g->n_base++] = (char *)arg;
 	return EG_OK;
 }
 
@@ -64,12 +63,13 @@ static int eg__gate_opt(eg_cli_t *c, int id, const char *arg)
  * EG_CLI_GO, else the exit code. */
 static int eg__options(int argc, char **argv, eg__gate_cli_t *g, int *first)
 {
-	const eg_cli_opt_t own[] = {{"gates", .str = &g->o->gates},
-				    {"baseline", .id = O_BASELINE},
-				    {"strict", .flag = &g->o->strict},
-				    {"history", .str = &g->history},
-				    {"last", .id = O_LAST},
-				    {NULL}};
+	const eg_cli_opt_t own[] = {
+	    {"gates", .str = &g->o->gates},
+	    {"baseline", .id = O_BASELINE},
+	    {"strict", .flag = &g->o->strict},
+	    {"history", .str = &g->history},
+	    {"last", .uint = &g->last, .lo = 1, .hi = 100000},
+	    {NULL}};
 	eg_report_cli_t rep = {.keys = EG_REP_ALL};
 	eg_cli_t cl = {.own = own,
 		       .parse = eg__gate_opt,

@@ -30,32 +30,16 @@ static const char eg__launch_usage[] =
     "Exit status: the worst of the ranks' (99 > 1 > 77 > 0); a rank\n"
     "killed by a signal, the deadline or a bad argument give 99.\n";
 
-enum { O_RANKS_PER_NODE = 256, O_TIMEOUT };
-
-static int eg__launch_opt(eg_cli_t *c, int id, const char *arg)
-{
-	eg_launch_opts_t *o = c->ctx;
-
-	if (id == 'n')
-		return eg_cli_uint(c, "-n", arg, 1, 4096, &o->n);
-	if (id == O_RANKS_PER_NODE)
-		return eg_cli_uint(c, "--ranks-per-node", arg, 1, 4096,
-				   &o->ranks_per_node);
-	/* the job's deadline: no upper bound of ours */
-	return eg_cli_real(c, "--timeout", arg, 0, 1e12, &o->timeout_s);
-}
-
 int eg_cmd_launch(int argc, char **argv)
 {
-	static const eg_cli_opt_t own[] = {
-	    {"ranks", .id = 'n'},
-	    {"ranks-per-node", .id = O_RANKS_PER_NODE},
-	    {"timeout", .id = O_TIMEOUT},
-	    {NULL}};
 	eg_launch_opts_t o = {0};
+	const eg_cli_opt_t own[] = {
+	    {"ranks", 'n', .uint = &o.n, .lo = 1, .hi = 4096},
+	    {"ranks-per-node", .uint = &o.ranks_per_node, .lo = 1, .hi = 4096},
+	    /* the job's deadline: no upper bound of ours */
+	    {"timeout", .real = &o.timeout_s, .lo = 0, .hi = 1e12},
+	    {NULL}};
 	eg_cli_t cl = {.own = own,
-		       .parse = eg__launch_opt,
-		       .ctx = &o,
 		       .usage = eg__launch_usage,
 		       .stop_at_args =
 			   1}; /* the command's options are its own */

@@ -362,24 +362,52 @@ static int eg__table(const eg_cli_t *c, struct option *t)
 	return rc;
 }
 
+/* An own option that needs no code (eg_cli_opt_t): EG_OK, <0 after a
+ * message, or 1: not one, the command's parse takes it. */
+static int eg__stored(const eg_cli_t *c, const eg_cli_opt_t *o, const char *arg)
+{
+	char opt[64];
+	int i;
+
+	if (o->id > 0 && o->id < 256)
+		snprintf(opt, sizeof(opt), "-%c", o->id);
+	else
+		snprintf(opt, sizeof(opt), "--%s", o->name);
+	if (o->flag) {
+		*o->flag = 1;
+		return EG_OK;
+	}
+	if (o->str && o->choices) {
+		if ((i = eg_cli_choice(c, opt, arg, o->choices)) < 0)
+			return i;
+		*o->str = o->choices[i];
+		return EG_OK;
+	}
+	if (o->str) {
+		*o->str = arg;
+		return EG_OK;
+	}
+	if (o->uint)
+		return eg_cli_uint(c, opt, arg, (unsigned long long)o->lo,
+				   (unsigned long long)o->hi, o->uint);
+	if (o->real)
+		return eg_cli_real(c, opt, arg, o->lo, o->hi, o->real);
+	return 1;
+}
+
 /* The command's own option id (EG__O_OWN + index, or a short letter). */
 static int eg__own(eg_cli_t *c, int id, const char *arg)
 {
 	const eg_cli_opt_t *o = NULL;
+	int rc;
 
 	if (id >= EG__O_OWN)
 		o = &c->own[id - EG__O_OWN];
 	for (int i = 0; !o && c->own && c->own[i].name; i++)
 		if (c->own[i].id == id)
 			o = &c->own[i];
-	if (o && o->str) {
-		*o->str = arg;
-		return EG_OK;
-	}
-	if (o && o->flag) {
-		*o->flag = 1;
-		return EG_OK;
-	}
+	if (o && (rc = eg__stored(c, o, arg)) <= 0)
+		return rc;
 	if (!c->parse) {
 		eg_cli_error(c, "option %d has no handler (harness)", id);
 		return EG_EINVAL;
