@@ -46,11 +46,6 @@ static const char eg__ab_usage[] =
 
 enum { O_METRIC = 256 };
 
-typedef struct eg__abo {
-	eg_bench_run_opts_t run;
-	eg_bench_ab_opts_t ab;
-} eg__abo_t;
-
 static int eg__ab_metric(eg_cli_t *c, int id, const char *arg)
 {
 	eg_bench_ab_opts_t *ab = c->ctx;
@@ -70,40 +65,41 @@ int eg_cmd_bench_ab(int argc, char **argv)
 {
 	static const char *const stats[] = {"bootstrap", "mann-whitney", NULL};
 	static const char *const corr[] = {"holm", "bh", "none", NULL};
-	eg__abo_t o = {.ab = {.statistic = "bootstrap",
-			      .correction = "holm",
-			      .alpha = 0.05,
-			      .min_effect = 0.05}};
+	eg_bench_run_opts_t run = {0};
+	eg_bench_ab_opts_t ab = {.statistic = "bootstrap",
+				 .correction = "holm",
+				 .alpha = 0.05,
+				 .min_effect = 0.05};
 	const eg_cli_opt_t own[] = {
-	    {"a", .str = &o.run.ab[0]},
-	    {"b", .str = &o.run.ab[1]},
-	    {"arm", .str = &o.run.ab_arm},
+	    {"a", .str = &run.ab[0]},
+	    {"b", .str = &run.ab[1]},
+	    {"arm", .str = &run.ab_arm},
 	    {"metric", .id = O_METRIC},
-	    {"statistic", .str = &o.ab.statistic, .choices = stats},
-	    {"min-effect", .real = &o.ab.min_effect, .lo = 0, .hi = 0.99},
-	    {"alpha", .real = &o.ab.alpha, .lo = 0, .hi = 0.49},
-	    {"correction", .str = &o.ab.correction, .choices = corr},
-	    {"per-point", .flag = &o.ab.per_point},
-	    {"verbose", 'v', .flag = &o.run.verbose},
+	    {"statistic", .str = &ab.statistic, .choices = stats},
+	    {"min-effect", .real = &ab.min_effect, .lo = 0, .hi = 0.99},
+	    {"alpha", .real = &ab.alpha, .lo = 0, .hi = 0.49},
+	    {"correction", .str = &ab.correction, .choices = corr},
+	    {"per-point", .flag = &ab.per_point},
+	    {"verbose", 'v', .flag = &run.verbose},
 	    {NULL}};
 	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_cli_t cl = {.own = own,
 		       .parse = eg__ab_metric,
-		       .ctx = &o.ab,
+		       .ctx = &ab,
 		       .usage = eg__ab_usage,
 		       .report = &rep,
-		       .campaign = &o.run};
+		       .campaign = &run};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	if (!o.run.ab[0] || !o.run.ab[1])
+	if (!run.ab[0] || !run.ab[1])
 		return eg_cli_error(&cl, "give both arms: --a ARM --b ARM");
-	if (!o.ab.n_metrics) {
-		o.ab.metric[0] = "step_us";
-		o.ab.metric[1] = "dispatch_us";
-		o.ab.metric[2] = "combine_us";
-		o.ab.n_metrics = 3;
+	if (!ab.n_metrics) {
+		ab.metric[0] = "step_us";
+		ab.metric[1] = "dispatch_us";
+		ab.metric[2] = "combine_us";
+		ab.n_metrics = 3;
 	}
-	return eg_bench_ab(cl.arg[0], rep.reports, &o.run, &o.ab);
+	return eg_bench_ab(cl.arg[0], rep.reports, &run, &ab);
 }

@@ -58,47 +58,42 @@ static const char eg__profile_usage[] =
 
 enum { O_NO_GATES = 256, O_WIDE, O_JSON };
 
-typedef struct eg__popts {
-	eg_bench_run_opts_t run;
-	int list;
-} eg__popts_t;
-
 static int eg__profile_opt(eg_cli_t *c, int id, const char *arg)
 {
-	eg__popts_t *o = c->ctx;
+	eg_bench_run_opts_t *run = c->campaign;
 
 	(void)arg; /* all bare */
 	if (id == O_NO_GATES)
-		o->run.apply_gates = 0;
+		run->apply_gates = 0;
 	else if (id == O_WIDE)
-		o->run.table = EG_TABLE_WIDE;
+		run->table = EG_TABLE_WIDE;
 	else
-		o->run.table = EG_TABLE_JSON;
+		run->table = EG_TABLE_JSON;
 	return 0;
 }
 
 int eg_cmd_bench_profile(int argc, char **argv)
 {
-	eg__popts_t o = {0};
+	eg_bench_run_opts_t run = {0};
+	int list = 0;
 	const eg_cli_opt_t own[] = {
 	    {"no-gates", .id = O_NO_GATES, .bare = 1},
-	    {"list", .flag = &o.list},
+	    {"list", .flag = &list},
 	    {"wide", .id = O_WIDE, .bare = 1},
 	    {"json", .id = O_JSON, .bare = 1},
-	    {"history", .str = &o.run.history},
-	    {"last", .uint = &o.run.history_last, .lo = 1, .hi = 100000},
-	    {"plant", .str = &o.run.plant},
-	    {"verbose", 'v', .flag = &o.run.verbose},
+	    {"history", .str = &run.history},
+	    {"last", .uint = &run.history_last, .lo = 1, .hi = 100000},
+	    {"plant", .str = &run.plant},
+	    {"verbose", 'v', .flag = &run.verbose},
 	    {NULL}};
 	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.own = own,
 		       .parse = eg__profile_opt,
-		       .ctx = &o,
 		       .usage = eg__profile_usage,
 		       .report = &rep,
 		       .workload = &ov,
-		       .campaign = &o.run};
+		       .campaign = &run};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)
@@ -108,9 +103,9 @@ int eg_cmd_bench_profile(int argc, char **argv)
 				    "the profile gives the workloads; no "
 				    "workload options (--%s)",
 				    ov.key[0]);
-	if (o.list)
+	if (list)
 		return eg_bench_list(cl.arg[0]);
-	return eg_bench_profile_new_run(cl.arg[0], rep.reports, &o.run);
+	return eg_bench_profile_new_run(cl.arg[0], rep.reports, &run);
 }
 
 int eg_cmd_bench_list(int argc, char **argv)
