@@ -33,7 +33,7 @@ static int eg__rank_opt(eg_cli_t *c, int id, const char *arg)
 	if (o->n_sweeps == EG_BENCH_SWEEPS_MAX) {
 		eg_cli_error(c, "too many --sweep (max %d)",
 			     EG_BENCH_SWEEPS_MAX);
-		return -1;
+		return EG_EINVAL;
 	}
 	o->sweeps[o->n_sweeps++] = arg;
 	return 0;
