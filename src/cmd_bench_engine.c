@@ -71,8 +71,7 @@ int eg_cmd_bench_engine(int argc, char **argv)
 	const eg_cli_opt_t own[] = {{"phases", .flag = &o.phases},
 				    {"vs-alltoall", .flag = &o.vs_alltoall},
 				    {NULL}};
-	eg_job_opts_t job = {
-	    .keys = EG_JOB_ALL, .nw = 1, .iters = 20, .timeout_s = 60};
+	eg_job_opts_t job = eg_cli_bench_job;
 	eg_xport_cli_t x = {.keys = EG_XP_ALL};
 	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.own = own,
@@ -96,9 +95,7 @@ int eg_cmd_bench_engine(int argc, char **argv)
 	o.device = x.device;
 	o.num_comms = x.num_comms;
 	o.iters = job.iters;
-	o.warmup = job.given & EG_JOB_WARMUP	 ? job.warmup
-		   : strcmp(x.transport, "nccl") ? 3
-						 : 5;
+	o.warmup = eg_cli_bench_warmup(&job, !strcmp(x.transport, "nccl"));
 	o.timeout_s = job.timeout_s;
 	o.workload = &ov;
 	return eg_bench_engine(&o);

@@ -189,8 +189,7 @@ int eg_cmd_bench_raw(int argc, char **argv)
 		     .min_bytes = 8,
 		     .max_bytes = (size_t)1 << 30,
 		     .factor = 2}};
-	eg_job_opts_t job = {
-	    .keys = EG_JOB_ALL, .nw = 1, .iters = 20, .timeout_s = 60};
+	eg_job_opts_t job = eg_cli_bench_job;
 	eg_xport_cli_t x = {.keys = EG_XP_ALL};
 	eg_cli_t cl = {.own = own,
 		       .parse = eg__raw_opt,
@@ -209,13 +208,13 @@ int eg_cmd_bench_raw(int argc, char **argv)
 		r.fab.provider = x.provider;
 		r.fab.num_comms = x.num_comms;
 		r.fab.iters = job.iters;
-		r.fab.warmup = job.given & EG_JOB_WARMUP ? job.warmup : 3;
+		r.fab.warmup = eg_cli_bench_warmup(&job, 0);
 		r.fab.timeout_s = job.timeout_s;
 		return eg_bench_raw(&r.fab);
 	}
 	r.nccl.coll = cl.arg[0];
 	r.nccl.iters = job.iters;
-	r.nccl.warmup = job.given & EG_JOB_WARMUP ? job.warmup : 5;
+	r.nccl.warmup = eg_cli_bench_warmup(&job, 1);
 	r.nccl.timeout_s = job.timeout_s;
 	r.nccl.device = x.device;
 	r.nccl.path = x.path;

@@ -194,6 +194,16 @@ static int eg__job(eg_cli_t *c, int id, const char *spelled, const char *arg)
 	}
 }
 
+const eg_job_opts_t eg_cli_bench_job = {
+    .keys = EG_JOB_ALL, .nw = 1, .iters = 20, .timeout_s = 60};
+
+unsigned eg_cli_bench_warmup(const eg_job_opts_t *j, int nccl)
+{
+	if (j->given & EG_JOB_WARMUP)
+		return j->warmup;
+	return nccl ? 5 : 3;
+}
+
 static int eg__nonempty(const eg_cli_t *c, const char *opt, const char *arg,
 			const char **out)
 {

@@ -33,6 +33,12 @@ typedef struct eg_job_opts {
 	double timeout_s;
 } eg_job_opts_t;
 
+/* The benchmarks' job (bench engine, bench raw): -n/--iters N (20 timed
+ * steps), -w/--warmup N, --timeout S (60 s per blocking step). */
+extern const eg_job_opts_t eg_cli_bench_job;
+/* Their warm-up: the steps given, else 3 over fabric and 5 over NCCL. */
+unsigned eg_cli_bench_warmup(const eg_job_opts_t *j, int nccl);
+
 /* Transport: --transport fabric|nccl, --provider P (fabric), and NCCL's
  * --num-comms K (fabric endpoints too), --path auto|nvlink|xnode,
  * --xnode-mode hostid|nop2p, --device D. eg_cli_parse sets the defaults
