@@ -1,25 +1,37 @@
 /* The commands of `epgate` (src/main.c's table). Each parses its argv
- * (argv[0] is the command's name) into option structs and makes one
+ * (argv[0] is the command's full name, "epgate bench raw": see
+ * eg_cmd_sub) into option structs and makes one
  * library call; each returns an automake exit code (0 pass, 1 fail, 77
- * skip, 99 bad input or a hard error). */
+ * skip, 99 bad input or a hard error). The L2 rank commands are the
+ * library's (lib/suite/suite.h, cmd_gpu.h). */
 #ifndef EPGATE_SRC_CMD_H
 #define EPGATE_SRC_CMD_H
 
-int eg_cmd_run(int argc, char **argv);
-int eg_cmd_check(int argc, char **argv);
-int eg_cmd_launch(int argc, char **argv);
+/* The one signature of every command and subcommand. */
+typedef int eg_cmd_fn(int argc, char **argv);
+
+eg_cmd_fn eg_cmd_run, eg_cmd_check, eg_cmd_launch;
 /* report: the HTML report (cmd_report.c) */
-int eg_cmd_report(int argc, char **argv);
-/* bench: subcommands profile, list, engine, raw, overhead (cmd_bench.c) */
-int eg_cmd_bench(int argc, char **argv);
-int eg_cmd_bench_profile(int argc, char **argv);
-int eg_cmd_bench_list(int argc, char **argv);
-int eg_cmd_bench_overhead(int argc, char **argv);
-int eg_cmd_bench_engine(int argc, char **argv);
-int eg_cmd_bench_raw(int argc, char **argv);
-int eg_cmd_bench_ab(int argc, char **argv);
-int eg_cmd_bench_calibrate(int argc, char **argv);
+eg_cmd_fn eg_cmd_report;
+/* gate: 0 every gate passed (skips and, without --strict, inconclusive
+ * ones allowed), 1 a gate failed (or, with --strict, was inconclusive),
+ * 77 every gate skipped for lack of data, 99 bad input or a hard error */
+eg_cmd_fn eg_cmd_gate;
+/* bench: subcommands profile, list, engine, raw, overhead, ab, calibrate
+ * (cmd_bench.c) */
+eg_cmd_fn eg_cmd_bench, eg_cmd_bench_profile, eg_cmd_bench_list,
+    eg_cmd_bench_overhead, eg_cmd_bench_engine, eg_cmd_bench_raw,
+    eg_cmd_bench_ab, eg_cmd_bench_calibrate;
 /* bench-rank: one rank of a sweep job (internal) */
-int eg_cmd_bench_rank(int argc, char **argv);
+eg_cmd_fn eg_cmd_bench_rank;
+/* The batch job's commands (docs/slurm.md): preflight, run on every node
+ * before the steps, and job-report, after them (internal). */
+eg_cmd_fn eg_cmd_preflight, eg_cmd_job_report;
+
+/* Runs the command NAME of PARENT ("epgate", "epgate bench") with
+ * argv[0] its full name, "PARENT NAME": the one place a command's name
+ * comes from for its messages (src/opts.c). */
+int eg_cmd_sub(const char *parent, const char *name, eg_cmd_fn *run, int argc,
+	       char **argv);
 
 #endif

@@ -15,7 +15,7 @@
 
 typedef struct eg__sub {
 	const char *name;
-	int (*run)(int argc, char **argv);
+	eg_cmd_fn *run;
 	const char *summary;
 	const char *alias; /* the old flag */
 } eg__sub_t;
@@ -196,49 +196,37 @@ int eg_cmd_bench(int argc, char **argv)
 				argv[1]);
 			return EG_EXIT_HARD;
 		}
-		return s->run(argc - 1, argv + 1);
+		return eg_cmd_sub(argv[0], s->name, s->run, argc - 1, argv + 1);
 	}
 	nargv = calloc((size_t)argc + 2, sizeof(*nargv));
 	if (!nargv)
 		return EG_EXIT_HARD;
 	n = eg__rewrite(argc, argv, nargv);
-	rc = n < 0 ? EG_EXIT_HARD : eg__find(nargv[0])->run(n, nargv);
+	s = n < 0 ? NULL : eg__find(nargv[0]);
+	rc = s ? eg_cmd_sub(argv[0], s->name, s->run, n, nargv) : EG_EXIT_HARD;
 	free(nargv);
 	return rc;
 }
 
 /* ---- overhead ------------------------------------------------------ */
 
-static void eg__overhead_usage(FILE *f)
-{
-	fputs("usage: epgate bench overhead [--op-us US] [--iters N]\n"
-	      "\n"
-	      "The harness's own timing overhead: a calibrated busy loop of\n"
-	      "about US microseconds (100), bare and through the driver, and\n"
-	      "an empty step, N steps each (2000) in 4 interleaved rounds.\n"
-	      "\n"
-	      "Exit status: 0 under 2% (or not judged: more than one rank),\n"
-	      "1 the harness adds 2% or more, 99 bad arguments.\n",
-	      f);
-}
-
-static int eg__overhead_opt(eg_cli_t *c, int id, const char *arg)
-{
-	(void)id;
-	return eg_cli_uint(c, "--op-us", arg, 1, 1000000, c->ctx);
-}
+static const char eg__overhead_usage[] =
+    "usage: epgate bench overhead [--op-us US] [--iters N]\n"
+    "\n"
+    "The harness's own timing overhead: a calibrated busy loop of\n"
+    "about US microseconds (100), bare and through the driver, and\n"
+    "an empty step, N steps each (2000) in 4 interleaved rounds.\n"
+    "\n"
+    "Exit status: 0 under 2% (or not judged: more than one rank),\n"
+    "1 the harness adds 2% or more, 99 bad arguments.\n";
 
 int eg_cmd_bench_overhead(int argc, char **argv)
 {
-	static const eg_cli_opt_t own[] = {{"op-us", .id = 256}, {NULL}};
 	unsigned op_us = 100;
+	const eg_cli_opt_t own[] = {
+	    {"op-us", .uint = &op_us, .lo = 1, .hi = 1000000}, {NULL}};
 	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2000};
-	eg_cli_t cl = {.prog = "epgate bench overhead",
-		       .own = own,
-		       .parse = eg__overhead_opt,
-		       .ctx = &op_us,
-		       .usage = eg__overhead_usage,
-		       .job = &job};
+	eg_cli_t cl = {.own = own, .usage = eg__overhead_usage, .job = &job};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)

@@ -7,135 +7,99 @@
 #include "src/cmd.h"
 #include "src/opts.h"
 
-static void eg__ab_usage(FILE *f)
+static const char eg__ab_usage[] =
+    "usage: epgate bench ab NAME|FILE --a ARM --b ARM [options]\n"
+    "\n"
+    "Measures arms A and B at every point of one arm of a profile\n"
+    "(a2a unless --arm), in the same launches, back to back (A first\n"
+    "in even launches, B first in odd ones), and judges B against A\n"
+    "with a gate file written into the run folder (ab.gate): per\n"
+    "metric, the median change over the points, launch-paired (and\n"
+    "with --per-point every point, corrected).  B fails when it is\n"
+    "worse than A by more than --min-effect with confidence, passes\n"
+    "when it is not, and is inconclusive when the interval straddles\n"
+    "it (the points are re-measured first).  Arms: a2a, dense,\n"
+    "plugin:PATH[,key=value...] (two builds of one library),\n"
+    "slow:N%:ARM.\n"
+    "\n"
+    "  --a ARM, --b ARM   the two arms (different; an A/A run: --a "
+    "a2a\n"
+    "                     --b slow:0%:a2a)\n"
+    "  --arm ARM          the profile's points of this arm (a2a)\n"
+    "  --metric M         judged metric, repeatable (step_us,\n"
+    "                     dispatch_us, combine_us)\n"
+    "  --statistic S      bootstrap or mann-whitney (bootstrap)\n"
+    "  --min-effect F     the smallest change that matters (0.05)\n"
+    "  --alpha A          each one-sided question's level (0.05)\n"
+    "  --correction C     holm, bh or none over the points (holm)\n"
+    "  --per-point        a gate per point too (B at each point)\n"
+    "  --gates FILE       this gate file instead (versus: [B, A])\n"
+    "  --launches L       launches per point (the profile's)\n"
+    "  --remeasure R      rounds of re-measurement (the profile's)\n"
+    "  --seed N           order of the launches\n"
+    "  --results FILE     results (default RUN/bench-ab.json)\n"
+    "  --reports DIR      where run folders go (reports/runs)\n"
+    "  -v, --verbose      every job's output\n"
+    "\n"
+    "Exit status: 0 B is not worse (or inconclusive), 1 B is worse or\n"
+    "a point failed, 77 nothing could run, 99 bad input.\n";
+
+enum { O_METRIC = 256 };
+
+static int eg__ab_metric(eg_cli_t *c, int id, const char *arg)
 {
-	fputs(
-	    "usage: epgate bench ab NAME|FILE --a ARM --b ARM [options]\n"
-	    "\n"
-	    "Measures arms A and B at every point of one arm of a profile\n"
-	    "(a2a unless --arm), in the same launches, back to back (A first\n"
-	    "in even launches, B first in odd ones), and judges B against A\n"
-	    "with a gate file written into the run folder (ab.gate): per\n"
-	    "metric, the median change over the points, launch-paired (and\n"
-	    "with --per-point every point, corrected).  B fails when it is\n"
-	    "worse than A by more than --min-effect with confidence, passes\n"
-	    "when it is not, and is inconclusive when the interval straddles\n"
-	    "it (the points are re-measured first).  Arms: a2a, dense,\n"
-	    "plugin:PATH[,key=value...] (two builds of one library),\n"
-	    "slow:N%:ARM.\n"
-	    "\n"
-	    "  --a ARM, --b ARM   the two arms (different; an A/A run: --a "
-	    "a2a\n"
-	    "                     --b slow:0%:a2a)\n"
-	    "  --arm ARM          the profile's points of this arm (a2a)\n"
-	    "  --metric M         judged metric, repeatable (step_us,\n"
-	    "                     dispatch_us, combine_us)\n"
-	    "  --statistic S      bootstrap or mann-whitney (bootstrap)\n"
-	    "  --min-effect F     the smallest change that matters (0.05)\n"
-	    "  --alpha A          each one-sided question's level (0.05)\n"
-	    "  --correction C     holm, bh or none over the points (holm)\n"
-	    "  --per-point        a gate per point too (B at each point)\n"
-	    "  --gates FILE       this gate file instead (versus: [B, A])\n"
-	    "  --launches L       launches per point (the profile's)\n"
-	    "  --remeasure R      rounds of re-measurement (the profile's)\n"
-	    "  --seed N           order of the launches\n"
-	    "  --results FILE     results (default RUN/bench-ab.json)\n"
-	    "  --reports DIR      where run folders go (reports/runs)\n"
-	    "  -v, --verbose      every job's output\n"
-	    "\n"
-	    "Exit status: 0 B is not worse (or inconclusive), 1 B is worse or\n"
-	    "a point failed, 77 nothing could run, 99 bad input.\n",
-	    f);
-}
+	eg_bench_ab_opts_t *ab = c->ctx;
 
-enum { O_METRIC = 256, O_STATISTIC, O_MIN_EFFECT, O_ALPHA, O_CORRECTION };
-
-typedef struct eg__abo {
-	eg_bench_run_opts_t run;
-	eg_bench_ab_opts_t ab;
-} eg__abo_t;
-
-static int eg__words(eg_cli_t *c, int id, const char *arg, eg__abo_t *o)
-{
-	static const char *const stats[] = {"bootstrap", "mann-whitney", NULL};
-	static const char *const corr[] = {"holm", "bh", "none", NULL};
-	int i;
-
-	if (id == O_STATISTIC) {
-		if ((i = eg_cli_choice(c, "--statistic", arg, stats)) < 0)
-			return i;
-		o->ab.statistic = stats[i];
-	} else {
-		if ((i = eg_cli_choice(c, "--correction", arg, corr)) < 0)
-			return i;
-		o->ab.correction = corr[i];
+	(void)id; /* O_METRIC */
+	if (ab->n_metrics == EG_AB_METRICS_MAX) {
+		/* a parse callback stops the parse with a negative code;
+		 * eg_cli_error's 99 would let it go on */
+		eg_cli_error(c, "--metric: at most %d", EG_AB_METRICS_MAX);
+		return EG_EINVAL;
 	}
+	ab->metric[ab->n_metrics++] = arg;
 	return 0;
-}
-
-static int eg__ab_opt(eg_cli_t *c, int id, const char *arg)
-{
-	eg__abo_t *o = c->ctx;
-
-	switch (id) {
-	case O_METRIC:
-		if (o->ab.n_metrics == EG_AB_METRICS_MAX) {
-			/* a parse callback stops the parse with a negative
-			 * code; eg_cli_error's 99 would let it go on */
-			eg_cli_error(c, "--metric: at most %d",
-				     EG_AB_METRICS_MAX);
-			return EG_EINVAL;
-		}
-		o->ab.metric[o->ab.n_metrics++] = arg;
-		return 0;
-	case O_STATISTIC:
-	case O_CORRECTION:
-		return eg__words(c, id, arg, o);
-	case O_MIN_EFFECT:
-		return eg_cli_real(c, "--min-effect", arg, 0, 0.99,
-				   &o->ab.min_effect);
-	default:
-		return eg_cli_real(c, "--alpha", arg, 0, 0.49, &o->ab.alpha);
-	}
 }
 
 int eg_cmd_bench_ab(int argc, char **argv)
 {
-	eg__abo_t o = {.ab = {.statistic = "bootstrap",
-			      .correction = "holm",
-			      .alpha = 0.05,
-			      .min_effect = 0.05}};
-	const eg_cli_opt_t own[] = {{"a", .str = &o.run.ab[0]},
-				    {"b", .str = &o.run.ab[1]},
-				    {"arm", .str = &o.run.ab_arm},
-				    {"metric", .id = O_METRIC},
-				    {"statistic", .id = O_STATISTIC},
-				    {"min-effect", .id = O_MIN_EFFECT},
-				    {"alpha", .id = O_ALPHA},
-				    {"correction", .id = O_CORRECTION},
-				    {"per-point", .flag = &o.ab.per_point},
-				    {"verbose", 'v', .flag = &o.run.verbose},
-				    {NULL}};
+	static const char *const stats[] = {"bootstrap", "mann-whitney", NULL};
+	static const char *const corr[] = {"holm", "bh", "none", NULL};
+	eg_bench_run_opts_t run = {0};
+	eg_bench_ab_opts_t ab = {.statistic = "bootstrap",
+				 .correction = "holm",
+				 .alpha = 0.05,
+				 .min_effect = 0.05};
+	const eg_cli_opt_t own[] = {
+	    {"a", .str = &run.ab[0]},
+	    {"b", .str = &run.ab[1]},
+	    {"arm", .str = &run.ab_arm},
+	    {"metric", .id = O_METRIC},
+	    {"statistic", .str = &ab.statistic, .choices = stats},
+	    {"min-effect", .real = &ab.min_effect, .lo = 0, .hi = 0.99},
+	    {"alpha", .real = &ab.alpha, .lo = 0, .hi = 0.49},
+	    {"correction", .str = &ab.correction, .choices = corr},
+	    {"per-point", .flag = &ab.per_point},
+	    {"verbose", 'v', .flag = &run.verbose},
+	    {NULL}};
 	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
-	eg_cli_t cl = {.prog = "epgate bench ab",
-		       .shorts = "v",
-		       .own = own,
-		       .parse = eg__ab_opt,
-		       .ctx = &o,
+	eg_cli_t cl = {.own = own,
+		       .parse = eg__ab_metric,
+		       .ctx = &ab,
 		       .usage = eg__ab_usage,
 		       .report = &rep,
-		       .campaign = &o.run};
+		       .campaign = &run};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	if (!o.run.ab[0] || !o.run.ab[1])
+	if (!run.ab[0] || !run.ab[1])
 		return eg_cli_error(&cl, "give both arms: --a ARM --b ARM");
-	if (!o.ab.n_metrics) {
-		o.ab.metric[0] = "step_us";
-		o.ab.metric[1] = "dispatch_us";
-		o.ab.metric[2] = "combine_us";
-		o.ab.n_metrics = 3;
+	if (!ab.n_metrics) {
+		ab.metric[0] = "step_us";
+		ab.metric[1] = "dispatch_us";
+		ab.metric[2] = "combine_us";
+		ab.n_metrics = 3;
 	}
-	return eg_bench_ab(cl.arg[0], rep.reports, &o.run, &o.ab);
+	return eg_bench_ab(cl.arg[0], rep.reports, &run, &ab);
 }

@@ -7,47 +7,43 @@
 #include "src/cmd.h"
 #include "src/opts.h"
 
-static void eg__engine_usage(FILE *f)
-{
-	fputs(
-	    "usage: epgate launch -n N [--ranks-per-node M] -- \\\n"
-	    "         epgate bench engine [a2a|dense] [--transport fabric|nccl]"
-	    "\n"
-	    "         [options] [--KEY=VALUE ...]\n"
-	    "\n"
-	    "One point of an engine (a2a by default) on one workload, built\n"
-	    "from the options and measured exactly as a profile point is: the\n"
-	    "driver of the sweeps (lib/bench/driver.c) over the fabric\n"
-	    "backend (host memory, libfabric) or the nccl backend (GPU\n"
-	    "memory, NCCL); the first step verified, warm-up, timed steps\n"
-	    "each after a barrier, the slowest rank per step. Rank 0 prints\n"
-	    "every metric of docs/metrics.md. World = the ranks launched.\n"
-	    "\n"
-	    "  --transport T      fabric (default) or nccl\n"
-	    "  --provider P       fabric: shm, tcp, efa ... (default auto)\n"
-	    "  --num-comms K      endpoints / communicators (1)\n"
-	    "  --path P           nccl: auto, nvlink or xnode (checked)\n"
-	    "  --xnode-mode M     nccl: hostid or nop2p\n"
-	    "  --device D         nccl: CUDA device (rank modulo count)\n"
-	    "  --phases           nccl: the engine times its phases, reported\n"
-	    "                     as phase_*_us (EPGATE_NCCL_PHASES=1)\n"
-	    "  --vs-alltoall      nccl: then NCCL's alltoall of the same\n"
-	    "                     bytes to other ranks, side by side with the\n"
-	    "                     engine's phases (blocking communicators\n"
-	    "                     for both unless EPGATE_NCCL_BLOCKING=0)\n"
-	    "  -n, --iters N      timed steps (20)\n"
-	    "  -w, --warmup N     untimed steps first (3 fabric, 5 nccl)\n"
-	    "  --timeout S        deadline per blocking step (60)\n"
-	    "  --KEY=VALUE        workload keys: --tokens --hidden --experts\n"
-	    "                     --topk --dtype --routing --mask --data ...\n"
-	    "\n"
-	    "Old spellings: bench --engine NAME ...; bench --raw a2a|dense\n"
-	    "--transport nccl ...\n"
-	    "\n"
-	    "Exit status: 0 measured, 1 a wrong result or a transport error,\n"
-	    "77 transport not built or no CUDA device, 99 bad arguments.\n",
-	    f);
-}
+static const char eg__engine_usage[] =
+    "usage: epgate launch -n N [--ranks-per-node M] -- \\\n"
+    "         epgate bench engine [a2a|dense] [--transport fabric|nccl]"
+    "\n"
+    "         [options] [--KEY=VALUE ...]\n"
+    "\n"
+    "One point of an engine (a2a by default) on one workload, built\n"
+    "from the options and measured exactly as a profile point is: the\n"
+    "driver of the sweeps (lib/bench/driver.c) over the fabric\n"
+    "backend (host memory, libfabric) or the nccl backend (GPU\n"
+    "memory, NCCL); the first step verified, warm-up, timed steps\n"
+    "each after a barrier, the slowest rank per step. Rank 0 prints\n"
+    "every metric of docs/metrics.md. World = the ranks launched.\n"
+    "\n"
+    "  --transport T      fabric (default) or nccl\n"
+    "  --provider P       fabric: shm, tcp, efa ... (default auto)\n"
+    "  --num-comms K      endpoints / communicators (1)\n"
+    "  --path P           nccl: auto, nvlink or xnode (checked)\n"
+    "  --xnode-mode M     nccl: hostid or nop2p\n"
+    "  --device D         nccl: CUDA device (rank modulo count)\n"
+    "  --phases           nccl: the engine times its phases, reported\n"
+    "                     as phase_*_us (EPGATE_NCCL_PHASES=1)\n"
+    "  --vs-alltoall      nccl: then NCCL's alltoall of the same\n"
+    "                     bytes to other ranks, side by side with the\n"
+    "                     engine's phases (blocking communicators\n"
+    "                     for both unless EPGATE_NCCL_BLOCKING=0)\n"
+    "  -n, --iters N      timed steps (20)\n"
+    "  -w, --warmup N     untimed steps first (3 fabric, 5 nccl)\n"
+    "  --timeout S        deadline per blocking step (60)\n"
+    "  --KEY=VALUE        workload keys: --tokens --hidden --experts\n"
+    "                     --topk --dtype --routing --mask --data ...\n"
+    "\n"
+    "Old spellings: bench --engine NAME ...; bench --raw a2a|dense\n"
+    "--transport nccl ...\n"
+    "\n"
+    "Exit status: 0 measured, 1 a wrong result or a transport error,\n"
+    "77 transport not built or no CUDA device, 99 bad arguments.\n";
 
 /* Options that go with one transport only. */
 static int eg__engine_check(const eg_cli_t *c, const eg_xport_cli_t *x,
@@ -75,12 +71,10 @@ int eg_cmd_bench_engine(int argc, char **argv)
 	const eg_cli_opt_t own[] = {{"phases", .flag = &o.phases},
 				    {"vs-alltoall", .flag = &o.vs_alltoall},
 				    {NULL}};
-	eg_job_opts_t job = {
-	    .keys = EG_JOB_ALL, .nw = 1, .iters = 20, .timeout_s = 60};
+	eg_job_opts_t job = eg_cli_bench_job;
 	eg_xport_cli_t x = {.keys = EG_XP_ALL};
 	eg_overrides_t ov = {0};
-	eg_cli_t cl = {.prog = "epgate bench engine",
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .usage = eg__engine_usage,
 		       .job = &job,
 		       .xport = &x,
@@ -101,9 +95,7 @@ int eg_cmd_bench_engine(int argc, char **argv)
 	o.device = x.device;
 	o.num_comms = x.num_comms;
 	o.iters = job.iters;
-	o.warmup = job.given & EG_JOB_WARMUP	 ? job.warmup
-		   : strcmp(x.transport, "nccl") ? 3
-						 : 5;
+	o.warmup = eg_cli_bench_warmup(&job, !strcmp(x.transport, "nccl"));
 	o.timeout_s = job.timeout_s;
 	o.workload = &ov;
 	return eg_bench_engine(&o);

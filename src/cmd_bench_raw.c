@@ -9,56 +9,52 @@
 #include "src/cmd.h"
 #include "src/opts.h"
 
-static void eg__raw_usage(FILE *f)
-{
-	fputs(
-	    "usage: epgate launch -n N [--ranks-per-node M] -- \\\n"
-	    "         epgate bench raw [--provider P] [options]\n"
-	    "       epgate launch -n N [--ranks-per-node M] -- \\\n"
-	    "         epgate bench raw alltoall|allgather|reducescatter \\\n"
-	    "         [--transport nccl] [options]\n"
-	    "\n"
-	    "Without a collective: the libfabric transport alone, message\n"
-	    "rate (many small tagged messages in flight) and bandwidth\n"
-	    "through its alltoallv, per rank and per endpoint.\n"
-	    "  --provider P       shm, tcp, efa, ... (default: auto, shm\n"
-	    "                     within a node, tcp/efa across nodes)\n"
-	    "  --num-comms K      endpoints with a progress thread each (1)\n"
-	    "  --size BYTES       bandwidth: bytes per peer per call (1M)\n"
-	    "  --msg-size BYTES   message rate: bytes per message (8)\n"
-	    "  --msgs N           message rate: messages per peer per call\n"
-	    "                     (512)\n"
-	    "  --iters N          timed calls per phase (20)\n"
-	    "  --warmup N         untimed calls first (3)\n"
-	    "\n"
-	    "With a collective: NCCL alone on GPU memory (--transport nccl is\n"
-	    "implied), sizes swept like nccl-tests (S = bytes per rank as\n"
-	    "nccl-tests counts them; busbw = S/t x (n-1)/n).\n"
-	    "  -b, --min-bytes B    smallest size (8)\n"
-	    "  -e, --max-bytes B    largest size (1G)\n"
-	    "  -f, --step-factor F  size multiplier (2)\n"
-	    "  -n, --iters N        timed collectives per size (20)\n"
-	    "  -w, --warmup N       untimed ones first (5)\n"
-	    "  -d, --datatype T     float (default) or bf16\n"
-	    "  --impl I             alltoall: nccl (ncclAlltoAll when the\n"
-	    "                       library has it) or sendrecv\n"
-	    "  --path P             auto, nvlink or xnode (checked against\n"
-	    "                       NCCL's log)\n"
-	    "  --xnode-mode M       hostid or nop2p\n"
-	    "  --device D           CUDA device (default: rank modulo count)\n"
-	    "\n"
-	    "Both:\n"
-	    "  --timeout S          deadline per blocking step (60)\n"
-	    "  --json FILE          rank 0 also writes the results as JSON\n"
-	    "Bytes take binary K/M/G suffixes.\n"
-	    "\n"
-	    "Old spelling: epgate bench --raw [COLL] ...\n"
-	    "\n"
-	    "Exit status: 0 measured, 1 a transport error or wrong data (or\n"
-	    "path), 77 not built (libfabric; CUDA and NCCL) or no CUDA\n"
-	    "device, 99 bad arguments.\n",
-	    f);
-}
+static const char eg__raw_usage[] =
+    "usage: epgate launch -n N [--ranks-per-node M] -- \\\n"
+    "         epgate bench raw [--provider P] [options]\n"
+    "       epgate launch -n N [--ranks-per-node M] -- \\\n"
+    "         epgate bench raw alltoall|allgather|reducescatter \\\n"
+    "         [--transport nccl] [options]\n"
+    "\n"
+    "Without a collective: the libfabric transport alone, message\n"
+    "rate (many small tagged messages in flight) and bandwidth\n"
+    "through its alltoallv, per rank and per endpoint.\n"
+    "  --provider P       shm, tcp, efa, ... (default: auto, shm\n"
+    "                     within a node, tcp/efa across nodes)\n"
+    "  --num-comms K      endpoints with a progress thread each (1)\n"
+    "  --size BYTES       bandwidth: bytes per peer per call (1M)\n"
+    "  --msg-size BYTES   message rate: bytes per message (8)\n"
+    "  --msgs N           message rate: messages per peer per call\n"
+    "                     (512)\n"
+    "  --iters N          timed calls per phase (20)\n"
+    "  --warmup N         untimed calls first (3)\n"
+    "\n"
+    "With a collective: NCCL alone on GPU memory (--transport nccl is\n"
+    "implied), sizes swept like nccl-tests (S = bytes per rank as\n"
+    "nccl-tests counts them; busbw = S/t x (n-1)/n).\n"
+    "  -b, --min-bytes B    smallest size (8)\n"
+    "  -e, --max-bytes B    largest size (1G)\n"
+    "  -f, --step-factor F  size multiplier (2)\n"
+    "  -n, --iters N        timed collectives per size (20)\n"
+    "  -w, --warmup N       untimed ones first (5)\n"
+    "  -d, --datatype T     float (default) or bf16\n"
+    "  --impl I             alltoall: nccl (ncclAlltoAll when the\n"
+    "                       library has it) or sendrecv\n"
+    "  --path P             auto, nvlink or xnode (checked against\n"
+    "                       NCCL's log)\n"
+    "  --xnode-mode M       hostid or nop2p\n"
+    "  --device D           CUDA device (default: rank modulo count)\n"
+    "\n"
+    "Both:\n"
+    "  --timeout S          deadline per blocking step (60)\n"
+    "  --json FILE          rank 0 also writes the results as JSON\n"
+    "Bytes take binary K/M/G suffixes.\n"
+    "\n"
+    "Old spelling: epgate bench --raw [COLL] ...\n"
+    "\n"
+    "Exit status: 0 measured, 1 a transport error or wrong data (or\n"
+    "path), 77 not built (libfabric; CUDA and NCCL) or no CUDA\n"
+    "device, 99 bad arguments.\n";
 
 enum {
 	O_SIZE = 256,
@@ -193,12 +189,9 @@ int eg_cmd_bench_raw(int argc, char **argv)
 		     .min_bytes = 8,
 		     .max_bytes = (size_t)1 << 30,
 		     .factor = 2}};
-	eg_job_opts_t job = {
-	    .keys = EG_JOB_ALL, .nw = 1, .iters = 20, .timeout_s = 60};
+	eg_job_opts_t job = eg_cli_bench_job;
 	eg_xport_cli_t x = {.keys = EG_XP_ALL};
-	eg_cli_t cl = {.prog = "epgate bench raw",
-		       .shorts = "b:e:f:d:",
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .parse = eg__raw_opt,
 		       .ctx = &r,
 		       .usage = eg__raw_usage,
@@ -215,13 +208,13 @@ int eg_cmd_bench_raw(int argc, char **argv)
 		r.fab.provider = x.provider;
 		r.fab.num_comms = x.num_comms;
 		r.fab.iters = job.iters;
-		r.fab.warmup = job.given & EG_JOB_WARMUP ? job.warmup : 3;
+		r.fab.warmup = eg_cli_bench_warmup(&job, 0);
 		r.fab.timeout_s = job.timeout_s;
 		return eg_bench_raw(&r.fab);
 	}
 	r.nccl.coll = cl.arg[0];
 	r.nccl.iters = job.iters;
-	r.nccl.warmup = job.given & EG_JOB_WARMUP ? job.warmup : 5;
+	r.nccl.warmup = eg_cli_bench_warmup(&job, 1);
 	r.nccl.timeout_s = job.timeout_s;
 	r.nccl.device = x.device;
 	r.nccl.path = x.path;

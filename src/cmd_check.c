@@ -4,53 +4,49 @@
 #include "src/cmd.h"
 #include "src/opts.h"
 
-static void eg__check_usage(FILE *f)
-{
-	fputs(
-	    "usage: epgate check [options] [--KEY=VALUE ...]\n"
-	    "\n"
-	    "Runs every workload through an engine and verifies dispatch and\n"
-	    "combine against the dense reference (bit-exact in exact mode).\n"
-	    "\n"
-	    "  --workload FILE  workloads file (INI, one [section] each);\n"
-	    "                   default: fixtures/workloads/l1-matrix.ini, or\n"
-	    "                   one workload when only --KEY options are "
-	    "given\n"
-	    "  --engine NAME    engine under test (default: self), or\n"
-	    "                   plugin:PATH[,key=value...] (world 1 only)\n"
-	    "  --iters N        iterations per workload: same routing, new\n"
-	    "                   values each time, buffers reused (default: 2)\n"
-	    "  --filter TEXT    only workloads whose name contains TEXT\n"
-	    "  --quick          at most 12 workloads spread over the matrix\n"
-	    "  --list           print the selected workloads and exit\n"
-	    "  --tap FILE       TAP 14 report (default: RUN/check.tap)\n"
-	    "  --junit FILE     JUnit XML report (default: "
-	    "RUN/check.junit.xml)\n"
-	    "  --reports DIR    where run folders go (default: reports/runs)\n"
-	    "  --tap-version V  13 for prove before Test::Harness 3.48 (14)\n"
-	    "  --l2             L2 instead: multi-process engines (a2a, "
-	    "dense)\n"
-	    "                   over libfabric, one launch per configuration\n"
-	    "  --full           L1, then L2 over the full configuration "
-	    "matrix\n"
-	    "  -v, --verbose    say every failure in full (without -v: the\n"
-	    "                   first 5, each with its first mismatch and\n"
-	    "                   the command that reproduces it)\n"
-	    "  -h, --help       this text\n"
-	    "\n"
-	    "Workload keys, applied to every workload (docs/workloads.md):\n"
-	    "  --name --world --experts --topk --hidden --dtype --tokens\n"
-	    "  --zero_ranks --routing --mask --data --seed --iter --steps\n"
-	    "\n"
-	    "Keys not given keep their defaults (world 2, experts 8, topk 2,\n"
-	    "hidden 128, tokens 16); a workload they break is refused naming\n"
-	    "the default.\n"
-	    "\n"
-	    "The last line says the verdict, the counts and the exit status.\n"
-	    "Exit status: 0 all passed, 1 a check failed, 77 nothing ran (no\n"
-	    "workload selected), 99 bad input or harness error.\n",
-	    f);
-}
+static const char eg__check_usage[] =
+    "usage: epgate check [options] [--KEY=VALUE ...]\n"
+    "\n"
+    "Runs every workload through an engine and verifies dispatch and\n"
+    "combine against the dense reference (bit-exact in exact mode).\n"
+    "\n"
+    "  --workload FILE  workloads file (INI, one [section] each);\n"
+    "                   default: fixtures/workloads/l1-matrix.ini, or\n"
+    "                   one workload when only --KEY options are "
+    "given\n"
+    "  --engine NAME    engine under test (default: self), or\n"
+    "                   plugin:PATH[,key=value...] (world 1 only)\n"
+    "  --iters N        iterations per workload: same routing, new\n"
+    "                   values each time, buffers reused (default: 2)\n"
+    "  --filter TEXT    only workloads whose name contains TEXT\n"
+    "  --quick          at most 12 workloads spread over the matrix\n"
+    "  --list           print the selected workloads and exit\n"
+    "  --tap FILE       TAP 14 report (default: RUN/check.tap)\n"
+    "  --junit FILE     JUnit XML report (default: "
+    "RUN/check.junit.xml)\n"
+    "  --reports DIR    where run folders go (default: reports/runs)\n"
+    "  --tap-version V  13 for prove before Test::Harness 3.48 (14)\n"
+    "  --l2             L2 instead: multi-process engines (a2a, "
+    "dense)\n"
+    "                   over libfabric, one launch per configuration\n"
+    "  --full           L1, then L2 over the full configuration "
+    "matrix\n"
+    "  -v, --verbose    say every failure in full (without -v: the\n"
+    "                   first 5, each with its first mismatch and\n"
+    "                   the command that reproduces it)\n"
+    "  -h, --help       this text\n"
+    "\n"
+    "Workload keys, applied to every workload (docs/workloads.md):\n"
+    "  --name --world --experts --topk --hidden --dtype --tokens\n"
+    "  --zero_ranks --routing --mask --data --seed --iter --steps\n"
+    "\n"
+    "Keys not given keep their defaults (world 2, experts 8, topk 2,\n"
+    "hidden 128, tokens 16); a workload they break is refused naming\n"
+    "the default.\n"
+    "\n"
+    "The last line says the verdict, the counts and the exit status.\n"
+    "Exit status: 0 all passed, 1 a check failed, 77 nothing ran (no\n"
+    "workload selected), 99 bad input or harness error.\n";
 
 int eg_cmd_check(int argc, char **argv)
 {
@@ -67,9 +63,7 @@ int eg_cmd_check(int argc, char **argv)
 	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2};
 	eg_report_cli_t rep = {.keys = EG_REP_ALL};
 	eg_overrides_t ov = {0};
-	eg_cli_t cl = {.prog = "epgate check",
-		       .shorts = "v",
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .usage = eg__check_usage,
 		       .job = &job,
 		       .report = &rep,

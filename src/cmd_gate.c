@@ -5,47 +5,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/cmd_gate.h"
+#include "src/cmd.h"
 #include "src/opts.h"
 #include "epgate/error.h"
 #include "epgate/num.h"
 #include "epgate/gate.h"
 #include "epgate/results.h"
 
-#define EG__PROG "epgate gate"
+static const char eg__gate_usage[] =
+    "usage: epgate gate --gates FILE [options] RESULTS...\n"
+    "\n"
+    "Judges results files (docs/results-v1.md) by the gates of a\n"
+    "gate file (docs/gates.md): pass, fail, inconclusive or skip\n"
+    "per gate.\n"
+    "\n"
+    "  --gates FILE     gate file, e.g. gates/p5en-ep16.gate\n"
+    "  --baseline FILE  results the regression gates compare "
+    "with\n"
+    "                   (may be repeated)\n"
+    "  --history DIR    the baseline is the last campaigns of the\n"
+    "                   results' profile and machine in DIR\n"
+    "                   (DIR/PROFILE/MACHINE/*.json)\n"
+    "  --last N         that many campaigns (10)\n"
+    "  --tap FILE       TAP 14 report (default: RUN/gate.tap)\n"
+    "  --junit FILE     JUnit XML report (default: "
+    "RUN/gate.junit.xml)\n"
+    "  --reports DIR    where run folders go (default: "
+    "reports/runs)\n"
+    "  --strict         an inconclusive gate fails the run\n"
+    "  -h, --help       this text\n"
+    "\n"
+    "Exit status: 0 no gate failed (inconclusive ones are listed\n"
+    "on stderr; with --strict they fail), 1 a gate failed, 77\n"
+    "every gate skipped for lack of data, 99 bad input or a hard\n"
+    "error.\n";
 
-static void eg__gate_usage(FILE *f)
-{
-	fputs("usage: epgate gate --gates FILE [options] RESULTS...\n"
-	      "\n"
-	      "Judges results files (docs/results-v1.md) by the gates of a\n"
-	      "gate file (docs/gates.md): pass, fail, inconclusive or skip\n"
-	      "per gate.\n"
-	      "\n"
-	      "  --gates FILE     gate file, e.g. gates/p5en-ep16.gate\n"
-	      "  --baseline FILE  results the regression gates compare "
-	      "with\n"
-	      "                   (may be repeated)\n"
-	      "  --history DIR    the baseline is the last campaigns of the\n"
-	      "                   results' profile and machine in DIR\n"
-	      "                   (DIR/PROFILE/MACHINE/*.json)\n"
-	      "  --last N         that many campaigns (10)\n"
-	      "  --tap FILE       TAP 14 report (default: RUN/gate.tap)\n"
-	      "  --junit FILE     JUnit XML report (default: "
-	      "RUN/gate.junit.xml)\n"
-	      "  --reports DIR    where run folders go (default: "
-	      "reports/runs)\n"
-	      "  --strict         an inconclusive gate fails the run\n"
-	      "  -h, --help       this text\n"
-	      "\n"
-	      "Exit status: 0 no gate failed (inconclusive ones are listed\n"
-	      "on stderr; with --strict they fail), 1 a gate failed, 77\n"
-	      "every gate skipped for lack of data, 99 bad input or a hard\n"
-	      "error.\n",
-	      f);
-}
-
-enum { O_BASELINE = 256, O_LAST };
+enum { O_BASELINE = 256 };
 
 typedef struct eg__gate_cli {
 	eg_gate_run_opts_t *o;
@@ -59,9 +54,8 @@ static int eg__gate_opt(eg_cli_t *c, int id, const char *arg)
 {
 	eg__gate_cli_t *g = c->ctx;
 
-	if (id == O_LAST)
-		return eg_cli_uint(c, "--last", arg, 1, 100000, &g->last);
-	g->base[g->n_base++] = (char *)arg; /* --baseline */
+	(void)id; /* O_BASELINE */
+	g->base[g->n_base++] = (char *)arg;
 	return EG_OK;
 }
 
@@ -69,15 +63,15 @@ static int eg__gate_opt(eg_cli_t *c, int id, const char *arg)
  * EG_CLI_GO, else the exit code. */
 static int eg__options(int argc, char **argv, eg__gate_cli_t *g, int *first)
 {
-	const eg_cli_opt_t own[] = {{"gates", .str = &g->o->gates},
-				    {"baseline", .id = O_BASELINE},
-				    {"strict", .flag = &g->o->strict},
-				    {"history", .str = &g->history},
-				    {"last", .id = O_LAST},
-				    {NULL}};
+	const eg_cli_opt_t own[] = {
+	    {"gates", .str = &g->o->gates},
+	    {"baseline", .id = O_BASELINE},
+	    {"strict", .flag = &g->o->strict},
+	    {"history", .str = &g->history},
+	    {"last", .uint = &g->last, .lo = 1, .hi = 100000},
+	    {NULL}};
 	eg_report_cli_t rep = {.keys = EG_REP_ALL};
-	eg_cli_t cl = {.prog = EG__PROG,
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .parse = eg__gate_opt,
 		       .ctx = g,
 		       .usage = eg__gate_usage,
@@ -100,7 +94,7 @@ static int eg__options(int argc, char **argv, eg__gate_cli_t *g, int *first)
 
 int eg_cmd_gate(int argc, char **argv)
 {
-	eg_gate_run_opts_t o = {.prog = EG__PROG};
+	eg_gate_run_opts_t o = {.prog = argv[0]};
 	char **base = calloc((size_t)argc + 1, sizeof(*base));
 	eg__gate_cli_t g = {.o = &o, .base = base, .last = EG_HISTORY_LAST};
 	eg_results_t *cur = NULL, *bl = NULL;
@@ -117,12 +111,12 @@ int eg_cmd_gate(int argc, char **argv)
 	if (eg_results_read_all(argv + first, (size_t)(argc - first), &cur,
 				&n_cur, err, sizeof(err)) ||
 	    eg_results_read_all(base, g.n_base, &bl, &n_bl, err, sizeof(err))) {
-		fprintf(stderr, "%s: %s\n", EG__PROG, err);
+		fprintf(stderr, "%s: %s\n", o.prog, err);
 		goto out;
 	}
 	if (g.history && g.n_base) {
 		fprintf(stderr, "%s: give --baseline or --history, not both\n",
-			EG__PROG);
+			o.prog);
 		goto out;
 	}
 	if (g.history) { /* the history is the baseline */
@@ -132,7 +126,7 @@ int eg_cmd_gate(int argc, char **argv)
 	}
 	if (g.history && eg_history_read(g.history, &cur[0], g.last, &bl, &n_bl,
 					 err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s: --history: %s\n", EG__PROG, err);
+		fprintf(stderr, "%s: --history: %s\n", o.prog, err);
 		goto out;
 	}
 	d = (eg_gate_data_t){cur, n_cur, n_bl ? bl : NULL, n_bl};

@@ -8,56 +8,38 @@
 #include "src/cmd.h"
 #include "src/opts.h"
 
-static void eg__launch_usage(FILE *f)
-{
-	fputs("usage: epgate launch -n N [--ranks-per-node M] [--timeout S] "
-	      "-- command [args]\n"
-	      "\n"
-	      "Runs N ranks of the command on this host. Each gets the\n"
-	      "EPGATE_* environment of its rank (see docs/world.md) and a\n"
-	      "rendezvous on 127.0.0.1; every line it prints is prefixed\n"
-	      "\"[rank] \". The first rank to fail, the deadline or a signal\n"
-	      "to the launcher stops every rank (SIGTERM, SIGKILL 2 s later).\n"
-	      "A command named \"epgate\" is this epgate, on PATH or not.\n"
-	      "\n"
-	      "  -n, --ranks N           number of ranks (1 to 4096)\n"
-	      "  --ranks-per-node M      virtual nodes of M ranks: ranks in\n"
-	      "                          different ones count as cross-node\n"
-	      "                          (default: N, one node)\n"
-	      "  --timeout S             deadline for the whole job, seconds\n"
-	      "                          (default: none)\n"
-	      "  -h, --help              this text\n"
-	      "\n"
-	      "Exit status: the worst of the ranks' (99 > 1 > 77 > 0); a rank\n"
-	      "killed by a signal, the deadline or a bad argument give 99.\n",
-	      f);
-}
-
-static int eg__launch_opt(eg_cli_t *c, int id, const char *arg)
-{
-	eg_launch_opts_t *o = c->ctx;
-
-	if (id == 'n')
-		return eg_cli_uint(c, "-n", arg, 1, 4096, &o->n);
-	if (id == 'r')
-		return eg_cli_uint(c, "--ranks-per-node", arg, 1, 4096,
-				   &o->ranks_per_node);
-	/* the job's deadline: no upper bound of ours */
-	return eg_cli_real(c, "--timeout", arg, 0, 1e12, &o->timeout_s);
-}
+static const char eg__launch_usage[] =
+    "usage: epgate launch -n N [--ranks-per-node M] [--timeout S] "
+    "-- command [args]\n"
+    "\n"
+    "Runs N ranks of the command on this host. Each gets the\n"
+    "EPGATE_* environment of its rank (see docs/world.md) and a\n"
+    "rendezvous on 127.0.0.1; every line it prints is prefixed\n"
+    "\"[rank] \". The first rank to fail, the deadline or a signal\n"
+    "to the launcher stops every rank (SIGTERM, SIGKILL 2 s later).\n"
+    "A command named \"epgate\" is this epgate, on PATH or not.\n"
+    "\n"
+    "  -n, --ranks N           number of ranks (1 to 4096)\n"
+    "  --ranks-per-node M      virtual nodes of M ranks: ranks in\n"
+    "                          different ones count as cross-node\n"
+    "                          (default: N, one node)\n"
+    "  --timeout S             deadline for the whole job, seconds\n"
+    "                          (default: none)\n"
+    "  -h, --help              this text\n"
+    "\n"
+    "Exit status: the worst of the ranks' (99 > 1 > 77 > 0); a rank\n"
+    "killed by a signal, the deadline or a bad argument give 99.\n";
 
 int eg_cmd_launch(int argc, char **argv)
 {
-	static const eg_cli_opt_t own[] = {{"ranks", .id = 'n'},
-					   {"ranks-per-node", .id = 'r'},
-					   {"timeout", .id = 't'},
-					   {NULL}};
 	eg_launch_opts_t o = {0};
-	eg_cli_t cl = {.prog = "epgate launch",
-		       .shorts = "n:",
-		       .own = own,
-		       .parse = eg__launch_opt,
-		       .ctx = &o,
+	const eg_cli_opt_t own[] = {
+	    {"ranks", 'n', .uint = &o.n, .lo = 1, .hi = 4096},
+	    {"ranks-per-node", .uint = &o.ranks_per_node, .lo = 1, .hi = 4096},
+	    /* the job's deadline: no upper bound of ours */
+	    {"timeout", .real = &o.timeout_s, .lo = 0, .hi = 1e12},
+	    {NULL}};
+	eg_cli_t cl = {.own = own,
 		       .usage = eg__launch_usage,
 		       .stop_at_args =
 			   1}; /* the command's options are its own */

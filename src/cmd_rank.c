@@ -14,66 +14,60 @@
 #define EG__HOST_PROG "epgate l2-rank"
 #define EG__GPU_PROG  "epgate l2-gpu-rank"
 
-static void eg__host_usage(FILE *f)
-{
-	fputs("usage: epgate launch -n N -- epgate l2-rank [options] "
-	      "[--KEY=VALUE ...]\n"
-	      "\n"
-	      "One rank of an L2 job: every workload of the file whose world\n"
-	      "equals the job's size, through a multi-process engine over a\n"
-	      "transport, verified on every rank; rank 0 writes results.\n"
-	      "\n"
-	      "  --memory M        host (default: libfabric) or cuda (the\n"
-	      "                    same as epgate l2-gpu-rank; see its "
-	      "--help)\n"
-	      "  --engine NAME     a2a (default), dense, or a planted fault\n"
-	      "                    that runs one rank per process "
-	      "(docs/faults.md)\n"
-	      "  --provider P      libfabric provider: shm, tcp (default: shm\n"
-	      "                    within a node, tcp across nodes)\n"
-	      "  --num-comms K     endpoints, each with a progress thread (1)\n"
-	      "  --workload FILE   workloads (default: the L2 matrix)\n"
-	      "  --filter TEXT     only workloads whose name contains TEXT\n"
-	      "  --iters N         iterations per workload (default: 2)\n"
-	      "  --results FILE    rank 0 appends one JSON line per workload\n"
-	      "  --KEY=VALUE       a workload key on every workload\n"
-	      "                    (docs/workloads.md)\n"
-	      "  -h, --help        this text\n",
-	      f);
-}
+static const char eg__host_usage[] =
+    "usage: epgate launch -n N -- epgate l2-rank [options] "
+    "[--KEY=VALUE ...]\n"
+    "\n"
+    "One rank of an L2 job: every workload of the file whose world\n"
+    "equals the job's size, through a multi-process engine over a\n"
+    "transport, verified on every rank; rank 0 writes results.\n"
+    "\n"
+    "  --memory M        host (default: libfabric) or cuda (the\n"
+    "                    same as epgate l2-gpu-rank; see its "
+    "--help)\n"
+    "  --engine NAME     a2a (default), dense, or a planted fault\n"
+    "                    that runs one rank per process "
+    "(docs/faults.md)\n"
+    "  --provider P      libfabric provider: shm, tcp (default: shm\n"
+    "                    within a node, tcp across nodes)\n"
+    "  --num-comms K     endpoints, each with a progress thread (1)\n"
+    "  --workload FILE   workloads (default: the L2 matrix)\n"
+    "  --filter TEXT     only workloads whose name contains TEXT\n"
+    "  --iters N         iterations per workload (default: 2)\n"
+    "  --results FILE    rank 0 appends one JSON line per workload\n"
+    "  --KEY=VALUE       a workload key on every workload\n"
+    "                    (docs/workloads.md)\n"
+    "  -h, --help        this text\n";
 
-static void eg__gpu_usage(FILE *f)
-{
-	fputs("usage: epgate launch -n N [--ranks-per-node M] -- \\\n"
-	      "         epgate l2-gpu-rank [options] [--KEY=VALUE ...]\n"
-	      "\n"
-	      "One rank of a GPU L2 job: every workload of the file whose\n"
-	      "world equals the job's size, on GPU memory through an NCCL\n"
-	      "engine, verified on the GPU of every rank; rank 0 writes\n"
-	      "results and says which transport NCCL used.\n"
-	      "\n"
-	      "  --engine NAME     a2a (default) or dense\n"
-	      "  --num-comms K     NCCL communicators, each on a stream (1)\n"
-	      "  --path P          auto (default), nvlink or xnode: the path\n"
-	      "                    asked for, checked against NCCL's log\n"
-	      "                    (xnode needs --ranks-per-node < N)\n"
-	      "  --xnode-mode M    hostid (default: NCCL_HOSTID per virtual\n"
-	      "                    node) or nop2p (P2P and SHM disabled)\n"
-	      "  --device D        CUDA device (default: rank modulo the\n"
-	      "                    number of devices)\n"
-	      "  --workload FILE   workloads (default: the L2 matrix)\n"
-	      "  --filter TEXT     only workloads whose name contains TEXT\n"
-	      "  --iters N         iterations per workload (default: 2)\n"
-	      "  --results FILE    rank 0 appends one JSON line per workload\n"
-	      "  --log-dir DIR     NCCL's per-rank log (default $TMPDIR)\n"
-	      "  --KEY=VALUE       a workload key on every workload\n"
-	      "  -h, --help        this text\n"
-	      "\n"
-	      "Exit status: 0 all bit-exact on the path asked for, 1 a\n"
-	      "mismatch, an engine error or another path, 77 no GPU or\n"
-	      "built without CUDA and NCCL, 99 bad input.\n",
-	      f);
-}
+static const char eg__gpu_usage[] =
+    "usage: epgate launch -n N [--ranks-per-node M] -- \\\n"
+    "         epgate l2-gpu-rank [options] [--KEY=VALUE ...]\n"
+    "\n"
+    "One rank of a GPU L2 job: every workload of the file whose\n"
+    "world equals the job's size, on GPU memory through an NCCL\n"
+    "engine, verified on the GPU of every rank; rank 0 writes\n"
+    "results and says which transport NCCL used.\n"
+    "\n"
+    "  --engine NAME     a2a (default) or dense\n"
+    "  --num-comms K     NCCL communicators, each on a stream (1)\n"
+    "  --path P          auto (default), nvlink or xnode: the path\n"
+    "                    asked for, checked against NCCL's log\n"
+    "                    (xnode needs --ranks-per-node < N)\n"
+    "  --xnode-mode M    hostid (default: NCCL_HOSTID per virtual\n"
+    "                    node) or nop2p (P2P and SHM disabled)\n"
+    "  --device D        CUDA device (default: rank modulo the\n"
+    "                    number of devices)\n"
+    "  --workload FILE   workloads (default: the L2 matrix)\n"
+    "  --filter TEXT     only workloads whose name contains TEXT\n"
+    "  --iters N         iterations per workload (default: 2)\n"
+    "  --results FILE    rank 0 appends one JSON line per workload\n"
+    "  --log-dir DIR     NCCL's per-rank log (default $TMPDIR)\n"
+    "  --KEY=VALUE       a workload key on every workload\n"
+    "  -h, --help        this text\n"
+    "\n"
+    "Exit status: 0 all bit-exact on the path asked for, 1 a\n"
+    "mismatch, an engine error or another path, 77 no GPU or\n"
+    "built without CUDA and NCCL, 99 bad input.\n";
 
 /* Options that belong to the other memory, and values to check before
  * any peer is involved. */
@@ -104,8 +98,7 @@ static int eg__rank_cmd(int argc, char **argv, int gpu)
 	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2};
 	eg_xport_cli_t xp = {.keys = EG_XP_PROVIDER | EG_XP_NCCL};
 	eg_overrides_t ov = {0};
-	eg_cli_t cl = {.prog = gpu ? EG__GPU_PROG : EG__HOST_PROG,
-		       .own = own,
+	eg_cli_t cl = {.own = own,
 		       .usage = gpu ? eg__gpu_usage : eg__host_usage,
 		       .job = &job,
 		       .xport = &xp,

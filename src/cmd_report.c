@@ -7,39 +7,36 @@
 #include "src/cmd.h"
 #include "src/opts.h"
 
-static void eg__report_usage(FILE *f)
-{
-	fputs("usage: epgate report RUN_DIR [-o FILE] [--screenshot PNG]\n"
-	      "       epgate report --results FILE... [--gates FILE] "
-	      "[--baseline FILE]... -o FILE\n"
-	      "       epgate report --history DIR [--gates FILE] -o FILE\n"
-	      "\n"
-	      "One self-contained HTML page (docs/reports.md): the verdict,\n"
-	      "the suites, every gate with its sentence and verdict, every\n"
-	      "failure with its repro line, and for every profile a chart\n"
-	      "per sweep axis with each point's interval and the gates'\n"
-	      "bands and bounds (gnuplot; without it, the tables alone).\n"
-	      "A run folder also gets summary.md, for CI job pages.\n"
-	      "\n"
-	      "  RUN_DIR            a run folder: RUN_DIR/report.html\n"
-	      "  --results FILE     a results file (repeatable)\n"
-	      "  --baseline FILE    regression baseline (repeatable)\n"
-	      "  --gates FILE       the gate file (default: the profile's)\n"
-	      "  --history DIR      runs at DIR/PROFILE/MACHINE/STAMP.json:\n"
-	      "                     each gated value over time, change "
-	      "points\n"
-	      "  -o, --output FILE  the page (default: RUN_DIR/report.html)\n"
-	      "  --markdown FILE    the Markdown summary (default:\n"
-	      "                     RUN_DIR/summary.md; none otherwise)\n"
-	      "  --screenshot PNG   also a PNG of the page (headless "
-	      "Chromium)\n"
-	      "  --title TEXT       the page's title\n"
-	      "  -h, --help         this text\n"
-	      "\n"
-	      "Exit status: 0 written (whatever the verdicts), 99 bad input\n"
-	      "or a file that cannot be written.\n",
-	      f);
-}
+static const char eg__report_usage[] =
+    "usage: epgate report RUN_DIR [-o FILE] [--screenshot PNG]\n"
+    "       epgate report --results FILE... [--gates FILE] "
+    "[--baseline FILE]... -o FILE\n"
+    "       epgate report --history DIR [--gates FILE] -o FILE\n"
+    "\n"
+    "One self-contained HTML page (docs/reports.md): the verdict,\n"
+    "the suites, every gate with its sentence and verdict, every\n"
+    "failure with its repro line, and for every profile a chart\n"
+    "per sweep axis with each point's interval and the gates'\n"
+    "bands and bounds (gnuplot; without it, the tables alone).\n"
+    "A run folder also gets summary.md, for CI job pages.\n"
+    "\n"
+    "  RUN_DIR            a run folder: RUN_DIR/report.html\n"
+    "  --results FILE     a results file (repeatable)\n"
+    "  --baseline FILE    regression baseline (repeatable)\n"
+    "  --gates FILE       the gate file (default: the profile's)\n"
+    "  --history DIR      runs at DIR/PROFILE/MACHINE/STAMP.json:\n"
+    "                     each gated value over time, change "
+    "points\n"
+    "  -o, --output FILE  the page (default: RUN_DIR/report.html)\n"
+    "  --markdown FILE    the Markdown summary (default:\n"
+    "                     RUN_DIR/summary.md; none otherwise)\n"
+    "  --screenshot PNG   also a PNG of the page (headless "
+    "Chromium)\n"
+    "  --title TEXT       the page's title\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Exit status: 0 written (whatever the verdicts), 99 bad input\n"
+    "or a file that cannot be written.\n";
 
 enum { EG__O_RESULTS = 300, EG__O_BASELINE };
 
@@ -71,8 +68,8 @@ int eg_cmd_report(int argc, char **argv)
 				    {"screenshot", .str = &x.o.screenshot},
 				    {"title", .str = &x.o.title},
 				    {NULL}};
-	eg_cli_t cl = {.prog = "epgate report",
-		       .shorts = "o:",
+	/* named before the parse: the out-of-memory message */
+	eg_cli_t cl = {.prog = argv[0],
 		       .own = own,
 		       .parse = eg__report_opt,
 		       .ctx = &x,

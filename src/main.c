@@ -11,18 +11,15 @@
 #include "lib/suite/cmd_gpu.h"
 #include "lib/suite/suite.h"
 #include "src/cmd.h"
-#include "src/cmd_gate.h"
-#include "src/cmd_job.h"
 
 typedef struct eg__cmd {
 	const char *name;
-	int (*run)(int argc, char **argv);
+	eg_cmd_fn *run;
 	const char *summary; /* one line */
 	int internal;	     /* run by other commands, not by people */
 } eg__cmd_t;
 
-static int eg__version(int argc, char **argv);
-static int eg__help(int argc, char **argv);
+static eg_cmd_fn eg__version, eg__help;
 
 static const eg__cmd_t eg__cmds[] = {
     {"run", eg_cmd_run,
@@ -126,7 +123,7 @@ static int eg__help(int argc, char **argv)
 	sub[0] = argv[1];
 	sub[1] = help;
 	sub[2] = NULL;
-	return c->run(2, sub);
+	return eg_cmd_sub("epgate", c->name, c->run, 2, sub);
 }
 
 int main(int argc, char **argv)
@@ -144,5 +141,5 @@ int main(int argc, char **argv)
 		return eg__version(1, argv);
 	if (!(c = eg__find(argv[1])))
 		return eg__unknown(argv[1]);
-	return c->run(argc - 1, argv + 1);
+	return eg_cmd_sub("epgate", c->name, c->run, argc - 1, argv + 1);
 }

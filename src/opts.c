@@ -9,6 +9,7 @@
 #include "epgate/transport.h"
 #include "epgate/num.h"
 #include "epgate/report.h"
+#include "src/cmd.h"
 #include "src/opts.h"
 
 /* Option ids: the command's own are letters or 256..599. */
@@ -78,6 +79,16 @@ static const eg__gopt_t eg__report_opts[] = {
     {NULL, 0, 0},
 };
 
+int eg_cmd_sub(const char *parent, const char *name, eg_cmd_fn *run, int argc,
+	       char **argv)
+{
+	char prog[64];
+
+	snprintf(prog, sizeof(prog), "%s %s", parent, name);
+	argv[0] = prog;
+	return run(argc, argv);
+}
+
 int eg_cli_error(const eg_cli_t *c, const char *fmt, ...)
 {
 	va_list ap;
@@ -91,43 +102,41 @@ int eg_cli_error(const eg_cli_t *c, const char *fmt, ...)
 }
 
 /* The base parsers (lib/base/num.c) do the work and word the message:
- * one number parser, one message shape, here as everywhere. */
+ * one number parser, one message shape, here as everywhere.  The value
+ * goes to u or, when u is NULL, to z. */
 typedef int eg__u64_parser_t(const char *what, const char *s, uint64_t lo,
 			     uint64_t hi, unsigned flags, uint64_t *out,
 			     char *err, size_t errlen);
 
 static int eg__cli_u64(const eg_cli_t *c, eg__u64_parser_t *parse,
 		       const char *opt, const char *s, uint64_t lo, uint64_t hi,
-		       uint64_t *v)
+		       unsigned *u, size_t *z)
 {
 	char err[256];
-	int rc = parse(opt, s ? s : "", lo, hi, 0, v, err, sizeof(err));
+	uint64_t v;
+	int rc = parse(opt, s ? s : "", lo, hi, 0, &v, err, sizeof(err));
 
-	if (rc < 0)
+	if (rc < 0) {
 		eg_cli_error(c, "%s", err);
-	return rc < 0 ? rc : EG_OK;
+		return rc;
+	}
+	if (u)
+		*u = (unsigned)v;
+	else
+		*z = (size_t)v;
+	return EG_OK;
 }
 
 int eg_cli_uint(const eg_cli_t *c, const char *opt, const char *s,
 		unsigned long long lo, unsigned long long hi, unsigned *out)
 {
-	uint64_t v;
-	int rc = eg__cli_u64(c, eg_parse_u64, opt, s, lo, hi, &v);
-
-	if (rc == EG_OK)
-		*out = (unsigned)v;
-	return rc;
+	return eg__cli_u64(c, eg_parse_u64, opt, s, lo, hi, out, NULL);
 }
 
 int eg_cli_bytes(const eg_cli_t *c, const char *opt, const char *s, size_t lo,
 		 size_t hi, size_t *out)
 {
-	uint64_t v;
-	int rc = eg__cli_u64(c, eg_parse_bytes, opt, s, lo, hi, &v);
-
-	if (rc == EG_OK)
-		*out = (size_t)v;
-	return rc;
+	return eg__cli_u64(c, eg_parse_bytes, opt, s, lo, hi, NULL, out);
 }
 
 int eg_cli_real(const eg_cli_t *c, const char *opt, const char *s, double lo,
@@ -183,6 +192,16 @@ static int eg__job(eg_cli_t *c, int id, const char *spelled, const char *arg)
 		j->given |= EG_JOB_TIMEOUT;
 		return rc;
 	}
+}
+
+const eg_job_opts_t eg_cli_bench_job = {
+    .keys = EG_JOB_ALL, .nw = 1, .iters = 20, .timeout_s = 60};
+
+unsigned eg_cli_bench_warmup(const eg_job_opts_t *j, int nccl)
+{
+	if (j->given & EG_JOB_WARMUP)
+		return j->warmup;
+	return nccl ? 5 : 3;
 }
 
 static int eg__nonempty(const eg_cli_t *c, const char *opt, const char *arg,
@@ -353,24 +372,52 @@ static int eg__table(const eg_cli_t *c, struct option *t)
 	return rc;
 }
 
+/* An own option that needs no code (eg_cli_opt_t): EG_OK, <0 after a
+ * message, or 1: not one, the command's parse takes it. */
+static int eg__stored(const eg_cli_t *c, const eg_cli_opt_t *o, const char *arg)
+{
+	char opt[64];
+	int i;
+
+	if (o->id > 0 && o->id < 256)
+		snprintf(opt, sizeof(opt), "-%c", o->id);
+	else
+		snprintf(opt, sizeof(opt), "--%s", o->name);
+	if (o->flag) {
+		*o->flag = 1;
+		return EG_OK;
+	}
+	if (o->str && o->choices) {
+		if ((i = eg_cli_choice(c, opt, arg, o->choices)) < 0)
+			return i;
+		*o->str = o->choices[i];
+		return EG_OK;
+	}
+	if (o->str) {
+		*o->str = arg;
+		return EG_OK;
+	}
+	if (o->uint)
+		return eg_cli_uint(c, opt, arg, (unsigned long long)o->lo,
+				   (unsigned long long)o->hi, o->uint);
+	if (o->real)
+		return eg_cli_real(c, opt, arg, o->lo, o->hi, o->real);
+	return 1;
+}
+
 /* The command's own option id (EG__O_OWN + index, or a short letter). */
 static int eg__own(eg_cli_t *c, int id, const char *arg)
 {
 	const eg_cli_opt_t *o = NULL;
+	int rc;
 
 	if (id >= EG__O_OWN)
 		o = &c->own[id - EG__O_OWN];
 	for (int i = 0; !o && c->own && c->own[i].name; i++)
 		if (c->own[i].id == id)
 			o = &c->own[i];
-	if (o && o->str) {
-		*o->str = arg;
-		return EG_OK;
-	}
-	if (o && o->flag) {
-		*o->flag = 1;
-		return EG_OK;
-	}
+	if (o && (rc = eg__stored(c, o, arg)) <= 0)
+		return rc;
 	if (!c->parse) {
 		eg_cli_error(c, "option %d has no handler (harness)", id);
 		return EG_EINVAL;
@@ -438,17 +485,37 @@ static void eg__defaults(eg_cli_t *c)
 	}
 }
 
+/* getopt's short options: the own options whose id is a letter (with a
+ * value unless flag or bare), and the job group's -n and -w. */
+static void eg__shorts(const eg_cli_t *c, char *s, size_t size)
+{
+	size_t n =
+	    (size_t)snprintf(s, size, "%s:h%s", c->stop_at_args ? "+" : "",
+			     c->job && c->job->nw ? "n:w:" : "");
+
+	for (int i = 0; c->own && c->own[i].name && n + 3 <= size; i++) {
+		const eg_cli_opt_t *o = &c->own[i];
+
+		if (o->id <= 0 || o->id >= 256)
+			continue;
+		s[n++] = (char)o->id;
+		if (!o->flag && !o->bare)
+			s[n++] = ':';
+		s[n] = '\0';
+	}
+}
+
 int eg_cli_parse(eg_cli_t *c, int argc, char **argv)
 {
 	struct option t[EG__OPTS_MAX];
 	char shorts[64];
 	int id;
 
+	if (!c->prog)
+		c->prog = argv[0];
 	if (eg__table(c, t) < 0)
 		return eg_cli_error(c, "too many options (harness)");
-	snprintf(shorts, sizeof(shorts), "%s:h%s%s", c->stop_at_args ? "+" : "",
-		 c->shorts ? c->shorts : "",
-		 c->job && c->job->nw ? "n:w:" : "");
+	eg__shorts(c, shorts, sizeof(shorts));
 	c->n_args = 0;
 	eg__defaults(c);
 	optind = 0; /* a fresh scan (GNU: re-reads the optstring's mode) */
@@ -456,7 +523,7 @@ int eg_cli_parse(eg_cli_t *c, int argc, char **argv)
 	while ((id = getopt_long(argc, argv, shorts, t, NULL)) != -1) {
 		if (id == EG__O_HELP) {
 			if (c->usage)
-				c->usage(stdout);
+				fputs(c->usage, stdout);
 			return EG_EXIT_PASS;
 		}
 		if (id == ':')

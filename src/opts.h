@@ -33,6 +33,12 @@ typedef struct eg_job_opts {
 	double timeout_s;
 } eg_job_opts_t;
 
+/* The benchmarks' job (bench engine, bench raw): -n/--iters N (20 timed
+ * steps), -w/--warmup N, --timeout S (60 s per blocking step). */
+extern const eg_job_opts_t eg_cli_bench_job;
+/* Their warm-up: the steps given, else 3 over fabric and 5 over NCCL. */
+unsigned eg_cli_bench_warmup(const eg_job_opts_t *j, int nccl);
+
 /* Transport: --transport fabric|nccl, --provider P (fabric), and NCCL's
  * --num-comms K (fabric endpoints too), --path auto|nvlink|xnode,
  * --xnode-mode hostid|nop2p, --device D. eg_cli_parse sets the defaults
@@ -87,27 +93,34 @@ typedef struct eg_report_cli {
 #define EG_CLI_ARGS_ALL (~0u) /* max_args: any number, left in argv */
 #define EG_CLI_GO	(-1)  /* eg_cli_parse: go on */
 
-/* A command's own option. One with str or flag needs no code: its value
- * is stored at str, or 1 at flag; any other goes to the command's parse
- * with id, with a value unless bare. */
+/* A command's own option. One with str, flag, uint or real needs no
+ * code: its value is stored at str (one of choices, when given), 1 at
+ * flag, or a number in range at uint ([lo, hi]) or real ((lo, hi]),
+ * with the messages of eg_cli_choice, eg_cli_uint and eg_cli_real, which
+ * name an option with a letter id by its letter ("-n"); any other goes
+ * to the command's parse with id, with a value unless bare. */
 typedef struct eg_cli_opt {
 	const char *name;
-	int id;		  /* a short letter (also in shorts), 256..599, or 0 */
+	int id;		  /* a letter: also its short option; 256..599; 0 */
 	const char **str; /* the value goes here */
 	int *flag;	  /* set to 1 here */
 	int bare;	  /* parse's option takes no value */
+	const char *const *choices; /* with str: the values taken */
+	unsigned *uint;
+	double *real;
+	double lo, hi; /* uint's or real's range */
 } eg_cli_opt_t;
 
 typedef struct eg_cli eg_cli_t;
 struct eg_cli {
-	const char *prog;	 /* "epgate bench raw": every message's */
-	const char *shorts;	 /* the command's short options ("v", "n:") */
+	const char *prog;	 /* "epgate bench raw": every message's;
+				    NULL: argv[0] (eg_cmd_sub) */
 	const eg_cli_opt_t *own; /* its long options ({0}-terminated), or
 				    NULL */
 	/* the command's own options: EG_OK, or <0 after a message */
 	int (*parse)(eg_cli_t *c, int id, const char *arg);
-	void *ctx; /* for parse */
-	void (*usage)(FILE *f);
+	void *ctx;	   /* for parse */
+	const char *usage; /* --help's text */
 	/* the groups the command takes; NULL: none */
 	eg_job_opts_t *job;
 	eg_xport_cli_t *xport;
