@@ -34,7 +34,7 @@ rc=$?
 R=$(ls "$RUNS"/*/bench-local.json 2>/dev/null | head -n 1)
 if [ "$rc" -eq 77 ]; then
 	echo "1..0 # SKIP $(tail -n 1 "$EG_TMP/bench.out")"
-	exit 77
+	exit 0
 elif [ "$rc" -eq 0 ] && [ -n "$R" ]; then
 	eg_ok "a small profile with the local profile's point names: 4 points measured"
 else

@@ -6,7 +6,7 @@
 
 if ! "$EG_EPGATE" l2-rank --help >/dev/null 2>&1; then
 	echo "1..0 # SKIP epgate built without l2-rank"
-	exit 77
+	exit 0
 fi
 
 # --- check --l2 hands what it is given to the ranks: a filter and keys

@@ -20,7 +20,7 @@ if ! "$EG_EPGATE" launch -n 2 -- "$EG_EPGATE" l2-rank --filter w2-base \
 	--iters 1 >"$EG_TMP/probe" 2>&1; then
 	if grep -q 'built without libfabric' "$EG_TMP/probe"; then
 		echo "1..0 # SKIP built without libfabric"
-		exit 77
+		exit 0
 	fi
 	eg_not_ok "a plain L2 job before the storm"
 	sed 's/^/# /' "$EG_TMP/probe" | tail -n 20

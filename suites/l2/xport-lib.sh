@@ -8,7 +8,7 @@ probe=$EG_XPORT_PROBE
 rc=$?
 if [ "$rc" -eq 77 ]; then
 	echo "1..0 # SKIP built without libfabric"
-	exit 77
+	exit 0
 fi
 if [ "$rc" -ne 0 ]; then
 	eg_not_ok "xport_probe alone (world of one): exit $rc"

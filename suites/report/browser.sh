@@ -18,7 +18,7 @@ if ! $PY -c 'import selenium, yaml' 2>/dev/null ||
 	! command -v chromium >/dev/null 2>&1 ||
 	! command -v chromedriver >/dev/null 2>&1; then
 	echo "1..0 # SKIP needs chromium, chromium-driver, python3-selenium, python3-yaml"
-	exit 77
+	exit 0
 fi
 shots=${EPGATE_SCREENSHOTS:-}
 
