@@ -1,6 +1,7 @@
-/* The CUDA memory space: device memory of the current device, the
- * generator, expert and verifier kernels (kernels/gen.cu, ep.cu) on one stream,
- * CUDA events as timing marks. The device verifiers take device copies of
+/* The CUDA memory space: device memory of the current device (open_on
+ * picks one and makes it current), the generator, expert and verifier
+ * kernels (kernels/gen.cu, ep.cu) on one stream, CUDA events as timing
+ * marks. The device verifiers take device copies of
  * the expected data: this space uploads the host reference into scratch
  * buffers for each comparison. Built with CUDA only (Makefile.am). */
 #ifdef HAVE_CONFIG_H
