@@ -58,6 +58,26 @@ typedef struct eg_space_ops {
 	 * i < n-1. */
 	int (*mark)(void *state, unsigned i);
 	int (*elapsed)(void *state, unsigned n, double *s);
+	/* --- appended: what the plugin engine stages a plugin's buffers
+	 * with (lib/engines/plugin_run.c, plugin_step.c) --- */
+	/* open on a device picked here: *device < 0 takes local_rank modulo
+	 * the device count; *stream NULL gets a non-blocking stream of the
+	 * instance's own (close destroys it). On success *device and
+	 * *stream are what it runs on (host: -1 and NULL); on failure err
+	 * says why where there is more to say than the code. */
+	int (*open_on)(void **state, int *device, uint32_t local_rank,
+		       void **stream, char *err, size_t errlen);
+	/* alloc, zero-filled */
+	int (*zalloc)(void *state, void **p, size_t bytes);
+	/* bytes either way between host memory and the space, on the stream
+	 * (cuda: between any two of host and device memory, as a GPU
+	 * caller's buffers may be on the device), complete on return */
+	int (*copy)(void *state, void *dst, const void *src, size_t bytes);
+	/* waits for all the work on the stream */
+	int (*sync)(void *state);
+	/* once the stream has passed mark b: milliseconds from mark a to
+	 * mark b */
+	int (*span_ms)(void *state, unsigned a, unsigned b, double *ms);
 } eg_space_ops_t;
 
 /* Host memory: malloc, the host twins and verifiers. */

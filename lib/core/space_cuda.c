@@ -1,11 +1,13 @@
-/* The CUDA memory space: device memory of the current device, the
- * generator, expert and verifier kernels (kernels/gen.cu, ep.cu) on one stream,
- * CUDA events as timing marks. The device verifiers take device copies of
+/* The CUDA memory space: device memory of the current device (open_on
+ * picks one and makes it current), the generator, expert and verifier
+ * kernels (kernels/gen.cu, ep.cu) on one stream, CUDA events as timing
+ * marks. The device verifiers take device copies of
  * the expected data: this space uploads the host reference into scratch
  * buffers for each comparison. Built with CUDA only (Makefile.am). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +19,7 @@
 
 typedef struct eg__cuda {
 	cudaStream_t stream;
+	int own_stream; /* made by open_on: close destroys it */
 	cudaEvent_t ev[EG_SPACE_MARKS];
 } eg__cuda_t;
 
@@ -39,25 +42,72 @@ static void eg__c_close(void *state)
 	for (unsigned i = 0; i < EG_SPACE_MARKS; i++)
 		if (c->ev[i])
 			cudaEventDestroy(c->ev[i]);
+	if (c->own_stream)
+		cudaStreamDestroy(c->stream);
 	free(c);
 }
 
-static int eg__c_open(void **state, void *stream)
+/* An instance on stream, or with own on a non-blocking stream of its own
+ * when stream is NULL; err (if given) names the CUDA call that failed. */
+static int eg__c_new(void **state, cudaStream_t stream, int own, char *err,
+		     size_t errlen)
 {
 	eg__cuda_t *c = calloc(1, sizeof(*c));
-	int rc = EG_OK;
+	const char *call = "cudaStreamCreate";
+	cudaError_t e = cudaSuccess;
 
 	*state = NULL;
 	if (!c)
 		return EG_ENOMEM;
-	c->stream = (cudaStream_t)stream;
-	for (unsigned i = 0; i < EG_SPACE_MARKS && rc == EG_OK; i++)
-		rc = eg__cu(cudaEventCreate(&c->ev[i]));
-	if (rc < 0) {
+	c->stream = stream;
+	if (own && !stream) {
+		e = cudaStreamCreateWithFlags(&c->stream,
+					      cudaStreamNonBlocking);
+		c->own_stream = e == cudaSuccess;
+	}
+	for (unsigned i = 0; i < EG_SPACE_MARKS && e == cudaSuccess; i++)
+		if ((e = cudaEventCreate(&c->ev[i])) != cudaSuccess) {
+			c->ev[i] = NULL;
+			call = "cudaEventCreate";
+		}
+	if (e != cudaSuccess) {
+		if (err)
+			snprintf(err, errlen, "%s: %s", call,
+				 cudaGetErrorString(e));
 		eg__c_close(c);
-		return rc;
+		return eg__cu(e);
 	}
 	*state = c;
+	return EG_OK;
+}
+
+static int eg__c_open(void **state, void *stream)
+{
+	return eg__c_new(state, (cudaStream_t)stream, 0, NULL, 0);
+}
+
+static int eg__c_open_on(void **state, int *device, uint32_t local_rank,
+			 void **stream, char *err, size_t errlen)
+{
+	int ndev = 0, rc;
+	cudaError_t e = cudaGetDeviceCount(&ndev);
+
+	*state = NULL;
+	if (e != cudaSuccess || ndev < 1) {
+		snprintf(err, errlen, "no CUDA device (%s)",
+			 e != cudaSuccess ? cudaGetErrorString(e) : "0 found");
+		return EG_ENOSYS;
+	}
+	if (*device < 0)
+		*device = (int)(local_rank % (uint32_t)ndev);
+	if (*device >= ndev || cudaSetDevice(*device) != cudaSuccess) {
+		snprintf(err, errlen, "cannot use CUDA device %d of %d",
+			 *device, ndev);
+		return EG_ECUDA;
+	}
+	if ((rc = eg__c_new(state, (cudaStream_t)*stream, 1, err, errlen)) < 0)
+		return rc;
+	*stream = ((eg__cuda_t *)*state)->stream;
 	return EG_OK;
 }
 
@@ -73,6 +123,25 @@ static int eg__c_alloc(void *state, void **p, size_t bytes)
 	return EG_OK;
 }
 
+static int eg__c_sync(void *state)
+{
+	eg__cuda_t *c = state;
+
+	return eg__cu(cudaStreamSynchronize(c->stream));
+}
+
+/* zeroed on the stream: a cudaMemset on the legacy stream is not ordered
+ * before copies on a non-blocking one and could land after them */
+static int eg__c_zalloc(void *state, void **p, size_t bytes)
+{
+	eg__cuda_t *c = state;
+	int rc = eg__c_alloc(state, p, bytes);
+
+	if (rc == EG_OK)
+		rc = eg__cu(cudaMemsetAsync(*p, 0, bytes + 16, c->stream));
+	return rc == EG_OK ? eg__c_sync(state) : rc;
+}
+
 static void eg__c_free(void *state, void *p)
 {
 	(void)state;
@@ -86,6 +155,19 @@ static int eg__c_upload(void *state, void *dst, const void *src, size_t bytes)
 	if (!bytes)
 		return EG_OK;
 	return eg__cu(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+}
+
+/* cudaMemcpyDefault: either side may be host or device memory */
+static int eg__c_memcpy(void *state, void *dst, const void *src, size_t bytes)
+{
+	eg__cuda_t *c = state;
+	int rc;
+
+	if (!bytes)
+		return EG_OK;
+	rc = eg__cu(
+	    cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, c->stream));
+	return rc == EG_OK ? eg__c_sync(state) : rc;
 }
 
 static int eg__c_recv_alloc(void *state, eg_recv_t *r, const eg_workload_t *w,
@@ -202,6 +284,21 @@ static int eg__c_elapsed(void *state, unsigned n, double *s)
 	return EG_OK;
 }
 
+static int eg__c_span_ms(void *state, unsigned a, unsigned b, double *ms)
+{
+	eg__cuda_t *c = state;
+	float f = 0;
+	int rc;
+
+	if (a >= EG_SPACE_MARKS || b >= EG_SPACE_MARKS)
+		return EG_EINVAL;
+	if ((rc = eg__cu(cudaEventSynchronize(c->ev[b]))) < 0 ||
+	    (rc = eg__cu(cudaEventElapsedTime(&f, c->ev[a], c->ev[b]))) < 0)
+		return rc;
+	*ms = f;
+	return EG_OK;
+}
+
 const eg_space_ops_t eg_space_cuda = {
     .size = sizeof(eg_space_ops_t),
     .name = "cuda",
@@ -218,4 +315,9 @@ const eg_space_ops_t eg_space_cuda = {
     .verify_combine = eg__c_verify_combine,
     .mark = eg__c_mark,
     .elapsed = eg__c_elapsed,
+    .open_on = eg__c_open_on,
+    .zalloc = eg__c_zalloc,
+    .copy = eg__c_memcpy,
+    .sync = eg__c_sync,
+    .span_ms = eg__c_span_ms,
 };

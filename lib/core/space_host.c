@@ -21,6 +21,17 @@ static int eg__h_open(void **state, void *stream)
 	return *state ? EG_OK : EG_ENOMEM;
 }
 
+static int eg__h_open_on(void **state, int *device, uint32_t local_rank,
+			 void **stream, char *err, size_t errlen)
+{
+	(void)local_rank;
+	(void)err;
+	(void)errlen;
+	*device = -1;
+	*stream = NULL;
+	return eg__h_open(state, NULL);
+}
+
 static void eg__h_close(void *state)
 {
 	free(state);
@@ -33,13 +44,21 @@ static int eg__h_alloc(void *state, void **p, size_t bytes)
 	return *p ? EG_OK : EG_ENOMEM;
 }
 
+static int eg__h_zalloc(void *state, void **p, size_t bytes)
+{
+	(void)state;
+	*p = calloc(1, bytes ? bytes : 1);
+	return *p ? EG_OK : EG_ENOMEM;
+}
+
 static void eg__h_free(void *state, void *p)
 {
 	(void)state;
 	free(p);
 }
 
-static int eg__h_upload(void *state, void *dst, const void *src, size_t bytes)
+/* upload and copy: host memory to host memory */
+static int eg__h_copy(void *state, void *dst, const void *src, size_t bytes)
 {
 	(void)state;
 	if (bytes)
@@ -113,6 +132,22 @@ static int eg__h_elapsed(void *state, unsigned n, double *s)
 	return EG_OK;
 }
 
+static int eg__h_sync(void *state)
+{
+	(void)state;
+	return EG_OK;
+}
+
+static int eg__h_span_ms(void *state, unsigned a, unsigned b, double *ms)
+{
+	const eg__host_t *h = state;
+
+	if (a >= EG_SPACE_MARKS || b >= EG_SPACE_MARKS)
+		return EG_EINVAL;
+	*ms = (h->t[b] - h->t[a]) * 1e3;
+	return EG_OK;
+}
+
 const eg_space_ops_t eg_space_host = {
     .size = sizeof(eg_space_ops_t),
     .name = "host",
@@ -120,7 +155,7 @@ const eg_space_ops_t eg_space_host = {
     .close = eg__h_close,
     .alloc = eg__h_alloc,
     .free = eg__h_free,
-    .upload = eg__h_upload,
+    .upload = eg__h_copy,
     .recv_alloc = eg__h_recv_alloc,
     .recv_free = eg__h_recv_free,
     .generate = eg__h_generate,
@@ -129,6 +164,11 @@ const eg_space_ops_t eg_space_host = {
     .verify_combine = eg__h_verify_combine,
     .mark = eg__h_mark,
     .elapsed = eg__h_elapsed,
+    .open_on = eg__h_open_on,
+    .zalloc = eg__h_zalloc,
+    .copy = eg__h_copy,
+    .sync = eg__h_sync,
+    .span_ms = eg__h_span_ms,
 };
 
 const eg_space_ops_t *eg_space_find(const char *name)

@@ -1,6 +1,6 @@
 /* The plugin engine's insides, shared by lib/engines/plugin_*.c: a loaded
- * plugin (plugin_load.c), its memory space (plugin_mem.c), one instance
- * run in this process (plugin_run.c) or in a forked child
+ * plugin (plugin_load.c), one instance run in this process (plugin_run.c,
+ * its buffers in a memory space of epgate/space.h) or in a forked child
  * (plugin_fork.c), and the mapping of its native layout onto the
  * canonical one (plugin_map.c, plugin_keys.c). */
 #ifndef EPGATE_PLUGIN_INT_H
@@ -13,6 +13,7 @@
 #include "epgate/gen.h"
 #include "epgate/nccl.h"
 #include "epgate/plugin.h"
+#include "epgate/space.h"
 #include "epgate/verify.h"
 
 #define EG_PLUG_OPTS_MAX 32
@@ -37,33 +38,8 @@ typedef struct eg_plug {
 	((pl)->psize >= offsetof(eg_plugin_t, slot) + sizeof((pl)->p->slot) && \
 	 (pl)->p->slot)
 
-/* The plugin's memory space: host memory or CUDA device memory. */
-typedef struct eg_plug_mem {
-	const char *name;
-	/* device < 0: pick one (local rank modulo the device count) */
-	int (*open)(void **st, int device, uint32_t local_rank, void *stream,
-		    char *err, size_t errlen);
-	void (*close)(void *st);
-	int (*alloc)(void *st, void **p, size_t n);
-	void (*free)(void *st, void *p);
-	int (*put)(void *st, void *dst, const void *src, size_t n);
-	int (*get)(void *st, void *dst, const void *src, size_t n);
-	int (*sync)(void *st);
-	int (*device)(void *st);
-	void *(*stream)(void *st);
-	/* Timing marks i < EG_PLUG_MARKS: taken now (host clock) or when
-	 * the stream reaches them (CUDA events); elapsed gives the ms from
-	 * mark a to mark b once the stream has passed b. */
-	int (*mark)(void *st, unsigned i);
-	int (*elapsed)(void *st, unsigned a, unsigned b, double *ms);
-} eg_plug_mem_t;
-
-#define EG_PLUG_MARKS 4
-
-extern const eg_plug_mem_t eg_plug_mem_host;
-/* NULL without CUDA */
-const eg_plug_mem_t *eg_plug_mem_cuda(void);
-/* p is CUDA device (or managed) memory; 0 without CUDA. */
+/* A caller's memory, whatever space it is in (plugin_mem.c). p is CUDA
+ * device (or managed) memory; 0 without CUDA. */
 int eg_plug_on_device(const void *p);
 /* n bytes between any two of host and device memory, complete on
  * return, after the whole device is idle (EG_ENOSYS without CUDA). */
@@ -141,7 +117,7 @@ typedef struct eg_plug_run {
 	eg_boot_t *boot, *own_boot;
 	eg_plugin_boot_t pboot;
 	eg_plugin_env_t env;
-	const eg_plug_mem_t *mem;
+	const eg_space_ops_t *mem; /* the plugin's memory space */
 	void *ms;
 	eg_nccl_t *nccl;
 	void *inst;

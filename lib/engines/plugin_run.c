@@ -176,7 +176,7 @@ static int eg__space(eg_plug_run_t *r)
 	void *stream = NULL;
 	int dev = -1, rc;
 
-	r->mem = cuda ? eg_plug_mem_cuda() : &eg_plug_mem_host;
+	r->mem = eg_space_find(cuda ? "cuda" : "host");
 	if (!r->mem)
 		return eg_plug_run_err(
 		    r, EG_ENOSYS,
@@ -203,12 +203,12 @@ static int eg__space(eg_plug_run_t *r)
 		stream = eg_nccl_stream(r->nccl, 0);
 		r->env.nccl_comm = eg_nccl_comm(r->nccl, 0);
 	}
-	rc = r->mem->open(&r->ms, dev, r->world.local_rank, stream, r->err,
-			  sizeof(r->err));
+	rc = r->mem->open_on(&r->ms, &dev, r->world.local_rank, &stream, r->err,
+			     sizeof(r->err));
 	if (rc < 0)
 		return rc;
-	r->env.cuda_device = r->mem->device(r->ms);
-	r->env.cuda_stream = r->mem->stream(r->ms);
+	r->env.cuda_device = dev;
+	r->env.cuda_stream = stream;
 	return EG_OK;
 }
 
@@ -228,17 +228,17 @@ static int eg__buffers(eg_plug_run_t *r)
 	if (!r->last_idx || !r->last_w || !r->h_idx)
 		return EG_ENOMEM;
 	if (cuda) {
-		if ((rc = r->mem->alloc(r->ms, &r->d_x, T * H * esz)) < 0 ||
-		    (rc = r->mem->alloc(r->ms, &r->d_w, T * K * 4)) < 0 ||
-		    (rc = r->mem->alloc(r->ms, &r->d_out, T * H * csz)) < 0)
+		if ((rc = r->mem->zalloc(r->ms, &r->d_x, T * H * esz)) < 0 ||
+		    (rc = r->mem->zalloc(r->ms, &r->d_w, T * K * 4)) < 0 ||
+		    (rc = r->mem->zalloc(r->ms, &r->d_out, T * H * csz)) < 0)
 			return rc;
 		if (r->w.dtype == EG_DTYPE_FP8 &&
-		    (rc = r->mem->alloc(r->ms, &r->d_scales,
-					T * (H / EG_FP8_BLOCK) * 4)) < 0)
+		    (rc = r->mem->zalloc(r->ms, &r->d_scales,
+					 T * (H / EG_FP8_BLOCK) * 4)) < 0)
 			return rc;
 	}
 	if (r->copy_in)
-		rc = r->mem->alloc(r->ms, &r->d_idx, T * K * r->ib);
+		rc = r->mem->zalloc(r->ms, &r->d_idx, T * K * r->ib);
 	return rc;
 }
 

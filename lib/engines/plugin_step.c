@@ -66,7 +66,7 @@ static int eg__stage_input(eg_plug_run_t *r, const eg_rank_input_t *in)
 	else if (nk)
 		memcpy(r->h_idx, in->topk_idx, nk * 4);
 	if (r->copy_in) {
-		rc = r->mem->put(r->ms, r->d_idx, r->h_idx, nk * r->ib);
+		rc = r->mem->copy(r->ms, r->d_idx, r->h_idx, nk * r->ib);
 		if (rc < 0)
 			return eg_plug_run_err(r, rc, "input ids to %s memory",
 					       r->mem->name);
@@ -74,10 +74,10 @@ static int eg__stage_input(eg_plug_run_t *r, const eg_rank_input_t *in)
 	}
 	if (!cuda)
 		return EG_OK;
-	if ((rc = r->mem->put(r->ms, r->d_x, in->x, T * H * esz)) < 0 ||
-	    (rc = r->mem->put(r->ms, r->d_w, in->topk_w, nk * 4)) < 0 ||
-	    (in->scales && (rc = r->mem->put(r->ms, r->d_scales, in->scales,
-					     T * (H / EG_FP8_BLOCK) * 4)) < 0))
+	if ((rc = r->mem->copy(r->ms, r->d_x, in->x, T * H * esz)) < 0 ||
+	    (rc = r->mem->copy(r->ms, r->d_w, in->topk_w, nk * 4)) < 0 ||
+	    (in->scales && (rc = r->mem->copy(r->ms, r->d_scales, in->scales,
+					      T * (H / EG_FP8_BLOCK) * 4)) < 0))
 		return eg_plug_run_err(r, rc, "input to CUDA memory: %s",
 				       eg_strerror(rc));
 	r->pin.x = r->d_x;
@@ -92,8 +92,8 @@ static int eg__get(eg_plug_run_t *r, void *dst, const void *src, size_t off,
 {
 	if (!src || !n)
 		return EG_OK;
-	return r->mem->get(r->ms, (uint8_t *)dst + off,
-			   (const uint8_t *)src + off, n);
+	return r->mem->copy(r->ms, (uint8_t *)dst + off,
+			    (const uint8_t *)src + off, n);
 }
 
 /* w-byte integers (4 or 8) at src into int64 dst, n of them from off. */
@@ -108,7 +108,7 @@ static int eg__get_ints(eg_plug_run_t *r, int64_t *dst, const void *src,
 	tmp = malloc(n * w);
 	if (!tmp)
 		return EG_ENOMEM;
-	rc = r->mem->get(r->ms, tmp, (const uint8_t *)src + off * w, n * w);
+	rc = r->mem->copy(r->ms, tmp, (const uint8_t *)src + off * w, n * w);
 	for (size_t i = 0; rc == EG_OK && i < n; i++)
 		dst[off + i] =
 		    w == 8 ? ((int64_t *)tmp)[i] : ((int32_t *)tmp)[i];
@@ -329,7 +329,7 @@ static int eg__time(eg_plug_run_t *r, int timed, unsigned m, int done)
 		return EG_OK;
 	if (!done)
 		rc = r->mem->mark(r->ms, m);
-	else if ((rc = r->mem->elapsed(r->ms, m - 1, m, &r->ph_ms[m / 2])) ==
+	else if ((rc = r->mem->span_ms(r->ms, m - 1, m, &r->ph_ms[m / 2])) ==
 		 EG_OK)
 		r->ph_have |= 1 << (m / 2);
 	return rc < 0 ? eg_plug_run_err(r, rc, "timing the plugin's calls: %s",
@@ -427,12 +427,12 @@ static int eg__native_y(eg_plug_run_t *r, const void *y)
 		r->mem->free(r->ms, r->d_y);
 		r->d_y = NULL;
 		r->d_y_cap = 0;
-		if ((rc = r->mem->alloc(r->ms, &r->d_y, yb + 1)) < 0)
+		if ((rc = r->mem->zalloc(r->ms, &r->d_y, yb + 1)) < 0)
 			return rc;
 		r->d_y_cap = yb + 1;
 	}
 	r->ysel = r->prc.y ? r->prc.y : r->d_y;
-	return r->mem->put(r->ms, (void *)r->ysel, r->ynat, yb);
+	return r->mem->copy(r->ms, (void *)r->ysel, r->ynat, yb);
 }
 
 int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
@@ -464,7 +464,7 @@ int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 		return rc;
 	r->n_comb++;
 	if (verified && cuda &&
-	    (rc = r->mem->get(r->ms, out, r->d_out, ob)) < 0)
+	    (rc = r->mem->copy(r->ms, out, r->d_out, ob)) < 0)
 		return eg_plug_run_err(r, rc, "combine output from CUDA: %s",
 				       eg_strerror(rc));
 	return EG_OK;
