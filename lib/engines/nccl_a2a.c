@@ -112,13 +112,10 @@ static void eg__na2a_destroy(void *state)
 
 	if (!a)
 		return;
-	cudaFree(a->d_pos);
-	cudaFree(a->d_cnt);
+	EG_CUDA_FREE(a->d_pos, a->d_cnt);
+	eg_cuda_free_all(a->send, WMAX);
+	eg_cuda_free_all(a->yrecv, WMAX);
 	cudaFreeHost(a->h_cnt);
-	for (uint32_t p = 0; p < WMAX; p++) {
-		cudaFree(a->send[p]);
-		cudaFree(a->yrecv[p]);
-	}
 	eg__events_destroy(&a->ev0, 1);
 	eg__events_destroy(&a->ev_aux, 1);
 	if (a->aux)

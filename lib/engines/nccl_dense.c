@@ -39,28 +39,17 @@ typedef struct eg__ndense {
 	size_t partial_cap, rsout_cap;
 } eg__ndense_t;
 
-static void eg__nd_free(eg__nd_buf_t *b)
-{
-	for (int i = 0; i < 4; i++)
-		cudaFree(b->p[i]);
-	memset(b, 0, sizeof(*b));
-}
-
 static void eg__ndense_destroy(void *state)
 {
 	eg__ndense_t *a = state;
 
 	if (!a)
 		return;
-	cudaFree(a->d_tok);
-	cudaFree(a->d_cnt);
+	EG_CUDA_FREE(a->d_tok, a->d_cnt, a->d_pos, a->partial, a->rsout);
+	eg_cuda_free_all(a->stage.p, 4);
+	eg_cuda_free_all(a->gath.p, 4);
 	cudaFreeHost(a->h_tok);
 	cudaFreeHost(a->h_cnt);
-	cudaFree(a->d_pos);
-	cudaFree(a->partial);
-	cudaFree(a->rsout);
-	eg__nd_free(&a->stage);
-	eg__nd_free(&a->gath);
 	eg_workload_fini(&a->e.w);
 	free(a);
 }
