@@ -50,29 +50,28 @@ static void eg__ndense_destroy(void *state)
 	eg_cuda_free_all(a->gath.p, 4);
 	cudaFreeHost(a->h_tok);
 	cudaFreeHost(a->h_cnt);
-	eg_workload_fini(&a->e.w);
-	free(a);
+	eg__nccl_eng_free(&a->e);
 }
 
-static int eg__ndense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
-			     void **state)
+/* The token and count buffers (nonzero: one failed). */
+static int eg__ndense_init(void *state)
 {
-	int bad = 0, rc;
-	eg__ndense_t *a = eg__nccl_eng_new(sizeof(*a), w, ctx, &rc);
+	eg__ndense_t *a = state;
+	int bad = 0;
 
-	if (!a)
-		return rc;
 	bad |= cudaMalloc((void **)&a->d_tok, (WMAX + 1) * 4) != cudaSuccess;
 	bad |= cudaMalloc((void **)&a->d_cnt, WMAX * 4) != cudaSuccess;
 	bad |=
 	    cudaMallocHost((void **)&a->h_tok, (WMAX + 1) * 4) != cudaSuccess;
 	bad |= cudaMallocHost((void **)&a->h_cnt, WMAX * 4) != cudaSuccess;
-	if (bad) {
-		eg__ndense_destroy(a);
-		return EG_ECUDA;
-	}
-	*state = a;
-	return EG_OK;
+	return bad;
+}
+
+static int eg__ndense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+			     void **state)
+{
+	return eg__nccl_eng_create(sizeof(eg__ndense_t), w, ctx,
+				   eg__ndense_init, eg__ndense_destroy, state);
 }
 
 /* One collective on communicator 0, closed and taken by NCCL. */
