@@ -39,9 +39,7 @@ static int eg__launched(void)
 	return cudaGetLastError() == cudaSuccess ? EG_OK : EG_ECUDA;
 }
 
-/* cudaFree on each of the n device pointers (NULL ones are fine): C++ has
- * no compound literal for include/epgate/mem.h's EG_FREE. */
-static void eg__cuda_free_all(void *const *p, size_t n)
+extern "C" void eg_cuda_free_all(void *const *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		cudaFree(p[i]);
@@ -631,7 +629,7 @@ extern "C" void eg_recv_free_cuda(eg_recv_t *r)
 	    r->x,	 r->scales, r->src_rank,     r->src_token,
 	    r->topk_idx, r->topk_w, r->expert_count, r->rank_prefix};
 
-	eg__cuda_free_all(p, sizeof(p) / sizeof(p[0]));
+	eg_cuda_free_all(p, sizeof(p) / sizeof(p[0]));
 	memset(r, 0, sizeof(*r));
 }
 
@@ -1089,7 +1087,7 @@ extern "C" int eg_verify_dispatch_cuda(const eg_workload_t *w,
 out:
 	void *const p[] = {dv, hits, first, second};
 
-	eg__cuda_free_all(p, sizeof(p) / sizeof(p[0]));
+	eg_cuda_free_all(p, sizeof(p) / sizeof(p[0]));
 	return rc;
 }
 

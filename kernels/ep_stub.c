@@ -1,10 +1,5 @@
-/* The device EP entry points for builds without CUDA: EG_ENOSYS. */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
-
-#ifndef HAVE_CUDA
-
+/* The device EP entry points for builds without CUDA (Makefile.am
+ * compiles this file only then): EG_ENOSYS. */
 #include <string.h>
 
 #include "epgate/cuda_ep.h"
@@ -104,10 +99,3 @@ int eg_verify_combine_cuda(const eg_workload_t *w, uint32_t s,
 	(void)d_mag64, (void)d_actual, (void)v;
 	return EG_ENOSYS;
 }
-
-#else
-
-/* ISO C wants at least one declaration per translation unit. */
-typedef int eg__ep_stub_unused;
-
-#endif

@@ -21,6 +21,18 @@
 
 #define EG_EP_WORLD_MAX 64
 
+/* cudaFree on each of the n device pointers (NULL ones are fine); CUDA
+ * builds only. */
+void eg_cuda_free_all(void *const *p, size_t n);
+
+/* EG_CUDA_FREE(a->x, a->y, ...): cudaFree on each argument, in one
+ * statement, like include/epgate/mem.h's EG_FREE. C only: C++ has no
+ * compound literal (kernels/ep.cu passes an array). */
+#define EG_CUDA_FREE(...)                                                      \
+	eg_cuda_free_all((void *const[]){__VA_ARGS__},                         \
+			 sizeof((void *const[]){__VA_ARGS__}) /                \
+			     sizeof(void *))
+
 /* Rows in sections. A wire buffer of n rows (what a2a sends to one
  * destination) is x | scales | src_token | topk_idx | topk_w, each section
  * starting on a 16-byte boundary; a view of a receive buffer at a row

@@ -112,13 +112,10 @@ static void eg__na2a_destroy(void *state)
 
 	if (!a)
 		return;
-	cudaFree(a->d_pos);
-	cudaFree(a->d_cnt);
+	EG_CUDA_FREE(a->d_pos, a->d_cnt);
+	eg_cuda_free_all(a->send, WMAX);
+	eg_cuda_free_all(a->yrecv, WMAX);
 	cudaFreeHost(a->h_cnt);
-	for (uint32_t p = 0; p < WMAX; p++) {
-		cudaFree(a->send[p]);
-		cudaFree(a->yrecv[p]);
-	}
 	eg__events_destroy(&a->ev0, 1);
 	eg__events_destroy(&a->ev_aux, 1);
 	if (a->aux)
@@ -126,18 +123,15 @@ static void eg__na2a_destroy(void *state)
 	eg__events_destroy(a->evp, EG_COMMS_MAX);
 	eg__events_destroy(a->pev, EG_NCCL_PHASES_MAX + 1);
 	eg__events_destroy(a->ev, EG_COMMS_MAX);
-	eg_workload_fini(&a->e.w);
-	free(a);
+	eg__nccl_eng_free(&a->e);
 }
 
-static int eg__na2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
-			   void **state)
+/* The count buffers, events and aux stream (nonzero: one failed). */
+static int eg__na2a_init(void *state)
 {
-	int bad = 0, rc;
-	eg__na2a_t *a = eg__nccl_eng_new(sizeof(*a), w, ctx, &rc);
+	eg__na2a_t *a = state;
+	int bad = 0;
 
-	if (!a)
-		return rc;
 	bad |= cudaMalloc((void **)&a->d_cnt, 2 * WMAX * 4) != cudaSuccess;
 	bad |= cudaMallocHost((void **)&a->h_cnt, 2 * WMAX * 4) != cudaSuccess;
 	bad |= cudaEventCreateWithFlags(&a->ev0, cudaEventDisableTiming) !=
@@ -155,12 +149,14 @@ static int eg__na2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
 		    !strcmp(getenv("EPGATE_NCCL_PHASES"), "1");
 	for (int i = 0; a->phases && i <= EG_NCCL_PHASES_MAX; i++)
 		bad |= cudaEventCreate(&a->pev[i]) != cudaSuccess;
-	if (bad) {
-		eg__na2a_destroy(a);
-		return EG_ECUDA;
-	}
-	*state = a;
-	return EG_OK;
+	return bad;
+}
+
+static int eg__na2a_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+			   void **state)
+{
+	return eg__nccl_eng_create(sizeof(eg__na2a_t), w, ctx, eg__na2a_init,
+				   eg__na2a_destroy, state);
 }
 
 /* The five sections of a view (scales NULL unless fp8). */

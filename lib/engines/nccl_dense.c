@@ -39,51 +39,39 @@ typedef struct eg__ndense {
 	size_t partial_cap, rsout_cap;
 } eg__ndense_t;
 
-static void eg__nd_free(eg__nd_buf_t *b)
-{
-	for (int i = 0; i < 4; i++)
-		cudaFree(b->p[i]);
-	memset(b, 0, sizeof(*b));
-}
-
 static void eg__ndense_destroy(void *state)
 {
 	eg__ndense_t *a = state;
 
 	if (!a)
 		return;
-	cudaFree(a->d_tok);
-	cudaFree(a->d_cnt);
+	EG_CUDA_FREE(a->d_tok, a->d_cnt, a->d_pos, a->partial, a->rsout);
+	eg_cuda_free_all(a->stage.p, 4);
+	eg_cuda_free_all(a->gath.p, 4);
 	cudaFreeHost(a->h_tok);
 	cudaFreeHost(a->h_cnt);
-	cudaFree(a->d_pos);
-	cudaFree(a->partial);
-	cudaFree(a->rsout);
-	eg__nd_free(&a->stage);
-	eg__nd_free(&a->gath);
-	eg_workload_fini(&a->e.w);
-	free(a);
+	eg__nccl_eng_free(&a->e);
 }
 
-static int eg__ndense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
-			     void **state)
+/* The token and count buffers (nonzero: one failed). */
+static int eg__ndense_init(void *state)
 {
-	int bad = 0, rc;
-	eg__ndense_t *a = eg__nccl_eng_new(sizeof(*a), w, ctx, &rc);
+	eg__ndense_t *a = state;
+	int bad = 0;
 
-	if (!a)
-		return rc;
 	bad |= cudaMalloc((void **)&a->d_tok, (WMAX + 1) * 4) != cudaSuccess;
 	bad |= cudaMalloc((void **)&a->d_cnt, WMAX * 4) != cudaSuccess;
 	bad |=
 	    cudaMallocHost((void **)&a->h_tok, (WMAX + 1) * 4) != cudaSuccess;
 	bad |= cudaMallocHost((void **)&a->h_cnt, WMAX * 4) != cudaSuccess;
-	if (bad) {
-		eg__ndense_destroy(a);
-		return EG_ECUDA;
-	}
-	*state = a;
-	return EG_OK;
+	return bad;
+}
+
+static int eg__ndense_create(const eg_workload_t *w, const eg_engine_ctx_t *ctx,
+			     void **state)
+{
+	return eg__nccl_eng_create(sizeof(eg__ndense_t), w, ctx,
+				   eg__ndense_init, eg__ndense_destroy, state);
 }
 
 /* One collective on communicator 0, closed and taken by NCCL. */

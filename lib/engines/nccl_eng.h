@@ -30,6 +30,13 @@ typedef struct eg__nccl_eng {
 	uint32_t me, W;
 } eg__nccl_eng_t;
 
+/* The end of an engine's destroy, after its own resources. */
+static inline void eg__nccl_eng_free(eg__nccl_eng_t *e)
+{
+	eg_workload_fini(&e->w);
+	free(e);
+}
+
 /* A zeroed engine state of size bytes (an eg__nccl_eng_t first) for a
  * fitting ctx, w copied and the communicators' device made current; NULL
  * with *rc (eg__nccl_eng_fits's, EG_ENOMEM or EG_ECUDA). */
@@ -52,9 +59,29 @@ static inline void *eg__nccl_eng_new(size_t size, const eg_workload_t *w,
 			  : EG_ECUDA;
 	if (*rc == EG_OK)
 		return e;
-	eg_workload_fini(&e->w);
-	free(e);
+	eg__nccl_eng_free(e);
 	return NULL;
+}
+
+/* An engine's create: a new state of size bytes (eg__nccl_eng_new) as
+ * *state once init has made its CUDA resources; init nonzero (one
+ * failed): destroy and EG_ECUDA. */
+static inline int eg__nccl_eng_create(size_t size, const eg_workload_t *w,
+				      const eg_engine_ctx_t *ctx,
+				      int (*init)(void *),
+				      void (*destroy)(void *), void **state)
+{
+	int rc;
+	void *a = eg__nccl_eng_new(size, w, ctx, &rc);
+
+	if (!a)
+		return rc;
+	if (init(a)) {
+		destroy(a);
+		return EG_ECUDA;
+	}
+	*state = a;
+	return EG_OK;
 }
 
 /* EG_OK, or a step refused after an earlier abort. */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "gate_int.h"
 
 /* Is pass k one of p's launches?  Its index, or -1. */
@@ -162,15 +163,8 @@ static int eg__passes(const eg__twin_t *t, size_t n, int median,
 	oo.min_reps = 2; /* the launches are the units */
 	rc = eg_regress_compare(&b, &c, &oo, out);
 out:
-	free(b.samples);
-	free(b.launch_n);
-	free(c.samples);
-	free(c.launch_n);
-	free(bp);
-	free(cp);
-	free(bm);
-	free(cm);
-	free(ref);
+	EG_FREE(b.samples, b.launch_n, c.samples, c.launch_n, bp, cp, bm, cm,
+		ref);
 	return rc;
 }
 
@@ -204,9 +198,7 @@ static int eg__campaigns(const eg__twin_t *t, size_t n, size_t nb, int median,
 	double *v = calloc(n, sizeof(*v)), y, se = 0;
 
 	if (!x || !ref || !v) {
-		free(x);
-		free(ref);
-		free(v);
+		EG_FREE(x, ref, v);
 		return EG_ENOMEM;
 	}
 	eg__regress_init(out, nb, 1);
@@ -226,9 +218,7 @@ static int eg__campaigns(const eg__twin_t *t, size_t n, size_t nb, int median,
 		v[j] = log(t[j].cm->s.median) - ref[j];
 	y = eg__center(v, n, median);
 	eg__history_t(x, nb, y, sqrt(se), o, out);
-	free(x);
-	free(ref);
-	free(v);
+	EG_FREE(x, ref, v);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "gate_int.h"
 
 void eg__band_judge(double v, double se, double lo, double hi, double alpha,
@@ -63,8 +64,7 @@ int eg__band_verdicts(const eg_gate_t *g, eg__band_t *b, size_t n)
 	int *rej = malloc((n ? n : 1) * sizeof(*rej)), rc;
 
 	if (!p || !rej) {
-		free(p);
-		free(rej);
+		EG_FREE(p, rej);
 		return EG_ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -74,8 +74,7 @@ int eg__band_verdicts(const eg_gate_t *g, eg__band_t *b, size_t n)
 		b[i].verdict = !b[i].finite || rej[i] ? EG_VERDICT_FAIL
 			       : b[i].inside	      ? EG_VERDICT_PASS
 						      : EG_VERDICT_INCONCLUSIVE;
-	free(p);
-	free(rej);
+	EG_FREE(p, rej);
 	return rc;
 }
 
@@ -375,10 +374,6 @@ int eg__rule_recovery(const eg_gate_file_t *gf, const eg_gate_t *g,
 	rc = 0;
 out:
 	json_object_set_new(res->diag, "series", series);
-	free(idx);
-	free(start);
-	free(b);
-	free(ends);
-	free(f);
+	EG_FREE(idx, start, b, ends, f);
 	return rc;
 }

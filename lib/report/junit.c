@@ -369,8 +369,7 @@ out:
 		xmlFreeNode(tc);
 	}
 	xmlFree(uniq);
-	free(nm);
-	free(cls);
+	EG_FREE(nm, cls);
 	return r;
 }
 

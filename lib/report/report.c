@@ -8,6 +8,7 @@
 
 #include "epgate/error.h"
 #include "epgate/file.h"
+#include "epgate/mem.h"
 #include "lib/report/page.h"
 
 static void eg__count(eg__tally_t *t, const eg__gres_t *r)
@@ -97,17 +98,11 @@ void eg__page_fini(eg__page_t *pg)
 	for (size_t i = 0; i < pg->n_fails; i++) {
 		eg__fail_t *f = &pg->fails[i];
 
-		free(f->suite);
-		free(f->cls);
-		free(f->name);
-		free(f->message);
-		free(f->body);
-		free(f->repro);
+		EG_FREE(f->suite, f->cls, f->name, f->message, f->body,
+			f->repro);
 	}
 	eg__history_free(pg->hist, pg->n_hist);
-	free(pg->prof);
-	free(pg->fails);
-	free(pg->js);
+	EG_FREE(pg->prof, pg->fails, pg->js);
 	json_decref(pg->summary);
 	memset(pg, 0, sizeof(*pg));
 }

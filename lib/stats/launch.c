@@ -127,8 +127,7 @@ int eg_stats_launch_spread(const eg_samples_t *s, double *cv_within,
 	med = malloc(L * sizeof(*med));
 	off = eg__offsets(s);
 	if (!med || !off) {
-		free(med);
-		free(off);
+		EG_FREE(med, off);
 		return EG_ENOMEM;
 	}
 	/* within: the pooled standard deviation inside launches */
@@ -149,8 +148,7 @@ int eg_stats_launch_spread(const eg_samples_t *s, double *cv_within,
 	rc = eg_stats_launch_medians(s, med, &k);
 	if (!rc && k >= 2)
 		*cv_between = eg_stats_cv(med, k);
-	free(med);
-	free(off);
+	EG_FREE(med, off);
 	return rc;
 }
 
@@ -254,9 +252,7 @@ static int eg__hb_open(eg__hb_t *h, const eg_samples_t *s)
 
 static void eg__hb_close(eg__hb_t *h)
 {
-	free(h->off);
-	free(h->pick);
-	free(h->buf);
+	EG_FREE(h->off, h->pick, h->buf);
 }
 
 int eg_stats_hboot_change_dist(const eg_samples_t *base,

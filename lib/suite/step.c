@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "epgate/reference.h"
 #include "epgate/step.h"
 
@@ -132,13 +133,7 @@ static void eg__free(eg_step_t *st)
 		if (st->out)
 			st->sp->free(st->ss, st->out[i]);
 	}
-	free(st->in);
-	free(st->recv);
-	free(st->y);
-	free(st->out);
-	free(st->cexp);
-	free(st->r64);
-	free(st->m64);
+	EG_FREE(st->in, st->recv, st->y, st->out, st->cexp, st->r64, st->m64);
 }
 
 /* Rank first+i's input buffers, shaped for its tokens. */
