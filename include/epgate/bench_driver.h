@@ -196,6 +196,31 @@ int eg_bench_measure(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
 		     const eg_workload_t *w, const eg_bench_model_t *raw,
 		     eg_point_t *out, char *err, size_t errlen);
 
+/* One arm of a point measured beside others (eg_bench_measure_arms). */
+typedef struct eg_bench_arm {
+	const eg_bench_point_t *pt; /* the point; its arm is the engine */
+	eg_point_t *out;	    /* rank 0: its results point, or NULL */
+	int rc;			    /* out: EG_OK or EG_EMISMATCH */
+	char err[512];		    /* out: why, when rc is not EG_OK */
+} eg_bench_arm_t;
+
+#define EG_BENCH_ARMS_MAX 4
+
+/* Measures k arms (at most EG_BENCH_ARMS_MAX) of one point together, on
+ * every rank (collective): each arm's setup and verified step, then the
+ * warm-up and the timed steps interleaved step by step -- step i runs the
+ * arms in the order i, i+1, ... (mod k): A B, B A, ... for two -- so that
+ * what the machine does during the launch lands on every arm alike, at
+ * the scale of one step rather than of one arm's whole run.  The point's
+ * iters and warmup are arms[0].pt's.  An arm whose verified step is
+ * wrong is left out of the timing (its rc EG_EMISMATCH, err says why);
+ * the others are measured.  Returns EG_OK, or an error that ends every
+ * arm, with one line in err. */
+int eg_bench_measure_arms(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
+			  size_t k, const eg_workload_t *w,
+			  const eg_bench_model_t *raw, char *err,
+			  size_t errlen);
+
 /* The "null" backend: transport "null", arms "empty" (a step that does
  * nothing) and "work:US" (a calibrated busy loop of about US
  * microseconds), for the harness's own overhead. */

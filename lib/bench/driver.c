@@ -10,6 +10,7 @@
 
 #include "epgate/bench_driver.h"
 #include "epgate/error.h"
+#include "epgate/mem.h"
 #include "epgate/nccl.h"
 
 /* A rank's vote: its status and, on failure, its one-line reason. */
@@ -156,38 +157,65 @@ static json_t *eg__evidence(const eg_bench_ctx_t *c,
 	return o;
 }
 
-/* The timed loop of one rank: times[i], [n+i], [2n+i] in seconds. */
-static int eg__timed(const eg_bench_ctx_t *c, void *st,
-		     const eg_bench_point_t *pt, double *times, char *err,
-		     size_t errlen)
+/* One step of arm j, timed into its times[i], [n+i], [2n+i] (seconds)
+ * when i >= 0; a warm-up step when i < 0. */
+static int eg__one(const eg_bench_ctx_t *c, void *st, long i, unsigned n,
+		   double *times, char *err, size_t errlen)
 {
-	const eg_bench_backend_ops_t *be = c->backend;
-	unsigned n = pt->iters;
 	eg_bench_times_t t;
 	int rc;
 
-	for (unsigned i = 0; i < pt->warmup; i++)
-		if ((rc = be->step(st, &t)) < 0) {
+	if (i >= 0 && (rc = eg_boot_barrier(c->boot, c->timeout_s)) < 0) {
+		snprintf(err, errlen, "rank %u: barrier: %s", c->world->rank,
+			 eg_boot_error(c->boot));
+		return rc;
+	}
+	if ((rc = c->backend->step(st, &t)) < 0) {
+		if (i < 0)
 			snprintf(err, errlen, "rank %u: warm-up step: %s",
 				 c->world->rank, eg_strerror(rc));
-			return rc;
-		}
-	be->counters_reset(st);
-	for (unsigned i = 0; i < n; i++) {
-		if ((rc = eg_boot_barrier(c->boot, c->timeout_s)) < 0) {
-			snprintf(err, errlen, "rank %u: barrier: %s",
-				 c->world->rank, eg_boot_error(c->boot));
-			return rc;
-		}
-		if ((rc = be->step(st, &t)) < 0) {
-			snprintf(err, errlen, "rank %u: step %u: %s",
+		else
+			snprintf(err, errlen, "rank %u: step %ld: %s",
 				 c->world->rank, i, eg_strerror(rc));
-			return rc;
-		}
-		times[i] = t.dispatch_s;
-		times[n + i] = t.expert_s;
-		times[2 * (size_t)n + i] = t.combine_s;
+		return rc;
 	}
+	if (i >= 0) {
+		times[i] = t.dispatch_s;
+		times[n + (size_t)i] = t.expert_s;
+		times[2 * (size_t)n + (size_t)i] = t.combine_s;
+	}
+	return EG_OK;
+}
+
+/* The timed loop of one rank over the live arms (st[j] not NULL), step
+ * by step in the rotating order: warm-up, counters reset, n timed steps
+ * each after a bootstrap barrier.  times[j]: arm j's 3n seconds. */
+static int eg__timed(const eg_bench_ctx_t *c, void *const *st, size_t k,
+		     const eg_bench_point_t *pt, double *const *times,
+		     char *err, size_t errlen)
+{
+	unsigned n = pt->iters;
+	int rc;
+
+	for (unsigned i = 0; i < pt->warmup; i++)
+		for (size_t h = 0; h < k; h++) {
+			size_t j = (i + h) % k;
+
+			if (st[j] && (rc = eg__one(c, st[j], -1, n, times[j],
+						   err, errlen)) < 0)
+				return rc;
+		}
+	for (size_t j = 0; j < k; j++)
+		if (st[j])
+			c->backend->counters_reset(st[j]);
+	for (unsigned i = 0; i < n; i++)
+		for (size_t h = 0; h < k; h++) {
+			size_t j = (i + h) % k;
+
+			if (st[j] && (rc = eg__one(c, st[j], (long)i, n,
+						   times[j], err, errlen)) < 0)
+				return rc;
+		}
 	return EG_OK;
 }
 
@@ -276,74 +304,153 @@ static int eg__build(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
 	return EG_OK;
 }
 
-int eg_bench_measure(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
-		     const eg_workload_t *w, const eg_bench_model_t *raw,
-		     eg_point_t *out, char *err, size_t errlen)
+/* Setup and verified step of every arm: st[j] live, or NULL with
+ * arms[j].rc EG_EMISMATCH.  Returns EG_OK, or an error that ends all. */
+static int eg__arms_open(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
+			 size_t k, const eg_workload_t *w, void **st, char *err,
+			 size_t errlen)
 {
 	const eg_bench_backend_ops_t *be = c->backend;
-	uint32_t W = c->world->size;
-	unsigned n = pt->iters;
-	eg_bench_setup_t s = {.size = sizeof(s),
-			      .engine = pt->arm,
-			      .transport = be->name,
-			      .provider = c->provider,
-			      .num_comms = pt->v[EG_AXIS_NUM_COMMS].num,
-			      .timeout_s = c->timeout_s,
-			      .device = c->device};
-	eg_bench_rank_report_t mine = {0}, *rep = NULL;
-	double *times = NULL, *all_t = NULL;
-	char msg[256] = "";
-	void *st = NULL;
+	char msg[256];
 	int rc, lrc;
 
-	if (out)
-		memset(out, 0, sizeof(*out));
-	if (!n || w->world != W) {
-		snprintf(err, errlen, "point %s: world %u is not the job's %u",
-			 pt->id, w->world, W);
-		return EG_EINVAL;
+	for (size_t j = 0; j < k; j++) {
+		const eg_bench_point_t *pt = arms[j].pt;
+		eg_bench_setup_t s = {.size = sizeof(s),
+				      .engine = pt->arm,
+				      .transport = be->name,
+				      .provider = c->provider,
+				      .num_comms = pt->v[EG_AXIS_NUM_COMMS].num,
+				      .timeout_s = c->timeout_s,
+				      .device = c->device};
+
+		msg[0] = 0;
+		lrc = be->setup(c->world, c->boot, &s, w, &st[j], msg,
+				sizeof(msg));
+		if (lrc < 0)
+			st[j] = NULL;
+		/* everyone agrees before anything is measured */
+		if ((rc = eg__agree(c, lrc, "setup", msg, err, errlen)) < 0)
+			return rc;
+		lrc = be->verify(st[j], msg, sizeof(msg));
+		rc = eg__agree(c, lrc, "verification", msg, arms[j].err,
+			       sizeof(arms[j].err));
+		if (rc == EG_EMISMATCH) {
+			arms[j].rc = rc;
+			be->teardown(st[j]);
+			st[j] = NULL;
+		} else if (rc < 0) {
+			snprintf(err, errlen, "%s", arms[j].err);
+			return rc;
+		}
 	}
-	times = calloc(3 * (size_t)n, sizeof(double));
-	all_t = calloc(3 * (size_t)n * W, sizeof(double));
-	rep = calloc(W, sizeof(*rep));
-	if (!times || !all_t || !rep) {
+	return EG_OK;
+}
+
+/* After the timed steps: each live arm's counters and times meet (an
+ * allgather: the bootstrap has no gather), rank 0 builds its point. */
+static int eg__arm_close(const eg_bench_ctx_t *c, eg_bench_arm_t *a,
+			 const eg_workload_t *w, const eg_bench_model_t *raw,
+			 const double *times,
+			 const eg_bench_rank_report_t *mine, char *err,
+			 size_t errlen)
+{
+	uint32_t W = c->world->size;
+	size_t n = a->pt->iters;
+	double *all_t = calloc(3 * n * W, sizeof(double));
+	eg_bench_rank_report_t *rep = calloc(W, sizeof(*rep));
+	int rc = EG_ENOMEM;
+
+	if (!all_t || !rep) {
 		snprintf(err, errlen, "out of memory");
-		rc = EG_ENOMEM;
 		goto out;
 	}
-	/* setup, then everyone agrees before anything is measured */
-	lrc = be->setup(c->world, c->boot, &s, w, &st, msg, sizeof(msg));
-	if (lrc < 0)
-		st = NULL;
-	if ((rc = eg__agree(c, lrc, "setup", msg, err, errlen)) < 0)
-		goto out;
-	lrc = be->verify(st, msg, sizeof(msg));
-	if ((rc = eg__agree(c, lrc, "verification", msg, err, errlen)) < 0)
-		goto out;
-	lrc = eg__timed(c, st, pt, times, msg, sizeof(msg));
-	if (!lrc)
-		eg__report(c, st, pt, w, &mine);
-	if ((rc = eg__agree(c, lrc, "timed steps", msg, err, errlen)) < 0)
-		goto out;
-	/* times and counters meet (an allgather: the bootstrap has no
-	 * gather); rank 0 uses them */
-	rc = eg_boot_allgather(c->boot, times, 3 * (size_t)n * sizeof(double),
-			       all_t, c->timeout_s);
+	rc = eg_boot_allgather(c->boot, times, 3 * n * sizeof(double), all_t,
+			       c->timeout_s);
 	if (!rc)
-		rc = eg_boot_allgather(c->boot, &mine, sizeof(mine), rep,
+		rc = eg_boot_allgather(c->boot, mine, sizeof(*mine), rep,
 				       c->timeout_s);
 	if (rc < 0) {
 		snprintf(err, errlen, "gathering the times: %s",
 			 eg_boot_error(c->boot));
 		goto out;
 	}
-	if (!c->world->rank && out)
-		rc = eg__build(c, pt, w, raw, all_t, rep, out, err, errlen);
+	if (!c->world->rank && a->out)
+		rc = eg__build(c, a->pt, w, raw, all_t, rep, a->out, err,
+			       errlen);
 out:
-	if (st)
-		be->teardown(st);
-	free(times);
-	free(all_t);
-	free(rep);
+	EG_FREE(all_t, rep);
+	return rc;
+}
+
+int eg_bench_measure_arms(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
+			  size_t k, const eg_workload_t *w,
+			  const eg_bench_model_t *raw, char *err, size_t errlen)
+{
+	unsigned n = k ? arms[0].pt->iters : 0;
+	eg_bench_rank_report_t mine[EG_BENCH_ARMS_MAX] = {{0}};
+	double *times[EG_BENCH_ARMS_MAX] = {0};
+	void *st[EG_BENCH_ARMS_MAX] = {0};
+	char msg[256] = "";
+	int rc = EG_OK, lrc;
+
+	for (size_t j = 0; j < k && j < EG_BENCH_ARMS_MAX; j++) {
+		arms[j].rc = EG_OK;
+		arms[j].err[0] = 0;
+		if (arms[j].out)
+			memset(arms[j].out, 0, sizeof(*arms[j].out));
+		if (arms[j].pt->iters != n)
+			n = 0;
+		if (!(times[j] = calloc(3 * (size_t)n + 1, sizeof(double))))
+			rc = EG_ENOMEM;
+	}
+	if (!k || k > EG_BENCH_ARMS_MAX) {
+		snprintf(err, errlen, "%zu arms: 1 to %d", k,
+			 EG_BENCH_ARMS_MAX);
+		rc = EG_EINVAL;
+		goto out;
+	}
+	if (!n || w->world != c->world->size) {
+		snprintf(err, errlen, "point %s: world %u is not the job's %u",
+			 arms[0].pt->id, w->world, c->world->size);
+		rc = EG_EINVAL;
+		goto out;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if ((rc = eg__arms_open(c, arms, k, w, st, err, errlen)) < 0)
+		goto out;
+	lrc = eg__timed(c, st, k, arms[0].pt, times, msg, sizeof(msg));
+	for (size_t j = 0; !lrc && j < k; j++)
+		if (st[j])
+			eg__report(c, st[j], arms[j].pt, w, &mine[j]);
+	if ((rc = eg__agree(c, lrc, "timed steps", msg, err, errlen)) < 0)
+		goto out;
+	for (size_t j = 0; !rc && j < k; j++)
+		if (st[j])
+			rc = eg__arm_close(c, &arms[j], w, raw, times[j],
+					   &mine[j], err, errlen);
+out:
+	for (size_t j = 0; j < k && j < EG_BENCH_ARMS_MAX; j++) {
+		if (st[j])
+			c->backend->teardown(st[j]);
+		free(times[j]);
+	}
+	return rc;
+}
+
+int eg_bench_measure(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
+		     const eg_workload_t *w, const eg_bench_model_t *raw,
+		     eg_point_t *out, char *err, size_t errlen)
+{
+	eg_bench_arm_t a = {.pt = pt, .out = out};
+	int rc = eg_bench_measure_arms(c, &a, 1, w, raw, err, errlen);
+
+	if (rc == EG_OK && a.rc) {
+		snprintf(err, errlen, "%s", a.err);
+		rc = a.rc;
+	}
 	return rc;
 }

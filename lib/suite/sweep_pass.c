@@ -372,9 +372,18 @@ static int eg__in_pass(const eg__run_t *r, const eg__unit_t *u)
 	return r->remeasure ? u->pick : u->launches > r->pass;
 }
 
+/* Is unit u in this job's plan? */
+static int eg__in_job(const eg__run_t *r, const eg__unit_t *u, size_t idx,
+		      uint32_t W, uint32_t N)
+{
+	return u->idx == idx && u->W == W && u->N == N && eg__in_pass(r, u);
+}
+
 /* The plan of one job: the pass's units of (W, N), points in the order
  * perm gives them; the two arms of an A/B point together, A first in even
- * passes and B first in odd ones.  Returns the number of units. */
+ * passes and B first in odd ones, marked "+" to be measured together,
+ * step by step (docs/gates.md, "A/B in one job").  Returns the number of
+ * units. */
 static unsigned eg__plan(const eg__run_t *r, uint32_t W, uint32_t N,
 			 const size_t *perm, char *plan, size_t len)
 {
@@ -382,22 +391,28 @@ static unsigned eg__plan(const eg__run_t *r, uint32_t W, uint32_t N,
 	unsigned n = 0;
 
 	plan[0] = 0;
-	for (size_t k = 0; k < r->n_pts; k++)
+	for (size_t k = 0; k < r->n_pts; k++) {
+		unsigned left = 0; /* this point's units still to write */
+
+		for (size_t h = 0; h < r->n_units; h++)
+			left += eg__in_job(r, &r->units[h], perm[k], W, N);
 		for (size_t h = 0; h < r->n_units; h++) {
 			size_t i = r->pass % 2 ? r->n_units - 1 - h : h;
 			const eg__unit_t *u = &r->units[i];
 			int w;
 
-			if (u->idx != perm[k] || u->W != W || u->N != N ||
-			    !eg__in_pass(r, u))
+			if (!eg__in_job(r, u, perm[k], W, N))
 				continue;
-			w = snprintf(plan + at, len - at, "%zu\t%s\t%s\n",
-				     u->idx, u->engine, u->label);
+			left--;
+			w = snprintf(plan + at, len - at, "%zu\t%s\t%s%s\n",
+				     u->idx, u->engine, u->label,
+				     r->o->ab[0] && left ? "\t+" : "");
 			if (w < 0 || (size_t)w >= len - at)
 				return n;
 			at += (size_t)w;
 			n++;
 		}
+	}
 	return n;
 }
 

@@ -149,10 +149,12 @@ static const eg_bench_model_t *eg__raw_for(eg_bench_model_t *cache,
 }
 
 /* One entry of the orchestrator's plan: a point of the profile, the
- * engine that runs it and the arm it is written as. */
+ * engine that runs it and the arm it is written as; with_next: measured
+ * together with the next entry, step by step (an A/B pair). */
 typedef struct eg__entry {
 	size_t idx;
 	const char *engine, *label;
+	int with_next;
 } eg__entry_t;
 
 /* One job's state on this rank. */
@@ -174,7 +176,9 @@ typedef struct eg__rank {
 } eg__rank_t;
 
 /* The plan the orchestrator gives a launch (EPGATE_BENCH_PLAN): one line
- * per point, "INDEX<TAB>ENGINE<TAB>ARM", INDEX into the profile's points.
+ * per point, "INDEX<TAB>ENGINE<TAB>ARM[<TAB>+]", INDEX into the profile's
+ * points; "+": measured together with the next line's point, the same
+ * INDEX (the two arms of an A/B pair, interleaved step by step).
  * Returns 0, or an error after a message. */
 static int eg__plan(eg__rank_t *r)
 {
@@ -202,8 +206,20 @@ static int eg__plan(eg__rank_t *r)
 				line);
 			return EG_EINVAL;
 		}
+		char *t3 = strchr(t2 + 1, '\t');
+
 		*t1 = *t2 = 0;
-		*e = (eg__entry_t){i, t1 + 1, t2 + 1};
+		if (t3)
+			*t3 = 0;
+		*e = (eg__entry_t){i, t1 + 1, t2 + 1,
+				   t3 && !strcmp(t3 + 1, "+")};
+		if (t3 && !e->with_next) {
+			fprintf(stderr,
+				EG__PROG ": EPGATE_BENCH_PLAN: bad "
+					 "entry \"%s\" (a fourth field is +)\n",
+				line);
+			return EG_EINVAL;
+		}
 		r->n_plan++;
 	}
 	r->mine = r->n_plan;
@@ -343,53 +359,60 @@ static int eg__relabel(const eg__rank_t *r, const eg_bench_point_t *pt,
 	return EG_OK;
 }
 
-/* One point of this job (written as arm label when not NULL). Returns
- * EG_OK (measured, or wrong and counted) or an error that ends the
- * job. */
+/* One point of this job in k arms measured together (one arm: a plain
+ * point; two: an A/B pair, interleaved step by step), each written as
+ * its label when not NULL.  Returns EG_OK (measured, or wrong and
+ * counted) or an error that ends the job. */
 static int eg__rank_point(eg__rank_t *r, const eg_bench_ctx_t *ctx,
-			  const eg_bench_point_t *pt, const char *label)
+			  const eg_bench_point_t *const *pt,
+			  const char *const *label, size_t k)
 {
 	char err[EG_PROFILE_ERR_MAX];
+	eg_bench_arm_t arm[EG_BENCH_ARMS_MAX];
+	eg_point_t out[EG_BENCH_ARMS_MAX];
 	eg_workload_t wl;
-	eg_point_t out;
 	int rc;
 
-	r->done++;
-	if (eg_bench_point_workload(&r->p, pt, &wl, err, sizeof(err)) < 0) {
-		fprintf(stderr, EG__PROG ": %s: %s\n", pt->id, err);
+	if (eg_bench_point_workload(&r->p, pt[0], &wl, err, sizeof(err)) < 0) {
+		fprintf(stderr, EG__PROG ": %s: %s\n", pt[0]->id, err);
 		return EG_EINVAL;
 	}
-	const eg_bench_model_t *raw = eg__raw_for(r->raw, &r->p, &r->w, r->b,
-						  pt->v[EG_AXIS_NUM_COMMS].num);
-	rc = eg_bench_measure(ctx, pt, &wl, raw, &out, err, sizeof(err));
+	for (size_t j = 0; j < k; j++)
+		arm[j] = (eg_bench_arm_t){.pt = pt[j], .out = &out[j]};
+	const eg_bench_model_t *raw = eg__raw_for(
+	    r->raw, &r->p, &r->w, r->b, pt[0]->v[EG_AXIS_NUM_COMMS].num);
+	rc = eg_bench_measure_arms(ctx, arm, k, &wl, raw, err, sizeof(err));
 	eg_workload_fini(&wl);
-	if (rc == EG_EMISMATCH) {
-		eg__point_wrong(r, pt, err);
-		return EG_OK;
-	}
 	if (rc == EG_ENOSYS) {
 		/* nothing to measure on here (no CUDA device): a skip */
 		if (!r->w.rank)
 			fprintf(stderr,
 				EG__PROG ": %s: not measurable here: %s\n",
-				pt->id, err);
+				pt[0]->id, err);
 		return rc;
 	}
 	if (rc < 0) {
 		/* the job's collectives are in an unknown state */
 		fprintf(stderr, EG__PROG ": rank %u: %s: %s\n", r->w.rank,
-			pt->id, err);
-		if (!r->w.rank)
-			eg__sink_failed(&r->sink, pt->id, err);
+			pt[0]->id, err);
+		for (size_t j = 0; !r->w.rank && j < k; j++)
+			eg__sink_failed(&r->sink, pt[j]->id, err);
 		return rc;
 	}
-	if (r->w.rank)
-		return EG_OK;
-	if ((rc = eg__relabel(r, pt, label, &out)) < 0) {
-		eg_point_fini(&out);
-		return rc;
+	/* rank 0 writes each measured arm (eg__point_done frees it) */
+	for (size_t j = 0; j < k; j++) {
+		r->done++;
+		if (arm[j].rc == EG_EMISMATCH)
+			eg__point_wrong(r, pt[j], arm[j].err);
+		else if (r->w.rank)
+			continue;
+		else if (rc == EG_OK &&
+			 (rc = eg__relabel(r, pt[j], label[j], &out[j])) == 0)
+			rc = eg__point_done(r, pt[j], &out[j]);
+		else
+			eg_point_fini(&out[j]);
 	}
-	return eg__point_done(r, pt, &out);
+	return rc;
 }
 
 /* A point's outcome as the job's exit code so far. */
@@ -398,6 +421,28 @@ static int eg__exit(int rc)
 	return rc == EG_ENOSYS ? EG_EXIT_SKIP
 	       : rc < 0	       ? EG_EXIT_HARD
 			       : EG_EXIT_PASS;
+}
+
+/* The plan's entry *i and, when it is measured with them, the entries
+ * after it of the same point; *i moves past them. */
+static int eg__rank_planned(eg__rank_t *r, const eg_bench_ctx_t *ctx, size_t *i)
+{
+	eg_bench_point_t q[EG_BENCH_ARMS_MAX];
+	const eg_bench_point_t *pt[EG_BENCH_ARMS_MAX];
+	const char *label[EG_BENCH_ARMS_MAX];
+	size_t k = 0;
+
+	do {
+		const eg__entry_t *e = &r->plan[*i];
+
+		q[k] = r->pts[e->idx];
+		eg_bench_point_set_arm(&r->p, &q[k], e->engine);
+		pt[k] = &q[k];
+		label[k++] = e->label;
+	} while (r->plan[(*i)++].with_next && *i < r->n_plan &&
+		 r->plan[*i].idx == r->plan[*i - 1].idx &&
+		 k < EG_BENCH_ARMS_MAX);
+	return eg__rank_point(r, ctx, pt, label, k);
 }
 
 static void eg__rank_close(eg__rank_t *r, int ex)
@@ -444,17 +489,16 @@ static int eg__rank_run(const eg_bench_rank_opts_t *o)
 			       r.p.transport);
 		fflush(stdout);
 		for (size_t i = 0; !r.plan && i < r.n && ex == EG_EXIT_PASS;
-		     i++)
-			if (eg__mine(o, &r.pts[i], &r.w))
-				ex = eg__exit(
-				    eg__rank_point(&r, &ctx, &r.pts[i], NULL));
-		for (size_t i = 0; i < r.n_plan && ex == EG_EXIT_PASS; i++) {
-			eg_bench_point_t q = r.pts[r.plan[i].idx];
+		     i++) {
+			const eg_bench_point_t *pt = &r.pts[i];
+			const char *none = NULL;
 
-			eg_bench_point_set_arm(&r.p, &q, r.plan[i].engine);
-			ex = eg__exit(
-			    eg__rank_point(&r, &ctx, &q, r.plan[i].label));
+			if (eg__mine(o, pt, &r.w))
+				ex = eg__exit(
+				    eg__rank_point(&r, &ctx, &pt, &none, 1));
 		}
+		for (size_t i = 0; i < r.n_plan && ex == EG_EXIT_PASS;)
+			ex = eg__exit(eg__rank_planned(&r, &ctx, &i));
 		if (ex == EG_EXIT_PASS && r.failed)
 			ex = EG_EXIT_FAIL;
 	}
