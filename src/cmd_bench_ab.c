@@ -65,7 +65,7 @@ int eg_cmd_bench_ab(int argc, char **argv)
 {
 	static const char *const stats[] = {"bootstrap", "mann-whitney", NULL};
 	static const char *const corr[] = {"holm", "bh", "none", NULL};
-	eg_bench_run_opts_t run = {0};
+	eg_bench_run_opts_t run = {.report.keys = EG_REP_REPORTS};
 	eg_bench_ab_opts_t ab = {.statistic = "bootstrap",
 				 .correction = "holm",
 				 .alpha = 0.05,
@@ -82,12 +82,11 @@ int eg_cmd_bench_ab(int argc, char **argv)
 	    {"per-point", .flag = &ab.per_point},
 	    {"verbose", 'v', .flag = &run.verbose},
 	    {NULL}};
-	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_cli_t cl = {.own = own,
 		       .parse = eg__ab_metric,
 		       .ctx = &ab,
 		       .usage = eg__ab_usage,
-		       .report = &rep,
+		       .report = &run.report,
 		       .campaign = &run};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
@@ -101,5 +100,5 @@ int eg_cmd_bench_ab(int argc, char **argv)
 		ab.metric[2] = "combine_us";
 		ab.n_metrics = 3;
 	}
-	return eg_bench_ab(cl.arg[0], rep.reports, &run, &ab);
+	return eg_bench_ab(cl.arg[0], &run, &ab);
 }

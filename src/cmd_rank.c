@@ -71,8 +71,12 @@ static const char eg__gpu_usage[] =
 
 /* Options that belong to the other memory, and values to check before
  * any peer is involved. */
-static int eg__check(const eg_cli_t *c, const eg_rank_opts_t *o, int gpu_opts)
+static int eg__check(const eg_cli_t *c, const eg_rank_opts_t *o)
 {
+	int gpu_opts =
+	    (o->xport.given & (EG_XP_PATH | EG_XP_XNODE | EG_XP_DEVICE)) ||
+	    o->log_dir;
+
 	if (strcmp(o->memory, "host") && strcmp(o->memory, "cuda"))
 		return eg_cli_error(c, "--memory \"%s\": want host or cuda",
 				    o->memory);
@@ -107,10 +111,7 @@ static int eg__rank_cmd(int argc, char **argv, int gpu)
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	if (eg__check(
-		&cl, &o,
-		(o.xport.given & (EG_XP_PATH | EG_XP_XNODE | EG_XP_DEVICE)) ||
-		    o.log_dir) != EG_OK)
+	if (eg__check(&cl, &o) != EG_OK)
 		return EG_EXIT_HARD;
 	/* the GPU job's messages and repro lines use its own command */
 	o.prog = strcmp(o.memory, "cuda") ? EG__HOST_PROG : EG__GPU_PROG;
