@@ -40,12 +40,13 @@ unsigned eg_cli_bench_warmup(const eg_job_opts_t *j, int nccl);
 #define EG_CLI_ARGS_ALL (~0u) /* max_args: any number, left in argv */
 #define EG_CLI_GO	(-1)  /* eg_cli_parse: go on */
 
-/* A command's own option. One with str, flag, uint or real needs no
- * code: its value is stored at str (one of choices, when given), 1 at
- * flag, or a number in range at uint ([lo, hi]) or real ((lo, hi]),
- * with the messages of eg_cli_choice, eg_cli_uint and eg_cli_real, which
- * name an option with a letter id by its letter ("-n"); any other goes
- * to the command's parse with id, with a value unless bare. */
+/* A command's own option. One with str, flag, uint, real or list needs
+ * no code: its value is stored at str (one of choices, when given), 1 at
+ * flag, a number in range at uint ([lo, hi]) or real ((lo, hi]), with
+ * the messages of eg_cli_choice, eg_cli_uint and eg_cli_real, which name
+ * an option with a letter id by its letter ("-n"), or, repeatable,
+ * appended to list ("OPT: at most MAX" past max); any other goes to the
+ * command's parse with id, with a value unless bare. */
 typedef struct eg_cli_opt {
 	const char *name;
 	int id;		  /* a letter: also its short option; 256..599; 0 */
@@ -55,7 +56,9 @@ typedef struct eg_cli_opt {
 	const char *const *choices; /* with str: the values taken */
 	unsigned *uint;
 	double *real;
-	double lo, hi; /* uint's or real's range */
+	double lo, hi;	   /* uint's or real's range */
+	const char **list; /* each value at list[(*n)++] */
+	size_t *n, max;	   /* with list: the count, at most max */
 } eg_cli_opt_t;
 
 typedef struct eg_cli eg_cli_t;
