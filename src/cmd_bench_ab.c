@@ -44,28 +44,11 @@ static const char eg__ab_usage[] =
     "Exit status: 0 B is not worse (or inconclusive), 1 B is worse or\n"
     "a point failed, 77 nothing could run, 99 bad input.\n";
 
-enum { O_METRIC = 256 };
-
-static int eg__ab_metric(eg_cli_t *c, int id, const char *arg)
-{
-	eg_bench_ab_opts_t *ab = c->ctx;
-
-	(void)id; /* O_METRIC */
-	if (ab->n_metrics == EG_AB_METRICS_MAX) {
-		/* a parse callback stops the parse with a negative code;
-		 * eg_cli_error's 99 would let it go on */
-		eg_cli_error(c, "--metric: at most %d", EG_AB_METRICS_MAX);
-		return EG_EINVAL;
-	}
-	ab->metric[ab->n_metrics++] = arg;
-	return 0;
-}
-
 int eg_cmd_bench_ab(int argc, char **argv)
 {
 	static const char *const stats[] = {"bootstrap", "mann-whitney", NULL};
 	static const char *const corr[] = {"holm", "bh", "none", NULL};
-	eg_bench_run_opts_t run = {0};
+	eg_bench_run_opts_t run = {.report.keys = EG_REP_REPORTS};
 	eg_bench_ab_opts_t ab = {.statistic = "bootstrap",
 				 .correction = "holm",
 				 .alpha = 0.05,
@@ -74,7 +57,8 @@ int eg_cmd_bench_ab(int argc, char **argv)
 	    {"a", .str = &run.ab[0]},
 	    {"b", .str = &run.ab[1]},
 	    {"arm", .str = &run.ab_arm},
-	    {"metric", .id = O_METRIC},
+	    {"metric", .list = ab.metric, .n = &ab.n_metrics,
+	     .max = EG_AB_METRICS_MAX},
 	    {"statistic", .str = &ab.statistic, .choices = stats},
 	    {"min-effect", .real = &ab.min_effect, .lo = 0, .hi = 0.99},
 	    {"alpha", .real = &ab.alpha, .lo = 0, .hi = 0.49},
@@ -82,12 +66,9 @@ int eg_cmd_bench_ab(int argc, char **argv)
 	    {"per-point", .flag = &ab.per_point},
 	    {"verbose", 'v', .flag = &run.verbose},
 	    {NULL}};
-	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_cli_t cl = {.own = own,
-		       .parse = eg__ab_metric,
-		       .ctx = &ab,
 		       .usage = eg__ab_usage,
-		       .report = &rep,
+		       .report = &run.report,
 		       .campaign = &run};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
@@ -101,5 +82,5 @@ int eg_cmd_bench_ab(int argc, char **argv)
 		ab.metric[2] = "combine_us";
 		ab.n_metrics = 3;
 	}
-	return eg_bench_ab(cl.arg[0], rep.reports, &run, &ab);
+	return eg_bench_ab(cl.arg[0], &run, &ab);
 }

@@ -46,9 +46,9 @@ static const char eg__engine_usage[] =
     "77 transport not built or no CUDA device, 99 bad arguments.\n";
 
 /* Options that go with one transport only. */
-static int eg__engine_check(const eg_cli_t *c, const eg_xport_cli_t *x,
-			    const eg_bench_engine_opts_t *o)
+static int eg__engine_check(const eg_cli_t *c, const eg_bench_engine_opts_t *o)
 {
+	const eg_xport_cli_t *x = &o->xport;
 	int nccl = !strcmp(x->transport, "nccl");
 
 	if (nccl && (x->given & EG_XP_PROVIDER))
@@ -67,36 +67,26 @@ static int eg__engine_check(const eg_cli_t *c, const eg_xport_cli_t *x,
 
 int eg_cmd_bench_engine(int argc, char **argv)
 {
-	eg_bench_engine_opts_t o = {.engine = "a2a"};
+	eg_bench_engine_opts_t o = {
+	    .engine = "a2a", .job = eg_cli_bench_job, .xport.keys = EG_XP_ALL};
 	const eg_cli_opt_t own[] = {{"phases", .flag = &o.phases},
 				    {"vs-alltoall", .flag = &o.vs_alltoall},
 				    {NULL}};
-	eg_job_opts_t job = eg_cli_bench_job;
-	eg_xport_cli_t x = {.keys = EG_XP_ALL};
-	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.own = own,
 		       .usage = eg__engine_usage,
-		       .job = &job,
-		       .xport = &x,
-		       .workload = &ov,
+		       .job = &o.job,
+		       .xport = &o.xport,
+		       .workload = &o.workload,
 		       .max_args = 1};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	if (eg__engine_check(&cl, &x, &o))
+	if (eg__engine_check(&cl, &o))
 		return EG_EXIT_HARD;
 	if (cl.n_args)
 		o.engine = cl.arg[0];
-	o.transport = x.transport;
-	o.provider = x.provider;
-	o.path = x.path;
-	o.xnode_mode = x.xnode_mode;
-	o.device = x.device;
-	o.num_comms = x.num_comms;
-	o.iters = job.iters;
-	o.warmup = eg_cli_bench_warmup(&job, !strcmp(x.transport, "nccl"));
-	o.timeout_s = job.timeout_s;
-	o.workload = &ov;
+	o.job.warmup =
+	    eg_cli_bench_warmup(&o.job, !strcmp(o.xport.transport, "nccl"));
 	return eg_bench_engine(&o);
 }

@@ -74,7 +74,7 @@ static int eg__profile_opt(eg_cli_t *c, int id, const char *arg)
 
 int eg_cmd_bench_profile(int argc, char **argv)
 {
-	eg_bench_run_opts_t run = {0};
+	eg_bench_run_opts_t run = {.report.keys = EG_REP_REPORTS};
 	int list = 0;
 	const eg_cli_opt_t own[] = {
 	    {"no-gates", .id = O_NO_GATES, .bare = 1},
@@ -86,12 +86,11 @@ int eg_cmd_bench_profile(int argc, char **argv)
 	    {"plant", .str = &run.plant},
 	    {"verbose", 'v', .flag = &run.verbose},
 	    {NULL}};
-	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
 	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.own = own,
 		       .parse = eg__profile_opt,
 		       .usage = eg__profile_usage,
-		       .report = &rep,
+		       .report = &run.report,
 		       .workload = &ov,
 		       .campaign = &run};
 	int rc = eg_cli_parse(&cl, argc, argv);
@@ -105,7 +104,7 @@ int eg_cmd_bench_profile(int argc, char **argv)
 				    ov.key[0]);
 	if (list)
 		return eg_bench_list(cl.arg[0]);
-	return eg_bench_profile_new_run(cl.arg[0], rep.reports, &run);
+	return eg_bench_profile_new_run(cl.arg[0], &run);
 }
 
 int eg_cmd_bench_list(int argc, char **argv)

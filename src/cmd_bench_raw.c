@@ -135,9 +135,9 @@ static int eg__raw_opt(eg_cli_t *c, int id, const char *arg)
 }
 
 /* The benchmark the arguments name, and options of the other one. */
-static int eg__raw_check(const eg_cli_t *c, eg__raw_t *r,
-			 const eg_xport_cli_t *x)
+static int eg__raw_check(const eg_cli_t *c, const eg__raw_t *r)
 {
+	const eg_xport_cli_t *x = &r->fab.xport;
 	int nccl = c->n_args || !strcmp(x->transport, "nccl");
 
 	if (c->n_args && !eg_nccl_coll_find(c->arg[0]))
@@ -183,41 +183,36 @@ int eg_cmd_bench_raw(int argc, char **argv)
 	    {"min-bytes", .id = 'b'},	{"max-bytes", .id = 'e'},
 	    {"step-factor", .id = 'f'}, {"datatype", .id = 'd'},
 	    {"impl", .id = O_IMPL},	{NULL}};
-	eg__raw_t r = {
-	    .fab = {.msgs = 512, .size = (size_t)1 << 20, .msg_size = 8},
-	    .nccl = {.size = sizeof(r.nccl),
-		     .min_bytes = 8,
-		     .max_bytes = (size_t)1 << 30,
-		     .factor = 2}};
-	eg_job_opts_t job = eg_cli_bench_job;
-	eg_xport_cli_t x = {.keys = EG_XP_ALL};
+	eg__raw_t r = {.fab = {.job = eg_cli_bench_job,
+			       .xport.keys = EG_XP_ALL,
+			       .msgs = 512,
+			       .size = (size_t)1 << 20,
+			       .msg_size = 8},
+		       .nccl = {.size = sizeof(r.nccl),
+				.min_bytes = 8,
+				.max_bytes = (size_t)1 << 30,
+				.factor = 2}};
 	eg_cli_t cl = {.own = own,
 		       .parse = eg__raw_opt,
 		       .ctx = &r,
 		       .usage = eg__raw_usage,
-		       .job = &job,
-		       .xport = &x,
+		       .job = &r.fab.job,
+		       .xport = &r.fab.xport,
 		       .max_args = 1};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	if (eg__raw_check(&cl, &r, &x))
+	if (eg__raw_check(&cl, &r))
 		return EG_EXIT_HARD;
 	if (!cl.n_args) {
-		r.fab.provider = x.provider;
-		r.fab.num_comms = x.num_comms;
-		r.fab.iters = job.iters;
-		r.fab.warmup = eg_cli_bench_warmup(&job, 0);
-		r.fab.timeout_s = job.timeout_s;
+		r.fab.job.warmup = eg_cli_bench_warmup(&r.fab.job, 0);
 		return eg_bench_raw(&r.fab);
 	}
+	/* the collectives take the same groups */
 	r.nccl.coll = cl.arg[0];
-	r.nccl.iters = job.iters;
-	r.nccl.warmup = eg_cli_bench_warmup(&job, 1);
-	r.nccl.timeout_s = job.timeout_s;
-	r.nccl.device = x.device;
-	r.nccl.path = x.path;
-	r.nccl.xnode_mode = x.xnode_mode;
+	r.nccl.job = r.fab.job;
+	r.nccl.job.warmup = eg_cli_bench_warmup(&r.fab.job, 1);
+	r.nccl.xport = r.fab.xport;
 	return eg_nccl_raw_sweep(&r.nccl);
 }

@@ -50,7 +50,9 @@ static const char eg__check_usage[] =
 
 int eg_cmd_check(int argc, char **argv)
 {
-	eg_check_opts_t o = {.engine = "self"};
+	eg_check_opts_t o = {.engine = "self",
+			     .job = {.keys = EG_JOB_ITERS, .iters = 2},
+			     .report.keys = EG_REP_ALL};
 	const eg_cli_opt_t own[] = {{"workload", .str = &o.workload_file},
 				    {"engine", .str = &o.engine},
 				    {"filter", .str = &o.filter},
@@ -60,22 +62,14 @@ int eg_cmd_check(int argc, char **argv)
 				    {"full", .flag = &o.full},
 				    {"verbose", 'v', .flag = &o.verbose},
 				    {NULL}};
-	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2};
-	eg_report_cli_t rep = {.keys = EG_REP_ALL};
-	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.own = own,
 		       .usage = eg__check_usage,
-		       .job = &job,
-		       .report = &rep,
-		       .workload = &ov};
+		       .job = &o.job,
+		       .report = &o.report,
+		       .workload = &o.overrides};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	o.iters = job.iters;
-	o.reports = rep.reports;
-	o.tap = rep.tap;
-	o.junit = rep.junit;
-	o.overrides = &ov;
 	return eg_check(&o);
 }

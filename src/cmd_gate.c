@@ -40,24 +40,13 @@ static const char eg__gate_usage[] =
     "every gate skipped for lack of data, 99 bad input or a hard\n"
     "error.\n";
 
-enum { O_BASELINE = 256 };
-
 typedef struct eg__gate_cli {
 	eg_gate_run_opts_t *o;
-	char **base; /* argc entries */
+	const char **base; /* argc entries */
 	size_t n_base;
 	const char *history; /* --history DIR: the baseline */
 	unsigned last;	     /* --last N of its campaigns */
 } eg__gate_cli_t;
-
-static int eg__gate_opt(eg_cli_t *c, int id, const char *arg)
-{
-	eg__gate_cli_t *g = c->ctx;
-
-	(void)id; /* O_BASELINE */
-	g->base[g->n_base++] = (char *)arg;
-	return EG_OK;
-}
 
 /* The options; the results files are argv[*first] on.  Returns
  * EG_CLI_GO, else the exit code. */
@@ -65,15 +54,13 @@ static int eg__options(int argc, char **argv, eg__gate_cli_t *g, int *first)
 {
 	const eg_cli_opt_t own[] = {
 	    {"gates", .str = &g->o->gates},
-	    {"baseline", .id = O_BASELINE},
+	    {"baseline", .list = g->base, .n = &g->n_base, .max = argc},
 	    {"strict", .flag = &g->o->strict},
 	    {"history", .str = &g->history},
 	    {"last", .uint = &g->last, .lo = 1, .hi = 100000},
 	    {NULL}};
 	eg_report_cli_t rep = {.keys = EG_REP_ALL};
 	eg_cli_t cl = {.own = own,
-		       .parse = eg__gate_opt,
-		       .ctx = g,
 		       .usage = eg__gate_usage,
 		       .report = &rep,
 		       .max_args = EG_CLI_ARGS_ALL};
@@ -95,7 +82,7 @@ static int eg__options(int argc, char **argv, eg__gate_cli_t *g, int *first)
 int eg_cmd_gate(int argc, char **argv)
 {
 	eg_gate_run_opts_t o = {.prog = argv[0]};
-	char **base = calloc((size_t)argc + 1, sizeof(*base));
+	const char **base = calloc((size_t)argc + 1, sizeof(*base));
 	eg__gate_cli_t g = {.o = &o, .base = base, .last = EG_HISTORY_LAST};
 	eg_results_t *cur = NULL, *bl = NULL;
 	size_t n_cur = 0, n_bl = 0;
@@ -110,7 +97,9 @@ int eg_cmd_gate(int argc, char **argv)
 	rc = EG_EXIT_HARD;
 	if (eg_results_read_all(argv + first, (size_t)(argc - first), &cur,
 				&n_cur, err, sizeof(err)) ||
-	    eg_results_read_all(base, g.n_base, &bl, &n_bl, err, sizeof(err))) {
+	    /* argv's type: the paths are only read */
+	    eg_results_read_all((char *const *)base, g.n_base, &bl, &n_bl, err,
+				sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", o.prog, err);
 		goto out;
 	}

@@ -31,22 +31,19 @@ static const char eg__usage[] =
 
 int eg_cmd_job_report(int argc, char **argv)
 {
-	eg_job_report_opts_t o = {0};
+	/* --tap, --junit and --tap-version: the shared report group */
+	eg_job_report_opts_t o = {.report.keys = EG_REP_TAP | EG_REP_JUNIT};
 	const eg_cli_opt_t own[] = {{"steps", .str = &o.steps_path},
 				    {"workload", .str = &o.workload_path},
 				    {"suite", .str = &o.suite},
 				    {NULL}};
-	/* --tap, --junit and --tap-version: the shared report group */
-	eg_report_cli_t rep = {.keys = EG_REP_TAP | EG_REP_JUNIT};
-	eg_cli_t cl = {.own = own, .usage = eg__usage, .report = &rep};
+	eg_cli_t cl = {.own = own, .usage = eg__usage, .report = &o.report};
 	eg_job_totals_t t;
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	o.tap_path = rep.tap;
-	o.junit_path = rep.junit;
-	if (!o.steps_path || !o.tap_path || !o.junit_path)
+	if (!o.steps_path || !o.report.tap || !o.report.junit)
 		return eg_cli_error(&cl, "give --steps, --tap and --junit; see "
 					 "--help");
 	rc = eg_job_report(&o, &t);

@@ -71,12 +71,16 @@ static const char eg__gpu_usage[] =
 
 /* Options that belong to the other memory, and values to check before
  * any peer is involved. */
-static int eg__check(const eg_cli_t *c, const eg_rank_opts_t *o, int gpu_opts)
+static int eg__check(const eg_cli_t *c, const eg_rank_opts_t *o)
 {
+	int gpu_opts =
+	    (o->xport.given & (EG_XP_PATH | EG_XP_XNODE | EG_XP_DEVICE)) ||
+	    o->log_dir;
+
 	if (strcmp(o->memory, "host") && strcmp(o->memory, "cuda"))
 		return eg_cli_error(c, "--memory \"%s\": want host or cuda",
 				    o->memory);
-	if (!strcmp(o->memory, "cuda") && o->provider)
+	if (!strcmp(o->memory, "cuda") && o->xport.provider)
 		return eg_cli_error(c, "--provider: only for host memory "
 				       "(libfabric)");
 	if (!strcmp(o->memory, "host") && gpu_opts)
@@ -87,7 +91,10 @@ static int eg__check(const eg_cli_t *c, const eg_rank_opts_t *o, int gpu_opts)
 
 static int eg__rank_cmd(int argc, char **argv, int gpu)
 {
-	eg_rank_opts_t o = {.memory = gpu ? "cuda" : "host", .engine = "a2a"};
+	eg_rank_opts_t o = {.memory = gpu ? "cuda" : "host",
+			    .engine = "a2a",
+			    .job = {.keys = EG_JOB_ITERS, .iters = 2},
+			    .xport.keys = EG_XP_PROVIDER | EG_XP_NCCL};
 	const eg_cli_opt_t own[] = {{"engine", .str = &o.engine},
 				    {"memory", .str = &o.memory},
 				    {"workload", .str = &o.file},
@@ -95,31 +102,19 @@ static int eg__rank_cmd(int argc, char **argv, int gpu)
 				    {"results", .str = &o.results},
 				    {"log-dir", .str = &o.log_dir},
 				    {NULL}};
-	eg_job_opts_t job = {.keys = EG_JOB_ITERS, .iters = 2};
-	eg_xport_cli_t xp = {.keys = EG_XP_PROVIDER | EG_XP_NCCL};
-	eg_overrides_t ov = {0};
 	eg_cli_t cl = {.own = own,
 		       .usage = gpu ? eg__gpu_usage : eg__host_usage,
-		       .job = &job,
-		       .xport = &xp,
-		       .workload = &ov};
+		       .job = &o.job,
+		       .xport = &o.xport,
+		       .workload = &o.overrides};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	o.provider = xp.provider;
-	o.num_comms = xp.num_comms;
-	o.path = xp.path;
-	o.xnode_mode = xp.xnode_mode;
-	o.device = xp.device;
-	o.iters = job.iters;
-	if (eg__check(&cl, &o,
-		      (xp.given & (EG_XP_PATH | EG_XP_XNODE | EG_XP_DEVICE)) ||
-			  o.log_dir) != EG_OK)
+	if (eg__check(&cl, &o) != EG_OK)
 		return EG_EXIT_HARD;
 	/* the GPU job's messages and repro lines use its own command */
 	o.prog = strcmp(o.memory, "cuda") ? EG__HOST_PROG : EG__GPU_PROG;
-	o.overrides = &ov;
 	return eg_rank_run(&o);
 }
 

@@ -38,60 +38,40 @@ static const char eg__report_usage[] =
     "Exit status: 0 written (whatever the verdicts), 99 bad input\n"
     "or a file that cannot be written.\n";
 
-enum { EG__O_RESULTS = 300, EG__O_BASELINE };
-
-typedef struct eg__rep_ctx {
-	eg_report_opts_t o;
-	const char **results, **baselines;
-} eg__rep_ctx_t;
-
-static int eg__report_opt(eg_cli_t *c, int id, const char *arg)
-{
-	eg__rep_ctx_t *x = c->ctx;
-
-	if (id == EG__O_RESULTS)
-		x->results[x->o.n_results++] = arg;
-	else
-		x->baselines[x->o.n_baselines++] = arg;
-	return EG_OK;
-}
-
 int eg_cmd_report(int argc, char **argv)
 {
-	eg__rep_ctx_t x = {0};
-	const eg_cli_opt_t own[] = {{"results", .id = EG__O_RESULTS},
-				    {"baseline", .id = EG__O_BASELINE},
-				    {"gates", .str = &x.o.gates},
-				    {"history", .str = &x.o.history},
-				    {"output", 'o', .str = &x.o.out},
-				    {"markdown", .str = &x.o.markdown},
-				    {"screenshot", .str = &x.o.screenshot},
-				    {"title", .str = &x.o.title},
-				    {NULL}};
+	/* repeatable: argc values at the most */
+	const char **results = calloc((size_t)argc + 1, sizeof(*results));
+	const char **baselines = calloc((size_t)argc + 1, sizeof(*baselines));
+	eg_report_opts_t o = {.results = results, .baselines = baselines};
+	const eg_cli_opt_t own[] = {
+	    {"results", .list = results, .n = &o.n_results, .max = argc},
+	    {"baseline", .list = baselines, .n = &o.n_baselines, .max = argc},
+	    {"gates", .str = &o.gates},
+	    {"history", .str = &o.history},
+	    {"output", 'o', .str = &o.out},
+	    {"markdown", .str = &o.markdown},
+	    {"screenshot", .str = &o.screenshot},
+	    {"title", .str = &o.title},
+	    {NULL}};
 	/* named before the parse: the out-of-memory message */
 	eg_cli_t cl = {.prog = argv[0],
 		       .own = own,
-		       .parse = eg__report_opt,
-		       .ctx = &x,
 		       .usage = eg__report_usage,
 		       .max_args = 1};
 	int rc;
 
-	x.results = calloc((size_t)argc + 1, sizeof(*x.results));
-	x.baselines = calloc((size_t)argc + 1, sizeof(*x.baselines));
-	if (!x.results || !x.baselines) {
+	if (!results || !baselines) {
 		rc = eg_cli_error(&cl, "out of memory");
 		goto out;
 	}
 	rc = eg_cli_parse(&cl, argc, argv);
 	if (rc != EG_CLI_GO)
 		goto out;
-	x.o.run_dir = cl.n_args ? cl.arg[0] : NULL;
-	x.o.results = x.results;
-	x.o.baselines = x.baselines;
-	rc = eg_report_write(&x.o);
+	o.run_dir = cl.n_args ? cl.arg[0] : NULL;
+	rc = eg_report_write(&o);
 out:
-	free(x.results);
-	free(x.baselines);
+	free(results);
+	free(baselines);
 	return rc;
 }

@@ -31,16 +31,14 @@ static const char eg__run_usage[] =
 
 int eg_cmd_run(int argc, char **argv)
 {
-	eg_run_opts_t o = {.engine = "self"};
+	eg_run_opts_t o = {.report.keys = EG_REP_REPORTS, .engine = "self"};
 	const eg_cli_opt_t own[] = {{"engine", .str = &o.engine},
 				    {"verbose", 'v', .flag = &o.verbose},
 				    {NULL}};
-	eg_report_cli_t rep = {.keys = EG_REP_REPORTS};
-	eg_cli_t cl = {.own = own, .usage = eg__run_usage, .report = &rep};
+	eg_cli_t cl = {.own = own, .usage = eg__run_usage, .report = &o.report};
 	int rc = eg_cli_parse(&cl, argc, argv);
 
 	if (rc != EG_CLI_GO)
 		return rc;
-	o.reports = rep.reports;
 	return eg_run_local(&o);
 }

@@ -402,6 +402,14 @@ static int eg__stored(const eg_cli_t *c, const eg_cli_opt_t *o, const char *arg)
 				   (unsigned long long)o->hi, o->uint);
 	if (o->real)
 		return eg_cli_real(c, opt, arg, o->lo, o->hi, o->real);
+	if (o->list && *o->n >= o->max) {
+		eg_cli_error(c, "%s: at most %zu", opt, o->max);
+		return EG_EINVAL;
+	}
+	if (o->list) {
+		o->list[(*o->n)++] = arg;
+		return EG_OK;
+	}
 	return 1;
 }
 

@@ -12,26 +12,15 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "epgate/opts_groups.h"
 #include "lib/suite/suite.h"
 #include "lib/suite/sweep.h"
 
 /* ---- option groups ---------------------------------------------------- */
 
-/* Job: --iters N, --warmup N, --timeout S (the keys the command takes;
- * with nw, -n N and -w N too). */
-enum {
-	EG_JOB_ITERS = 1,
-	EG_JOB_WARMUP = 2,
-	EG_JOB_TIMEOUT = 4,
-	EG_JOB_ALL = 7,
-};
-typedef struct eg_job_opts {
-	unsigned keys;	/* EG_JOB_* taken */
-	unsigned given; /* EG_JOB_* given on the command line */
-	int nw;		/* also -n N and -w N, as nccl-tests spells them */
-	unsigned iters, warmup;
-	double timeout_s;
-} eg_job_opts_t;
+/* The groups (job, transport, reports, workload) are the library's
+ * (epgate/opts_groups.h): a command points the parser at those of its
+ * library option struct, and the parser fills them there. */
 
 /* The benchmarks' job (bench engine, bench raw): -n/--iters N (20 timed
  * steps), -w/--warmup N, --timeout S (60 s per blocking step). */
@@ -39,53 +28,11 @@ extern const eg_job_opts_t eg_cli_bench_job;
 /* Their warm-up: the steps given, else 3 over fabric and 5 over NCCL. */
 unsigned eg_cli_bench_warmup(const eg_job_opts_t *j, int nccl);
 
-/* Transport: --transport fabric|nccl, --provider P (fabric), and NCCL's
- * --num-comms K (fabric endpoints too), --path auto|nvlink|xnode,
- * --xnode-mode hostid|nop2p, --device D. eg_cli_parse sets the defaults
- * (fabric, auto provider, 1, auto, hostid, -1) before it reads argv. */
-enum {
-	EG_XP_TRANSPORT = 1,
-	EG_XP_PROVIDER = 2,
-	EG_XP_NUM_COMMS = 4,
-	EG_XP_PATH = 8,
-	EG_XP_XNODE = 16,
-	EG_XP_DEVICE = 32,
-	EG_XP_NCCL = 4 | 8 | 16 | 32,
-	EG_XP_ALL = 63,
-};
-typedef struct eg_xport_cli {
-	unsigned keys, given;	/* EG_XP_* taken, given */
-	const char *transport;	/* "fabric", "nccl" */
-	const char *provider;	/* NULL: auto */
-	unsigned num_comms;	/* K */
-	const char *path;	/* "auto", "nvlink", "xnode" */
-	const char *xnode_mode; /* NULL: hostid */
-	int device;		/* -1: rank modulo the device count */
-} eg_xport_cli_t;
-
-/* Reports: --reports DIR (default reports/runs), --tap FILE, --junit
- * FILE (the keys taken), and always --tap-version 13|14
- * (eg_tap_set_version: every TAP file of the process). */
-enum {
-	EG_REP_REPORTS = 1,
-	EG_REP_TAP = 2,
-	EG_REP_JUNIT = 4,
-	EG_REP_ALL = 7,
-};
-typedef struct eg_report_cli {
-	unsigned keys;
-	const char *reports, *tap, *junit;
-} eg_report_cli_t;
-
 /* Campaign (the commands that run a profile): --results FILE,
  * --gates FILE, --launches L, --remeasure R, --seed N into an
  * eg_bench_run_opts_t (lib/suite/sweep.h), whose defaults eg_cli_parse
  * sets (the gates applied, progress as stderr allows); and the one
  * argument, the profile's NAME or FILE. */
-
-/* Workload: every workload key as --KEY=VALUE (or --KEY VALUE) into an
- * eg_overrides_t (lib/suite/suite.h): name world experts topk hidden
- * dtype tokens zero_ranks routing mask data seed iter. */
 
 /* ---- the parser ------------------------------------------------------- */
 
@@ -93,12 +40,13 @@ typedef struct eg_report_cli {
 #define EG_CLI_ARGS_ALL (~0u) /* max_args: any number, left in argv */
 #define EG_CLI_GO	(-1)  /* eg_cli_parse: go on */
 
-/* A command's own option. One with str, flag, uint or real needs no
- * code: its value is stored at str (one of choices, when given), 1 at
- * flag, or a number in range at uint ([lo, hi]) or real ((lo, hi]),
- * with the messages of eg_cli_choice, eg_cli_uint and eg_cli_real, which
- * name an option with a letter id by its letter ("-n"); any other goes
- * to the command's parse with id, with a value unless bare. */
+/* A command's own option. One with str, flag, uint, real or list needs
+ * no code: its value is stored at str (one of choices, when given), 1 at
+ * flag, a number in range at uint ([lo, hi]) or real ((lo, hi]), with
+ * the messages of eg_cli_choice, eg_cli_uint and eg_cli_real, which name
+ * an option with a letter id by its letter ("-n"), or, repeatable,
+ * appended to list ("OPT: at most MAX" past max); any other goes to the
+ * command's parse with id, with a value unless bare. */
 typedef struct eg_cli_opt {
 	const char *name;
 	int id;		  /* a letter: also its short option; 256..599; 0 */
@@ -108,7 +56,9 @@ typedef struct eg_cli_opt {
 	const char *const *choices; /* with str: the values taken */
 	unsigned *uint;
 	double *real;
-	double lo, hi; /* uint's or real's range */
+	double lo, hi;	   /* uint's or real's range */
+	const char **list; /* each value at list[(*n)++] */
+	size_t *n, max;	   /* with list: the count, at most max */
 } eg_cli_opt_t;
 
 typedef struct eg_cli eg_cli_t;

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "epgate/boot.h"
+#include "epgate/opts_groups.h"
 #include "epgate/world.h"
 
 typedef struct eg_nccl_raw eg_nccl_raw_t;
@@ -48,12 +49,11 @@ typedef struct eg_nccl_raw_opts {
 			     ncclAlltoAll (looked up at run time) */
 	size_t min_bytes, max_bytes; /* the sweep; max sizes the buffers */
 	double factor;		     /* the sweep's multiplier, > 1 */
-	unsigned iters, warmup;
-	double timeout_s;
-	int device;		/* -1: rank modulo the device count */
-	const char *path;	/* "auto", "nvlink", "xnode" */
-	const char *xnode_mode; /* NULL (hostid) or "nop2p" */
-	const char *json;	/* the sweep's JSON (rank 0), or NULL */
+	eg_job_opts_t job;
+	/* the device, the path (NULL or "auto", "nvlink", "xnode"), the
+	 * xnode mode; one communicator */
+	eg_xport_cli_t xport;
+	const char *json; /* the sweep's JSON (rank 0), or NULL */
 } eg_nccl_raw_opts_t;
 
 /* One size's numbers. */

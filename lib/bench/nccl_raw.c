@@ -234,11 +234,11 @@ static int eg__cmpd(const void *a, const void *b)
 static int eg__timed(eg_nccl_raw_t *r, size_t chunk)
 {
 	cudaStream_t s = eg_nccl_stream(r->n, 0);
-	unsigned N = r->o.iters;
+	unsigned N = r->o.job.iters;
 	double t0;
 	int rc;
 
-	if ((rc = eg_boot_barrier(r->b, r->o.timeout_s)) < 0)
+	if ((rc = eg_boot_barrier(r->b, r->o.job.timeout_s)) < 0)
 		return rc;
 	t0 = eg_now();
 	for (unsigned i = 0; i < N; i++)
@@ -247,7 +247,7 @@ static int eg__timed(eg_nccl_raw_t *r, size_t chunk)
 	if ((rc = eg_nccl_sync(r->n, "timed")) < 0)
 		return rc;
 	r->mine[0] = (eg_now() - t0) / N;
-	if ((rc = eg_boot_barrier(r->b, r->o.timeout_s)) < 0)
+	if ((rc = eg_boot_barrier(r->b, r->o.job.timeout_s)) < 0)
 		return rc;
 	cudaEventRecord(r->ev[0], s);
 	for (unsigned i = 0; i < N; i++) {
@@ -270,7 +270,7 @@ static int eg__timed(eg_nccl_raw_t *r, size_t chunk)
  * median of the slowest rank per iteration. */
 static void eg__reduce(const eg_nccl_raw_t *r, eg_nccl_raw_row_t *row)
 {
-	unsigned N = r->o.iters, W = r->w.size;
+	unsigned N = r->o.job.iters, W = r->w.size;
 	double *it = r->mine + 1, f = r->coll->bus_factor(W);
 
 	row->mean_s = 0;
@@ -298,7 +298,7 @@ int eg_nccl_raw_size(eg_nccl_raw_t *r, size_t S, eg_nccl_raw_row_t *row,
 	size_t esz = eg__esz(r), nrecv;
 	/* nccl-tests: the per-rank chunk in elements, 16-byte multiples */
 	size_t chunk = (S / r->w.size / esz) & ~(16 / esz - 1);
-	unsigned N = r->o.iters;
+	unsigned N = r->o.job.iters;
 	int rc;
 
 	memset(row, 0, sizeof(*row));
@@ -313,7 +313,7 @@ int eg_nccl_raw_size(eg_nccl_raw_t *r, size_t S, eg_nccl_raw_row_t *row,
 	row->bytes = r->coll->bytes(chunk, esz, r->w.size);
 	nrecv = r->coll->recv_chunks_one ? 1 : r->w.size;
 	cudaMemset(r->rb, 0, chunk * esz * nrecv);
-	for (unsigned i = 0; i < (r->o.warmup ? r->o.warmup : 1); i++)
+	for (unsigned i = 0; i < (r->o.job.warmup ? r->o.job.warmup : 1); i++)
 		if ((rc = eg__launch(r, chunk)) < 0)
 			goto fail;
 	if ((rc = eg_nccl_sync(r->n, "warm-up")) < 0)
@@ -322,7 +322,7 @@ int eg_nccl_raw_size(eg_nccl_raw_t *r, size_t S, eg_nccl_raw_row_t *row,
 	if ((rc = eg__timed(r, chunk)) < 0)
 		goto fail;
 	rc = eg_boot_allgather(r->b, r->mine, (N + 1) * sizeof(double), r->all,
-			       r->o.timeout_s);
+			       r->o.job.timeout_s);
 	if (rc < 0) {
 		snprintf(err, errlen, "gathering the times: %s",
 			 eg_boot_error(r->b));
@@ -339,7 +339,7 @@ fail:
 
 static int eg__buffers(eg_nccl_raw_t *r)
 {
-	unsigned N = r->o.iters;
+	unsigned N = r->o.job.iters;
 
 	r->ev = calloc(N + 1, sizeof(*r->ev));
 	r->mine = calloc(N + 1, sizeof(double));
@@ -360,16 +360,17 @@ int eg_nccl_raw_open(eg_nccl_raw_t **out, const eg_world_t *w, eg_boot_t *b,
 {
 	eg_nccl_opts_t no = {.size = sizeof(no),
 			     .num_comms = 1,
-			     .timeout_s = o->timeout_s,
-			     .device = o->device,
-			     .xnode_mode = o->xnode_mode,
+			     .timeout_s = o->job.timeout_s,
+			     .device = o->xport.device,
+			     .xnode_mode = o->xport.xnode_mode,
 			     .blocking = 1}; /* as nccl-tests */
 	eg_nccl_raw_t *r;
 	int rc, ver = 0;
 
 	*out = NULL;
-	if (o->size < sizeof(*o) || !o->iters || !eg_nccl_coll_find(o->coll) ||
-	    eg_nccl_path_parse(o->path, &no.path) < 0) {
+	if (o->size < sizeof(*o) || !o->job.iters ||
+	    !eg_nccl_coll_find(o->coll) ||
+	    eg_nccl_path_parse(o->xport.path, &no.path) < 0) {
 		snprintf(err, errlen, "bad options");
 		return EG_EINVAL;
 	}
@@ -424,7 +425,7 @@ int eg_nccl_raw_path(eg_nccl_raw_t *r, char *via, size_t vlen, char *why,
 	int32_t prc, *all = calloc(r->w.size, sizeof(*all));
 	int rc = EG_OK;
 
-	eg_nccl_path_parse(r->o.path, &want);
+	eg_nccl_path_parse(r->o.xport.path, &want);
 	prc = eg_nccl_evidence(r->n, &e);
 	if (prc == EG_OK)
 		prc = eg_nccl_evidence_check(&e, want, &r->w, why, wlen);
@@ -432,7 +433,7 @@ int eg_nccl_raw_path(eg_nccl_raw_t *r, char *via, size_t vlen, char *why,
 		prc = EG_OK;
 	eg_nccl_evidence_summary(&e, via, vlen);
 	if (!all || eg_boot_allgather(r->b, &prc, sizeof(prc), all,
-				      r->o.timeout_s) < 0) {
+				      r->o.job.timeout_s) < 0) {
 		free(all);
 		return EG_EIO;
 	}
@@ -451,8 +452,8 @@ void eg_nccl_raw_close(eg_nccl_raw_t *r)
 		return;
 	/* nobody closes while a peer may still be in a collective */
 	if (!eg_nccl_broken(r->n))
-		eg_boot_barrier(r->b, r->o.timeout_s);
-	for (unsigned i = 0; r->ev && i <= r->o.iters; i++)
+		eg_boot_barrier(r->b, r->o.job.timeout_s);
+	for (unsigned i = 0; r->ev && i <= r->o.job.iters; i++)
 		if (r->ev[i])
 			cudaEventDestroy(r->ev[i]);
 	cudaFree(r->sb);

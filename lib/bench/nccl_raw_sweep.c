@@ -76,13 +76,14 @@ static json_t *eg__json(const eg__sweep_t *s)
 	    "world", (int)s->w.size, "nodes", (int)s->w.nodes, "device",
 	    eg_nccl_raw_device(s->r), "nccl", eg_nccl_raw_version(s->r), "impl",
 	    eg_nccl_raw_impl(s->r), "datatype", s->o->bf16 ? "bf16" : "float",
-	    "transport", s->via, "asked", s->o->path ? s->o->path : "auto",
-	    "path_check", s->path_rc == EG_OK ? "pass" : s->why, "time",
+	    "transport", s->via, "asked",
+	    s->o->xport.path ? s->o->xport.path : "auto", "path_check",
+	    s->path_rc == EG_OK ? "pass" : s->why, "time",
 	    "mean: wall time of iters back-to-back collectives / iters, "
 	    "averaged over ranks; median: a second pass of iters with events, "
 	    "slowest rank per iteration",
-	    "iters", (int)s->o->iters, "warmup", (int)s->o->warmup, "rows",
-	    arr);
+	    "iters", (int)s->o->job.iters, "warmup", (int)s->o->job.warmup,
+	    "rows", arr);
 }
 
 /* Every size from min to max; rank 0 prints each row as it comes. */
@@ -126,8 +127,8 @@ static int eg__footer(eg__sweep_t *s, double bwsum)
 		printf("# Avg bus bandwidth    : %g\n",
 		       s->nrows ? bwsum / s->nrows : 0.0);
 		printf("# transport: %s (asked %s)%s%s\n", s->via,
-		       s->o->path ? s->o->path : "auto", s->path_rc ? ": " : "",
-		       s->path_rc ? s->why : "");
+		       s->o->xport.path ? s->o->xport.path : "auto",
+		       s->path_rc ? ": " : "", s->path_rc ? s->why : "");
 	}
 	if (s->w.rank == 0 && s->o->json) {
 		json_t *j = eg__json(s);
@@ -156,7 +157,7 @@ int eg_nccl_raw_sweep(const eg_nccl_raw_opts_t *o)
 		fprintf(stderr, EG__PROG ": %s\n", err);
 		goto out;
 	}
-	if ((rc = eg_boot_open(&b, &s->w, o->timeout_s)) < 0) {
+	if ((rc = eg_boot_open(&b, &s->w, o->job.timeout_s)) < 0) {
 		fprintf(stderr, EG__PROG ": rank %u: bootstrap: %s\n",
 			s->w.rank, b ? eg_boot_error(b) : eg_strerror(rc));
 		goto out;

@@ -57,8 +57,8 @@ static int eg__ab_gate(const char *path, const char *profile,
 	return fclose(f) ? EG_EIO : EG_OK;
 }
 
-int eg_bench_ab(const char *profile, const char *reports,
-		const eg_bench_run_opts_t *o, const eg_bench_ab_opts_t *a)
+int eg_bench_ab(const char *profile, const eg_bench_run_opts_t *o,
+		const eg_bench_ab_opts_t *a)
 {
 	eg_bench_run_opts_t ro = *o;
 	eg_bench_totals_t tot;
@@ -72,9 +72,9 @@ int eg_bench_ab(const char *profile, const char *reports,
 				 "slow:0%%:a2a)\n");
 		return EG_EXIT_HARD;
 	}
-	if ((rc = eg_run_dir_create(reports, run, sizeof(run))) < 0) {
-		fprintf(stderr, EG__PROG ": --reports %s: %s\n", reports,
-			eg_strerror(rc));
+	if ((rc = eg_run_dir_create(o->report.reports, run, sizeof(run))) < 0) {
+		fprintf(stderr, EG__PROG ": --reports %s: %s\n",
+			o->report.reports, eg_strerror(rc));
 		return EG_EXIT_HARD;
 	}
 	printf("epgate bench ab: run folder %s\n", run);

@@ -45,7 +45,7 @@ static void eg__print(const eg_bench_engine_opts_t *o, const eg_world_t *world,
 	printf("epgate bench engine %s: %s; %s, %u node(s), %u comm(s), %u "
 	       "steps after %u warm-up (first step verified)\n",
 	       o->engine, sum, tr ? json_string_value(tr) : "?", world->nodes,
-	       o->num_comms, o->iters, o->warmup);
+	       o->xport.num_comms, o->job.iters, o->job.warmup);
 	printf("  %-26s %14s %14s %14s %8s\n", "metric", "median", "p10", "p90",
 	       "cv");
 	for (size_t i = 0; i < out->n_metrics; i++)
@@ -64,13 +64,13 @@ static void eg__point(const eg_bench_engine_opts_t *o, const eg_world_t *world,
 	snprintf(pt->id, sizeof(pt->id), "bench/%s", o->engine);
 	pt->suite = "bench";
 	pt->arm = o->engine;
-	pt->warmup = o->warmup;
-	pt->iters = o->iters;
+	pt->warmup = o->job.warmup;
+	pt->iters = o->job.iters;
 	pt->v[EG_AXIS_CONCURRENCY].num = w->tokens;
 	pt->v[EG_AXIS_WORLD].num = world->size;
 	pt->v[EG_AXIS_NODES].num = world->nodes;
 	pt->v[EG_AXIS_EXPERTS].num = w->experts;
-	pt->v[EG_AXIS_NUM_COMMS].num = o->num_comms;
+	pt->v[EG_AXIS_NUM_COMMS].num = o->xport.num_comms;
 	pt->v[EG_AXIS_HIDDEN].num = w->hidden;
 	pt->v[EG_AXIS_TOPK].num = w->topk;
 	snprintf(pt->v[EG_AXIS_DTYPE].str, sizeof(pt->v[0].str), "%s",
@@ -82,12 +82,12 @@ static void eg__point(const eg_bench_engine_opts_t *o, const eg_world_t *world,
 /* The NCCL backend's knobs, as a profile's env: block would set them. */
 static void eg__nccl_env(const eg_bench_engine_opts_t *o)
 {
-	if (strcmp(o->transport, "nccl"))
+	if (strcmp(o->xport.transport, "nccl"))
 		return;
-	if (o->path && strcmp(o->path, "auto"))
-		setenv("EPGATE_NCCL_PATH", o->path, 1);
-	if (o->xnode_mode)
-		setenv("EPGATE_NCCL_XNODE", o->xnode_mode, 1);
+	if (o->xport.path && strcmp(o->xport.path, "auto"))
+		setenv("EPGATE_NCCL_PATH", o->xport.path, 1);
+	if (o->xport.xnode_mode)
+		setenv("EPGATE_NCCL_XNODE", o->xport.xnode_mode, 1);
 	if (o->phases || o->vs_alltoall)
 		setenv("EPGATE_NCCL_PHASES", "1", 0);
 	/* beside nccl-tests' alltoall: blocking communicators for both */
@@ -109,19 +109,19 @@ static int eg__check(const eg_bench_engine_opts_t *o,
 			o->engine);
 		return EG_EXIT_HARD;
 	}
-	if (o->vs_alltoall && strcmp(o->transport, "nccl")) {
+	if (o->vs_alltoall && strcmp(o->xport.transport, "nccl")) {
 		fprintf(stderr, EG__PROG ": --vs-alltoall compares with NCCL's "
 					 "alltoall: give --transport nccl\n");
 		return EG_EXIT_HARD;
 	}
-	*be = eg_bench_backend_find(o->transport);
+	*be = eg_bench_backend_find(o->xport.transport);
 	if (!*be) {
 		fprintf(stderr,
 			EG__PROG ": transport %s is not built into this epgate "
 				 "(%s)\n",
-			o->transport,
-			strcmp(o->transport, "nccl") ? "libfabric"
-						     : "CUDA and NCCL");
+			o->xport.transport,
+			strcmp(o->xport.transport, "nccl") ? "libfabric"
+							   : "CUDA and NCCL");
 		return EG_EXIT_SKIP;
 	}
 	return -1;
@@ -141,14 +141,14 @@ static int eg__open(const eg_bench_engine_opts_t *o, eg_world_t *world,
 	snprintf(ws, sizeof(ws), "%u", world->size);
 	snprintf(w->name, EG_NAME_MAX, "bench");
 	if (eg_workload_set(w, "world", ws, err) < 0 ||
-	    eg_overrides_apply(o->workload, w, EG__PROG) < 0)
+	    eg_overrides_apply(&o->workload, w, EG__PROG) < 0)
 		return EG_EINVAL;
 	if (w->world != world->size) {
 		fprintf(stderr, EG__PROG ": --world must be the job's %u\n",
 			world->size);
 		return EG_EINVAL;
 	}
-	if ((rc = eg_boot_open(b, world, o->timeout_s)) < 0) {
+	if ((rc = eg_boot_open(b, world, o->job.timeout_s)) < 0) {
 		fprintf(stderr, EG__PROG ": rank %u: bootstrap: %s\n",
 			world->rank, *b ? eg_boot_error(*b) : eg_strerror(rc));
 		return rc;
@@ -166,9 +166,9 @@ static int eg__measure(const eg_bench_engine_opts_t *o,
 	eg_bench_ctx_t c = {.world = world,
 			    .boot = b,
 			    .backend = be,
-			    .provider = o->provider,
-			    .timeout_s = o->timeout_s,
-			    .device = o->device};
+			    .provider = o->xport.provider,
+			    .timeout_s = o->job.timeout_s,
+			    .device = o->xport.device};
 	char err[1024];
 	int rc;
 
@@ -214,7 +214,7 @@ out:
 	eg_point_fini(&out);
 	if (b) {
 		if (ex != EG_EXIT_HARD)
-			eg_boot_barrier(b, o->timeout_s);
+			eg_boot_barrier(b, o->job.timeout_s);
 		eg_boot_close(b);
 	}
 	eg_workload_fini(&w);

@@ -66,8 +66,7 @@ int eg_bench_list(const char *name)
 	return EG_EXIT_PASS;
 }
 
-int eg_bench_profile_new_run(const char *name, const char *reports,
-			     const eg_bench_run_opts_t *o)
+int eg_bench_profile_new_run(const char *name, const eg_bench_run_opts_t *o)
 {
 	eg_bench_totals_t tot;
 	char run[4096];
@@ -76,8 +75,8 @@ int eg_bench_profile_new_run(const char *name, const char *reports,
 
 	/* under srun only rank 0 writes: the others make no folder */
 	if (getenv("SLURM_STEP_ID") && procid && strcmp(procid, "0"))
-		return eg_bench_run_profile(name, reports, o, &tot);
-	if (eg_suite_run_dir(EG__PROG, reports, run, sizeof(run)) < 0)
+		return eg_bench_run_profile(name, o->report.reports, o, &tot);
+	if (eg_suite_run_dir(EG__PROG, o->report.reports, run, sizeof(run)) < 0)
 		return EG_EXIT_HARD;
 	rc = eg_bench_run_profile(name, run, o, &tot);
 	/* a profile that ran nothing (not found, bad, or not for this host)

@@ -75,16 +75,16 @@ static int eg__phase(const eg_world_t *w, eg_boot_t *b,
 {
 	eg_raw_phase_t r = {.t = ph->t};
 	char err[512];
-	int rc = eg_raw_phase(w, b, o->provider, o->num_comms, o->timeout_s,
-			      o->warmup, o->iters, bytes, chunk, &r, err,
-			      sizeof(err));
+	int rc = eg_raw_phase(w, b, o->xport.provider, o->xport.num_comms,
+			      o->job.timeout_s, o->job.warmup, o->job.iters,
+			      bytes, chunk, &r, err, sizeof(err));
 
 	if (rc < 0) {
 		fprintf(stderr, EG__PROG ": rank %u: %s\n", w->rank, err);
 		return rc;
 	}
 	ph->stats = r.s1;
-	for (unsigned k = 0; k < o->num_comms; k++) {
+	for (unsigned k = 0; k < o->xport.num_comms; k++) {
 		ph->ops[k] = r.s1.ops_posted[k] - r.s0.ops_posted[k];
 		ph->busy[k] = r.s1.busy_s[k] - r.s0.busy_s[k];
 	}
@@ -136,17 +136,17 @@ static void eg__print(const eg_world_t *w, const eg_bench_raw_opts_t *o,
 	       "intra=%s inter=%s, %u comm(s), %u calls after %u warm-up\n",
 	       w->size, w->nodes, w->ranks_per_node,
 	       s->provider_intra[0] ? s->provider_intra : "-",
-	       s->provider_inter[0] ? s->provider_inter : "-", o->num_comms,
-	       o->iters, o->warmup);
+	       s->provider_inter[0] ? s->provider_inter : "-",
+	       o->xport.num_comms, o->job.iters, o->job.warmup);
 	printf("message rate: %zu-byte messages, %u per peer per call\n",
 	       o->msg_size, o->msgs);
 	printf("  %-22s %14s %14s %14s\n", "", "median", "p10", "p90");
 	eg__row("msgs/s per rank", r->rate, 1);
 	eg__row("msgs/s per endpoint", r->rate_ep, 1);
 	eg__row("call time (us)", r->mr_us, 1);
-	for (unsigned i = 0; i < o->iters; i++)
+	for (unsigned i = 0; i < o->job.iters; i++)
 		tsum += mr->t[i];
-	for (unsigned k = 0; k < o->num_comms; k++) {
+	for (unsigned k = 0; k < o->xport.num_comms; k++) {
 		char name[40];
 		double rate = (double)mr->ops[k] / tsum;
 
@@ -176,10 +176,10 @@ static int eg__json(const eg_world_t *w, const eg_bench_raw_opts_t *o,
 	    "s:{s:I, s:o, s:o, s:I, s:I}}",
 	    "schema", "epgate/bench-raw/v1", "world", (int)w->size, "nodes",
 	    (int)w->nodes, "ranks_per_node", (int)w->ranks_per_node,
-	    "num_comms", (int)o->num_comms, "provider_intra", s->provider_intra,
-	    "provider_inter", s->provider_inter, "iters", (int)o->iters,
-	    "warmup", (int)o->warmup, "msg_rate", "msg_size",
-	    (json_int_t)o->msg_size, "msgs_per_peer", (int)o->msgs,
+	    "num_comms", (int)o->xport.num_comms, "provider_intra",
+	    s->provider_intra, "provider_inter", s->provider_inter, "iters",
+	    (int)o->job.iters, "warmup", (int)o->job.warmup, "msg_rate",
+	    "msg_size", (json_int_t)o->msg_size, "msgs_per_peer", (int)o->msgs,
 	    "msgs_per_s_per_rank", eg__jdist(r->rate),
 	    "msgs_per_s_per_endpoint", eg__jdist(r->rate_ep), "call_us",
 	    eg__jdist(r->mr_us), "ops_per_s_per_comm_rank0", r->ops,
@@ -200,7 +200,7 @@ static int eg__json(const eg_world_t *w, const eg_bench_raw_opts_t *o,
 static int eg__report(const eg_world_t *w, const eg_bench_raw_opts_t *o,
 		      eg__phase_t *mr, eg__phase_t *bw)
 {
-	unsigned n = o->iters, W = w->size;
+	unsigned n = o->job.iters, W = w->size;
 	double *tmp = calloc(n, sizeof(*tmp));
 	double msgs = (double)(W - 1) * o->msgs;
 	double bytes = (double)(W - 1) * (double)o->size;
@@ -214,7 +214,7 @@ static int eg__report(const eg_world_t *w, const eg_bench_raw_opts_t *o,
 		return EG_EXIT_HARD;
 	}
 	r.rate = eg__rate(mr->t, n, msgs, tmp);
-	r.rate_ep = eg__rate(mr->t, n, msgs / o->num_comms, tmp);
+	r.rate_ep = eg__rate(mr->t, n, msgs / o->xport.num_comms, tmp);
 	r.mr_us = eg__us(mr->t, n, tmp);
 	r.gbs = eg__rate(bw->t, n, bytes / 1e9, tmp);
 	r.bw_us = eg__us(bw->t, n, tmp);
@@ -230,7 +230,7 @@ static int eg__open(const eg_bench_raw_opts_t *o, eg_world_t *w, eg_boot_t **b)
 {
 	char err[512];
 	int rc = eg_world_from_env(w, err, sizeof(err));
-	double timeout_s = o->timeout_s;
+	double timeout_s = o->job.timeout_s;
 
 	if (rc) {
 		fprintf(stderr, EG__PROG ": %s\n", err);
@@ -254,10 +254,11 @@ static int eg__open(const eg_bench_raw_opts_t *o, eg_world_t *w, eg_boot_t **b)
 	}
 	/* a provider this host lacks is a bad argument, said once: rank 0
 	 * says it before anyone leaves (every rank sees the same host) */
-	if (o->provider && eg_fabric_probe(o->provider, err, sizeof(err)) < 0) {
+	if (o->xport.provider &&
+	    eg_fabric_probe(o->xport.provider, err, sizeof(err)) < 0) {
 		if (w->rank == 0)
 			fprintf(stderr, EG__PROG ": --provider %s: %s\n",
-				o->provider, err);
+				o->xport.provider, err);
 		eg_boot_barrier(*b, timeout_s);
 		eg_boot_close(*b);
 		*b = NULL;
@@ -279,8 +280,8 @@ int eg_bench_raw(const eg_bench_raw_opts_t *o)
 	}
 	if (eg__open(o, &w, &b) < 0)
 		return EG_EXIT_HARD;
-	mr.t = calloc(o->iters, sizeof(double));
-	bw.t = calloc(o->iters, sizeof(double));
+	mr.t = calloc(o->job.iters, sizeof(double));
+	bw.t = calloc(o->job.iters, sizeof(double));
 	if (!mr.t || !bw.t)
 		goto out;
 	if (eg__phase(&w, b, o, o->msgs * o->msg_size, o->msg_size, &mr) ||

@@ -15,11 +15,11 @@
  * (size bytes per peer per call); rank 0 prints the table and writes
  * JSON (epgate/bench-raw/v1) when json is set. */
 typedef struct eg_bench_raw_opts {
-	const char *provider; /* NULL: auto */
+	eg_job_opts_t job;
+	eg_xport_cli_t xport; /* the provider (NULL: auto), num_comms */
 	const char *json;     /* NULL: no JSON */
-	unsigned num_comms, iters, warmup, msgs;
+	unsigned msgs;
 	size_t size, msg_size;
-	double timeout_s;
 } eg_bench_raw_opts_t;
 int eg_bench_raw(const eg_bench_raw_opts_t *o);
 
@@ -31,17 +31,14 @@ int eg_bench_raw(const eg_bench_raw_opts_t *o);
  * through lib/bench/nccl_raw.c, and both side by side with the engine's
  * phases (lib/suite/bench_engine.c). */
 typedef struct eg_bench_engine_opts {
-	const char *engine;	/* arm: "a2a", "dense" */
-	const char *transport;	/* "fabric", "nccl" */
-	const char *provider;	/* fabric; NULL: auto */
-	const char *path;	/* nccl: "auto", "nvlink", "xnode" */
-	const char *xnode_mode; /* nccl: NULL (hostid) or "nop2p" */
-	int device;		/* nccl: -1 = rank modulo the devices */
-	unsigned num_comms, iters, warmup;
-	double timeout_s;
-	const eg_overrides_t *workload; /* keys on top of the defaults */
-	int phases;			/* nccl: the engine times its phases (as
-					   EPGATE_NCCL_PHASES=1) */
+	const char *engine; /* arm: "a2a", "dense" */
+	eg_job_opts_t job;
+	/* the transport; fabric: the provider; nccl: the path, the xnode
+	 * mode, the device */
+	eg_xport_cli_t xport;
+	eg_overrides_t workload; /* keys on top of the defaults */
+	int phases;		 /* nccl: the engine times its phases (as
+				    EPGATE_NCCL_PHASES=1) */
 	int vs_alltoall; /* nccl: then alltoall of the same bytes (phases
 			    and blocking communicators, unless the
 			    environment says otherwise) */

@@ -31,12 +31,8 @@ static int eg__alltoall(const eg_bench_engine_opts_t *o,
 				 .min_bytes = S,
 				 .max_bytes = S,
 				 .factor = 2,
-				 .iters = o->iters,
-				 .warmup = o->warmup,
-				 .timeout_s = o->timeout_s,
-				 .device = o->device,
-				 .path = o->path,
-				 .xnode_mode = o->xnode_mode};
+				 .job = o->job,
+				 .xport = o->xport};
 	eg_nccl_raw_t *r = NULL;
 	char err[512], why[256] = "";
 	int rc = eg_nccl_raw_open(&r, world, b, &ro, err, sizeof(err));
@@ -88,7 +84,7 @@ static void eg__print(const eg_bench_engine_opts_t *o, const eg_world_t *world,
 
 	printf("# %s engine vs NCCL alltoall, the same bytes to other ranks: "
 	       "%u ranks, %u node(s), %u comm(s), %s communicators\n",
-	       o->engine, world->size, world->nodes, o->num_comms,
+	       o->engine, world->size, world->nodes, o->xport.num_comms,
 	       blk && !strcmp(blk, "0") ? "nonblocking" : "blocking");
 	printf("# engine dispatch: median %.1f us, %.0f B wire to other ranks "
 	       "(busiest rank), %.2f GB/s\n",
@@ -110,7 +106,7 @@ static void eg__print(const eg_bench_engine_opts_t *o, const eg_world_t *world,
 	printf("VS arm=%s comms=%u dispatch_us=%.2f wire_bytes=%.0f "
 	       "wire_gbps=%.3f alltoall_bytes=%zu alltoall_us=%.2f "
 	       "alltoall_busbw=%.3f ratio=%.4f\n",
-	       o->engine, o->num_comms, disp, wire, wg, a->bytes,
+	       o->engine, o->xport.num_comms, disp, wire, wg, a->bytes,
 	       a->med_s * 1e6, a->busbw_med, wg / a->busbw_med);
 	fflush(stdout);
 }
@@ -135,7 +131,7 @@ int eg_bench_vs_alltoall(const eg_bench_engine_opts_t *o,
 	if (!world->rank &&
 	    isfinite(eg_bench_point_median(engine, "wire_bytes")))
 		wire = (uint64_t)eg_bench_point_median(engine, "wire_bytes");
-	if (eg_boot_bcast(b, &wire, sizeof(wire), 0, o->timeout_s) < 0) {
+	if (eg_boot_bcast(b, &wire, sizeof(wire), 0, o->job.timeout_s) < 0) {
 		fprintf(stderr, EG__PROG ": rank %u: %s\n", world->rank,
 			eg_boot_error(b));
 		return EG_EXIT_FAIL;

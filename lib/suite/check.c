@@ -36,7 +36,7 @@ static void eg__select(eg_workload_list_t *wl, const char *filter, int quick)
  * stdout (--tap -). */
 static FILE *eg__out(const eg_check_opts_t *c)
 {
-	return c->tap && !strcmp(c->tap, "-") ? stderr : stdout;
+	return c->report.tap && !strcmp(c->report.tap, "-") ? stderr : stdout;
 }
 
 /* "VERDICT: [WHAT: ]N passed, M failed[, K skipped] (exit RC)". */
@@ -70,13 +70,13 @@ static int eg__check_l2(const eg_check_opts_t *c, const char *tap_path,
 	char run[4096], tap[4200], junit[4200];
 	const eg_engine_ops_t *ops = eg_engine_find(c->engine);
 	eg_l2_opts_t o = {.set = full ? EG_L2_FULL : EG_L2_QUICK,
-			  .iters = c->iters,
+			  .iters = c->job.iters,
 			  .timeout_s = 30,
 			  .verbose = c->verbose,
 			  .workdir = run,
 			  .file = c->workload_file,
 			  .filter = c->filter,
-			  .overrides = c->overrides,
+			  .overrides = &c->overrides,
 			  .out = eg__out(c),
 			  .progress = "  L2  "};
 	const char *t = getenv("EPGATE_TIMEOUT");
@@ -94,7 +94,7 @@ static int eg__check_l2(const eg_check_opts_t *c, const char *tap_path,
 	}
 	if (t && atof(t) > 0)
 		o.timeout_s = atof(t);
-	if (eg_suite_run_dir(EG__PROG, c->reports, run, sizeof(run)) < 0)
+	if (eg_suite_run_dir(EG__PROG, c->report.reports, run, sizeof(run)) < 0)
 		return EG_EXIT_HARD;
 	snprintf(tap, sizeof(tap), "%s/check-l2.tap", run);
 	snprintf(junit, sizeof(junit), "%s/check-l2.junit.xml", run);
@@ -130,8 +130,8 @@ static int eg__check_l1(const eg_check_opts_t *c, eg_workload_list_t *wl,
 	int rc;
 
 	if (!o->tap_path || !o->junit_path) {
-		if (eg_suite_run_dir(EG__PROG, c->reports, run, sizeof(run)) <
-		    0)
+		if (eg_suite_run_dir(EG__PROG, c->report.reports, run,
+				     sizeof(run)) < 0)
 			return EG_EXIT_HARD;
 		snprintf(tap, 4200, "%s/check.tap", run);
 		snprintf(junit, 4200, "%s/check.junit.xml", run);
@@ -183,8 +183,8 @@ static int eg__precheck(const eg_check_opts_t *c)
 			c->engine);
 		return EG_EINVAL;
 	}
-	if (eg_suite_out_file(EG__PROG, "--tap", c->tap) < 0 ||
-	    eg_suite_out_file(EG__PROG, "--junit", c->junit) < 0)
+	if (eg_suite_out_file(EG__PROG, "--tap", c->report.tap) < 0 ||
+	    eg_suite_out_file(EG__PROG, "--junit", c->report.junit) < 0)
 		return EG_EINVAL;
 	return EG_OK;
 }
@@ -194,7 +194,7 @@ static int eg__selected(const eg_check_opts_t *c, eg_workload_list_t *wl)
 {
 	size_t all;
 
-	if (eg_cli_load_workloads(EG__PROG, c->workload_file, c->overrides,
+	if (eg_cli_load_workloads(EG__PROG, c->workload_file, &c->overrides,
 				  wl) < 0)
 		return EG_EXIT_HARD;
 	all = wl->n;
@@ -212,9 +212,9 @@ static int eg__selected(const eg_check_opts_t *c, eg_workload_list_t *wl)
 int eg_check(const eg_check_opts_t *c)
 {
 	eg_l1_opts_t o = {.engine = c->engine,
-			  .iters = c->iters,
-			  .tap_path = c->tap,
-			  .junit_path = c->junit,
+			  .iters = c->job.iters,
+			  .tap_path = c->report.tap,
+			  .junit_path = c->report.junit,
 			  .verbose = c->verbose,
 			  .out = eg__out(c),
 			  .progress = "  L1  "};
@@ -226,7 +226,7 @@ int eg_check(const eg_check_opts_t *c)
 	if (eg__precheck(c) < 0)
 		return EG_EXIT_HARD;
 	if (c->l2 && !c->full)
-		return eg__check_l2(c, c->tap, c->junit, 0, &t2);
+		return eg__check_l2(c, c->report.tap, c->report.junit, 0, &t2);
 	if ((rc = eg__selected(c, &wl)) != EG_EXIT_PASS) {
 		eg_workload_list_free(&wl);
 		return rc;

@@ -319,10 +319,10 @@ static int eg__open(eg__ctx_t *c)
 	eg_overrides_t ov = {0};
 	if (eg_cli_load_workloads("epgate job-report", m, &ov, &c->wl) < 0)
 		return EG_EXIT_HARD;
-	if (eg_tap_open(&c->tap, c->o->tap_path, -1) < 0 ||
-	    eg_junit_open(&c->junit, c->o->junit_path, c->suite) < 0) {
+	if (eg_tap_open(&c->tap, c->o->report.tap, -1) < 0 ||
+	    eg_junit_open(&c->junit, c->o->report.junit, c->suite) < 0) {
 		fprintf(stderr, "epgate job-report: cannot write %s or %s\n",
-			c->o->tap_path, c->o->junit_path);
+			c->o->report.tap, c->o->report.junit);
 		return EG_EXIT_HARD;
 	}
 	return EG_OK;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "epgate/epgate.h"
+#include "epgate/opts_groups.h"
 
 /* The steps file: one step per line, tab-separated, '#' lines ignored:
  *   KIND NAME WORLD EXIT SECONDS RESULTS LOG NOTE
@@ -20,7 +21,7 @@
  * paths or "-". NOTE: free text, may be empty. */
 typedef struct eg_job_report_opts {
 	const char *steps_path;
-	const char *tap_path, *junit_path;
+	eg_report_cli_t report;	   /* tap, junit: the files written */
 	const char *workload_path; /* L2 matrix; NULL: the shipped one */
 	const char *suite;	   /* JUnit suite name; NULL: epgate-job */
 } eg_job_report_opts_t;

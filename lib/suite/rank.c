@@ -60,7 +60,7 @@ static int eg__prepare(eg_rank_job_t *J, char *dpath, size_t dlen)
 		}
 		J->file = dpath;
 	}
-	if (eg_cli_load_filtered(o->prog, J->file, o->filter, o->overrides,
+	if (eg_cli_load_filtered(o->prog, J->file, o->filter, &o->overrides,
 				 &J->wl) < 0)
 		return EG_EXIT_HARD;
 	return 0;
@@ -88,15 +88,15 @@ static void eg__repro(const eg_rank_job_t *J, const eg_workload_t *w, char *buf,
 	eg_shell_append(buf, len, o->engine);
 	n = strlen(buf);
 	snprintf(buf + n, len - n, "%s --num-comms %u --iters %u --workload",
-		 mem, o->num_comms, o->iters);
+		 mem, o->xport.num_comms, o->job.iters);
 	eg_shell_append(buf, len, J->file);
 	eg_shell_append(buf, len, "--filter");
 	eg_shell_append(buf, len, w->name);
-	for (unsigned i = 0; o->overrides && i < o->overrides->n; i++) {
+	for (unsigned i = 0; i < o->overrides.n; i++) {
 		char kv[512];
 
-		snprintf(kv, sizeof(kv), "--%s=%s", o->overrides->key[i],
-			 o->overrides->val[i]);
+		snprintf(kv, sizeof(kv), "--%s=%s", o->overrides.key[i],
+			 o->overrides.val[i]);
 		eg_shell_append(buf, len, kv);
 	}
 }
@@ -153,7 +153,7 @@ static int eg__workload(eg_rank_job_t *J, const eg_workload_t *w,
 	eg_rank_verdict_init(&mine);
 	mine.iter = w->iter;
 	if (eg_step_open(&st, &so, &mine) == EG_OK) {
-		eg_step_verify_iters(st, J->o->iters, &mine);
+		eg_step_verify_iters(st, J->o->job.iters, &mine);
 		eg_step_close(st);
 	}
 	if (eg_boot_allgather(J->boot, &mine, sizeof(mine), all,

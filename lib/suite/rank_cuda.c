@@ -42,17 +42,17 @@ static int eg__open(eg_rank_job_t *J)
 	const eg_rank_opts_t *o = J->o;
 	eg__gpu_t *g = calloc(1, sizeof(*g));
 	eg_nccl_opts_t no = {.size = sizeof(no),
-			     .num_comms = o->num_comms,
+			     .num_comms = o->xport.num_comms,
 			     .timeout_s = J->world.timeout_s,
-			     .device = o->device,
-			     .xnode_mode = o->xnode_mode,
+			     .device = o->xport.device,
+			     .xnode_mode = o->xport.xnode_mode,
 			     .log_dir = o->log_dir};
 	char err[512];
 	int32_t mine, *rcs = calloc(J->world.size, sizeof(*rcs));
 	int skip = 0;
 
 	J->priv = g;
-	if (!g || !rcs || eg_nccl_path_parse(o->path, &g->path) < 0) {
+	if (!g || !rcs || eg_nccl_path_parse(o->xport.path, &g->path) < 0) {
 		free(rcs);
 		return EG_EXIT_HARD;
 	}
@@ -185,7 +185,7 @@ static int eg__finish(eg_rank_job_t *J, int rc)
 		eg__lines(J, &e, evs, path_bad);
 		printf("l2-gpu: %d workloads, engine %s, %u comms, %s; "
 		       "transport %s (asked %s)%s%s\n",
-		       J->ran, J->ops->name, J->o->num_comms,
+		       J->ran, J->ops->name, J->o->xport.num_comms,
 		       eg_nccl_version(g->n), ev.summary,
 		       eg_nccl_path_name(g->path), path_bad ? ": " : "",
 		       path_bad ? evs[0].why : "");

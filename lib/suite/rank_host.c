@@ -24,8 +24,8 @@ static int eg__open(eg_rank_job_t *J)
 {
 #ifdef HAVE_LIBFABRIC
 	eg_xport_opts_t xo = {.size = sizeof(xo),
-			      .provider = J->o->provider,
-			      .num_comms = J->o->num_comms,
+			      .provider = J->o->xport.provider,
+			      .num_comms = J->o->xport.num_comms,
 			      .timeout_s = J->world.timeout_s};
 	char err[512];
 	int rc;
@@ -48,8 +48,8 @@ static int eg__open(eg_rank_job_t *J)
 
 static void eg__repro(const eg_rank_job_t *J, char *buf, size_t len)
 {
-	if (J->o->provider)
-		snprintf(buf, len, " --provider %s", J->o->provider);
+	if (J->o->xport.provider)
+		snprintf(buf, len, " --provider %s", J->o->xport.provider);
 }
 
 static int eg__finish(eg_rank_job_t *J, int rc)

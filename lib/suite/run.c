@@ -226,8 +226,8 @@ int eg_run_local(const eg_run_opts_t *o)
 	int rc, brc;
 
 	eg__stages_init(R.st);
-	if (eg_suite_run_dir("epgate run", o->reports, R.dir, sizeof(R.dir)) <
-	    0)
+	if (eg_suite_run_dir("epgate run", o->report.reports, R.dir,
+			     sizeof(R.dir)) < 0)
 		return EG_EXIT_HARD;
 	snprintf(R.summary, sizeof(R.summary), "%s/summary.json", R.dir);
 	printf("epgate run: profile local, run folder %s\n", R.dir);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "epgate/epgate.h"
+#include "epgate/opts_groups.h"
 #include "epgate/step.h"
 #include "epgate/world.h"
 
@@ -26,21 +27,19 @@ int eg_cmd_l2_rank(int argc, char **argv);
  * libfabric; "cuda": the GPU engines over NCCL, with the transport
  * evidence line and the fabric-hmem line. */
 typedef struct eg_rank_opts {
-	const char *prog;     /* for messages and repro lines */
-	const char *memory;   /* "host" or "cuda" */
-	const char *engine;   /* host: multi-process engines; cuda: a2a,
-				 dense */
-	const char *provider; /* host: libfabric provider, NULL: per pair */
-	const char *file;     /* NULL: the L2 matrix */
-	const char *filter;   /* only workloads whose name contains it */
-	const char *results;  /* rank 0 appends JSON lines, or NULL */
-	const struct eg_overrides *overrides; /* --KEY=VALUE, or NULL */
-	unsigned num_comms, iters;
-	/* cuda only: the path asked for ("auto", "nvlink", "xnode"),
-	 * "hostid"/"nop2p" or NULL, NCCL's log folder, the device (-1:
-	 * rank modulo the device count) */
-	const char *path, *xnode_mode, *log_dir;
-	int device;
+	const char *prog;    /* for messages and repro lines */
+	const char *memory;  /* "host" or "cuda" */
+	const char *engine;  /* host: multi-process engines; cuda: a2a,
+				dense */
+	const char *file;    /* NULL: the L2 matrix */
+	const char *filter;  /* only workloads whose name contains it */
+	const char *results; /* rank 0 appends JSON lines, or NULL */
+	const char *log_dir; /* cuda only: NCCL's log folder */
+	eg_job_opts_t job;   /* iters per workload */
+	/* num_comms; host: the libfabric provider (NULL: per pair); cuda
+	 * only: the path asked for, the xnode mode, the device */
+	eg_xport_cli_t xport;
+	eg_overrides_t overrides; /* --KEY=VALUE */
 } eg_rank_opts_t;
 
 /* Returns an automake exit code: 0 all verified, 1 a mismatch or an
@@ -69,8 +68,6 @@ typedef enum eg_l2_set {
 			    GPU memory, two ranks (one GPU each) */
 } eg_l2_set_t;
 
-struct eg_overrides;
-
 typedef struct eg_l2_opts {
 	eg_l2_set_t set;
 	const char *tap_path, *junit_path;
@@ -81,7 +78,7 @@ typedef struct eg_l2_opts {
 	/* What every job's ranks run (passed on to l2-rank): */
 	const char *file;   /* workloads; NULL: the L2 matrix */
 	const char *filter; /* only workloads whose name contains it */
-	const struct eg_overrides *overrides; /* --KEY=VALUE, or NULL */
+	const eg_overrides_t *overrides; /* --KEY=VALUE, or NULL */
 	/* a multi-process engine in place of each configuration's own
 	 * (configurations that become the same run once); NULL: theirs */
 	const char *engine;
@@ -176,15 +173,6 @@ int eg_put_json_line(FILE *f, json_t *line);
 int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 	      eg_l1_totals_t *tot);
 
-/* Workload keys given on the command line (--key=value or --key value),
- * applied on top of every workload. */
-#define EG_OVERRIDES_MAX 32
-typedef struct eg_overrides {
-	unsigned n;
-	const char *key[EG_OVERRIDES_MAX];
-	const char *val[EG_OVERRIDES_MAX];
-} eg_overrides_t;
-
 /* Applies the overrides and validates; on error prints
  * "<prog>: --key=value: message" and returns <0. */
 int eg_overrides_apply(const eg_overrides_t *o, eg_workload_t *w,
@@ -207,13 +195,13 @@ int eg_cli_load_filtered(const char *prog, const char *file, const char *filter,
  * then the full L2 set); reports default to a new run folder under
  * reports. Returns an automake exit code. */
 typedef struct eg_check_opts {
-	const char *engine;		 /* "self" */
-	const char *workload_file;	 /* NULL: the L1 matrix */
-	const eg_overrides_t *overrides; /* workload keys on top */
-	const char *filter;		 /* names containing it, or NULL */
-	unsigned iters;
+	const char *engine;	   /* "self" */
+	const char *workload_file; /* NULL: the L1 matrix */
+	eg_overrides_t overrides;  /* workload keys on top */
+	const char *filter;	   /* names containing it, or NULL */
+	eg_job_opts_t job;	   /* iters */
 	int quick, list, l2, full, verbose;
-	const char *reports, *tap, *junit; /* tap, junit: NULL = RUN/... */
+	eg_report_cli_t report; /* tap, junit: NULL = RUN/... */
 } eg_check_opts_t;
 int eg_check(const eg_check_opts_t *o);
 
@@ -221,8 +209,8 @@ int eg_check(const eg_check_opts_t *o);
  * (engine over the L1 matrix), L2 quick, the local profile's sweeps and
  * gates, into one new run folder under reports with summary.json. */
 typedef struct eg_run_opts {
-	const char *reports; /* "reports/runs" */
-	const char *engine;  /* L1's, "self" */
+	eg_report_cli_t report; /* reports: "reports/runs" */
+	const char *engine;	/* L1's, "self" */
 	int verbose;
 } eg_run_opts_t;
 int eg_run_local(const eg_run_opts_t *o);

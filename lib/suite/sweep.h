@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "epgate/opts_groups.h"
 #include "epgate/profile.h"
 #include "epgate/results.h"
 
@@ -40,6 +41,8 @@ typedef struct eg_bench_run_opts {
 	unsigned launches; /* 0: the profile's */
 	int remeasure;	   /* rounds: 0 the profile's, -1 none, else that */
 	uint64_t seed;	   /* 0: EPGATE_BENCH_SEED, else from the clock */
+	/* reports: where a new run folder goes (bench profile, bench ab) */
+	eg_report_cli_t report;
 } eg_bench_run_opts_t;
 
 typedef struct eg_bench_totals {
@@ -83,13 +86,14 @@ int eg_bench_rank_run(const eg_bench_rank_opts_t *o);
  * them (srun lines under Slurm). Returns 0, or 99 on a bad profile. */
 int eg_bench_list(const char *profile);
 
-/* `epgate bench profile NAME`: a new run folder under reports (none on
- * the ranks other than 0 under srun), then eg_bench_run_profile. */
-int eg_bench_profile_new_run(const char *profile, const char *reports,
-			     const eg_bench_run_opts_t *o);
+/* `epgate bench profile NAME`: a new run folder under o->report.reports
+ * (none on the ranks other than 0 under srun), then
+ * eg_bench_run_profile. */
+int eg_bench_profile_new_run(const char *profile, const eg_bench_run_opts_t *o);
 
 /* `epgate bench ab PROFILE` (lib/suite/bench_ab.c): o->ab[0] and ab[1]
- * (arms A and B) at every point of o->ab_arm, in the same launches; a
+ * (arms A and B) at every point of o->ab_arm, in the same launches, in
+ * a new run folder under o->report.reports; a
  * gate file judging B against A per metric (written into the run
  * folder unless o->gates names one).  Returns the run's exit code. */
 #define EG_AB_METRICS_MAX 8
@@ -101,8 +105,8 @@ typedef struct eg_bench_ab_opts {
 	double alpha, min_effect;
 	int per_point; /* also a gate per point (not only the median) */
 } eg_bench_ab_opts_t;
-int eg_bench_ab(const char *profile, const char *reports,
-		const eg_bench_run_opts_t *o, const eg_bench_ab_opts_t *a);
+int eg_bench_ab(const char *profile, const eg_bench_run_opts_t *o,
+		const eg_bench_ab_opts_t *a);
 
 /* Finds a profile by name (profiles/NAME.profile in the data folders) or
  * takes a path as is. */

@@ -62,8 +62,7 @@ static int count(const char *text, const char *what)
 static int report(eg_job_totals_t *t)
 {
 	eg_job_report_opts_t o = {.steps_path = steps,
-				  .tap_path = tap,
-				  .junit_path = junit,
+				  .report = {.tap = tap, .junit = junit},
 				  .suite = "unit"};
 	return eg_job_report(&o, t);
 }
