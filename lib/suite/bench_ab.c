@@ -1,8 +1,9 @@
 /* `epgate bench ab` (docs/gates.md, "A/B in one job"): two arms -- two
  * engines, or two builds of one library as plugin:PATH arms -- measured
- * at every point of a profile's arm, in the same launches, back to back
- * (A then B in even launches, B then A in odd ones), so that whatever
- * the machine does during a launch lands on both.  The judgement is a
+ * at every point of a profile's arm, in the same launches, step by step
+ * (A B, then B A, ...; A starts in even launches, B in odd ones:
+ * eg_bench_measure_arms), so that whatever the machine does during a
+ * launch lands on both, at the scale of one step.  The judgement is a
  * gate file written into the run folder (ab.gate, kept for the record):
  * per metric, B against A at every point (launch-paired, corrected over
  * the points) and the median change over the points. */

@@ -208,18 +208,17 @@ static int eg__plan(eg__rank_t *r)
 		}
 		char *t3 = strchr(t2 + 1, '\t');
 
-		*t1 = *t2 = 0;
-		if (t3)
-			*t3 = 0;
-		*e = (eg__entry_t){i, t1 + 1, t2 + 1,
-				   t3 && !strcmp(t3 + 1, "+")};
-		if (t3 && !e->with_next) {
+		if (t3 && (t3 == t2 + 1 || strcmp(t3 + 1, "+"))) {
 			fprintf(stderr,
-				EG__PROG ": EPGATE_BENCH_PLAN: bad "
-					 "entry \"%s\" (a fourth field is +)\n",
+				EG__PROG ": EPGATE_BENCH_PLAN: bad entry "
+					 "\"%s\" (a fourth field is +)\n",
 				line);
 			return EG_EINVAL;
 		}
+		*t1 = *t2 = 0;
+		if (t3)
+			*t3 = 0;
+		*e = (eg__entry_t){i, t1 + 1, t2 + 1, t3 != NULL};
 		r->n_plan++;
 	}
 	r->mine = r->n_plan;
@@ -442,6 +441,9 @@ static int eg__rank_planned(eg__rank_t *r, const eg_bench_ctx_t *ctx, size_t *i)
 	} while (r->plan[(*i)++].with_next && *i < r->n_plan &&
 		 r->plan[*i].idx == r->plan[*i - 1].idx &&
 		 k < EG_BENCH_ARMS_MAX);
+	if (k > 1 && !r->w.rank)
+		printf("bench: %zu arms of %s together, step by step\n", k,
+		       r->pts[r->plan[*i - 1].idx].id);
 	return eg__rank_point(r, ctx, pt, label, k);
 }
 

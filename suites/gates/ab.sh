@@ -1,7 +1,7 @@
 #!/bin/sh
 # `epgate bench ab` (docs/gates.md, "A/B in one job"): two arms at every
-# point of one arm of a profile, in the same launches (A first in even
-# launches, B first in odd ones), judged by the gate file it writes into
+# point of one arm of a profile, in the same launches, step by step (A
+# starts in even launches, B in odd ones), judged by the gate file it writes into
 # the run folder (ab.gate: B against A, launch-paired, per point and over
 # the points).  On the null backend (busy loops of a set length), so the
 # run takes seconds: a B three times A's work fails; the files hold what
@@ -46,6 +46,25 @@ if [ -n "$log" ] && grep 'bench: point' "$log" | head -n 1 | grep -q 'work:150';
 else
 	eg_not_ok "the order of the arms in launch 1"
 	grep 'bench: point' "$log" 2>/dev/null | head -n 2 | sed 's/^/# /'
+fi
+# the two arms of each point are measured together, step by step (the
+# order inside a step is test_bench's arms_step_by_step)
+pairs=$(cat "$RUN"/bench-p*.log 2>/dev/null | grep -c 'bench: 2 arms of s/work:50/concurrency=[0-9]* together, step by step')
+if [ "$pairs" -eq 12 ]; then
+	eg_ok "every launch measures each point's two arms together ($pairs pairs in 4 launches of 3 points)"
+else
+	eg_not_ok "the arms measured together: $pairs pair lines, want 12"
+fi
+# a plan entry whose fourth field is not "+": refused by the rank
+EPGATE_BENCH_PLAN=$(printf '0\twork:50\twork:50\tx\n') "$E" launch -n 1 -- \
+	"$E" bench-rank --profile "$EG_TMP/n.profile" --spool "$EG_TMP/bad.spool" \
+	>"$EG_TMP/plan.out" 2>&1
+rc=$?
+if [ "$rc" -eq 99 ] && grep -q 'EPGATE_BENCH_PLAN: bad entry .*(a fourth field is +)' "$EG_TMP/plan.out"; then
+	eg_ok "a plan entry with a fourth field other than + is refused (exit 99)"
+else
+	eg_not_ok "a bad fourth plan field: exit $rc"
+	sed 's/^/# /' "$EG_TMP/plan.out"
 fi
 "$E" bench ab "$EG_TMP/n.profile" --a work:50 --b work:50 --arm work:50 \
 	--reports "$EG_TMP/runs2" >"$EG_TMP/same.out" 2>&1

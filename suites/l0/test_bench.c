@@ -734,6 +734,127 @@ START_TEST(wrong_engine_not_measured)
 }
 END_TEST
 
+/* ---- arms measured together, step by step --------------------------- */
+
+static char order[64];
+static size_t n_order;
+
+static int o_setup(const eg_world_t *world, eg_boot_t *boot,
+		   const eg_bench_setup_t *s, const eg_workload_t *w,
+		   void **state, char *err, size_t errlen)
+{
+	(void)world, (void)boot, (void)w, (void)err, (void)errlen;
+	*state = (void *)s->engine; /* the arm's name, a string literal */
+	return EG_OK;
+}
+
+static int o_verify(void *state, char *err, size_t errlen)
+{
+	if (strcmp(state, "wrong"))
+		return EG_OK;
+	snprintf(err, errlen, "rank 0: 1 wrong value(s) (planted)");
+	return EG_EMISMATCH;
+}
+
+/* logs the arm's letter; arm B's steps take twice arm A's */
+static int o_step(void *state, eg_bench_times_t *t)
+{
+	const char *arm = state;
+
+	if (n_order + 1 < sizeof(order))
+		order[n_order++] = arm[0];
+	t->dispatch_s = t->combine_s = arm[0] == 'B' ? 2e-6 : 1e-6;
+	t->expert_s = 0;
+	return EG_OK;
+}
+
+static void o_teardown(void *state)
+{
+	(void)state;
+}
+
+START_TEST(arms_step_by_step)
+{
+	static const eg_bench_backend_ops_t be = {
+	    .size = sizeof(eg_bench_backend_ops_t),
+	    .name = "order",
+	    .setup = o_setup,
+	    .verify = o_verify,
+	    .step = o_step,
+	    .counters_reset = f_reset,
+	    .counters = f_counters,
+	    .teardown = o_teardown,
+	};
+	char err[512];
+	eg_world_t world;
+	eg_boot_t *b;
+	eg_workload_t w;
+	eg_point_t out[2];
+	eg_bench_point_t pa = {
+	    .id = "p/A", .suite = "s", .arm = "A", .warmup = 1, .iters = 4};
+	eg_bench_point_t pb = pa;
+	eg_bench_arm_t arm[2] = {{.pt = &pa, .out = &out[0]},
+				 {.pt = &pb, .out = &out[1]}};
+
+	pb.arm = "B";
+	snprintf(pb.id, sizeof(pb.id), "p/B");
+	unsetenv("EPGATE_RANK");
+	unsetenv("EPGATE_SIZE");
+	unsetenv("SLURM_PROCID");
+	ck_assert_int_eq(eg_world_from_env(&world, err, sizeof(err)), EG_OK);
+	ck_assert_int_eq(eg_boot_open(&b, &world, 10), EG_OK);
+	eg_workload_init(&w);
+	w.world = 1;
+	w.experts = 2;
+	eg_bench_ctx_t c = {.world = &world,
+			    .boot = b,
+			    .backend = &be,
+			    .timeout_s = 10,
+			    .device = -1};
+	ck_assert_int_eq(
+	    eg_bench_measure_arms(&c, arm, 2, &w, NULL, err, sizeof(err)),
+	    EG_OK);
+	/* the warm-up step, then timed steps A B, B A, A B, B A */
+	ck_assert_str_eq(order, "AB"
+				"ABBAABBA");
+	ck_assert_int_eq(arm[0].rc, EG_OK);
+	ck_assert_int_eq(arm[1].rc, EG_OK);
+	ck_assert_str_eq(out[0].arm, "A");
+	ck_assert_str_eq(out[1].arm, "B");
+	/* each arm's own times: B's steps are twice A's */
+	ck_assert_double_eq_tol(
+	    eg_point_metric(&out[0], "dispatch_us")->s.median, 1.0, 1e-9);
+	ck_assert_double_eq_tol(
+	    eg_point_metric(&out[1], "dispatch_us")->s.median, 2.0, 1e-9);
+	eg_point_fini(&out[0]);
+	eg_point_fini(&out[1]);
+	/* planted: a wrong arm is left out, the other is measured */
+	n_order = 0;
+	memset(order, 0, sizeof(order));
+	pb.arm = "wrong";
+	ck_assert_int_eq(
+	    eg_bench_measure_arms(&c, arm, 2, &w, NULL, err, sizeof(err)),
+	    EG_OK);
+	ck_assert_str_eq(order, "AAAAA");
+	ck_assert_int_eq(arm[1].rc, EG_EMISMATCH);
+	ck_assert_ptr_nonnull(strstr(arm[1].err, "1 wrong value(s)"));
+	ck_assert_ptr_null(out[1].id);
+	ck_assert_int_eq(arm[0].rc, EG_OK);
+	eg_point_fini(&out[0]);
+	/* more arms than it takes: refused before anything runs */
+	n_order = 0;
+	eg_bench_arm_t many[EG_BENCH_ARMS_MAX + 1];
+	for (int i = 0; i <= EG_BENCH_ARMS_MAX; i++)
+		many[i] = (eg_bench_arm_t){.pt = &pa};
+	ck_assert_int_eq(eg_bench_measure_arms(&c, many, EG_BENCH_ARMS_MAX + 1,
+					       &w, NULL, err, sizeof(err)),
+			 EG_EINVAL);
+	ck_assert_int_eq(n_order, 0);
+	eg_workload_fini(&w);
+	eg_boot_close(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("perf");
@@ -748,6 +869,7 @@ int main(void)
 	tcase_add_test(t, tiny_sweep_read_back_and_gated);
 	tcase_add_test(t, corrupted_results_rejected);
 	tcase_add_test(t, wrong_engine_not_measured);
+	tcase_add_test(t, arms_step_by_step);
 	suite_add_tcase(s, t);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
