@@ -2,8 +2,7 @@
  * (argv[0] is the command's full name, "epgate bench raw": see
  * eg_cmd_sub) into option structs and makes one
  * library call; each returns an automake exit code (0 pass, 1 fail, 77
- * skip, 99 bad input or a hard error). The L2 rank commands are the
- * library's (lib/suite/suite.h, cmd_gpu.h). */
+ * skip, 99 bad input or a hard error). */
 #ifndef EPGATE_SRC_CMD_H
 #define EPGATE_SRC_CMD_H
 
@@ -22,6 +21,10 @@ eg_cmd_fn eg_cmd_gate;
 eg_cmd_fn eg_cmd_bench, eg_cmd_bench_profile, eg_cmd_bench_list,
     eg_cmd_bench_overhead, eg_cmd_bench_engine, eg_cmd_bench_raw,
     eg_cmd_bench_ab, eg_cmd_bench_calibrate;
+/* l2-rank, l2-gpu-rank: one rank of an L2 job, host or GPU memory
+ * (cmd_rank.c; internal; without CUDA and NCCL l2-gpu-rank says so and
+ * returns 77) */
+eg_cmd_fn eg_cmd_l2_rank, eg_cmd_l2_gpu_rank;
 /* bench-rank: one rank of a sweep job (internal) */
 eg_cmd_fn eg_cmd_bench_rank;
 /* The batch job's commands (docs/slurm.md): preflight, run on every node

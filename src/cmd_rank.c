@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/suite/cmd_gpu.h"
 #include "lib/suite/suite.h"
+#include "src/cmd.h"
 #include "src/opts.h"
 
 #define EG__HOST_PROG "epgate l2-rank"

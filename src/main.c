@@ -8,7 +8,6 @@
 
 #include "epgate/error.h"
 #include "epgate/signals.h"
-#include "lib/suite/cmd_gpu.h"
 #include "lib/suite/suite.h"
 #include "src/cmd.h"
 

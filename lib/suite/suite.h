@@ -14,11 +14,6 @@
 #include "epgate/step.h"
 #include "epgate/world.h"
 
-int eg_cmd_check(int argc, char **argv);
-int eg_cmd_run(int argc, char **argv);
-/* epgate l2-rank (src/cmd_rank.c; l2-gpu-rank is in cmd_gpu.h). */
-int eg_cmd_l2_rank(int argc, char **argv);
-
 /* One rank of an L2 job (under `epgate launch` or srun): every workload
  * of the file whose world is the job's size, through a multi-process
  * engine in a memory space, verified by the step on every rank; the

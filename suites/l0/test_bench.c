@@ -673,6 +673,21 @@ static void f_teardown(void *state)
 	teardowns++;
 }
 
+/* A job of one rank (no launcher) and a workload of its world. */
+static void one_rank(eg_world_t *world, eg_boot_t **b, eg_workload_t *w)
+{
+	char err[512];
+
+	unsetenv("EPGATE_RANK");
+	unsetenv("EPGATE_SIZE");
+	unsetenv("SLURM_PROCID");
+	ck_assert_int_eq(eg_world_from_env(world, err, sizeof(err)), EG_OK);
+	ck_assert_int_eq(eg_boot_open(b, world, 10), EG_OK);
+	eg_workload_init(w);
+	w->world = 1;
+	w->experts = 2;
+}
+
 START_TEST(wrong_engine_not_measured)
 {
 	static const eg_bench_backend_ops_t wrong = {
@@ -693,14 +708,7 @@ START_TEST(wrong_engine_not_measured)
 	eg_bench_point_t pt = {
 	    .id = "x", .suite = "s", .arm = "a2a", .warmup = 2, .iters = 3};
 
-	unsetenv("EPGATE_RANK");
-	unsetenv("EPGATE_SIZE");
-	unsetenv("SLURM_PROCID");
-	ck_assert_int_eq(eg_world_from_env(&world, err, sizeof(err)), EG_OK);
-	ck_assert_int_eq(eg_boot_open(&b, &world, 10), EG_OK);
-	eg_workload_init(&w);
-	w.world = 1;
-	w.experts = 2;
+	one_rank(&world, &b, &w);
 	eg_bench_ctx_t c = {.world = &world,
 			    .boot = b,
 			    .backend = &wrong,
@@ -798,14 +806,7 @@ START_TEST(arms_step_by_step)
 
 	pb.arm = "B";
 	snprintf(pb.id, sizeof(pb.id), "p/B");
-	unsetenv("EPGATE_RANK");
-	unsetenv("EPGATE_SIZE");
-	unsetenv("SLURM_PROCID");
-	ck_assert_int_eq(eg_world_from_env(&world, err, sizeof(err)), EG_OK);
-	ck_assert_int_eq(eg_boot_open(&b, &world, 10), EG_OK);
-	eg_workload_init(&w);
-	w.world = 1;
-	w.experts = 2;
+	one_rank(&world, &b, &w);
 	eg_bench_ctx_t c = {.world = &world,
 			    .boot = b,
 			    .backend = &be,
