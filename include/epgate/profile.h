@@ -79,6 +79,11 @@ typedef struct eg_profile {
 	 * points a gate finds inconclusive or failing: rounds of extra
 	 * launches each (remeasure: {rounds, launches}) */
 	unsigned launches, remeasure_rounds, remeasure_launches;
+	/* interleave: steps -- the arms of a point (one sweep, the same axes)
+	 * are measured together in each launch, step by step (as bench ab's
+	 * two arms), so that a ratio of two arms sees the machine's mood of
+	 * the same moment; none (the default): one arm after the other */
+	int interleave;
 	/* model: the transport's raw numbers, 0 = measure (fabric) */
 	double model_bw_gbps, model_post_rate;
 	/* raw phase (fabric): messages per peer, message size, bandwidth
@@ -123,6 +128,11 @@ int eg_profile_points(const eg_profile_t *p, eg_bench_point_t **pts, size_t *n,
  * "sweep/arm/axes" follows. */
 void eg_bench_point_set_arm(const eg_profile_t *p, eg_bench_point_t *pt,
 			    const char *arm);
+
+/* Are a and b the same point but for the arm (one sweep, every axis
+ * alike)?  Such points run the same workload. */
+int eg_bench_point_same_shape(const eg_bench_point_t *a,
+			      const eg_bench_point_t *b);
 
 /* The workload of a point (world = its world), validated. */
 int eg_bench_point_workload(const eg_profile_t *p, const eg_bench_point_t *pt,

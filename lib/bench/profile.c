@@ -68,6 +68,18 @@ void eg_bench_point_set_arm(const eg_profile_t *p, eg_bench_point_t *pt,
 	eg__point_id(&p->sweeps[pt->sweep], pt);
 }
 
+int eg_bench_point_same_shape(const eg_bench_point_t *a,
+			      const eg_bench_point_t *b)
+{
+	if (a->sweep != b->sweep)
+		return 0;
+	for (int i = 0; i < EG_AXIS_COUNT; i++)
+		if (a->v[i].num != b->v[i].num ||
+		    strcmp(a->v[i].str, b->v[i].str))
+			return 0;
+	return 1;
+}
+
 int eg_bench_point_workload(const eg_profile_t *p, const eg_bench_point_t *pt,
 			    eg_workload_t *w, char *err, size_t errlen)
 {

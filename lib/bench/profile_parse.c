@@ -489,9 +489,9 @@ static int eg__sweeps(eg_yaml_t *y, const yaml_node_t *root,
 }
 
 static const char *const eg__top_keys[] = {
-    "profile", "description", "transport", "provider",	  "launcher",
-    "gates",   "timeout",     "env",	   "repetitions", "remeasure",
-    "model",   "raw",	      "base",	   "sweeps",	  NULL,
+    "profile", "description", "transport",   "provider",  "launcher", "gates",
+    "timeout", "env",	      "repetitions", "remeasure", "model",    "raw",
+    "base",    "sweeps",      "interleave",  NULL,
 };
 
 static int eg__name(eg_yaml_t *y, const yaml_node_t *v, eg_profile_t *pf)
@@ -526,6 +526,13 @@ static int eg__top_key(eg_yaml_t *y, const char *ks, const yaml_node_t *v,
 	if (!strcmp(ks, "launcher")) {
 		rc = eg_yaml_word(y, ks, v, launchers, &idx);
 		pf->launcher = idx ? EG_LAUNCHER_SLURM : EG_LAUNCHER_LOCAL;
+		return rc;
+	}
+	if (!strcmp(ks, "interleave")) {
+		static const char *const ways[] = {"none", "steps", NULL};
+
+		rc = eg_yaml_word(y, ks, v, ways, &idx);
+		pf->interleave = idx == 1;
 		return rc;
 	}
 	if (!strcmp(ks, "gates"))

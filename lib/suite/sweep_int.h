@@ -14,6 +14,10 @@
  * stands in for it or an A/B job runs the point under both arms). */
 typedef struct eg__unit {
 	size_t idx; /* into the profile's points */
+	/* the units of one group run together, step by step: an A/B
+	 * point's two arms; with interleave: steps, every arm of one shape
+	 * (the first such point's idx); else idx alone */
+	size_t group;
 	const char *engine, *label;
 	unsigned launches;
 	uint32_t W, N;

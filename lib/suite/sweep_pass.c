@@ -34,12 +34,19 @@ static int eg__unit_add(eg__run_t *r, size_t i, const char *engine,
 
 	eg_bench_point_set_arm(r->p, &q, label);
 	*u = (eg__unit_t){.idx = i,
+			  .group = i,
 			  .engine = engine,
 			  .label = label,
 			  .launches = q.launches ? q.launches : 1,
 			  .W = q.v[EG_AXIS_WORLD].num,
 			  .N = q.v[EG_AXIS_NODES].num};
 	snprintf(u->id, sizeof(u->id), "%s", q.id);
+	/* the first point of this shape leads the group */
+	for (size_t j = 0; r->p->interleave && j < i; j++)
+		if (eg_bench_point_same_shape(&r->pts[j], &r->pts[i])) {
+			u->group = j;
+			break;
+		}
 	if (r->o->launches)
 		u->launches = r->o->launches;
 	if (u->launches > r->launches)
@@ -102,11 +109,12 @@ size_t eg__pick(eg__run_t *r, const json_t *ids)
 			if (!strcmp(r->units[i].id, id))
 				r->units[i].pick = 1;
 	}
-	/* both arms of an A/B point: the pairing is the measurement */
+	/* every arm of a group (A/B, interleave): the pairing is the
+	 * measurement */
 	for (size_t i = 0; i < r->n_units; i++)
-		for (size_t j = 0; r->o->ab[0] && j < r->n_units; j++)
+		for (size_t j = 0; j < r->n_units; j++)
 			if (r->units[i].pick &&
-			    r->units[j].idx == r->units[i].idx)
+			    r->units[j].group == r->units[i].group)
 				r->units[j].pick = 1;
 	for (size_t i = 0; i < r->n_units; i++)
 		n += r->units[i].pick;
@@ -372,18 +380,19 @@ static int eg__in_pass(const eg__run_t *r, const eg__unit_t *u)
 	return r->remeasure ? u->pick : u->launches > r->pass;
 }
 
-/* Is unit u in this job's plan? */
-static int eg__in_job(const eg__run_t *r, const eg__unit_t *u, size_t idx,
+/* Is unit u of this job's plan, in group g? */
+static int eg__in_job(const eg__run_t *r, const eg__unit_t *u, size_t g,
 		      uint32_t W, uint32_t N)
 {
-	return u->idx == idx && u->W == W && u->N == N && eg__in_pass(r, u);
+	return u->group == g && u->W == W && u->N == N && eg__in_pass(r, u);
 }
 
-/* The plan of one job: the pass's units of (W, N), points in the order
- * perm gives them; the two arms of an A/B point together, A first in even
- * passes and B first in odd ones, marked "+" to be measured together,
- * step by step (docs/gates.md, "A/B in one job").  Returns the number of
- * units. */
+/* The plan of one job: the pass's units of (W, N), groups in the order
+ * perm gives them; the units of a group together (the first unit first
+ * in even passes, the last in odd ones), marked "+" to be measured
+ * together, step by step, when the group is more than one point (docs/
+ * gates.md, "A/B in one job"; docs/profiles.md, interleave).  Returns the
+ * number of units. */
 static unsigned eg__plan(const eg__run_t *r, uint32_t W, uint32_t N,
 			 const size_t *perm, char *plan, size_t len)
 {
@@ -406,7 +415,7 @@ static unsigned eg__plan(const eg__run_t *r, uint32_t W, uint32_t N,
 			left--;
 			w = snprintf(plan + at, len - at, "%zu\t%s\t%s%s\n",
 				     u->idx, u->engine, u->label,
-				     r->o->ab[0] && left ? "\t+" : "");
+				     left ? "\t+" : "");
 			if (w < 0 || (size_t)w >= len - at)
 				return n;
 			at += (size_t)w;

@@ -177,8 +177,9 @@ typedef struct eg__rank {
 
 /* The plan the orchestrator gives a launch (EPGATE_BENCH_PLAN): one line
  * per point, "INDEX<TAB>ENGINE<TAB>ARM[<TAB>+]", INDEX into the profile's
- * points; "+": measured together with the next line's point, the same
- * INDEX (the two arms of an A/B pair, interleaved step by step).
+ * points; "+": measured together with the next line's point, step by
+ * step, when it is the same point but for the arm (the two arms of an
+ * A/B pair; with interleave: steps, the arms of one shape).
  * Returns 0, or an error after a message. */
 static int eg__plan(eg__rank_t *r)
 {
@@ -439,11 +440,15 @@ static int eg__rank_planned(eg__rank_t *r, const eg_bench_ctx_t *ctx, size_t *i)
 		pt[k] = &q[k];
 		label[k++] = e->label;
 	} while (r->plan[(*i)++].with_next && *i < r->n_plan &&
-		 r->plan[*i].idx == r->plan[*i - 1].idx &&
+		 eg_bench_point_same_shape(&r->pts[r->plan[*i].idx],
+					   &r->pts[r->plan[*i - 1].idx]) &&
 		 k < EG_BENCH_ARMS_MAX);
-	if (k > 1 && !r->w.rank)
-		printf("bench: %zu arms of %s together, step by step\n", k,
-		       r->pts[r->plan[*i - 1].idx].id);
+	if (k > 1 && !r->w.rank) {
+		printf("bench: %zu points together, step by step:", k);
+		for (size_t j = 0; j < k; j++)
+			printf(" %s", pt[j]->id);
+		printf("\n");
+	}
 	return eg__rank_point(r, ctx, pt, label, k);
 }
 

@@ -49,11 +49,25 @@ else
 fi
 # the two arms of each point are measured together, step by step (the
 # order inside a step is test_bench's arms_step_by_step)
-pairs=$(cat "$RUN"/bench-p*.log 2>/dev/null | grep -c 'bench: 2 arms of s/work:50/concurrency=[0-9]* together, step by step')
+pairs=$(cat "$RUN"/bench-p*.log 2>/dev/null | grep -c 'bench: 2 points together, step by step: s/work:\(50\|150\)/concurrency=\([0-9]*\) s/work:\(50\|150\)/concurrency=\2$')
 if [ "$pairs" -eq 12 ]; then
 	eg_ok "every launch measures each point's two arms together ($pairs pairs in 4 launches of 3 points)"
 else
 	eg_not_ok "the arms measured together: $pairs pair lines, want 12"
+fi
+# a profile's own arms, interleave: steps -- each shape's two arms
+# measured together, step by step, in every launch
+sed 's/^transport: null$/transport: null\ninterleave: steps/; s/arms: \["work:50"\]/arms: ["work:50", "work:100"]/' \
+	"$EG_TMP/n.profile" >"$EG_TMP/il.profile"
+"$E" bench profile "$EG_TMP/il.profile" --no-gates --reports "$EG_TMP/runs-il" >"$EG_TMP/il.out" 2>&1
+rc=$?
+pairs=$(cat "$EG_TMP"/runs-il/*/bench-p*.log 2>/dev/null |
+	grep -c 'bench: 2 points together, step by step: s/work:\(50\|100\)/concurrency=\([0-9]*\) s/work:\(50\|100\)/concurrency=\2$')
+if [ "$rc" -eq 0 ] && [ "$pairs" -eq 12 ]; then
+	eg_ok "interleave: steps: each shape's arms together in every launch ($pairs pairs in 4 launches of 3 shapes)"
+else
+	eg_not_ok "interleave: steps: exit $rc, $pairs pair lines, want 12"
+	tail -n 5 "$EG_TMP/il.out" | sed 's/^/# /'
 fi
 # a plan entry whose fourth field is not "+": refused by the rank
 EPGATE_BENCH_PLAN=$(printf '0\twork:50\twork:50\tx\n') "$E" launch -n 1 -- \

@@ -243,6 +243,14 @@ START_TEST(defaults)
 	ck_assert_uint_eq(p.base[EG_AXIS_NUM_COMMS].num, 1);
 	ck_assert_uint_eq(p.base[EG_AXIS_NODES].num, 1);
 	ck_assert_uint_eq(p.sweeps[0].n_arms, 3);
+	ck_assert_int_eq(p.interleave, 0); /* one arm after the other */
+	eg_profile_free(&p);
+	ck_assert_int_eq(parse("profile: d\ntransport: null\ninterleave: "
+			       "steps\nsweeps:\n  - {name: s, arms: [empty, "
+			       "\"work:50\"], axes: {world: 1}}\n",
+			       &p, err, sizeof(err)),
+			 EG_OK);
+	ck_assert_int_eq(p.interleave, 1);
 	eg_profile_free(&p);
 	/* the null transport's arms are not engines, and vice versa */
 	ck_assert_int_eq(parse("profile: d\ntransport: null\nsweeps:\n"
