@@ -27,13 +27,15 @@ void eg__band_judge(double v, double se, double lo, double hi, double alpha,
 
 	/* times, rates and their ratios are positive and their noise is
 	 * multiplicative: judged on the log scale (an interval of a time
-	 * never reaches below 0) where value and edges allow it */
-	if (v > 0 && isfinite(v) && !(lo <= 0) && !(hi <= 0) && se > 0 &&
-	    isfinite(se)) {
+	 * never reaches below 0) where the value allows it; an edge at or
+	 * below 0 is then -inf, below every positive value with certainty
+	 * (on the linear scale a wide interval let a time of 130 us
+	 * "straddle" max: 0, measured under load) */
+	if (v > 0 && isfinite(v) && se > 0 && isfinite(se)) {
 		se /= v;
 		v = log(v);
-		lo = isnan(lo) ? NAN : log(lo);
-		hi = isnan(hi) ? NAN : log(hi);
+		lo = isnan(lo) ? NAN : lo > 0 ? log(lo) : -INFINITY;
+		hi = isnan(hi) ? NAN : hi > 0 ? log(hi) : -INFINITY;
 	}
 
 	o->finite = isfinite(v);

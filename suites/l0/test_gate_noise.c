@@ -291,6 +291,29 @@ START_TEST(intervals_decide)
 }
 END_TEST
 
+/* A positive value against an edge at 0: above it (or below a minimum
+ * of 0) with certainty, however wide its interval.  Measured under load
+ * (CI beside a calibration): a step of 130.7 us, interval [52.83,
+ * 323.2], two points, Holm; judged on the linear scale it "straddled"
+ * max: 0. */
+START_TEST(zero_edges_of_positive_values)
+{
+	doc_new();
+	add("z1", "z", "a2a", "{}", "step_us", 130.7, 0.6, NULL);
+	add("z2", "z", "dense", "{}", "step_us", 140.0, 0.6, NULL);
+	doc_load(&cur);
+	expect("{name: b, sentence: s, rule: bound, metric: step_us, max: 0}",
+	       EG_VERDICT_FAIL, NULL);
+	expect("{name: b, sentence: s, rule: bound, metric: step_us, max: -1}",
+	       EG_VERDICT_FAIL, NULL);
+	expect("{name: b, sentence: s, rule: bound, metric: step_us, min: 0}",
+	       EG_VERDICT_PASS, NULL);
+	/* planted: the same points against a real budget still straddle */
+	expect("{name: b, sentence: s, rule: bound, metric: step_us, max: 150}",
+	       EG_VERDICT_INCONCLUSIVE, "straddles");
+}
+END_TEST
+
 /* 20 points each a little below the band: alone each would fail
  * (p about 0.01), together Holm does not let chance decide */
 START_TEST(many_points_corrected)
@@ -558,6 +581,7 @@ static Suite *suite(void)
 	tcase_add_test(t, band_edges_are_inside);
 	tcase_add_test(t, evidence_whole_strings);
 	tcase_add_test(t, intervals_decide);
+	tcase_add_test(t, zero_edges_of_positive_values);
 	tcase_add_test(t, many_points_corrected);
 	tcase_add_test(t, versus_paired_launches);
 	tcase_add_test(t, mann_whitney_interval);
