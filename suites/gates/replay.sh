@@ -8,6 +8,8 @@
 #                                  the local profile, runs with a 10%
 #                                  slowdown planted in the all-to-all,
 #                                  A/A and A/B jobs (bench ab)
+#   fixtures/campaigns/local-steps/  the same host: A/A and A/B jobs, the
+#                                  arms alternating step by step
 #   fixtures/campaigns/h200x1/     one H200: clean and planted campaigns
 #   fixtures/campaigns/h200x1-ab/  one H200: A/A and A/B jobs
 #   fixtures/campaigns/h200x1-steps/  one H200: A/A and A/B jobs, the
@@ -57,6 +59,9 @@ replay() {
 	fi
 }
 replay local local.gate 14 0
+# the same host, A/B jobs whose two arms alternate step by step (20 A/A,
+# 20 A/B): no false alarm, every planted slowdown caught
+[ -d "$C/local-steps" ] && replay local-steps local.gate 20 0
 [ -d "$C/h200x1" ] && replay h200x1 h200x1.gate 0 1 --history 5 --judged 3
 [ -d "$C/h200x1-ab" ] && replay h200x1-ab h200x1.gate 0 0
 # one H200, A/B jobs whose two arms alternate step by step (3 A/A and
