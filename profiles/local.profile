@@ -13,6 +13,9 @@ description: "Host-memory a2a vs dense over libfabric (shm/tcp), virtual nodes"
 transport: fabric
 provider: auto          # shm within a node, tcp across (docs/transport.md)
 launcher: local
+# the two arms of a point (a2a and dense at the same axes) step by step:
+# the gates judge a2a against dense in the same launches (docs/profiles.md)
+interleave: steps
 gates: gates/local.gate
 timeout: 30             # seconds, every blocking step
 repetitions: {warmup: 2, iters: 10, launches: 6}

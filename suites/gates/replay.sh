@@ -10,6 +10,8 @@
 #                                  A/A and A/B jobs (bench ab)
 #   fixtures/campaigns/local-steps/  the same host: A/A and A/B jobs, the
 #                                  arms alternating step by step
+#   fixtures/campaigns/local-interleave/  the same host, interleave: steps:
+#                                  clean and planted campaigns
 #   fixtures/campaigns/h200x1/     one H200: clean and planted campaigns
 #   fixtures/campaigns/h200x1-ab/  one H200: A/A and A/B jobs
 #   fixtures/campaigns/h200x1-steps/  one H200: A/A and A/B jobs, the
@@ -62,6 +64,10 @@ replay local local.gate 14 0
 # the same host, A/B jobs whose two arms alternate step by step (20 A/A,
 # 20 A/B): no false alarm, every planted slowdown caught
 [ -d "$C/local-steps" ] && replay local-steps local.gate 20 0
+# the same host, the local profile with interleave: steps (a2a and dense
+# of a point step by step; 10 + 20 clean, 20 planted campaigns): the
+# shipped gate file raises no false alarm and catches every slowdown
+[ -d "$C/local-interleave" ] && replay local-interleave local.gate 0 20
 [ -d "$C/h200x1" ] && replay h200x1 h200x1.gate 0 1 --history 5 --judged 3
 [ -d "$C/h200x1-ab" ] && replay h200x1-ab h200x1.gate 0 0
 # one H200, A/B jobs whose two arms alternate step by step (3 A/A and
