@@ -8,11 +8,15 @@
 # not move), 3 launches each and 2 more for a point a gate cannot settle,
 # 20 steps.  A launch is one process (CUDA context, then one NCCL
 # communicator per point): about a second, so a campaign about 9 s.
+# interleave: steps puts a2a and dense step by step in every launch, so
+# the gates' a2a-against-dense ratio sees both at the same moment of the
+# GPU and its host (docs/profiles.md).
 # Run on the GPU machine: epgate bench profile h200x1
 profile: h200x1
 description: "a2a and dense on one H200 (W=1): NCCL's fixed costs, the kernels, the expert stage"
 transport: nccl
 launcher: local
+interleave: steps
 gates: gates/h200x1.gate
 timeout: 60
 repetitions: {warmup: 3, iters: 20, launches: 3}
