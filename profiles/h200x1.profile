@@ -6,14 +6,15 @@
 # (suites/gpu/calibrate.sh, docs/gates.md "Calibration"): 2 points (the
 # all-to-all, where the slowdown is planted, and dense, whose gate must
 # not move), 3 launches each and 2 more for a point a gate cannot settle,
-# 200 steps.  A launch is one process (CUDA context, then one NCCL
+# 20 steps.  A launch is one process (CUDA context, then one NCCL
 # communicator per point): about a second, so a campaign about 9 s.
 # interleave: steps puts a2a and dense step by step in every launch, as
 # `bench ab` puts its two arms, so a history campaign and an A/B job
-# time the all-to-all alike (docs/profiles.md).  200 steps: a step's
-# dispatch varies 6-12% (cv) within a launch, so a median of 20 moved
-# the launch-paired A/B change by about 2.5% (measured 2026-12-02);
-# 200 steps cost 0.1 s a launch.
+# time the all-to-all alike (docs/profiles.md).  20 steps: 200 were
+# tried (2026-12-02, fixtures/campaigns/h200x1-steps200) and caught no
+# more: what moves a launch-paired A/B change is one launch in a few
+# whose two engine instances differ by 3-8% for the whole launch, not
+# the steps' spread (docs/gates.md, "Calibration").
 # Run on the GPU machine: epgate bench profile h200x1
 profile: h200x1
 description: "a2a and dense on one H200 (W=1): NCCL's fixed costs, the kernels, the expert stage"
@@ -22,7 +23,7 @@ launcher: local
 interleave: steps
 gates: gates/h200x1.gate
 timeout: 60
-repetitions: {warmup: 3, iters: 200, launches: 3}
+repetitions: {warmup: 3, iters: 20, launches: 3}
 remeasure: {rounds: 1, launches: 2}
 
 base:

@@ -16,6 +16,9 @@
 #   fixtures/campaigns/h200x1-ab/  one H200: A/A and A/B jobs
 #   fixtures/campaigns/h200x1-steps/  one H200: A/A and A/B jobs, the
 #                                  arms alternating step by step
+#   fixtures/campaigns/h200x1-steps200/  the same with 200 steps a launch
+#   fixtures/campaigns/h200x1-interleave/  one H200, interleave: steps:
+#                                  clean and planted campaigns
 # Unchanged code must not fail (at most 1 in 20: the target met on every
 # set); what the planted slowdowns are caught in is what was measured
 # (the detection targets are not met on these machines: docs/gates.md).
@@ -70,10 +73,15 @@ replay local local.gate 14 0
 [ -d "$C/local-interleave" ] && replay local-interleave local.gate 0 20
 [ -d "$C/h200x1" ] && replay h200x1 h200x1.gate 0 1 --history 5 --judged 3
 [ -d "$C/h200x1-ab" ] && replay h200x1-ab h200x1.gate 0 0
-# one H200, A/B jobs whose two arms alternate step by step (3 A/A and
-# 3 A/B jobs, a device call's worth): no false alarm, every planted
-# slowdown caught
-[ -d "$C/h200x1-steps" ] && EG_MIN_AA=3 replay h200x1-steps h200x1.gate 3 0
+# one H200, A/B jobs whose two arms alternate step by step (20 A/A and
+# 20 A/B jobs of 3 launches, 20 steps a launch, then 200): no false
+# alarm, 18 and 17 of 20 planted slowdowns caught
+[ -d "$C/h200x1-steps" ] && replay h200x1-steps h200x1.gate 18 0
+[ -d "$C/h200x1-steps200" ] && replay h200x1-steps200 h200x1.gate 17 0
+# one H200, interleave: steps (5 + 16 clean, 16 planted campaigns of 5
+# launches): against a history of 10, no false alarm in 11, 9 of 12
+# planted caught by the all-to-all's dispatch gate
+[ -d "$C/h200x1-interleave" ] && replay h200x1-interleave h200x1.gate 0 9 --history 10 --judged 3
 
 # deterministic: the same table twice
 "$EG_EPGATE" bench calibrate "$C/local" --gates "$EG_SRCDIR/gates/local.gate" \
