@@ -7,14 +7,13 @@
 # all-to-all, where the slowdown is planted, and dense, whose gate must
 # not move), 3 launches each and 2 more for a point a gate cannot settle,
 # 20 steps.  A launch is one process (CUDA context, then one NCCL
-# communicator per point): about a second, so a campaign about 9 s.
+# communicator per point): about 3 s, so a campaign of 5 about 15 s.
 # interleave: steps puts a2a and dense step by step in every launch, as
 # `bench ab` puts its two arms, so a history campaign and an A/B job
 # time the all-to-all alike (docs/profiles.md).  20 steps: 200 were
 # tried (2026-12-02, fixtures/campaigns/h200x1-steps200) and caught no
-# more: what moves a launch-paired A/B change is one launch in a few
-# whose two engine instances differ by 3-8% for the whole launch, not
-# the steps' spread (docs/gates.md, "Calibration").
+# more: the launch-paired change of an A/A launch spread 2.5% with 200
+# steps against 1.3% with 20 (docs/gates.md, "Calibration").
 # Run on the GPU machine: epgate bench profile h200x1
 profile: h200x1
 description: "a2a and dense on one H200 (W=1): NCCL's fixed costs, the kernels, the expert stage"
