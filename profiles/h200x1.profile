@@ -7,7 +7,7 @@
 # all-to-all, where the slowdown is planted, and dense, whose gate must
 # not move), 3 launches each and 2 more for a point a gate cannot settle,
 # 20 steps.  A launch is one process (CUDA context, then one NCCL
-# communicator per point): about 3 s, so a campaign of 5 about 15 s.
+# communicator per point): about 3 s, so 5 launches about 15 s.
 # interleave: steps puts a2a and dense step by step in every launch, as
 # `bench ab` puts its two arms, so a history campaign and an A/B job
 # time the all-to-all alike (docs/profiles.md).  20 steps: 200 were
