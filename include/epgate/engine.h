@@ -82,6 +82,10 @@ eg_rows_rule_t eg_engine_rows_by_name(const char *name);
 /* A multi-process engine that also runs in-process at world 1 (plugins,
  * each case in a forked child with a deadline). */
 #define EG_ENGINE_WORLD1 0x4u
+/* Combine sums in a fixed order of its own (not the canonical one):
+ * random data within the error bound, and identical inputs give
+ * identical output bytes call to call (a plugin's EG_PLUGIN_ORDER_FIXED). */
+#define EG_ENGINE_FIXED_ORDER 0x8u
 /* Largest top-k a multi-process engine carries per token. */
 #define EG_TOPK_WIRE_MAX 1024
 

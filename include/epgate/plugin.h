@@ -28,8 +28,17 @@
 extern "C" {
 #endif
 
-/* The ABI this header describes. */
-#define EG_PLUGIN_ABI_VERSION 1
+/* The ABI this header describes. 2 appended to eg_plugin_caps_t the
+ * combine order (order, order_bound), the library's identity (lib_name,
+ * lib_version, lib_build) and the options it takes; a version-1 plugin
+ * loads as before (those fields read as zero). */
+#define EG_PLUGIN_ABI_VERSION 2
+/* A size-versioned struct holds field: its size (set by whoever made it)
+ * covers the field. A plugin writes an appended caps field only when
+ * EG_PLUGIN_HAS(caps, eg_plugin_caps_t, field), so that an older epgate,
+ * whose caps end earlier, is never written past. */
+#define EG_PLUGIN_HAS(p, type, field)                                          \
+	((p)->size >= offsetof(type, field) + sizeof(((type *)0)->field))
 /* The one exported symbol (an eg_plugin_entry_fn). */
 #define EG_PLUGIN_ENTRY_NAME "eg_plugin_entry"
 
@@ -98,6 +107,21 @@ extern "C" {
  * them back in the token's slot order before it checks and maps them. */
 #define EG_PLUGIN_SLOTS_ANY_ORDER 0x8u
 
+/* How combine sums a token's rows (caps.order, ABI 2), i.e. what epgate
+ * demands of it on random data (exact data is bit-exact in any order):
+ * UNSTATED (0, every ABI-1 plugin): the CANONICAL_ORDER flag decides
+ *   between CANONICAL and ANY;
+ * CANONICAL: destination ranks ascending in fp32, one cast: bit for bit
+ *   against the reference (= the CANONICAL_ORDER flag);
+ * FIXED: an order of its own, the same every call: within order_bound of
+ *   the fp64 reference, and identical inputs give identical output bytes
+ *   (run to run, call to call);
+ * ANY: no fixed order (atomics, arrival order): within order_bound only. */
+#define EG_PLUGIN_ORDER_UNSTATED  0
+#define EG_PLUGIN_ORDER_CANONICAL 1
+#define EG_PLUGIN_ORDER_FIXED	  2
+#define EG_PLUGIN_ORDER_ANY	  3
+
 /* Options from the command line: --engine plugin:PATH,key=value,... */
 typedef struct eg_plugin_opts {
 	uint32_t n;
@@ -115,6 +139,20 @@ typedef struct eg_plugin_caps {
 	/* limits, 0: none. Cases beyond a limit are skipped. */
 	uint32_t max_world, max_tokens, max_hidden, max_experts, max_topk;
 	uint32_t hidden_multiple; /* hidden must be a multiple of it (0: any) */
+	/* --- ABI 2 (write only where EG_PLUGIN_HAS) --- */
+	uint32_t order; /* EG_PLUGIN_ORDER_* */
+	/* FIXED, ANY: the largest error of a combined element the library
+	 * promises, in units of the reference's bound (docs/plugins.md,
+	 * "Combine order"); 0: epgate's default bound */
+	double order_bound;
+	/* The library under test as this plugin loaded it (not as it was
+	 * compiled, where the two can differ): its name ("DeepEP"), version
+	 * ("1.2.1") and build (commit, options), for the evidence of every
+	 * result. Static strings, valid until exit, or NULL. */
+	const char *lib_name, *lib_version, *lib_build;
+	/* The options it takes, for `epgate plugin info`: one line per
+	 * option, "key=VALUES  what it does"; NULL: not stated. */
+	const char *options;
 } eg_plugin_caps_t;
 
 /* Small-blob collectives over epgate's out-of-band bootstrap (every rank

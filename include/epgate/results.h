@@ -98,6 +98,13 @@ int eg_point_add_launch(eg_point_t *acc, eg_point_t *add, uint32_t pass,
 			int remeasure);
 /* The samples of a metric as the statistics take them. */
 eg_samples_t eg_metric_samples(const eg_metric_t *m);
+/* The one summary of a measured metric of point id (median, quantiles,
+ * hierarchical interval over its launches, with the file's bootstrap
+ * seed): what the writer writes, what the reader checks, and what every
+ * in-process reader (the sweep's table, its gates, its re-measurement
+ * choice) sees once eg_point_add_launch has added a launch.  A summary
+ * metric (no samples) keeps its own.  EG_EINVAL for bad samples. */
+int eg_metric_summary(const char *id, const eg_metric_t *m, eg_summary_t *s);
 /* Launches of a point (1 without pass records). */
 size_t eg_point_launches(const eg_point_t *p);
 

@@ -170,9 +170,10 @@ static int (*const eg__creates[EG__SLOTS])(const eg_workload_t *,
 
 void eg_plug_engine_init(eg_plug_t *pl, int slot)
 {
-	uint32_t canon = pl->caps.flags & EG_PLUGIN_CANONICAL_ORDER
-			     ? EG_ENGINE_CANONICAL_ORDER
-			     : 0;
+	uint32_t canon =
+	    pl->order == EG_PLUGIN_ORDER_CANONICAL ? EG_ENGINE_CANONICAL_ORDER
+	    : pl->order == EG_PLUGIN_ORDER_FIXED   ? EG_ENGINE_FIXED_ORDER
+						   : 0;
 
 	pl->ops = (eg_engine_ops_t){
 	    .size = sizeof(eg_engine_ops_t),

@@ -27,11 +27,15 @@ typedef struct eg_plug {
 	const eg_plugin_t *p;
 	size_t psize; /* p->size: slots past it are absent */
 	eg_plugin_caps_t caps;
+	uint32_t order; /* EG_PLUGIN_ORDER_*, never UNSTATED once loaded */
 	uint32_t nopts;
 	const char *key[EG_PLUG_OPTS_MAX], *val[EG_PLUG_OPTS_MAX];
 	char *optbuf;
 	char create_err[EG_PLUG_ERR_MAX]; /* the last create failure */
 } eg_plug_t;
+
+/* "canonical", "fixed", "any" (and "unstated") */
+const char *eg_plug_order_name(uint32_t order);
 
 /* The table's slot is there (inside the size it was built with). */
 #define EG_PLUG_HAS(pl, slot)                                                  \

@@ -121,6 +121,44 @@ static int eg__open(eg_plug_t *pl, char *err, size_t len)
 	return EG_OK;
 }
 
+/* The combine order the plugin declares (ABI 2's order, or ABI 1's
+ * flag): one answer, or a refusal when the two contradict. */
+static int eg__order(eg_plug_t *pl, const char *name, char *err, size_t len)
+{
+	const eg_plugin_caps_t *c = &pl->caps;
+	int canon = (c->flags & EG_PLUGIN_CANONICAL_ORDER) != 0;
+
+	if (c->order > EG_PLUGIN_ORDER_ANY)
+		return eg_err_set(err, len, EG_EINVAL,
+				  "plugin %s: unknown combine order %u (want "
+				  "EG_PLUGIN_ORDER_CANONICAL, _FIXED or _ANY)",
+				  name, c->order);
+	if (canon && c->order != EG_PLUGIN_ORDER_UNSTATED &&
+	    c->order != EG_PLUGIN_ORDER_CANONICAL)
+		return eg_err_set(
+		    err, len, EG_EINVAL,
+		    "plugin %s: sets the CANONICAL_ORDER flag but "
+		    "declares the %s combine order",
+		    name, eg_plug_order_name(c->order));
+	if (!(c->order_bound >= 0) || c->order_bound > 1e6)
+		return eg_err_set(err, len, EG_EINVAL,
+				  "plugin %s: order_bound %g (want 0, epgate's "
+				  "bound, or a factor of it up to 1e6)",
+				  name, c->order_bound);
+	pl->order = c->order != EG_PLUGIN_ORDER_UNSTATED ? c->order
+		    : canon ? EG_PLUGIN_ORDER_CANONICAL
+			    : EG_PLUGIN_ORDER_ANY;
+	return EG_OK;
+}
+
+const char *eg_plug_order_name(uint32_t order)
+{
+	static const char *const names[] = {"unstated", "canonical", "fixed",
+					    "any"};
+
+	return order < sizeof(names) / sizeof(names[0]) ? names[order] : "?";
+}
+
 /* The declaration, checked for what epgate can run. */
 static int eg__query(eg_plug_t *pl, char *err, size_t len)
 {
@@ -128,6 +166,7 @@ static int eg__query(eg_plug_t *pl, char *err, size_t len)
 	eg_plugin_caps_t *c = &pl->caps;
 	const char *name = pl->p->name ? pl->p->name : pl->path;
 	char perr[EG_PLUG_ERR_MAX] = "";
+	int rc;
 
 	memset(c, 0, sizeof(*c));
 	c->size = sizeof(*c);
@@ -148,8 +187,10 @@ static int eg__query(eg_plug_t *pl, char *err, size_t len)
 				  "plugin %s: dtypes 0x%x (want a set of "
 				  "EG_PLUGIN_DTYPE_BIT(bf16, fp32, fp8))",
 				  name, c->dtypes);
+	if ((rc = eg__order(pl, name, err, len)) < 0)
+		return rc;
 	if (c->layout == EG_PLUGIN_LAYOUT_EXPERT_MAJOR &&
-	    (c->flags & EG_PLUGIN_CANONICAL_ORDER))
+	    pl->order == EG_PLUGIN_ORDER_CANONICAL)
 		return eg_err_set(err, len, EG_EINVAL,
 				  "plugin %s: declares the canonical combine "
 				  "order with an expert-major layout, which "

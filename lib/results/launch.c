@@ -149,6 +149,28 @@ static int eg__evidence(eg_point_t *acc, const eg_point_t *add)
 	return EG_OK;
 }
 
+/* Every measured metric of p summarized anew over all its launches
+ * (the summary a launch brought describes that launch alone), with the
+ * spread inside and between them. */
+static int eg__resummarize(eg_point_t *p)
+{
+	for (size_t i = 0; i < p->n_metrics; i++) {
+		eg_metric_t *m = &p->metrics[i];
+		eg_samples_t x = eg_metric_samples(m);
+		int rc;
+
+		if (!m->n_samples)
+			continue;
+		if ((rc = eg_metric_summary(p->id, m, &m->s)) < 0)
+			return rc;
+		m->cv_within = m->cv_between = NAN;
+		if (m->launch_n && (rc = eg_stats_launch_spread(
+					&x, &m->cv_within, &m->cv_between)) < 0)
+			return rc;
+	}
+	return EG_OK;
+}
+
 /* The first launch: add becomes acc, with its launch records. */
 static int eg__first(eg_point_t *acc, eg_point_t *add, uint32_t pass,
 		     int remeasure)
@@ -171,7 +193,7 @@ static int eg__first(eg_point_t *acc, eg_point_t *add, uint32_t pass,
 		m->launch_n[0] = (uint32_t)m->n_samples;
 		m->n_launches = 1;
 	}
-	return EG_OK;
+	return eg__resummarize(acc);
 }
 
 int eg_point_add_launch(eg_point_t *acc, eg_point_t *add, uint32_t pass,
@@ -215,5 +237,5 @@ int eg_point_add_launch(eg_point_t *acc, eg_point_t *add, uint32_t pass,
 	acc->n_passes = L + 1;
 	acc->remeasured += remeasure ? 1 : 0;
 	eg_point_fini(add);
-	return EG_OK;
+	return eg__resummarize(acc);
 }

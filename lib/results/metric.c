@@ -160,6 +160,20 @@ static int eg__summary(json_t *o, const char *p, eg_summary_t *s, eg__rerr_t *e)
 	return 0;
 }
 
+int eg_metric_summary(const char *id, const eg_metric_t *m, eg_summary_t *s)
+{
+	eg_samples_t x = eg_metric_samples(m);
+
+	if (!m->n_samples) {
+		*s = m->s;
+		return EG_OK;
+	}
+	if (eg_samples_check(&x) < 0)
+		return EG_EINVAL;
+	return eg_stats_summarize_launches(&x, eg__results_seed(id, m->name),
+					   s);
+}
+
 /* A summary must describe its samples: the median is checked, what is
  * absent is computed (the bootstrap only when the interval is missing,
  * hierarchical over launches when there are several). */
@@ -197,8 +211,7 @@ static int eg__fill(json_t *o, const char *p, const char *id, eg_metric_t *m,
 	if (!isnan(s->p10) && !isnan(s->p90) && !isnan(s->cv) &&
 	    !isnan(s->ci_lo))
 		return 0;
-	rc = eg_stats_summarize_launches(&x, eg__results_seed(id, m->name), &c);
-	if (rc)
+	if ((rc = eg_metric_summary(id, m, &c)) < 0)
 		return rc;
 	if (isnan(s->p10))
 		s->p10 = c.p10;

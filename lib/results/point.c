@@ -47,13 +47,7 @@ static json_t *eg__metric_json(const char *id, const eg_metric_t *m, int *rc)
 	if (!o)
 		return NULL;
 	if (m->n_samples) {
-		eg_samples_t x = eg_metric_samples(m);
-
-		*rc = eg_samples_check(&x) < 0
-			  ? EG_EINVAL
-			  : eg_stats_summarize_launches(
-				&x, eg__results_seed(id, m->name), &s);
-		if (*rc)
+		if ((*rc = eg_metric_summary(id, m, &s)) < 0)
 			goto fail;
 		*rc = EG_ENOMEM;
 	}

@@ -70,6 +70,13 @@
 #else
 #define TPL_ABI EG_PLUGIN_ABI_VERSION
 #endif
+#ifdef EG_ABI_V1 /* built for ABI 1: writes no ABI-2 caps field */
+#undef TPL_ABI
+#define TPL_ABI 1
+#define TPL_V2	0
+#else
+#define TPL_V2 1
+#endif
 #ifdef EG_ABI_OLD_SIZE /* an older table: no error slot */
 #define TPL_SIZE offsetof(eg_plugin_t, error)
 #else

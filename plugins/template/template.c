@@ -73,6 +73,21 @@ static int query(const eg_plugin_opts_t *o, eg_plugin_caps_t *c, char *err,
 	/* combine sums destination ranks in ascending order in fp32 */
 	if (c->layout != EG_PLUGIN_LAYOUT_EXPERT_MAJOR)
 		c->flags = EG_PLUGIN_CANONICAL_ORDER;
+	if (TPL_V2 && EG_PLUGIN_HAS(c, eg_plugin_caps_t, options)) {
+		/* expert-major: the weights applied in slot order, every
+		 * call the same */
+		c->order = c->layout == EG_PLUGIN_LAYOUT_EXPERT_MAJOR
+			       ? EG_PLUGIN_ORDER_FIXED
+			       : EG_PLUGIN_ORDER_CANONICAL;
+		c->lib_name = "epgate-template";
+		c->lib_version = "1.0";
+		c->lib_build = "built with the epgate tree (" __DATE__ ")";
+		c->options = "layout=flat|rank|expert  the native receive "
+			     "layout (default flat)\n"
+			     "keys=given|content  return each row's source, "
+			     "or let epgate find it by content (default "
+			     "given)";
+	}
 	return EG_PLUGIN_OK;
 }
 

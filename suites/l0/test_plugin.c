@@ -91,8 +91,32 @@ START_TEST(test_load_template)
 	    err, sizeof(err));
 	ck_assert_msg(e != NULL, "%s", err);
 	ck_assert_ptr_ne(e, a);
-	/* an expert-major combine rounds each copy: never canonical */
+	/* an expert-major combine rounds each copy: never canonical; the
+	 * template declares its slot-order combine FIXED (ABI 2) */
 	ck_assert_uint_eq(e->flags & EG_ENGINE_CANONICAL_ORDER, 0);
+	ck_assert_uint_eq(e->flags & EG_ENGINE_FIXED_ORDER,
+			  EG_ENGINE_FIXED_ORDER);
+}
+END_TEST
+
+/* An ABI-1 plugin (no order field written) still loads: its flag says
+ * the order, and expert-major without the flag is no fixed order. */
+START_TEST(test_abi_v1)
+{
+	char s[4200], err[1024];
+	const eg_engine_ops_t *a, *e;
+
+	a = eg_engine_lookup(spec(s, sizeof(s), "faults/libeg-abi-v1.so", ""),
+			     err, sizeof(err));
+	ck_assert_msg(a != NULL, "%s", err);
+	ck_assert_uint_eq(a->flags, EG_ENGINE_MULTI_PROCESS | EG_ENGINE_WORLD1 |
+					EG_ENGINE_CANONICAL_ORDER);
+	e = eg_engine_lookup(
+	    spec(s, sizeof(s), "faults/libeg-abi-v1.so", ",layout=expert"), err,
+	    sizeof(err));
+	ck_assert_msg(e != NULL, "%s", err);
+	ck_assert_uint_eq(
+	    e->flags & (EG_ENGINE_CANONICAL_ORDER | EG_ENGINE_FIXED_ORDER), 0);
 }
 END_TEST
 
@@ -103,8 +127,8 @@ START_TEST(test_load_refusals)
 	ck_assert_ptr_null(eg_engine_lookup(
 	    spec(s, sizeof(s), "faults/libeg-abi-newer.so", ""), err,
 	    sizeof(err)));
-	ck_assert_msg(strstr(err, "ABI version 2") &&
-			  strstr(err, "speaks version 1"),
+	ck_assert_msg(strstr(err, "ABI version 3") &&
+			  strstr(err, "speaks version 2"),
 		      "%s", err);
 	ck_assert_ptr_null(eg_engine_lookup(
 	    spec(s, sizeof(s), "faults/libeg-abi-no-entry.so", ""), err,
@@ -462,6 +486,7 @@ int main(void)
 	tcase_add_test(tc, test_load_template);
 	tcase_add_test(tc, test_load_refusals);
 	tcase_add_test(tc, test_abi_older_size);
+	tcase_add_test(tc, test_abi_v1);
 	tcase_add_test(tc, test_template_cases);
 	tcase_add_test(tc, test_world_refusal);
 	tcase_add_test(tc, test_bench_steps_unmapped);

@@ -656,6 +656,77 @@ START_TEST(add_launch)
 }
 END_TEST
 
+/* One point of 6 launches, the third an outlier (the issue's case: a
+ * sweep's table and in-run gates read launch 1 alone).  After each
+ * launch the held summary is the one the file gets: the median of all
+ * samples and the interval over launches, identical to what the writer
+ * writes and the reader reads back. */
+static eg_point_t one_launch(double center)
+{
+	eg_metric_t *m = calloc(1, sizeof(*m));
+	eg_point_t p = {.id = strdup("w1"),
+			.suite = strdup("s"),
+			.arm = strdup("a2a"),
+			.axes = json_object(),
+			.metrics = m,
+			.n_metrics = 1};
+
+	m->name = strdup("step_us");
+	m->samples = malloc(5 * sizeof(double));
+	m->n_samples = 5;
+	for (int i = 0; i < 5; i++)
+		m->samples[i] = center + i - 2;
+	/* what the spool line of one launch says of itself */
+	ck_assert_int_eq(eg_metric_summary(p.id, m, &m->s), 0);
+	return p;
+}
+
+START_TEST(launches_summarized_together)
+{
+	const double centers[] = {651.5, 809.0, 7876.9, 838.2, 693.1, 665.3};
+	eg_point_t acc = {0};
+	char path[128], err[EG_RESULTS_ERR_MAX];
+	eg_results_writer_t *w;
+	eg_results_t r;
+	const eg_metric_t *held, *back;
+	double all[30];
+
+	for (size_t l = 0; l < 6; l++) {
+		eg_point_t add = one_launch(centers[l]);
+
+		for (int i = 0; i < 5; i++)
+			all[l * 5 + i] = centers[l] + i - 2;
+		ck_assert_int_eq(
+		    eg_point_add_launch(&acc, &add, (uint32_t)l, 0), 0);
+		held = eg_point_metric(&acc, "step_us");
+		ck_assert_double_eq_tol(
+		    held->s.median, eg_stats_median(all, (l + 1) * 5), 1e-9);
+		ck_assert_uint_eq(held->s.n, (l + 1) * 5);
+	}
+	held = eg_point_metric(&acc, "step_us");
+	/* not launch 1's 651.5 [649.5, 653.5]: the six launches' */
+	ck_assert_double_gt(held->s.median, 700);
+	ck_assert_double_gt(held->s.ci_hi, 838);
+	ck_assert(isfinite(held->cv_between) && held->cv_between > 0.1);
+	snprintf(path, sizeof(path), "%s/six.json", dir);
+	ck_assert_int_eq(eg_results_create(&w, path, 0, NULL, err, sizeof(err)),
+			 0);
+	ck_assert_msg(eg_results_append(w, &acc, err, sizeof(err)) == 0, "%s",
+		      err);
+	eg_results_close(w);
+	ck_assert_msg(eg_results_read(&r, path, err, sizeof(err)) == 0, "%s",
+		      err);
+	back = eg_point_metric(&r.points[0], "step_us");
+	ck_assert_double_eq(back->s.median, held->s.median);
+	ck_assert_double_eq(back->s.ci_lo, held->s.ci_lo);
+	ck_assert_double_eq(back->s.ci_hi, held->s.ci_hi);
+	ck_assert_double_eq(back->s.p90, held->s.p90);
+	ck_assert_double_eq(back->cv_between, held->cv_between);
+	eg_results_free(&r);
+	eg_point_fini(&acc);
+}
+END_TEST
+
 START_TEST(known_names)
 {
 	const eg_metric_info_t *m = eg_metric_info("step_us");
@@ -690,6 +761,7 @@ int main(void)
 	tcase_add_test(t, known_names);
 	tcase_add_test(t, launches_round_trip);
 	tcase_add_test(t, add_launch);
+	tcase_add_test(t, launches_summarized_together);
 	tcase_add_loop_test(t, reader_rejects, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	suite_add_tcase(s, t);

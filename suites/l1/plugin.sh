@@ -85,7 +85,7 @@ while read -r variant want; do
 		sed 's/^/# /' "$EG_TMP/out"
 	fi
 done <<'LIST'
-newer built for epgate plugin ABI version 2, but this epgate speaks version 1
+newer built for epgate plugin ABI version 3, but this epgate speaks version 2
 no-entry no symbol eg_plugin_entry
 LIST
 eg_done
