@@ -46,6 +46,8 @@ static void eg__closing_line(FILE *out, const char *what,
 	fprintf(out, "%s: %s%s%u passed, %u failed", eg_exit_word(rc),
 		what ? what : "", what ? ": " : "", t->passed,
 		t->failed + t->errors);
+	if (t->crashed)
+		fprintf(out, ", %u crashed", t->crashed);
 	if (t->skipped)
 		fprintf(out, ", %u skipped", t->skipped);
 	fprintf(out, " (exit %d)\n", rc);
@@ -250,6 +252,7 @@ int eg_check(const eg_check_opts_t *c)
 	t1.failed += t2.failed;
 	t1.errors += t2.errors;
 	t1.skipped += t2.skipped;
+	t1.crashed += t2.crashed;
 	eg__closing_line(o.out, "L1 and L2", &t1, rc);
 	return rc;
 }

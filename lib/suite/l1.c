@@ -99,19 +99,25 @@ static void eg__l1_fail(eg__l1_t *L, const eg_workload_t *w, const char *desc,
 	json_t *d =
 	    eg_case_diag(w, &v->v, v->stage, v->iter, v->engine_err, repro);
 	char *detail = malloc(EG__DETAIL_MAX);
-	char msg[400];
+	char msg[1400], st[32] = "";
 
 	if (v->engine_msg[0])
 		json_object_set_new(d, "engine_message",
 				    json_string(v->engine_msg));
+	if (w->steps > 1) {
+		json_object_set_new(d, "step", json_integer(v->step));
+		snprintf(st, sizeof(st), "step %u, ", v->step + 1);
+	}
 	if (v->engine_err)
-		snprintf(msg, sizeof(msg), "%s returned %s (iteration %u)%s%s",
-			 v->stage, eg_err_name(v->engine_err), v->iter,
+		snprintf(msg, sizeof(msg),
+			 "%s returned %s (%siteration %u)%s%s", v->stage,
+			 eg_err_name(v->engine_err), st, v->iter,
 			 v->engine_msg[0] ? ": " : "", v->engine_msg);
 	else
-		snprintf(
-		    msg, sizeof(msg), "%s: %llu wrong (iteration %u)", v->stage,
-		    (unsigned long long)eg_verdict_total_wrong(&v->v), v->iter);
+		snprintf(msg, sizeof(msg), "%s: %llu wrong (%siteration %u)",
+			 v->stage,
+			 (unsigned long long)eg_verdict_total_wrong(&v->v), st,
+			 v->iter);
 	if (detail) {
 		int n = eg_verdict_format(&v->v, detail, EG__DETAIL_MAX);
 		if (n >= 0 && n < EG__DETAIL_MAX)
@@ -127,6 +133,31 @@ static void eg__l1_fail(eg__l1_t *L, const eg_workload_t *w, const char *desc,
 	free(detail);
 	json_decref(d);
 	L->tot->failed++;
+}
+
+/* The case's process ended under it (a plugin's forked child): CRASH,
+ * with how it ended and what it said last. */
+static void eg__l1_crash(eg__l1_t *L, const eg_workload_t *w, const char *desc,
+			 const eg_rank_verdict_t *v, const char *repro,
+			 double dt)
+{
+	eg_crash_t c;
+	json_t *d;
+	char *txt;
+
+	eg_crash_from_msg(v->engine_msg, &c);
+	d = eg_crash_diag(w, v->stage, v->step, v->iter, &c, repro);
+	txt = malloc(sizeof(c.output) + strlen(repro) + 16);
+	if (txt)
+		sprintf(txt, "%s%srepro: %s\n", c.output, *c.output ? "\n" : "",
+			repro);
+	eg_tap_point(L->tap, EG_STATUS_CRASH, desc, c.what, d);
+	eg_junit_case(L->junit, L->classname, w->name, dt, EG_STATUS_CRASH,
+		      c.what, txt);
+	eg__l1_say(L, w, d);
+	free(txt);
+	json_decref(d);
+	L->tot->crashed++;
 }
 
 /* The command that replays the case alone: the environment that
@@ -179,6 +210,8 @@ static void eg__l1_one(eg__l1_t *L, const eg_workload_t *w)
 		eg_junit_case(L->junit, L->classname, w->name, dt,
 			      EG_STATUS_SKIP, v.engine_msg, NULL);
 		L->tot->skipped++;
+	} else if (v.engine_err == EG_ECRASH) {
+		eg__l1_crash(L, w, desc, &v, repro, dt);
 	} else if (eg_rank_verdict_failed(&v)) {
 		eg__l1_fail(L, w, desc, &v, repro, dt);
 	} else {

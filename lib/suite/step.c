@@ -13,12 +13,14 @@
 #include "epgate/mem.h"
 #include "epgate/reference.h"
 #include "epgate/step.h"
+#include "lib/suite/where.h"
 
 struct eg_step {
 	eg_workload_t w;   /* a copy: the shape buffers are made for */
 	eg_workload_t cur; /* the step run now (eg_workload_step of w);
 			      cur.iter is the iteration generated */
 	uint32_t iter0;	   /* the workload's own iter */
+	uint32_t step;	   /* the step selected */
 	const eg_engine_ops_t *ops;
 	void *engine;
 	eg_engine_ctx_t ctx;
@@ -206,8 +208,10 @@ void eg_step_close(eg_step_t *st)
 {
 	if (!st)
 		return;
-	if (st->engine)
+	if (st->engine) {
+		eg_where_at(st->step, st->cur.iter, "destroy");
 		st->ops->destroy(st->engine);
+	}
 	if (st->ss) {
 		eg__free(st);
 		st->sp->close(st->ss);
@@ -280,6 +284,7 @@ int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 		eg_step_close(st);
 		return eg__harness(v, rc, "setup", o->w->iter);
 	}
+	eg_where_at(0, st->iter0, "create");
 	rc = st->ops->create(&st->w, &st->ctx, &st->engine);
 	if (rc < 0) {
 		st->engine = NULL;
@@ -317,6 +322,7 @@ int eg_step_select(eg_step_t *st, uint32_t step)
 		return rc;
 	eg_workload_fini(&st->cur);
 	st->cur = next;
+	st->step = step;
 	return EG_OK;
 }
 
@@ -401,14 +407,19 @@ int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 	eg_verdict_t it;
 
 	eg_verdict_init(&it);
-	if (checked)
+	if (checked) {
 		v->iter = iter;
+		v->step = st->step;
+	}
+	eg_where_at(st->step, iter, "generate");
 	if ((rc = eg_step_generate(st, iter)) < 0)
 		return eg__harness(v, rc, "generate", iter);
+	eg_where_at(st->step, iter, "dispatch");
 	rc = st->ops->dispatch(st->engine, st->in, st->recv);
 	if (rc < 0)
 		return eg__engine(st, v, rc, "dispatch", iter);
 	if (checked) {
+		eg_where_at(st->step, iter, "dispatch check");
 		if ((rc = eg__check_dispatch(st, &it)) < 0)
 			return eg__harness(v, rc, "dispatch", iter);
 		wrong = eg_verdict_total_wrong(&it) != 0;
@@ -417,9 +428,11 @@ int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 	 * transport the peers combine, so this rank does too */
 	if (wrong && !eg__has_peers(st))
 		return eg__mismatch(v, &it, "dispatch", iter);
+	eg_where_at(st->step, iter, "expert stage");
 	rc = eg__expert(st);
 	if (rc < 0 && checked && !wrong)
 		return eg__harness(v, rc, "expert", iter);
+	eg_where_at(st->step, iter, "combine");
 	rc = st->ops->combine(st->engine, st->recv, (const void *const *)st->y,
 			      (void *const *)st->out);
 	if (rc < 0)
@@ -428,6 +441,7 @@ int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 		return eg__mismatch(v, &it, "dispatch", iter);
 	if (!checked)
 		return EG_OK;
+	eg_where_at(st->step, iter, "combine check");
 	if ((rc = eg__check_combine(st, &it)) < 0)
 		return eg__harness(v, rc, "combine", iter);
 	if (eg_verdict_total_wrong(&it))
