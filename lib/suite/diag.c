@@ -138,7 +138,8 @@ json_t *eg_rank_results_line(const eg_workload_t *w,
 	eg_verdict_t v;
 	const char *status = "pass", *stage = "";
 	int engine_err = 0, harness_err = 0;
-	unsigned iter = 0;
+	unsigned iter = 0, step = 0;
+	const char *msg = "";
 	int32_t bad_rank = -1;
 
 	eg_verdict_init(&v);
@@ -152,11 +153,14 @@ json_t *eg_rank_results_line(const eg_workload_t *w,
 			engine_err = all[r].engine_err;
 			stage = all[r].stage;
 			iter = all[r].iter;
+			step = all[r].step;
+			msg = all[r].engine_msg;
 			bad_rank = (int32_t)r;
 		}
 		if (eg_verdict_total_wrong(&all[r].v) && !*stage) {
 			stage = all[r].stage;
 			iter = all[r].iter;
+			step = all[r].step;
 		}
 	}
 	/* without an error, the first rank that found a mismatch */
@@ -181,6 +185,12 @@ json_t *eg_rank_results_line(const eg_workload_t *w,
 			    d, "harness_error",
 			    json_string(eg_strerror(harness_err)));
 		json_object_set_new(d, "rank", json_integer(bad_rank));
+		if (w->steps > 1)
+			json_object_set_new(d, "step", json_integer(step));
+		if (*msg) /* the engine's own words, from the rank it failed on
+			   */
+			json_object_set_new(d, "engine_message",
+					    json_string(msg));
 		json_object_set_new(line, "diag", d);
 	}
 	return line;
@@ -297,18 +307,19 @@ static void eg__first(FILE *f, const json_t *m)
 		eg__js(m, "expected"), eg__js(m, "actual"));
 }
 
-/* "CRASH NAME: STAGE, step S, iteration I, rank R: WHAT", its last
- * output, one line each. */
+/* "CRASH NAME: STAGE, step S, iteration I, rank R: WHAT" (a hang: FAIL
+ * and what its peers waited on), where, its last output, a line each. */
 static void eg__say_crash(FILE *f, const char *name, const json_t *diag,
 			  const char *at, const char *st)
 {
 	const json_t *out = json_object_get(diag, "output");
+	int hang = !*eg__js(diag, "crash");
 
 	fprintf(
-	    f, "CRASH %s: %s%s, iteration %lld%s: %s\n", name,
-	    eg__js(diag, "stage"), st,
+	    f, "%s %s: %s%s, iteration %lld%s: %s\n", hang ? "FAIL" : "CRASH",
+	    name, eg__js(diag, "stage"), st,
 	    (long long)json_integer_value(json_object_get(diag, "iteration")),
-	    at, eg__js(diag, "crash"));
+	    at, eg__js(diag, hang ? "hang" : "crash"));
 	if (*eg__js(diag, "where"))
 		fprintf(f, "  where: %s\n", eg__js(diag, "where"));
 	for (size_t i = 0; i < json_array_size(out); i++)
@@ -333,7 +344,7 @@ void eg_case_say(FILE *f, const char *name, const json_t *diag, int verbose)
 		snprintf(st, sizeof(st), ", step %lld",
 			 (long long)json_integer_value(step) + 1);
 	eg__wrong_list(json_object_get(diag, "wrong"), wrong, sizeof(wrong));
-	if (*eg__js(diag, "crash"))
+	if (*eg__js(diag, "crash") || *eg__js(diag, "hang"))
 		eg__say_crash(f, name, diag, at, st);
 	else if (*eg__js(diag, "harness_error") || *eg__js(diag, "error"))
 		fprintf(f, "ERROR %s: %s%s\n", name,
