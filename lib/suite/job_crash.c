@@ -43,6 +43,9 @@ typedef struct eg__scan {
 	char wait_line[EG__LINE];     /* the line that said so */
 	char stopped[EG__RANKS][256]; /* where each stopped rank was */
 	int ended;		      /* a rank's own "ended by" seen */
+	int failed, failed_peer;      /* the first engine error's rank, and
+					 whether its message blames a peer */
+	char fail_where[256], fail_msg[EG__LINE], fail_err[160];
 } eg__scan_t;
 
 /* "NAME[, step S of N], iteration I[, PHASE]" into jc's fields. */
@@ -142,6 +145,55 @@ static void eg__other(eg__scan_t *s, const char *line)
 	eg__copy(s->wait_line, sizeof(s->wait_line), line);
 }
 
+/* A plugin's message that only says a peer failed first. */
+static int eg__blames_peer(const char *m)
+{
+	return strstr(m, "disagree") || strstr(m, "closed its connection") ||
+	       strstr(m, "stopped the job") || strstr(m, "failed earlier");
+}
+
+/* The step's own line for an engine error (lib/suite/step.c): "epgate
+ * l2-rank: rank R: WORKLOAD: STAGE: ERROR", STAGE create, dispatch or
+ * combine; the rank's line before it is the engine's message. */
+static int eg__engine_error(eg__scan_t *s, int r, const char *msg)
+{
+	static const char *const stages[] = {"create", "dispatch", "combine"};
+	char head[64], name[128], stage[24];
+	const char *p;
+	int n = snprintf(head, sizeof(head), ": rank %d: ", r), peer;
+	const eg__ring_t *g = r < EG__RANKS ? &s->ring[r] : NULL;
+	const char *last = g && g->n ? g->line[(g->n - 1) % EG__KEEP] : "";
+
+	if (strncmp(msg, "epgate l2-", 10) || !(p = strstr(msg, head)) ||
+	    sscanf(p + n, "%127[^:]: %23[^:]: ", name, stage) != 2)
+		return 0;
+	for (size_t i = 0; i < 3; i++)
+		if (!strcmp(stage, stages[i]))
+			goto known;
+	return 0;
+known:
+	peer = eg__blames_peer(last);
+	if (s->failed >= 0 && (peer || !s->failed_peer))
+		return 1; /* the first, unless it only blamed a peer */
+	s->failed = r;
+	s->failed_peer = peer;
+	eg__copy(s->fail_msg, sizeof(s->fail_msg),
+		 strncmp(last, "epgate: rank ", 13) || !strstr(last, ": ")
+		     ? last
+		     : strstr(last + 13, ": ") + 2);
+	/* "ERROR (step S of N, iteration I)" */
+	p = strstr(p + n, stage) + strlen(stage) + 2;
+	eg__copy(s->fail_err, sizeof(s->fail_err), p);
+	char *at = strrchr(s->fail_err, '(');
+	if (at && at > s->fail_err) {
+		at[-1] = '\0';
+		at[strcspn(at, ")")] = '\0';
+	}
+	snprintf(s->fail_where, sizeof(s->fail_where), "%s, %s, %s", name,
+		 at ? at + 1 : "iteration 0", stage);
+	return 1;
+}
+
 static void eg__line(eg__scan_t *s, char *line)
 {
 	char *msg;
@@ -153,6 +205,7 @@ static void eg__line(eg__scan_t *s, char *line)
 		msg += 2;
 		if (eg__last_words(s, r, msg))
 			return;
+		eg__engine_error(s, r, msg);
 		if (r < EG__RANKS) {
 			eg__ring_t *g = &s->ring[r];
 
@@ -190,6 +243,13 @@ static void eg__infer(eg__scan_t *s)
 			     s->waited, said ? said + 2 : s->wait_line) < 0)
 			jc->c.what[0] = '\0';
 		eg__output(s, s->waited);
+	} else if (s->failed >= 0) {
+		jc->end = EG_JOB_END_ERROR;
+		jc->c.rank = s->failed;
+		eg__copy(jc->c.what, sizeof(jc->c.what), s->fail_err);
+		eg__copy(jc->c.output, sizeof(jc->c.output), s->fail_msg);
+		eg__position(jc, s->fail_where);
+		return;
 	} else {
 		return;
 	}
@@ -200,7 +260,7 @@ static void eg__infer(eg__scan_t *s)
 int eg_job_crash_read(const char *log, eg_job_crash_t *jc)
 {
 	FILE *f = fopen(log, "r");
-	eg__scan_t s = {.jc = jc, .killed = -1, .waited = -1};
+	eg__scan_t s = {.jc = jc, .killed = -1, .waited = -1, .failed = -1};
 	char line[4096];
 
 	memset(jc, 0, sizeof(*jc));
@@ -255,6 +315,19 @@ eg_status_t eg_job_crash_case(const eg_job_crash_t *jc, const eg_workload_t *w,
 	if (jc->end == EG_JOB_END_HANG) {
 		json_object_set(*diag, "hang", json_object_get(*diag, "crash"));
 		json_object_del(*diag, "crash");
+		return EG_STATUS_FAIL;
+	}
+	if (jc->end == EG_JOB_END_ERROR) {
+		/* as a results line says it: the engine's error, its message */
+		json_object_set(*diag, "engine_error",
+				json_object_get(*diag, "crash"));
+		json_object_del(*diag, "crash");
+		json_object_set_new(*diag, "engine_message",
+				    json_string(jc->c.output));
+		json_object_del(*diag, "output");
+		json_object_del(*diag, "where");
+		snprintf(msg, len, "%s returned \"%s\" (rank %d): %s",
+			 jc->phase, jc->c.what, jc->c.rank, jc->c.output);
 		return EG_STATUS_FAIL;
 	}
 	return EG_STATUS_CRASH;

@@ -2,8 +2,10 @@
  * (lib/suite/job_crash.c): the rank that ended first and how (a signal,
  * an exit() inside a workload: lib/suite/where.h's last words, or the
  * launcher's "[launch] rank R killed by signal N"), or the rank its
- * peers waited on (a hang, "still waits on ranks R"), with where it was
- * (workload, step, iteration, phase) and its last lines of output. */
+ * peers waited on (a hang, "still waits on ranks R"), or the rank whose
+ * engine returned an error ("epgate l2-rank: rank R: W: dispatch: ..."),
+ * with where it was (workload, step, iteration, phase) and its last
+ * lines of output (a plugin's own message among them). */
 #ifndef EG_SUITE_JOB_CRASH_H
 #define EG_SUITE_JOB_CRASH_H
 
@@ -13,6 +15,7 @@ typedef enum eg_job_end {
 	EG_JOB_END_NONE = 0, /* nothing in the log says */
 	EG_JOB_END_CRASH,    /* a rank ended: a signal or exit() */
 	EG_JOB_END_HANG,     /* a rank did not answer its peers in time */
+	EG_JOB_END_ERROR,    /* a rank's engine returned an error */
 } eg_job_end_t;
 
 typedef struct eg_job_crash {
@@ -33,8 +36,9 @@ void eg_job_crash_line(const eg_job_crash_t *jc, char *buf, size_t len);
 
 /* The case of workload w that the job's end cut short, ready for TAP and
  * JUnit: CRASH when a rank ended, FAIL for a hang (the rank waited on,
- * where it was), ERROR when the log does not say; *diag (eg_crash_diag
- * with "log", the job's log, and "hang" for "crash" after a hang) and
+ * where it was) or an engine's error, ERROR when the log does not say;
+ * *diag (eg_crash_diag with "log", the job's log; "hang" for "crash"
+ * after a hang, "engine_error" and "engine_message" after an error) and
  * msg (the JUnit message) filled. */
 eg_status_t eg_job_crash_case(const eg_job_crash_t *jc, const eg_workload_t *w,
 			      const char *repro, const char *log, int rc,

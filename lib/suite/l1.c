@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/suite/suite.h"
+#include "lib/suite/l1_int.h"
 
 #define EG__DETAIL_MAX 4096
 
@@ -15,7 +15,7 @@ typedef struct eg__l1 {
 	const eg_engine_ops_t *ops;
 	eg_tap_t *tap;
 	eg_junit_t *junit;
-	char classname[96];
+	char classname[300];
 	eg_l1_totals_t *tot;
 	int hard;
 	unsigned said;	   /* failures said in full on o->out */
@@ -164,8 +164,8 @@ static void eg__l1_crash(eg__l1_t *L, const eg_workload_t *w, const char *desc,
  * mattered, the engine, the iterations up to the one that failed (an
  * engine's state carries from one to the next: stale buffers fail only
  * after a first iteration) and every key of the workload. */
-static void eg__l1_repro(const eg__l1_t *L, const eg_workload_t *w,
-			 uint32_t iter, char *buf, size_t len)
+void eg__l1_repro(const char *engine, const eg_workload_t *w, uint32_t iter,
+		  char *buf, size_t len)
 {
 	static const char cmd[] = "epgate check ";
 	char args[4096], eng[512], its[32];
@@ -175,7 +175,7 @@ static void eg__l1_repro(const eg__l1_t *L, const eg_workload_t *w,
 	eg_repro_env(buf, len);
 	eg_shell_append(buf, len, "epgate");
 	eg_shell_append(buf, len, "check");
-	snprintf(eng, sizeof(eng), "--engine=%s", L->o->engine);
+	snprintf(eng, sizeof(eng), "--engine=%s", engine);
 	eg_shell_append(buf, len, eng);
 	snprintf(its, sizeof(its), "--iters=%u",
 		 iter >= w->iter ? iter - w->iter + 1 : 1);
@@ -196,7 +196,7 @@ static void eg__l1_one(eg__l1_t *L, const eg_workload_t *w)
 	eg_workload_summary(w, sum, sizeof(sum));
 	snprintf(desc, sizeof(desc), "%s: %s", w->name, sum);
 	eg__l1_case(L, w, &v);
-	eg__l1_repro(L, w, v.iter, repro, sizeof(repro));
+	eg__l1_repro(L->o->engine, w, v.iter, repro, sizeof(repro));
 	double dt = eg_now() - t0;
 	L->tot->run++;
 	if (v.harness_err) {
@@ -275,9 +275,19 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 	}
 	L.t0 = L.t_said = eg_now();
 	for (size_t i = 0; i < wl->n; i++) {
+		if (eg__l1_by_job(L.ops, &wl->items[i]))
+			continue; /* below, as jobs of ranks */
 		eg__l1_one(&L, &wl->items[i]);
 		eg__l1_progress(&L);
 	}
+	eg_l1_sink_t sink = {.o = o,
+			     .tap = L.tap,
+			     .junit = L.junit,
+			     .classname = L.classname,
+			     .tot = tot,
+			     .said = &L.said,
+			     .hard = &L.hard};
+	eg__l1_jobs(&sink, L.ops, wl);
 	eg_say_more_failures(o->out, L.said, tot);
 	eg_tap_close(L.tap);
 	eg_junit_close(L.junit);

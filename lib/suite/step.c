@@ -93,9 +93,15 @@ static int eg__engine(const eg_step_t *st, eg_rank_verdict_t *v, int rc,
 		const char *e =
 		    x && x->error ? x->error(st->ctx.xport_state) : NULL;
 
-		fprintf(stderr, "%s: rank %u: %s: %s: %s%s%s\n", st->say,
-			st->first, st->w.name, stage, eg_strerror(rc),
-			e && *e ? ": " : "", e && *e ? e : "");
+		char at[48] = "";
+
+		if (st->w.steps > 1)
+			snprintf(at, sizeof(at), "step %u of %u, ",
+				 st->step + 1, st->w.steps);
+		fprintf(stderr,
+			"%s: rank %u: %s: %s: %s%s%s (%siteration %u)\n",
+			st->say, st->first, st->w.name, stage, eg_strerror(rc),
+			e && *e ? ": " : "", e && *e ? e : "", at, iter);
 		fflush(stderr);
 	}
 	if (!eg_rank_verdict_failed(v)) {

@@ -118,6 +118,9 @@ typedef struct eg_l1_opts {
 	 * progress line every few seconds; NULL: silent */
 	FILE *out;
 	const char *progress; /* the progress lines' start ("  L1  ") */
+	/* a one-rank-per-process engine's cases beyond world 1 run as jobs
+	 * of ranks (lib/suite/check_jobs.c): their files go here */
+	const char *workdir;
 } eg_l1_opts_t;
 
 typedef struct eg_l1_totals {
