@@ -50,7 +50,11 @@ static void eg__closing_line(FILE *out, const char *what,
 		fprintf(out, ", %u crashed", t->crashed);
 	if (t->skipped)
 		fprintf(out, ", %u skipped", t->skipped);
-	fprintf(out, " (exit %d)\n", rc);
+	fprintf(out, " (exit %d)", rc);
+	/* nothing could run: why, the first case's reason */
+	if (rc == EG_EXIT_SKIP && t->why[0])
+		fprintf(out, ": %s", t->why);
+	fprintf(out, "\n");
 	fflush(out);
 }
 

@@ -111,7 +111,9 @@ static void eg__case(const eg_l1_sink_t *s, const eg_workload_t *w,
 	s->tot->failed += st == EG_STATUS_FAIL;
 	s->tot->errors += st == EG_STATUS_ERROR;
 	s->tot->crashed += st == EG_STATUS_CRASH;
-	s->tot->skipped += st == EG_STATUS_SKIP;
+	if (st == EG_STATUS_SKIP && !s->tot->skipped++)
+		snprintf(s->tot->why, sizeof(s->tot->why), "%s: %s", w->name,
+			 msg ? msg : "");
 	if (st == EG_STATUS_ERROR)
 		*s->hard = 1;
 	if (st != EG_STATUS_PASS && st != EG_STATUS_SKIP && s->o->out &&
@@ -147,6 +149,18 @@ static void eg__fail_msg(const json_t *d, char *msg, size_t len)
 		snprintf(msg, len, "%s: wrong (%s)", stage ? stage : "", at);
 }
 
+/* The engine declined the shape at create (EG_ENOSYS: a plugin's
+ * declared limits, its ENOTSUP): in L1 that is a skip with its reason. */
+static int eg__declined(const json_t *d)
+{
+	const char *stage = json_string_value(json_object_get(d, "stage"));
+	const char *err = json_string_value(json_object_get(d, "engine_error"));
+
+	return stage && err && !strcmp(stage, "create") &&
+	       !strcmp(err, eg_strerror(EG_ENOSYS)) &&
+	       json_string_value(json_object_get(d, "engine_message"));
+}
+
 /* A results line of the job: its case, the repro line check's own. */
 static int eg__line(const eg_l1_sink_t *s, const eg_workload_list_t *wl,
 		    uint32_t W, unsigned char *done, const char *line)
@@ -170,6 +184,12 @@ static int eg__line(const eg_l1_sink_t *s, const eg_workload_list_t *wl,
 	d = json_object_get(j, "diag");
 	if (!strcmp(st, "pass")) {
 		eg__case(s, &wl->items[i], EG_STATUS_PASS, NULL, NULL, dt);
+	} else if (eg__declined(d)) {
+		/* beyond what the engine declares: a skip, as in process */
+		eg__case(
+		    s, &wl->items[i], EG_STATUS_SKIP,
+		    json_string_value(json_object_get(d, "engine_message")),
+		    NULL, dt);
 	} else {
 		eg__l1_repro(s->o->engine, &wl->items[i],
 			     (uint32_t)json_integer_value(

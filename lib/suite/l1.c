@@ -209,7 +209,11 @@ static void eg__l1_one(eg__l1_t *L, const eg_workload_t *w)
 			     NULL);
 		eg_junit_case(L->junit, L->classname, w->name, dt,
 			      EG_STATUS_SKIP, v.engine_msg, NULL);
-		L->tot->skipped++;
+		if (!L->tot->skipped++ &&
+		    snprintf(
+			L->tot->why, sizeof(L->tot->why), "%s: %s", w->name,
+			v.engine_msg[0] ? v.engine_msg : "not supported") < 0)
+			L->tot->why[0] = '\0';
 	} else if (v.engine_err == EG_ECRASH) {
 		eg__l1_crash(L, w, desc, &v, repro, dt);
 	} else if (eg_rank_verdict_failed(&v)) {

@@ -126,6 +126,7 @@ typedef struct eg_l1_opts {
 typedef struct eg_l1_totals {
 	unsigned run, passed, failed, skipped, errors;
 	unsigned crashed; /* the process under test ended (EG_STATUS_CRASH) */
+	char why[300];	  /* the first skip's reason, or "" */
 } eg_l1_totals_t;
 
 /* A case whose process ended under it (a signal, abort(), exit()): how,
@@ -145,7 +146,7 @@ typedef struct eg_crash {
 void eg_crash_from_msg(const char *msg, eg_crash_t *c);
 /* The diag of a crashed case: workload, stage, iteration (and step of a
  * steps workload), "crash" (what), "signal" (SIGABRT), "exit_status",
- * "rank", "where", "output" (its last lines), "repro". */
+ * "rank", "where", "output" (its last lines, one string), "repro". */
 json_t *eg_crash_diag(const eg_workload_t *w, const char *stage, unsigned step,
 		      unsigned iter, const eg_crash_t *c, const char *repro);
 
