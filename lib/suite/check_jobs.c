@@ -311,10 +311,9 @@ static void eg__world(const eg_l1_sink_t *s, const eg_workload_list_t *wl,
 	while ((left = eg__left(wl, W, done)) > 0) {
 		const char *dir = s->o->workdir ? s->o->workdir : ".";
 
-		snprintf(ini, sizeof(ini), "%s/check-w%u-%u.ini", dir, W, jobs);
-		snprintf(res, sizeof(res), "%s/check-w%u-%u.jsonl", dir, W,
-			 jobs);
-		snprintf(log, sizeof(log), "%s/check-w%u-%u.log", dir, W, jobs);
+		snprintf(ini, sizeof(ini), "%s/l1-w%u-%u.ini", dir, W, jobs);
+		snprintf(res, sizeof(res), "%s/l1-w%u-%u.jsonl", dir, W, jobs);
+		snprintf(log, sizeof(log), "%s/l1-w%u-%u.log", dir, W, jobs);
 		jobs++;
 		if (eg__ini(ini, wl, W, done) != left) {
 			eg__rest(s, wl, W, done, EG_STATUS_ERROR,
