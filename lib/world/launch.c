@@ -4,7 +4,7 @@
  * be reused by a stranger while we may still signal it. Children die with
  * the launcher (PR_SET_PDEATHSIG) even if it is killed outright. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* execvpe, pipe2, sigabbrev_np */
+#define _GNU_SOURCE /* execvpe, pipe2 */
 #endif
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -347,16 +347,13 @@ static unsigned eg__notice_exits(eg__job_t *j)
 				si.si_status);
 			continue; /* our own signal: not a failure of its own */
 		} else {
-			const char *ab = sigabbrev_np(si.si_status);
-
 			rk->code = EG_EXIT_HARD;
-			eg__say("rank %u killed by signal %d (SIG%s)", r,
-				si.si_status, ab ? ab : "?");
+			eg__say("rank %u killed by signal %d", r, si.si_status);
 			/* a death by signal is a cause, seldom a consequence */
 			if (!why_is_signal)
 				snprintf(why, sizeof(why),
-					 "rank %u killed by signal %d (SIG%s)",
-					 r, si.si_status, ab ? ab : "?");
+					 "rank %u killed by signal %d", r,
+					 si.si_status);
 			why_is_signal = 1;
 		}
 		j->worst = eg__worse(j->worst, rk->code);
