@@ -32,12 +32,12 @@ done
 
 # a workload beyond world 1: check runs it as a job of ranks
 # (suites/l1/plugin-check.sh tests that path)
-"$EG_EPGATE" check --engine "plugin:$so" --world=2 --quick \
+"$EG_EPGATE" check --engine "plugin:$so" --world=2 --reports="$EG_TMP/runs" \
 	--tap="$EG_TMP/s.tap" --junit="$EG_TMP/s.xml" >"$EG_TMP/out" 2>&1
 rc=$?
-if [ "$rc" -eq 0 ] && [ "$(grep -c '^ok' "$EG_TMP/s.tap")" -eq 12 ] &&
+if [ "$rc" -eq 0 ] && grep -q '^ok 1 - .*W=2 ' "$EG_TMP/s.tap" &&
 	grep -q 'jobs of ranks' "$EG_TMP/out"; then
-	eg_ok "world 2: 12 cases as a job of 2 ranks"
+	eg_ok "world 2: the case runs as a job of 2 ranks"
 else
 	eg_not_ok "world 2: exit $rc"
 	sed 's/^/# /' "$EG_TMP/out" | tail -n 20
