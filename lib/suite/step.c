@@ -42,6 +42,7 @@ struct eg_step {
 	void **again;
 	void *h_first, *h_again;
 	double bound; /* the engine's combine_bound */
+	int repeated; /* this iteration's combine ran again into again */
 };
 
 unsigned eg_combine_checks(const eg_workload_t *w, uint32_t engine_flags)
@@ -436,9 +437,7 @@ static int eg__check_combine(eg_step_t *st, eg_verdict_t *v)
 			rc = st->sp->verify_combine(
 			    st->ss, &st->cur, s, EG_COMPARE_BOUNDED, NULL,
 			    st->r64, st->m64, st->out[i], v);
-		if ((rc == EG_OK || rc == EG_EMISMATCH) && st->again &&
-		    (checks & EG_CHECK_REPEAT) &&
-		    !(st->ctx.flags & EG_ENGINE_CTX_BENCH))
+		if ((rc == EG_OK || rc == EG_EMISMATCH) && st->repeated)
 			rc = eg__check_repeat(st, i, v);
 		if (rc < 0 && rc != EG_EMISMATCH)
 			return rc;
@@ -468,6 +467,7 @@ static int eg__repeat(eg_step_t *st, eg_rank_verdict_t *v, uint32_t iter)
 {
 	int rc;
 
+	st->repeated = 0;
 	if (!st->again || (st->ctx.flags & EG_ENGINE_CTX_BENCH) ||
 	    !(eg_combine_checks(&st->cur, st->ops->flags) & EG_CHECK_REPEAT))
 		return EG_OK;
@@ -477,7 +477,10 @@ static int eg__repeat(eg_step_t *st, eg_rank_verdict_t *v, uint32_t iter)
 		return eg__harness(v, rc, "expert (repeat)", iter);
 	rc = st->ops->combine(st->engine, st->recv, (const void *const *)st->y,
 			      (void *const *)st->again);
-	return rc < 0 ? eg__engine(st, v, rc, "combine (repeat)", iter) : EG_OK;
+	if (rc < 0)
+		return eg__engine(st, v, rc, "combine (repeat)", iter);
+	st->repeated = 1;
+	return EG_OK;
 }
 
 int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)

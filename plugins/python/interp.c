@@ -174,6 +174,26 @@ static void eg__sys_path(const char *path)
 		eg__path_add(own, strlen(own), &at);
 }
 
+/* The first entries of sys.path, for a module that is not found. */
+static void eg__path_head(char *buf, size_t len)
+{
+	PyObject *path = PySys_GetObject("path"); /* borrowed */
+	size_t u = 0;
+
+	buf[0] = '\0';
+	for (Py_ssize_t i = 0; path && PyList_Check(path) && i < 3 &&
+			       i < PyList_GET_SIZE(path) && u + 8 < len;
+	     i++) {
+		const char *d = PyUnicode_AsUTF8(PyList_GET_ITEM(path, i));
+
+		u += (size_t)snprintf(buf + u, len - u, "%s%s", i ? ", " : "",
+				      d ? d : "?");
+	}
+	if (u + 8 < len && path && PyList_GET_SIZE(path) > 3)
+		snprintf(buf + u, len - u, ", ...");
+	PyErr_Clear();
+}
+
 /* m.__file__ as UTF-8 into buf ("?" without one). */
 static void eg__file_of(PyObject *m, char *buf, size_t len)
 {
@@ -197,8 +217,10 @@ int eg_py_import(const eg_py_spec_t *s, PyObject **fn, char *err, size_t len)
 	m = PyImport_ImportModule(s->module);
 	if (!m) {
 		eg_py_exc(s->module, "import", why, sizeof(why));
-		snprintf(err, len, "adapter %s: cannot import it: %s",
-			 s->module, why);
+		eg__path_head(file, sizeof(file));
+		snprintf(err, len,
+			 "adapter %s: cannot import it: %s (sys.path: %s)",
+			 s->module, why, file);
 		return EG_PLUGIN_EFAIL;
 	}
 	for (int i = 0; i < EG_PY_NFN; i++) {
@@ -299,7 +321,8 @@ static const char eg__helpers[] =
     "e.__traceback__))\n"
     "    for line in text.rstrip().splitlines():\n"
     "        print(prefix, line, file=_sys.stderr)\n"
-    "    frames = _tb.extract_tb(e.__traceback__)\n"
+    "    frames = [f for f in _tb.extract_tb(e.__traceback__)\n"
+    "              if not f.filename.startswith('<frozen')]\n"
     "    where = ''\n"
     "    if frames:\n"
     "        f = frames[-1]\n"

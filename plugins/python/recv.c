@@ -105,7 +105,8 @@ static int eg__x(eg_py_inst_t *in, PyObject *res)
 		return rc;
 	if (given)
 		return eg__field(in, res, F_X, "x", 1, row * in->stride,
-				 EG__S(xb), "groups x stride x hidden payload");
+				 EG__S(xb),
+				 eg_py_type_name((int)in->env.dtype));
 	/* any size first, then the stride from it */
 	if ((rc = eg__field(in, res, F_X, "x", 1, 0, 0xffu, "")) < 0 && !t->obj)
 		return rc;
