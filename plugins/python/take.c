@@ -171,10 +171,10 @@ static int eg__take_dlpack(PyObject *o, int cuda, const char *what,
 	return EG_PLUGIN_OK;
 }
 
-int eg_py_take(PyObject *o, int cuda, const char *what, eg_py_take_t *t,
-	       char *err, size_t len)
+/* o's memory by the first protocol it speaks. */
+static int eg__take_any(PyObject *o, int cuda, const char *what,
+			eg_py_take_t *t, char *err, size_t len)
 {
-	memset(t, 0, sizeof(*t));
 	if (!cuda && PyObject_CheckBuffer(o))
 		return eg__take_buffer(o, what, t, err, len);
 	/* torch raises for bf16 here: then DLPack */
@@ -191,6 +191,19 @@ int eg_py_take(PyObject *o, int cuda, const char *what, eg_py_take_t *t,
 			"a %s is not an array (want the buffer protocol, "
 			"__cuda_array_interface__ or __dlpack__)",
 			Py_TYPE(o)->tp_name);
+}
+
+int eg_py_take(PyObject *o, int cuda, const char *what, eg_py_take_t *t,
+	       char *err, size_t len)
+{
+	static char empty[16]; /* an empty array's address may be 0 */
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	rc = eg__take_any(o, cuda, what, t, err, len);
+	if (rc == EG_PLUGIN_OK && !t->ptr && t->n == 0)
+		t->ptr = empty;
+	return rc;
 }
 
 void eg_py_take_release(eg_py_take_t *t)

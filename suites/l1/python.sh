@@ -161,6 +161,40 @@ def dispatch(state, inp): pass
 def combine(state, inp, y, out): pass
 def destroy(state): pass
 PY
+# DLPack both ways on the host: epgate's arrays read with
+# numpy.from_dlpack (the bridge's exporter), the adapter's arrays returned
+# as objects that speak DLPack only (its importer)
+cat >"$ad/dlpack_ep.py" <<'PY'
+import numpy as np
+import numpy_ep as ref
+query, create, destroy = ref.query, ref.create, ref.destroy
+class Only:
+    """an array seen through __dlpack__ alone"""
+    def __init__(self, a): self.a = a
+    def __dlpack__(self, **kw): return self.a.__dlpack__()
+    def __dlpack_device__(self): return self.a.__dlpack_device__()
+def dispatch(state, inp):
+    for a in (inp.x, inp.topk_idx, inp.topk_w):
+        if not np.array_equal(np.from_dlpack(a), np.asarray(a)):
+            raise AssertionError("from_dlpack differs from the buffer")
+    res = ref.dispatch(state, inp)
+    return {k: Only(v) if isinstance(v, np.ndarray) else v
+            for k, v in res.items()}
+def combine(state, inp, y, out):
+    ref.combine(state, inp, np.from_dlpack(y), out)
+PY
+if [ "$have_numpy" -eq 1 ] && "$EG_PYTHON" -c 'import numpy; numpy.from_dlpack' 2>/dev/null; then
+	check dl "module=dlpack_ep,path=$ad" --workload "$matrix" --filter p1-fp32
+	if [ "$rc" -eq 0 ] && grep -q '^ok' "$EG_TMP/dl.tap"; then
+		eg_ok "DLPack on the host: epgate's arrays exported, the adapter's imported (fp32): bit-exact"
+	else
+		eg_not_ok "DLPack on the host: exit $rc"
+		show dl
+	fi
+else
+	eg_ok "DLPack on the host # SKIP numpy without from_dlpack"
+fi
+
 while read -r mod want; do
 	[ "$have_numpy" -eq 0 ] && { eg_ok "adapter $mod # SKIP no numpy"; continue; }
 	check err "module=$mod,path=$ad" --workload "$matrix" --filter p1-base --iters 1
