@@ -144,7 +144,7 @@ INI
 dpe_check() {
 	label=$1 spec=$2 ini=$3
 	t0=$(date +%s)
-	timeout 3000 "$EG_EPGATE" check --engine "$spec" --workload "$ini" \
+	timeout "${DPE_CASE_TIMEOUT:-540}" "$EG_EPGATE" check --engine "$spec" --workload "$ini" \
 		--tap="$EG_TMP/$label.tap" --junit="$EG_TMP/$label.xml" \
 		>"$EG_TMP/$label.out" 2>&1
 	rc=$?
@@ -172,16 +172,21 @@ dpe_check() {
 
 # dpe_own NAME TIMEOUT CMD...: one of DeepEP's own tests (or another
 # Python command) with faulthandler on, its output in NAME.out; prints
-# "exit N" or "signal NAME", and the Python frame it crashed in.
+# "exit N", "timed out" or "crashed: SIGNAL" (itself, or a rank that
+# torch.multiprocessing spawned), and the Python frame it crashed in.
+# Returns the exit status; 200 for a crash of a spawned rank.
 dpe_own() {
 	name=$1 to=$2
 	shift 2
 	PYTHONFAULTHANDLER=1 timeout -k 10 "$to" "$@" >"$EG_TMP/$name.out" 2>&1
 	rc=$?
+	sig=$(grep -m1 -o 'terminated with signal SIG[A-Z]*' "$EG_TMP/$name.out" | sed 's/.* //')
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		echo "timed out after $to s"
-	elif [ "$rc" -gt 128 ]; then
-		echo "signal $(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128)))$(dpe_crash_frame "$EG_TMP/$name.out")"
+	elif [ "$rc" -gt 128 ] || [ -n "$sig" ]; then
+		[ -n "$sig" ] || sig=SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128)))
+		echo "crashed: $sig$(dpe_crash_frame "$EG_TMP/$name.out")"
+		[ "$rc" -gt 128 ] || rc=200
 	else
 		echo "exit $rc"
 	fi
