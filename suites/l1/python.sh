@@ -72,20 +72,20 @@ for opts in ",layout=expert" ",order=any" ",layout=rank,order=fixed"; do
 	fi
 done
 
-# the 40-line adapter of docs/python.md, as printed there
+# the 40-line adapter of docs/plugins.md, as printed there
 mkdir -p "$EG_TMP/doc"
 awk '/<!-- example: one_rank_ep.py -->/ { on = 1; next }
      on && /^```python/ { take = 1; next } take && /^```/ { exit } take' \
-	"$EG_SRCDIR/docs/python.md" >"$EG_TMP/doc/one_rank_ep.py"
+	"$EG_SRCDIR/docs/plugins.md" >"$EG_TMP/doc/one_rank_ep.py"
 if [ "$have_numpy" -eq 0 ]; then
-	eg_ok "docs/python.md's example # SKIP no numpy"
+	eg_ok "docs/plugins.md's example # SKIP no numpy"
 else
 	check doc "module=one_rank_ep,path=$EG_TMP/doc" --workload "$matrix"
 	p=$(grep -v '# SKIP' "$EG_TMP/doc.tap" | grep -c '^ok')
 	if [ "$rc" -eq 0 ] && [ "$p" -ge $((n - 2)) ]; then
-		eg_ok "docs/python.md's $(wc -l <"$EG_TMP/doc/one_rank_ep.py")-line adapter: $p of $n bit-exact (fp8 not declared: skipped)"
+		eg_ok "docs/plugins.md's $(wc -l <"$EG_TMP/doc/one_rank_ep.py")-line adapter: $p of $n bit-exact (fp8 not declared: skipped)"
 	else
-		eg_not_ok "docs/python.md's example adapter: exit $rc, $p of $n pass"
+		eg_not_ok "docs/plugins.md's example adapter: exit $rc, $p of $n pass"
 		show doc
 	fi
 fi
