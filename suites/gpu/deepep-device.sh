@@ -148,12 +148,17 @@ fi
 if has own; then
 	cd "$SRC" || exit 99
 	port=$((20000 + $$ % 20000))
-	own() { # label test args: one of DeepEP's tests at one rank
+	# own LABEL TEST ARGS: one of DeepEP's tests at one rank, with the
+	# variables of OWN_ENV (VAR=VALUE ...) on top of the environment
+	OWN_ENV=
+	own() {
 		l=$1 t=$2
 		shift 2
 		port=$((port + 1))
-		why=$(MASTER_ADDR=127.0.0.1 MASTER_PORT=$port dpe_own "$l" 600 \
-			"$PYTHON" "$t" --num-processes 1 "$@")
+		# shellcheck disable=SC2086 # OWN_ENV: words on purpose
+		why=$(dpe_own "$l" 600 env MASTER_ADDR=127.0.0.1 \
+			MASTER_PORT=$port $OWN_ENV "$PYTHON" "$t" \
+			--num-processes 1 "$@")
 		rc=$?
 		step "3 $l" "$(okfail $rc)" "$why; $(nep_why "$LOG/$l.out" | cut -c1-120)"
 		return "$rc"
@@ -161,19 +166,20 @@ if has own; then
 	own own-elastic tests/elastic/test_ep.py --test-first-only \
 		--num-tokens 4096 --hidden 7168 --num-topk 8 --num-experts 256
 	if [ $? -gt 128 ]; then # a crash: the same test in two other setups
-		EP_REUSE_NCCL_COMM=0 own own-elastic-owncomm tests/elastic/test_ep.py \
-			--test-first-only --num-tokens 4096 --hidden 7168 \
-			--num-topk 8 --num-experts 256
-		venv_nccl=$("$PYTHON" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
-		LD_LIBRARY_PATH=$venv_nccl:$LD_LIBRARY_PATH EP_SUPPRESS_NCCL_CHECK=1 \
-			own own-elastic-venvnccl tests/elastic/test_ep.py --test-first-only \
+		OWN_ENV="EP_REUSE_NCCL_COMM=0"
+		own own-elastic-owncomm tests/elastic/test_ep.py --test-first-only \
 			--num-tokens 4096 --hidden 7168 --num-topk 8 --num-experts 256
+		venv_nccl=$("$PYTHON" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
+		OWN_ENV="LD_PRELOAD= LD_LIBRARY_PATH=$venv_nccl:$LD_LIBRARY_PATH EP_SUPPRESS_NCCL_CHECK=1"
+		own own-elastic-venvnccl tests/elastic/test_ep.py --test-first-only \
+			--num-tokens 4096 --hidden 7168 --num-topk 8 --num-experts 256
+		OWN_ENV=
 	fi
 	# at one rank DeepEP's intranode kernels refuse (SWITCH_RANKS: 2, 4,
 	# 8): an exception saying so is the expected answer, a crash is not
-	MASTER_ADDR=127.0.0.1 MASTER_PORT=$((port + 1)) dpe_own own-intranode 600 \
-		"$PYTHON" tests/legacy/test_intranode.py --num-processes 1 \
-		--num-tokens 128 >"$LOG/own-intranode.why"
+	dpe_own own-intranode 600 env MASTER_ADDR=127.0.0.1 \
+		MASTER_PORT=$((port + 1)) "$PYTHON" tests/legacy/test_intranode.py \
+		--num-processes 1 --num-tokens 128 >"$LOG/own-intranode.why"
 	rc=$?
 	port=$((port + 1))
 	if [ "$rc" -ge 1 ] && [ "$rc" -le 127 ] &&

@@ -27,11 +27,16 @@ dpe_build_bridge() {
 }
 
 # dpe_env NCCL_ROOT DEEPEP_SRC PY: one libnccl for epgate, torch and DeepEP
-# (the bundle's, first: DeepEP V2 needs its GIN), DeepEP importable, its
-# NCCL root at run time too (its JIT compiles against that NCCL's device
-# headers), the JIT cache in the work folder, the bridge's interpreter.
+# (the bundle's, first: DeepEP V2 needs its GIN; preloaded, so that a
+# library whose RPATH names another NCCL still gets this one), DeepEP
+# importable, its NCCL root at run time too (its JIT compiles against that
+# NCCL's device headers), the JIT cache, the bridge's interpreter.
 dpe_env() {
 	nep_env "$1"
+	if [ -f "$1/lib/libnccl.so.2" ] && [ "${DPE_PRELOAD:-1}" = 1 ]; then
+		LD_PRELOAD=$1/lib/libnccl.so.2${LD_PRELOAD:+:$LD_PRELOAD}
+		export LD_PRELOAD
+	fi
 	EP_NCCL_ROOT_DIR=$1
 	PYTHONPATH=$2${PYTHONPATH:+:$PYTHONPATH}
 	EPGATE_PYTHON=$3
