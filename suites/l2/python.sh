@@ -32,19 +32,21 @@ leftovers() { pgrep -f "$EG_TMP" >/dev/null 2>&1; }
 # on branch pverify, 7f976a0): put it back when that lands
 awk '/^\[/ { skip = ($0 == "[w2-steps]") } !skip' "$matrix" >"$EG_TMP/l2.ini"
 matrix=$EG_TMP/l2.ini
-job() { # name world spec filter
+job() { # name world spec filter [iterations]
 	rm -f "$EG_TMP/$1.jsonl"
 	"$EG_EPGATE" launch -n "$2" --timeout 240 -- \
-		"$EG_EPGATE" l2-rank --engine "plugin:python,$3" --iters 2 \
+		"$EG_EPGATE" l2-rank --engine "plugin:python,$3" --iters "${5:-2}" \
 		--workload "$matrix" --filter "$4" \
 		--results "$EG_TMP/$1.jsonl" >"$EG_TMP/$1.out" 2>&1
 }
 count() { grep -c "$2" "$EG_TMP/$1.jsonl" 2>/dev/null || echo 0; }
 
-while read -r W opts; do
+# the flat layout at every world, two iterations (a stale row shows);
+# the other layouts once
+while read -r W opts iters; do
 	[ "$opts" = - ] && opts=
 	n=$(grep -c "^\[w$W-" "$matrix")
-	job ok "$W" "module=numpy_ep$opts" "w$W-"
+	job ok "$W" "module=numpy_ep$opts" "w$W-" "$iters"
 	rc=$?
 	p=$(count ok '"status":"pass"')
 	if [ "$rc" -eq 0 ] && [ "$p" -eq "$n" ]; then
@@ -55,11 +57,11 @@ while read -r W opts; do
 		tail -n 15 "$EG_TMP/ok.out" | sed 's/^/# /'
 	fi
 done <<'LIST'
-2 -
-3 -
-4 -
-3 ,layout=expert
-4 ,layout=rank,keys=content
+2 - 2
+3 - 2
+4 - 2
+3 ,layout=expert 1
+4 ,layout=rank,keys=content 1
 LIST
 
 # wrong results: every workload reported, those where the last rank has
@@ -67,7 +69,7 @@ LIST
 while read -r fault opts filter field; do
 	[ "$opts" = - ] && opts=
 	n=$(grep -c "^\[$filter" "$matrix")
-	job wrong 3 "module=numpy_ep_faulty,fault=$fault$opts" "$filter"
+	job wrong 3 "module=numpy_ep_faulty,fault=$fault$opts" "$filter" 1
 	rc=$?
 	all=$(wc -l <"$EG_TMP/wrong.jsonl" 2>/dev/null || echo 0)
 	bad=$(count wrong "\"status\":\"fail\".*\"$field\":[1-9]")
