@@ -113,6 +113,8 @@ int eg__chart_series(eg__chart_t *c, const char *label, int color, int dash);
 int eg__series_add(eg__series_t *s, double x, double y, double lo, double hi,
 		   int st);
 eg__mark_t *eg__chart_mark(eg__chart_t *c, int kind, double a, double b);
+/* Every series in x order (the lines join the points as sorted). */
+void eg__chart_sort(eg__chart_t *c);
 int eg__chart_cat(eg__chart_t *c, const char *label); /* its index */
 int eg__chart_tic(eg__chart_t *c, double v, const char *label);
 void eg__chart_fini(eg__chart_t *c);
