@@ -35,4 +35,30 @@ else
 	eg_not_ok "chart lines out of x order in $(unsorted "$EG_TMP/charts.gp") series"
 fi
 
+# --- a calibration's last line and exit status count every gate
+# calibrated: the H200's history gate missing detection is not hidden by
+# the A/B gates meeting theirs (suites/gates/calibrate.sh on campaigns
+# already measured: 0 rounds, no warm-up)
+C=$S/fixtures/campaigns
+M=$EG_TMP/cal
+mkdir -p "$M/campaigns"
+cp "$C"/h200x1/*.json "$M/campaigns/"
+for f in "$C"/h200x1-steps6/*-a[ab].json; do
+	cp "$f" "$M/campaigns/5$(basename "$f")"
+done
+EG_HISTORY=5 EG_JUDGED=3 EG_QUICK=1 sh "$S/suites/gates/calibrate.sh" "$EG_EPGATE" h200x1 "$M" 0 0 >"$EG_TMP/cal.out" 2>&1
+rc=$?
+last=$(tail -n 1 "$EG_TMP/cal.out")
+"$EG_EPGATE" bench calibrate "$C/h200x1-steps6" --gates "$S/gates/h200x1.gate" --quick >"$EG_TMP/cal6.out" 2>&1
+rc6=$?
+if [ "$rc" -eq 1 ] && grep -q 'h200x1.gate: false alarms 0 of [0-9]* (target met), planted caught [0-9]* of [0-9]* (target missed)' "$EG_TMP/cal.out" &&
+	grep -q '^a/b gates .*planted caught 20 of 20 (target met)$' "$EG_TMP/cal.out" &&
+	echo "$last" | grep -q '^calibration: TARGETS MISSED: .*h200x1.gate detection [0-9]* of [0-9]*; met: a/b gates$' &&
+	[ "$rc6" -eq 0 ] && [ "$(tail -n 1 "$EG_TMP/cal6.out")" = "calibration: targets met by every gate calibrated (a/b gates)" ]; then
+	eg_ok "calibration: '$last', exit 1; the A/B jobs alone: targets met, exit 0"
+else
+	eg_not_ok "calibration: exit $rc, last line '$last'; A/B alone exit $rc6"
+	tail -n 4 "$EG_TMP/cal.out" | sed 's/^/# /'
+fi
+
 eg_done
