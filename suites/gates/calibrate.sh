@@ -46,7 +46,7 @@ mkdir -p "$OUT/campaigns" "$OUT/runs" || exit 99
 n=$(ls "$OUT/campaigns" | wc -l)
 start=$(date +%s)
 longest=0
-G=$(dirname "$0")/../../gates/$(basename "$P" .profile).gate
+G=$(cd "$(dirname "$0")/../.." && pwd)/gates/$(basename "$P" .profile).gate
 
 # one KIND: a campaign into OUT/campaigns/NNN-KIND.json
 one() {
