@@ -146,20 +146,25 @@ const char *eg__tally_verdict(const eg__tally_t *t, const char **word)
 void eg__tally_say(FILE *f, const eg__tally_t *t, const char *scope,
 		   int errors_first)
 {
-	if (!t->gates && !t->tests && !t->points) {
-		fputs("nothing was judged: no gate, no test case, no point", f);
+	if (!t->gates && !t->tests) {
+		fputs(t->points ? "no gate judged the points"
+				: "nothing was judged: no gate, no test "
+				  "case, no point",
+		      f);
 		return;
 	}
-	fprintf(f, "%u of %u gates failed%s", t->fail, t->gates, scope);
-	if (errors_first && t->errors)
-		fprintf(f, ", %u could not be judged", t->errors);
-	if (t->inconclusive)
-		fprintf(f, ", %u inconclusive", t->inconclusive);
-	if (!errors_first && t->errors)
-		fprintf(f, ", %u could not be judged", t->errors);
+	if (t->gates) {
+		fprintf(f, "%u of %u gates failed%s", t->fail, t->gates, scope);
+		if (errors_first && t->errors)
+			fprintf(f, ", %u could not be judged", t->errors);
+		if (t->inconclusive)
+			fprintf(f, ", %u inconclusive", t->inconclusive);
+		if (!errors_first && t->errors)
+			fprintf(f, ", %u could not be judged", t->errors);
+	}
 	if (t->tests)
-		fprintf(f, "; %u of %u test cases failed, %u skipped",
-			t->failed, t->tests, t->skipped);
+		fprintf(f, "%s%u of %u test cases failed, %u skipped",
+			t->gates ? "; " : "", t->failed, t->tests, t->skipped);
 }
 
 void eg__verdict_line(FILE *f, const eg__tally_t *t, const char *scope)

@@ -69,7 +69,7 @@ one_verdict() {
 	case $word in PASS) want=0 ;; FAIL) want=1 ;; SKIP) want=77 ;; *) want=99 ;; esac
 	last=$(tail -n 1 "$out")
 	b=$(banner "$run/report.html")
-	sj=$(tr -d ' \n' <"$run/summary.json" 2>/dev/null)
+	sj=$({ tr -d ' \n' <"$run/summary.json"; } 2>/dev/null)
 	lc=$(echo "$word" | tr 'A-Z' 'a-z')
 	if [ "$rc" -eq "$want" ] && echo "$last" | grep -q "^$word: .*(exit $want)\$" &&
 		echo "$sj" | grep -q "\"exit\":$want,\"verdict\":\"$word\"" &&
@@ -168,6 +168,27 @@ if banner "$R/report.html" | grep -q "; $((of - got)) of [0-9]* points failed (e
 else
 	eg_not_ok "banner: $(banner "$R/report.html")"
 fi
+
+# --- epgate check's run folder (TAP and JUnit, no summary.json): its
+# page says the word of check's last line, a planted fault and without
+check_page() { # TAG WORD ARGS...
+	tag=$1 word=$2
+	shift 2
+	"$EG_EPGATE" check --quick --reports "$EG_TMP/$tag" "$@" >"$EG_TMP/$tag.out" 2>&1
+	rc=$?
+	R=$(ls -d "$EG_TMP/$tag"/*/ | head -n 1)
+	"$EG_EPGATE" report "${R%/}" >/dev/null 2>&1
+	lc=$(echo "$word" | tr 'A-Z' 'a-z')
+	if tail -n 1 "$EG_TMP/$tag.out" | grep -q "^$word: .*(exit $rc)\$" &&
+		banner "$R/report.html" | grep -q "^$lc $word: " &&
+		[ "$(head -n 1 "$R/summary.md")" = "## epgate: $word" ]; then
+		eg_ok "check $*: exit $rc, '$(tail -n 1 "$EG_TMP/$tag.out")', the page '$(banner "$R/report.html" | cut -d' ' -f2-)'"
+	else
+		eg_not_ok "check $*: exit $rc, '$(tail -n 1 "$EG_TMP/$tag.out")', the page '$(banner "$R/report.html")'"
+	fi
+}
+check_page ck-fault FAIL --engine fault:drop-row
+check_page ck-pass PASS
 
 # --- the history page: each change point beside its gate's verdict at
 # that run, the same as the verdict table's; repro lines as typed here
