@@ -35,9 +35,8 @@ static const eg__gres_t *eg__verdict_at(const eg__hist_t *h, const char *name,
 					const char *stamp)
 {
 	for (size_t r = 0; name && stamp && r < h->n_runs; r++)
-		for (size_t k = 0; !strcmp(h->runs[r].stamp, stamp) &&
-				   k < h->gf.n_gates;
-		     k++)
+		for (size_t k = 0;
+		     !strcmp(h->runs[r].stamp, stamp) && k < h->gf.n_gates; k++)
 			if (!strcmp(h->gf.gates[k].name, name))
 				return &h->runs[r].gr[k];
 	return NULL;
@@ -70,7 +69,8 @@ static void eg__changes(FILE *f, const eg__hist_t *h)
 	json_array_foreach(h->changes, i, c)
 	{
 		int worse = json_is_true(json_object_get(c, "worse"));
-		const char *gate = json_string_value(json_object_get(c, "gate"));
+		const char *gate =
+		    json_string_value(json_object_get(c, "gate"));
 		const char *stamp =
 		    json_string_value(json_object_get(c, "stamp"));
 		const eg__gres_t *g = eg__verdict_at(h, gate, stamp);

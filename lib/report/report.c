@@ -159,6 +159,8 @@ void eg__tally_say(FILE *f, const eg__tally_t *t, const char *scope,
 			fprintf(f, ", %u could not be judged", t->errors);
 		if (t->inconclusive)
 			fprintf(f, ", %u inconclusive", t->inconclusive);
+		if (t->skip)
+			fprintf(f, ", %u skipped", t->skip);
 		if (!errors_first && t->errors)
 			fprintf(f, ", %u could not be judged", t->errors);
 	}
