@@ -314,15 +314,10 @@ void eg__page_tally(const eg__page_t *pg, eg__tally_t *t);
  * case failed, or exit 1), "pass" (something passed), else "skip"; *word
  * as the last line of the command says it: ERROR, FAIL, PASS, SKIP. */
 const char *eg__tally_verdict(const eg__tally_t *t, const char **word);
-/* "WORD: <eg__tally_say>[; P of N points failed][ (exit N)]": the
- * banner's line and summary.md's, from one tally. */
+/* "WORD: F of G gates failed, ...; F of T test cases failed, ...[; P of
+ * N points failed][ (exit N)]": the banner's line and summary.md's, from
+ * one tally. */
 void eg__verdict_line(FILE *f, const eg__tally_t *t, const char *scope);
-/* "F of G gates failed<scope>, E could not be judged, I inconclusive; F of
- * T test cases failed, S skipped", each part after the first only when
- * it counts; errors_first 0 names the inconclusive gates before the
- * unjudged ones (the Markdown summary's order). */
-void eg__tally_say(FILE *f, const eg__tally_t *t, const char *scope,
-		   int errors_first);
 
 /* A failure the page lists (a gate's is shown from its verdict). */
 int eg__fail_shown(const eg__page_t *pg, const eg__fail_t *f);
