@@ -1,0 +1,177 @@
+/* The evidence of results files in one object (include/epgate/
+ * evidence.h): what summary.json, the JUnit properties and the HTML
+ * page's header show. Every value is a key's distinct values over the
+ * points and the contexts, joined as the launches join them. */
+#include <string.h>
+
+#include "epgate/error.h"
+#include "epgate/evidence.h"
+
+const char *const eg_evidence_keys[] = {"host",
+					"gpu",
+					"lib_name",
+					"lib_version",
+					"lib_build",
+					"transport",
+					"transport_class",
+					"provider",
+					"raw_transport",
+					"nccl",
+					"libfabric",
+					"nvshmem",
+					"cuda",
+					"cuda_driver",
+					"driver",
+					"build",
+					NULL};
+
+int eg_evidence_key(const char *name)
+{
+	for (size_t i = 0; eg_evidence_keys[i]; i++)
+		if (!strcmp(eg_evidence_keys[i], name))
+			return 1;
+	return 0;
+}
+
+/* Where a context keeps a key, when it does: the same name, or an array
+ * of them. */
+static const char *eg__context_key(const char *key, int *array)
+{
+	*array = !strcmp(key, "host") || !strcmp(key, "gpu");
+	if (*array)
+		return !strcmp(key, "host") ? "hosts" : "gpus";
+	return key;
+}
+
+/* Appends each " | "-separated part of s not in vals yet. */
+static int eg__add(json_t *vals, const char *s)
+{
+	while (s && *s) {
+		size_t n = strcspn(s, "|"), k = n, i;
+		const char *t = s + strspn(s, " ");
+		int seen = 0;
+		json_t *v;
+
+		k -= (size_t)(t - s);
+		while (k && t[k - 1] == ' ')
+			k--;
+		json_array_foreach(vals, i, v)
+		{
+			const char *u = json_string_value(v);
+			seen |= strlen(u) == k && !strncmp(u, t, k);
+		}
+		if (k && !seen &&
+		    json_array_append_new(vals, json_stringn(t, k)))
+			return EG_ENOMEM;
+		s += n + (s[n] == '|');
+	}
+	return EG_OK;
+}
+
+static int eg__add_json(json_t *vals, const json_t *v)
+{
+	size_t i;
+	json_t *x;
+	int rc = EG_OK;
+
+	if (json_is_string(v))
+		return eg__add(vals, json_string_value(v));
+	json_array_foreach((json_t *)v, i, x)
+	{
+		if (!rc && json_is_string(x))
+			rc = eg__add(vals, json_string_value(x));
+	}
+	return rc;
+}
+
+/* One key over the files: its values joined, or NULL when none. */
+static json_t *eg__key(const eg_results_t *r, size_t n, const char *key)
+{
+	json_t *vals = json_array(), *out = NULL;
+	int array, rc = vals ? EG_OK : EG_ENOMEM;
+	const char *ck = eg__context_key(key, &array);
+	char buf[2048] = "";
+	size_t i;
+	json_t *v;
+
+	for (size_t f = 0; !rc && f < n; f++) {
+		for (size_t p = 0; !rc && p < r[f].n_points; p++)
+			rc = eg__add_json(
+			    vals,
+			    json_object_get(r[f].points[p].evidence, key));
+		if (!rc)
+			rc = eg__add_json(vals,
+					  json_object_get(r[f].context, ck));
+	}
+	json_array_foreach(vals, i, v)
+	{
+		size_t at = strlen(buf);
+		snprintf(buf + at, sizeof(buf) - at, "%s%s", i ? " | " : "",
+			 json_string_value(v));
+	}
+	if (!rc && json_array_size(vals))
+		out = json_string(buf);
+	json_decref(vals);
+	return out;
+}
+
+/* The contexts' knobs: each name with its distinct values. */
+static json_t *eg__env(const eg_results_t *r, size_t n)
+{
+	json_t *env = json_object(), *vals = json_object();
+	const char *k;
+	json_t *v;
+	int bad = !env || !vals;
+
+	for (size_t f = 0; !bad && f < n; f++)
+		json_object_foreach(json_object_get(r[f].context, "env"), k, v)
+		{
+			json_t *a = json_object_get(vals, k);
+
+			if (!a && (bad |= json_object_set_new(
+				       vals, k, a = json_array())))
+				break;
+			bad |= eg__add_json(a, v) < 0;
+		}
+	json_object_foreach(vals, k, v)
+	{
+		char buf[1024] = "";
+		size_t i;
+		json_t *x;
+
+		json_array_foreach(v, i, x)
+		{
+			size_t at = strlen(buf);
+			snprintf(buf + at, sizeof(buf) - at, "%s%s",
+				 i ? " | " : "", json_string_value(x));
+		}
+		bad |= json_object_set_new(env, k, json_string(buf));
+	}
+	json_decref(vals);
+	if (bad) {
+		json_decref(env);
+		return NULL;
+	}
+	return env;
+}
+
+json_t *eg_results_evidence(const eg_results_t *r, size_t n)
+{
+	json_t *o = json_object(), *env = eg__env(r, n);
+	int bad = !o || !env;
+
+	for (size_t i = 0; !bad && eg_evidence_keys[i]; i++) {
+		json_t *v = eg__key(r, n, eg_evidence_keys[i]);
+
+		if (v)
+			bad |= json_object_set_new(o, eg_evidence_keys[i], v);
+	}
+	if (!bad && json_object_size(env))
+		bad |= json_object_set(o, "env", env);
+	json_decref(env);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
