@@ -496,6 +496,12 @@ static int eg__rule_aggregate(const eg_gate_file_t *gf, const eg_gate_t *g,
 		return eg__gerr(gf, g->line, err, len,
 				"gate \"%s\": cannot aggregate: %s", g->name,
 				eg_strerror(rc));
+	for (size_t i = 0;
+	     one.out.verdict == EG_VERDICT_INCONCLUSIVE && i < n &&
+	     !eg__older_launches(d, c[i].e->p, c[i].bp, c[i].nb, one.out.why,
+				 sizeof(one.out.why));
+	     i++)
+		;
 	snprintf(at, sizeof(at), "the %s of %zu point(s)",
 		 g->aggregate == EG_AGG_MEDIAN ? "median" : "geometric mean",
 		 used);
@@ -596,6 +602,11 @@ int eg__rule_regression(const eg_gate_file_t *gf, const eg_gate_t *g,
 		rc =
 		    eg__rule_aggregate(gf, g, d, c, n, &o, cmps, res, err, len);
 	} else {
+		for (size_t i = 0; i < n; i++)
+			if (c[i].out.verdict == EG_VERDICT_INCONCLUSIVE)
+				eg__older_launches(d, c[i].e->p, c[i].bp,
+						   c[i].nb, c[i].out.why,
+						   sizeof(c[i].out.why));
 		for (size_t i = 0; i < n; i++)
 			p[i] = c[i].out.p_worse;
 		if ((rc = eg_stats_correct(p, n, o.alpha, g->st.correction,
