@@ -10,6 +10,8 @@
 typedef int eg_cmd_fn(int argc, char **argv);
 
 eg_cmd_fn eg_cmd_run, eg_cmd_check, eg_cmd_launch;
+/* plugin: subcommands new and info (cmd_plugin.c) */
+eg_cmd_fn eg_cmd_plugin;
 /* report: the HTML report (cmd_report.c) */
 eg_cmd_fn eg_cmd_report;
 /* gate: 0 every gate passed (skips and, without --strict, inconclusive
