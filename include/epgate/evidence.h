@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "epgate/report.h"
 #include "epgate/results.h"
 
 /* What a library is when it is not in the process. */
@@ -53,6 +54,16 @@ int eg_env_knobs(json_t *env);
  * " | ", and "env" (the contexts' knobs, an object of strings). A key
  * no file has is absent. NULL on out of memory. */
 json_t *eg_results_evidence(const eg_results_t *r, size_t n);
+/* Adds from's values to into's (both such objects, "env" too): a
+ * value already there is not repeated. <0 on out of memory. */
+int eg_evidence_merge(json_t *into, const json_t *from);
+/* This process's evidence in the same shape: the libraries as loaded,
+ * the host, the knobs, and, when engine runs a plugin loaded here, the
+ * library under test (lib/suite/evidence.c). NULL on out of memory. */
+json_t *eg_process_evidence(const char *engine);
+/* eg_process_evidence(engine) as j's properties (eg_junit_evidence). */
+void eg_suite_junit_evidence(eg_junit_t *j, const char *engine);
+
 /* The evidence keys of eg_results_evidence, in the order reports show
  * them; NULL-terminated. */
 extern const char *const eg_evidence_keys[];

@@ -2,6 +2,7 @@
  * evidence.h): what summary.json, the JUnit properties and the HTML
  * page's header show. Every value is a key's distinct values over the
  * points and the contexts, joined as the launches join them. */
+#include <stdio.h>
 #include <string.h>
 
 #include "epgate/error.h"
@@ -35,10 +36,9 @@ int eg_evidence_key(const char *name)
 
 /* Where a context keeps a key, when it does: the same name, or an array
  * of them. */
-static const char *eg__context_key(const char *key, int *array)
+static const char *eg__context_key(const char *key)
 {
-	*array = !strcmp(key, "host") || !strcmp(key, "gpu");
-	if (*array)
+	if (!strcmp(key, "host") || !strcmp(key, "gpu"))
 		return !strcmp(key, "host") ? "hosts" : "gpus";
 	return key;
 }
@@ -88,21 +88,21 @@ static int eg__add_json(json_t *vals, const json_t *v)
 static json_t *eg__key(const eg_results_t *r, size_t n, const char *key)
 {
 	json_t *vals = json_array(), *out = NULL;
-	int array, rc = vals ? EG_OK : EG_ENOMEM;
-	const char *ck = eg__context_key(key, &array);
+	int rc = vals ? EG_OK : EG_ENOMEM;
+	const char *ck = eg__context_key(key);
 	char buf[2048] = "";
 	size_t i;
 	json_t *v;
 
-	for (size_t f = 0; !rc && f < n; f++) {
+	/* the points' own first: a context's "transport" is the profile's
+	 * word ("fabric"), its versions the orchestrator's */
+	for (size_t f = 0; !rc && f < n; f++)
 		for (size_t p = 0; !rc && p < r[f].n_points; p++)
 			rc = eg__add_json(
 			    vals,
 			    json_object_get(r[f].points[p].evidence, key));
-		if (!rc)
-			rc = eg__add_json(vals,
-					  json_object_get(r[f].context, ck));
-	}
+	for (size_t f = 0; !rc && !json_array_size(vals) && f < n; f++)
+		rc = eg__add_json(vals, json_object_get(r[f].context, ck));
 	json_array_foreach(vals, i, v)
 	{
 		size_t at = strlen(buf);
@@ -174,4 +174,55 @@ json_t *eg_results_evidence(const eg_results_t *r, size_t n)
 		return NULL;
 	}
 	return o;
+}
+
+/* into[k] with the " | "-parts of v not in it yet. */
+static int eg__merge_key(json_t *into, const char *k, const json_t *v)
+{
+	json_t *vals = json_array();
+	const char *old = json_string_value(json_object_get(into, k));
+	char buf[2048] = "";
+	size_t i;
+	json_t *x;
+	int rc = vals ? EG_OK : EG_ENOMEM;
+
+	if (!rc && old)
+		rc = eg__add(vals, old);
+	if (!rc)
+		rc = eg__add_json(vals, v);
+	json_array_foreach(vals, i, x)
+	{
+		size_t at = strlen(buf);
+		snprintf(buf + at, sizeof(buf) - at, "%s%s", i ? " | " : "",
+			 json_string_value(x));
+	}
+	if (!rc && json_array_size(vals) &&
+	    json_object_set_new(into, k, json_string(buf)))
+		rc = EG_ENOMEM;
+	json_decref(vals);
+	return rc;
+}
+
+int eg_evidence_merge(json_t *into, const json_t *from)
+{
+	const char *k;
+	json_t *v, *env = json_object_get(into, "env");
+	int rc = EG_OK;
+
+	json_object_foreach((json_t *)from, k, v)
+	{
+		if (rc || !strcmp(k, "env"))
+			continue;
+		rc = eg__merge_key(into, k, v);
+	}
+	if (rc || !json_object_size(json_object_get(from, "env")))
+		return rc;
+	if (!env && json_object_set_new(into, "env", env = json_object()))
+		return EG_ENOMEM;
+	json_object_foreach(json_object_get(from, "env"), k, v)
+	{
+		if (!rc)
+			rc = eg__merge_key(env, k, v);
+	}
+	return rc;
 }

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "epgate/evidence.h"
 #include "epgate/report_html.h"
 #include "lib/suite/run_report.h"
 #include "lib/suite/suite.h"
@@ -20,6 +21,7 @@ typedef struct eg__run {
 	const eg_run_opts_t *o;
 	char dir[4096], summary[4200];
 	eg_stage_t st[EG__STAGES];
+	json_t *ev; /* what ran: this process, then the bench's results */
 } eg__run_t;
 
 /* A stage's counts and failures from its JUnit report. */
@@ -178,6 +180,22 @@ static void eg__bench_stages(eg__run_t *R, const eg_bench_totals_t *pt, int rc)
 		 g->t.inconclusive ? ", inconclusive ones listed above" : "");
 }
 
+/* The evidence of the bench's results file, beside this process's. */
+static void eg__bench_evidence(eg__run_t *R, const char *results)
+{
+	char err[EG_RESULTS_ERR_MAX];
+	eg_results_t r;
+	json_t *ev;
+
+	if (!results[0] || eg_results_read(&r, results, err, sizeof(err)) < 0)
+		return;
+	ev = eg_results_evidence(&r, 1);
+	if (ev && R->ev)
+		eg_evidence_merge(R->ev, ev);
+	json_decref(ev);
+	eg_results_free(&r);
+}
+
 /* bench: the local profile's sweeps, then its gates. */
 static int eg__bench(eg__run_t *R)
 {
@@ -191,6 +209,7 @@ static int eg__bench(eg__run_t *R)
 	fflush(stdout);
 	rc = eg_bench_run_profile("local", R->dir, &po, &pt);
 	eg__bench_stages(R, &pt, rc);
+	eg__bench_evidence(R, pt.results);
 	printf("  bench  %u of %u points measured, %u failed in %.1f s\n",
 	       pt.measured, pt.points, pt.failed, pt.seconds);
 	if (R->st[EG__GATES].ran)
@@ -237,21 +256,26 @@ int eg_run_local(const eg_run_opts_t *o)
 		       getenv("SLURM_JOB_ID"));
 	fflush(stdout);
 	eg__l1(&R);
-	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0);
+	R.ev = eg_process_evidence(o->engine); /* the L1 engine loaded */
+	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0,
+		       R.ev);
 	eg__l2(&R);
-	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0);
+	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0,
+		       R.ev);
 	eg__gpu(&R);
-	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0);
+	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0,
+		       R.ev);
 	brc = eg__bench(&R);
 	/* never kinder than the sweep's own verdict */
 	rc = eg_run_worse(eg_run_exit(R.st, EG__STAGES),
 			  brc == EG_EXIT_SKIP ? EG_EXIT_SKIP : brc);
-	if (eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 1,
-			   rc) < 0)
+	if (eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 1, rc,
+			   R.ev) < 0)
 		rc = EG_EXIT_HARD;
 	eg_report_run_folder(R.dir); /* report.html, summary.md */
 	eg_run_closing(stdout, R.dir, R.st, EG__STAGES, rc);
 	for (int i = 0; i < EG__STAGES; i++)
 		json_decref(R.st[i].failures);
+	json_decref(R.ev);
 	return rc;
 }

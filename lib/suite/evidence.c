@@ -1,0 +1,37 @@
+/* This process's evidence (include/epgate/evidence.h): what a suite that
+ * writes no results file (check, L2) records of where it ran, in the
+ * shape of eg_results_evidence, for its JUnit properties and summary.json. */
+#include "epgate/error.h"
+#include "epgate/evidence.h"
+#include "epgate/plugin_info.h"
+
+json_t *eg_process_evidence(const char *engine)
+{
+	json_t *o = json_object(), *env = json_object();
+	eg_plugin_info_t pi;
+	eg_loaded_t l;
+	int bad = !o || !env;
+
+	eg_loaded_read(&l);
+	if (!bad)
+		bad = eg_loaded_to_json(&l, o) < 0 || eg_env_knobs(env) < 0;
+	if (!bad && eg_plugin_info_loaded(engine, &pi) == EG_OK)
+		bad = eg_plugin_info_evidence(&pi, o) < 0;
+	if (!bad && json_object_size(env))
+		bad = json_object_set(o, "env", env) < 0;
+	json_decref(env);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+void eg_suite_junit_evidence(eg_junit_t *j, const char *engine)
+{
+	json_t *ev = eg_process_evidence(engine);
+
+	if (ev)
+		eg_junit_evidence(j, ev);
+	json_decref(ev);
+}
