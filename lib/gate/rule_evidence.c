@@ -1,9 +1,10 @@
 /* The evidence rule (docs/gates.md): every point's evidence field (or,
  * where the point has none, its file's context field) is one of the
- * expected values. A point of an older epgate's file that lacks the
- * field cannot be judged: the gate is inconclusive, saying which file
- * to re-record (docs/results-v1.md, "Older files"), never failed for
- * it; a value the reader derived for such a file is said as derived. */
+ * expected values. A point of an older epgate's file that lacks a field
+ * that epgate did not write yet cannot be judged: the gate is
+ * inconclusive, saying which file to re-record (docs/results-v1.md,
+ * "Older files"), never failed for it; a value the reader derived for
+ * such a file is said as derived. */
 #include <stdio.h>
 #include <string.h>
 
@@ -42,7 +43,7 @@ static void eg__ev_cell(const eg_gate_t *g, const eg__cell_t *e, eg__ev_t *s)
 		s->seen = str;
 		return;
 	}
-	if (!str && eg_results_older(e->file)) {
+	if (!str && eg_results_older_lacks(e->file, g->field)) {
 		if (!s->n_older++)
 			s->older = e->file;
 		return;

@@ -14,8 +14,32 @@
 
 int eg_results_older(const eg_results_t *r)
 {
+	const char *build =
+	    r ? json_string_value(json_object_get(r->context, "build")) : NULL;
+
+	/* an epgate's own measurement says so in its build ("epgate 0.1.0
+	 * (6c67c4e)"); a file written by hand or a test is none */
 	return r && !r->recorded && r->revision &&
-	       r->revision < EG_RESULTS_REVISION;
+	       r->revision < EG_RESULTS_REVISION && build &&
+	       !strncmp(build, "epgate", 6);
+}
+
+/* The evidence keys revision 2 added: an older file cannot have them. A
+ * key it could have had (transport, provider, ...) and lacks is missing,
+ * not old. */
+static const char *const eg__rev2_keys[] = {
+    "host",	 "gpu",		  "nccl",   "libfabric", "nvshmem",
+    "cuda",	 "cuda_driver",	  "driver", "lib_name",	 "lib_version",
+    "lib_build", "raw_transport", NULL};
+
+int eg_results_older_lacks(const eg_results_t *r, const char *key)
+{
+	if (!eg_results_older(r))
+		return 0;
+	for (size_t i = 0; eg__rev2_keys[i]; i++)
+		if (!strcmp(eg__rev2_keys[i], key))
+			return 1;
+	return 0;
 }
 
 static int eg__mark(eg_results_t *r, const char *key, const char *from)

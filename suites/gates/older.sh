@@ -74,6 +74,15 @@ if [ "$rc" -eq 1 ]; then
 else
 	eg_not_ok "--strict: exit $rc, want 1"
 fi
+# a field the older epgate wrote where it applied: missing is missing
+gate prov provider efa >prov.gate
+run out --gates prov.gate "$O/20261129-one-launch.json"
+if [ "$rc" -eq 1 ] && grep -q '^FAIL .*provider (no evidence recorded)' out; then
+	eg_ok "20261129: provider (written then too) missing: FAIL, not 'older'"
+else
+	eg_not_ok "20261129: provider: exit $rc, want 1"
+	sed 's/^/# /' out | head -n 6
+fi
 # the same file as this epgate's (revision 2): a missing field fails
 sed '2s/"context": {/"context": {"revision": 2, /' "$O/20261202-class.json" >new.json
 run out --gates lib.gate new.json
