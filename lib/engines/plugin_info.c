@@ -152,8 +152,12 @@ json_t *eg_plugin_info_json(const eg_plugin_info_t *in)
 	    eg_plugin_order_name(in->order), "order_bound", c->order_bound,
 	    "options", c->options);
 
-	if (!o || !lib || eg_plugin_info_evidence(in, lib) < 0 ||
-	    json_object_set_new(o, "library", lib)) {
+	if (!o || !lib || eg_plugin_info_evidence(in, lib) < 0) {
+		json_decref(lib);
+		json_decref(o);
+		return NULL;
+	}
+	if (json_object_set_new(o, "library", lib)) { /* lib is gone */
 		json_decref(o);
 		return NULL;
 	}

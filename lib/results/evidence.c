@@ -84,15 +84,28 @@ static int eg__add_json(json_t *vals, const json_t *v)
 	return rc;
 }
 
+/* The values " | "-joined, as launches and ranks join them. */
+static json_t *eg__joined(const json_t *vals)
+{
+	char buf[2048] = "";
+	size_t i;
+	json_t *v;
+
+	json_array_foreach((json_t *)vals, i, v)
+	{
+		size_t at = strlen(buf);
+		snprintf(buf + at, sizeof(buf) - at, "%s%s", i ? " | " : "",
+			 json_string_value(v));
+	}
+	return json_string(buf);
+}
+
 /* One key over the files: its values joined, or NULL when none. */
 static json_t *eg__key(const eg_results_t *r, size_t n, const char *key)
 {
 	json_t *vals = json_array(), *out = NULL;
 	int rc = vals ? EG_OK : EG_ENOMEM;
 	const char *ck = eg__context_key(key);
-	char buf[2048] = "";
-	size_t i;
-	json_t *v;
 
 	/* the points' own first: a context's "transport" is the profile's
 	 * word ("fabric"), its versions the orchestrator's */
@@ -103,52 +116,44 @@ static json_t *eg__key(const eg_results_t *r, size_t n, const char *key)
 			    json_object_get(r[f].points[p].evidence, key));
 	for (size_t f = 0; !rc && !json_array_size(vals) && f < n; f++)
 		rc = eg__add_json(vals, json_object_get(r[f].context, ck));
-	json_array_foreach(vals, i, v)
-	{
-		size_t at = strlen(buf);
-		snprintf(buf + at, sizeof(buf) - at, "%s%s", i ? " | " : "",
-			 json_string_value(v));
-	}
 	if (!rc && json_array_size(vals))
-		out = json_string(buf);
+		out = eg__joined(vals);
 	json_decref(vals);
 	return out;
+}
+
+/* into[k] with the " | "-parts of v not in it yet. */
+static int eg__merge_key(json_t *into, const char *k, const json_t *v)
+{
+	json_t *vals = json_array();
+	const char *old = json_string_value(json_object_get(into, k));
+	int rc = vals ? EG_OK : EG_ENOMEM;
+
+	if (!rc && old)
+		rc = eg__add(vals, old);
+	if (!rc)
+		rc = eg__add_json(vals, v);
+	if (!rc && json_array_size(vals) &&
+	    json_object_set_new(into, k, eg__joined(vals)))
+		rc = EG_ENOMEM;
+	json_decref(vals);
+	return rc;
 }
 
 /* The contexts' knobs: each name with its distinct values. */
 static json_t *eg__env(const eg_results_t *r, size_t n)
 {
-	json_t *env = json_object(), *vals = json_object();
+	json_t *env = json_object(), *v;
 	const char *k;
-	json_t *v;
-	int bad = !env || !vals;
+	int rc = env ? EG_OK : EG_ENOMEM;
 
-	for (size_t f = 0; !bad && f < n; f++)
+	for (size_t f = 0; !rc && f < n; f++)
 		json_object_foreach(json_object_get(r[f].context, "env"), k, v)
 		{
-			json_t *a = json_object_get(vals, k);
-
-			if (!a && (bad |= json_object_set_new(
-				       vals, k, a = json_array())))
-				break;
-			bad |= eg__add_json(a, v) < 0;
+			if (!rc)
+				rc = eg__merge_key(env, k, v);
 		}
-	json_object_foreach(vals, k, v)
-	{
-		char buf[1024] = "";
-		size_t i;
-		json_t *x;
-
-		json_array_foreach(v, i, x)
-		{
-			size_t at = strlen(buf);
-			snprintf(buf + at, sizeof(buf) - at, "%s%s",
-				 i ? " | " : "", json_string_value(x));
-		}
-		bad |= json_object_set_new(env, k, json_string(buf));
-	}
-	json_decref(vals);
-	if (bad) {
+	if (rc) {
 		json_decref(env);
 		return NULL;
 	}
@@ -174,33 +179,6 @@ json_t *eg_results_evidence(const eg_results_t *r, size_t n)
 		return NULL;
 	}
 	return o;
-}
-
-/* into[k] with the " | "-parts of v not in it yet. */
-static int eg__merge_key(json_t *into, const char *k, const json_t *v)
-{
-	json_t *vals = json_array();
-	const char *old = json_string_value(json_object_get(into, k));
-	char buf[2048] = "";
-	size_t i;
-	json_t *x;
-	int rc = vals ? EG_OK : EG_ENOMEM;
-
-	if (!rc && old)
-		rc = eg__add(vals, old);
-	if (!rc)
-		rc = eg__add_json(vals, v);
-	json_array_foreach(vals, i, x)
-	{
-		size_t at = strlen(buf);
-		snprintf(buf + at, sizeof(buf) - at, "%s%s", i ? " | " : "",
-			 json_string_value(x));
-	}
-	if (!rc && json_array_size(vals) &&
-	    json_object_set_new(into, k, json_string(buf)))
-		rc = EG_ENOMEM;
-	json_decref(vals);
-	return rc;
 }
 
 int eg_evidence_merge(json_t *into, const json_t *from)

@@ -78,7 +78,8 @@ static int eg__context_loaded(json_t *c, json_t *env)
 	int bad = !all;
 
 	eg_loaded_read(&l);
-	bad |= bad || eg_loaded_to_json(&l, all) < 0;
+	if (!bad)
+		bad = eg_loaded_to_json(&l, all) < 0;
 	for (int i = 0; !bad && keys[i]; i++) {
 		const char *v =
 		    json_string_value(json_object_get(all, keys[i]));
