@@ -61,6 +61,10 @@ int eg_evidence_merge(json_t *into, const json_t *from);
  * the host, the knobs, and, when engine runs a plugin loaded here, the
  * library under test (lib/suite/evidence.c). NULL on out of memory. */
 json_t *eg_process_evidence(const char *engine);
+/* The run folder's summary.json (path) with ev as its "evidence" (docs/
+ * results-v1.md): read, set, replaced atomically; nothing for NULL. <0
+ * after a message on stderr. */
+int eg_summary_evidence(const char *path, const json_t *ev);
 /* eg_process_evidence(engine) as j's properties (eg_junit_evidence). */
 void eg_suite_junit_evidence(eg_junit_t *j, const char *engine);
 

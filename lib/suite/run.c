@@ -36,6 +36,33 @@ static void eg__tally(eg__run_t *R, eg_stage_t *s, const char *junit)
 		snprintf(s->why, sizeof(s->why), "%s could not be read", junit);
 }
 
+/* The evidence of the bench's results file (the local profile's, in the
+ * run folder), beside this process's. */
+static void eg__bench_evidence(eg__run_t *R)
+{
+	char err[EG_RESULTS_ERR_MAX], results[4200];
+	eg_results_t r;
+	json_t *ev;
+
+	snprintf(results, sizeof(results), "%s/bench-local.json", R->dir);
+	if (eg_results_read(&r, results, err, sizeof(err)) < 0)
+		return;
+	ev = eg_results_evidence(&r, 1);
+	if (ev && R->ev)
+		eg_evidence_merge(R->ev, ev);
+	json_decref(ev);
+	eg_results_free(&r);
+}
+
+/* summary.json, then the evidence of what ran into it. */
+static int eg__summary(eg__run_t *R, int done, int rc)
+{
+	int e = eg_run_summary(R->summary, R->dir, R->o->engine, R->st,
+			       EG__STAGES, done, rc);
+
+	return e < 0 ? e : eg_summary_evidence(R->summary, R->ev);
+}
+
 static void eg__l1(eg__run_t *R)
 {
 	eg_stage_t *s = &R->st[EG__L1];
@@ -180,22 +207,6 @@ static void eg__bench_stages(eg__run_t *R, const eg_bench_totals_t *pt, int rc)
 		 g->t.inconclusive ? ", inconclusive ones listed above" : "");
 }
 
-/* The evidence of the bench's results file, beside this process's. */
-static void eg__bench_evidence(eg__run_t *R, const char *results)
-{
-	char err[EG_RESULTS_ERR_MAX];
-	eg_results_t r;
-	json_t *ev;
-
-	if (!results[0] || eg_results_read(&r, results, err, sizeof(err)) < 0)
-		return;
-	ev = eg_results_evidence(&r, 1);
-	if (ev && R->ev)
-		eg_evidence_merge(R->ev, ev);
-	json_decref(ev);
-	eg_results_free(&r);
-}
-
 /* bench: the local profile's sweeps, then its gates. */
 static int eg__bench(eg__run_t *R)
 {
@@ -209,7 +220,6 @@ static int eg__bench(eg__run_t *R)
 	fflush(stdout);
 	rc = eg_bench_run_profile("local", R->dir, &po, &pt);
 	eg__bench_stages(R, &pt, rc);
-	eg__bench_evidence(R, pt.results);
 	printf("  bench  %u of %u points measured, %u failed in %.1f s\n",
 	       pt.measured, pt.points, pt.failed, pt.seconds);
 	if (R->st[EG__GATES].ran)
@@ -257,20 +267,17 @@ int eg_run_local(const eg_run_opts_t *o)
 	fflush(stdout);
 	eg__l1(&R);
 	R.ev = eg_process_evidence(o->engine); /* the L1 engine loaded */
-	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0,
-		       R.ev);
+	eg__summary(&R, 0, 0);
 	eg__l2(&R);
-	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0,
-		       R.ev);
+	eg__summary(&R, 0, 0);
 	eg__gpu(&R);
-	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0,
-		       R.ev);
+	eg__summary(&R, 0, 0);
 	brc = eg__bench(&R);
+	eg__bench_evidence(&R);
 	/* never kinder than the sweep's own verdict */
 	rc = eg_run_worse(eg_run_exit(R.st, EG__STAGES),
 			  brc == EG_EXIT_SKIP ? EG_EXIT_SKIP : brc);
-	if (eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 1, rc,
-			   R.ev) < 0)
+	if (eg__summary(&R, 1, rc) < 0)
 		rc = EG_EXIT_HARD;
 	eg_report_run_folder(R.dir); /* report.html, summary.md */
 	eg_run_closing(stdout, R.dir, R.st, EG__STAGES, rc);

@@ -173,7 +173,7 @@ static void eg__legacy(json_t *j, const eg_stage_t *s, const char *run)
 
 static json_t *eg__summary_json(const char *run, const char *engine,
 				const eg_stage_t *st, size_t n, int done,
-				int rc, const json_t *evidence)
+				int rc)
 {
 	json_t *all = eg__files(run), *stages = json_array();
 	eg_tally_t t = eg__sum(st, n);
@@ -192,9 +192,6 @@ static json_t *eg__summary_json(const char *run, const char *engine,
 	if (j) {
 		json_object_set_new(j, "stages", stages);
 		json_object_set_new(j, "files", all);
-		if (evidence)
-			json_object_set_new(j, "evidence",
-					    json_deep_copy(evidence));
 		for (size_t i = 0; i < n; i++)
 			if (!strcmp(st[i].name, "l1") ||
 			    !strcmp(st[i].name, "l2"))
@@ -207,11 +204,10 @@ static json_t *eg__summary_json(const char *run, const char *engine,
 }
 
 int eg_run_summary(const char *path, const char *run, const char *engine,
-		   const eg_stage_t *st, size_t n, int done, int rc,
-		   const json_t *evidence)
+		   const eg_stage_t *st, size_t n, int done, int rc)
 {
 	char err[4400], *text = NULL;
-	json_t *j = eg__summary_json(run, engine, st, n, done, rc, evidence);
+	json_t *j = eg__summary_json(run, engine, st, n, done, rc);
 	int bad;
 
 	text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;

@@ -46,12 +46,10 @@ int eg_run_exit(const eg_stage_t *st, size_t n);
 
 /* summary.json, rewritten atomically (after each stage: a crash keeps
  * the stages before it): every stage with its counts, time, files and
- * failures, the totals, the run folder's files, the evidence of what ran
- * (NULL: none yet; include/epgate/evidence.h); "exit" and "verdict" are
+ * failures, the totals, the run folder's files; "exit" and "verdict" are
  * null and "running" until done. Prints and returns <0 on failure. */
 int eg_run_summary(const char *path, const char *run, const char *engine,
-		   const eg_stage_t *st, size_t n, int done, int rc,
-		   const json_t *evidence);
+		   const eg_stage_t *st, size_t n, int done, int rc);
 
 /* The closing lines: the stage table, each failing stage's first
  * failures, the reports (every file of the run folder, by stage) and the
