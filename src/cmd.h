@@ -10,14 +10,14 @@
 typedef int eg_cmd_fn(int argc, char **argv);
 
 eg_cmd_fn eg_cmd_run, eg_cmd_check, eg_cmd_launch;
-/* plugin: subcommands new and info (cmd_plugin.c) */
-eg_cmd_fn eg_cmd_plugin;
 /* report: the HTML report (cmd_report.c) */
 eg_cmd_fn eg_cmd_report;
 /* gate: 0 every gate passed (skips and, without --strict, inconclusive
  * ones allowed), 1 a gate failed (or, with --strict, was inconclusive),
  * 77 every gate skipped for lack of data, 99 bad input or a hard error */
 eg_cmd_fn eg_cmd_gate;
+/* plugin: subcommands new and info (cmd_plugin.c) */
+eg_cmd_fn eg_cmd_plugin;
 /* bench: subcommands profile, list, engine, raw, overhead, ab, calibrate
  * (cmd_bench.c) */
 eg_cmd_fn eg_cmd_bench, eg_cmd_bench_profile, eg_cmd_bench_list,

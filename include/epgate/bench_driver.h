@@ -136,13 +136,13 @@ typedef struct eg_bench_rank_report {
 			      counted) */
 	char evidence[128];
 	char versions[128];
+	/* the libraries as this rank loaded them, its host and GPU
+	 * (lib/bench/evidence.c) */
+	eg_loaded_t loaded;
 	/* the engine's phases: name and mean per timed step (us) */
 	uint32_t n_phases;
 	char phase_name[EG_BENCH_PHASES_MAX][24];
 	double phase_us[EG_BENCH_PHASES_MAX];
-	/* appended: the libraries as this rank loaded them, its host and
-	 * GPU (lib/bench/evidence.c) */
-	eg_loaded_t loaded;
 } eg_bench_rank_report_t;
 
 /* The evidence of a point beyond its transport (docs/results-v1.md,
