@@ -122,6 +122,11 @@ synopsis() (
 		shift
 		sub=""
 		case ${1:-} in [a-z]*) "$EG_EPGATE" "$c" "$1" --help </dev/null >/dev/null 2>&1 && sub=$1 ;; esac
+		# bench's old spellings (`bench --engine E` is `bench engine E`)
+		case "$c ${1:-}" in
+		"bench --engine" | "bench --profile" | "bench --raw" | "bench --overhead")
+			sub=${1#--} ;;
+		esac
 		if ! "$EG_EPGATE" "$c" $sub --help </dev/null >"$EG_TMP/help" 2>&1; then
 			echo "BAD epgate $c $sub: no such command"
 			continue
