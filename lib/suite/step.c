@@ -13,12 +13,14 @@
 #include "epgate/mem.h"
 #include "epgate/reference.h"
 #include "epgate/step.h"
+#include "lib/suite/where.h"
 
 struct eg_step {
 	eg_workload_t w;   /* a copy: the shape buffers are made for */
 	eg_workload_t cur; /* the step run now (eg_workload_step of w);
 			      cur.iter is the iteration generated */
 	uint32_t iter0;	   /* the workload's own iter */
+	uint32_t step;	   /* the step selected */
 	const eg_engine_ops_t *ops;
 	void *engine;
 	eg_engine_ctx_t ctx;
@@ -37,6 +39,12 @@ struct eg_step {
 	/* host: the reference of one rank (the largest) */
 	void *cexp;
 	double *r64, *m64;
+	/* a fixed-order engine's combine run again (n, in the space), and
+	 * host copies of one rank's two results */
+	void **again;
+	void *h_first, *h_again;
+	double bound; /* the engine's combine_bound */
+	int repeated; /* this iteration's combine ran again into again */
 };
 
 unsigned eg_combine_checks(const eg_workload_t *w, uint32_t engine_flags)
@@ -48,6 +56,8 @@ unsigned eg_combine_checks(const eg_workload_t *w, uint32_t engine_flags)
 		c |= EG_CHECK_BITS;
 	if (w->data == EG_DATA_RANDOM)
 		c |= EG_CHECK_BOUND;
+	if (w->data == EG_DATA_RANDOM && (engine_flags & EG_ENGINE_FIXED_ORDER))
+		c |= EG_CHECK_REPEAT;
 	return c;
 }
 
@@ -91,9 +101,15 @@ static int eg__engine(const eg_step_t *st, eg_rank_verdict_t *v, int rc,
 		const char *e =
 		    x && x->error ? x->error(st->ctx.xport_state) : NULL;
 
-		fprintf(stderr, "%s: rank %u: %s: %s: %s%s%s\n", st->say,
-			st->first, st->w.name, stage, eg_strerror(rc),
-			e && *e ? ": " : "", e && *e ? e : "");
+		char at[48] = "";
+
+		if (st->w.steps > 1)
+			snprintf(at, sizeof(at), "step %u of %u, ",
+				 st->step + 1, st->w.steps);
+		fprintf(stderr,
+			"%s: rank %u: %s: %s: %s%s%s (%siteration %u)\n",
+			st->say, st->first, st->w.name, stage, eg_strerror(rc),
+			e && *e ? ": " : "", e && *e ? e : "", at, iter);
 		fflush(stderr);
 	}
 	if (!eg_rank_verdict_failed(v)) {
@@ -132,8 +148,11 @@ static void eg__free(eg_step_t *st)
 			st->sp->free(st->ss, st->y[i]);
 		if (st->out)
 			st->sp->free(st->ss, st->out[i]);
+		if (st->again)
+			st->sp->free(st->ss, st->again[i]);
 	}
-	EG_FREE(st->in, st->recv, st->y, st->out, st->cexp, st->r64, st->m64);
+	EG_FREE(st->in, st->recv, st->y, st->out, st->cexp, st->r64, st->m64,
+		st->again, st->h_first, st->h_again);
 }
 
 /* Rank first+i's input buffers, shaped for its tokens. */
@@ -160,6 +179,31 @@ static int eg__alloc_input(eg_step_t *st, uint32_t i)
 	    (rc = st->sp->alloc(st->ss, (void **)&in->topk_w,
 				T * K * sizeof(float))) < 0)
 		return rc;
+	return EG_OK;
+}
+
+/* A fixed-order engine's second combine, and the host copies that
+ * compare it (the space's copy op reads device memory). */
+static int eg__alloc_again(eg_step_t *st, size_t cmax)
+{
+	const eg_space_ops_t *sp = st->sp;
+	int rc;
+
+	if (!(st->ops->flags & EG_ENGINE_FIXED_ORDER))
+		return EG_OK;
+	if (sp->size < offsetof(eg_space_ops_t, copy) + sizeof(sp->copy) ||
+	    !sp->copy)
+		return EG_ENOSYS;
+	st->again = calloc(st->n, sizeof(*st->again));
+	st->h_first = malloc(cmax + 1);
+	st->h_again = malloc(cmax + 1);
+	if (!st->again || !st->h_first || !st->h_again)
+		return EG_ENOMEM;
+	for (uint32_t i = 0; i < st->n; i++)
+		if ((rc = sp->alloc(st->ss, &st->again[i],
+				    eg_combine_bytes(&st->w, st->first + i))) <
+		    0)
+			return rc;
 	return EG_OK;
 }
 
@@ -197,7 +241,9 @@ static int eg__alloc(eg_step_t *st)
 	st->cexp = malloc(cmax + 1);
 	st->r64 = malloc((tmax + 1) * sizeof(double));
 	st->m64 = malloc((tmax + 1) * sizeof(double));
-	return st->cexp && st->r64 && st->m64 ? EG_OK : EG_ENOMEM;
+	if (!st->cexp || !st->r64 || !st->m64)
+		return EG_ENOMEM;
+	return eg__alloc_again(st, cmax);
 }
 
 /* ---- open, close ------------------------------------------------------ */
@@ -206,8 +252,10 @@ void eg_step_close(eg_step_t *st)
 {
 	if (!st)
 		return;
-	if (st->engine)
+	if (st->engine) {
+		eg_where_at(st->step, st->cur.iter, "destroy");
 		st->ops->destroy(st->engine);
+	}
 	if (st->ss) {
 		eg__free(st);
 		st->sp->close(st->ss);
@@ -269,6 +317,7 @@ int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 	st->first = o->ctx.first_rank;
 	st->n = o->ctx.n_ranks;
 	st->iter0 = o->w->iter;
+	st->bound = eg_engine_combine_bound(o->engine);
 	if ((rc = eg__budget(st, o, v)) < 0) {
 		free(st);
 		return rc;
@@ -280,6 +329,7 @@ int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 		eg_step_close(st);
 		return eg__harness(v, rc, "setup", o->w->iter);
 	}
+	eg_where_at(0, st->iter0, "create");
 	rc = st->ops->create(&st->w, &st->ctx, &st->engine);
 	if (rc < 0) {
 		st->engine = NULL;
@@ -317,6 +367,7 @@ int eg_step_select(eg_step_t *st, uint32_t step)
 		return rc;
 	eg_workload_fini(&st->cur);
 	st->cur = next;
+	st->step = step;
 	return EG_OK;
 }
 
@@ -356,10 +407,27 @@ static int eg__check_dispatch(eg_step_t *st, eg_verdict_t *v)
 	return EG_OK;
 }
 
+/* Rank first+i's two combines of the same inputs, byte for byte (their
+ * host copies: the space may be a device's). */
+static int eg__check_repeat(eg_step_t *st, uint32_t i, eg_verdict_t *v)
+{
+	uint32_t s = st->first + i;
+	size_t n = eg_combine_bytes(&st->cur, s);
+	int rc;
+
+	if ((rc = st->sp->copy(st->ss, st->h_first, st->out[i], n)) < 0 ||
+	    (rc = st->sp->copy(st->ss, st->h_again, st->again[i], n)) < 0)
+		return rc;
+	return eg_verify_combine_repeat(&st->cur, s, st->h_first, st->h_again,
+					v);
+}
+
 static int eg__check_combine(eg_step_t *st, eg_verdict_t *v)
 {
 	unsigned checks = eg_combine_checks(&st->cur, st->ops->flags);
 	int bound = !!(checks & EG_CHECK_BOUND);
+	/* the engine's own bound, where it does not promise the bits */
+	double f = checks & EG_CHECK_BITS ? 1.0 : st->bound;
 
 	for (uint32_t i = 0; i < st->n; i++) {
 		uint32_t s = st->first + i;
@@ -367,6 +435,12 @@ static int eg__check_combine(eg_step_t *st, eg_verdict_t *v)
 					bound ? st->r64 : NULL,
 					bound ? st->m64 : NULL);
 
+		if (rc == EG_OK && bound && f != 1.0)
+			eg_verify_bound_scale(
+			    st->r64, st->m64,
+			    (size_t)eg_workload_tokens(&st->cur, s) *
+				st->cur.hidden,
+			    f);
 		if (rc == EG_OK && (checks & EG_CHECK_BITS))
 			rc = st->sp->verify_combine(st->ss, &st->cur, s,
 						    EG_COMPARE_BITS, st->cexp,
@@ -375,6 +449,8 @@ static int eg__check_combine(eg_step_t *st, eg_verdict_t *v)
 			rc = st->sp->verify_combine(
 			    st->ss, &st->cur, s, EG_COMPARE_BOUNDED, NULL,
 			    st->r64, st->m64, st->out[i], v);
+		if ((rc == EG_OK || rc == EG_EMISMATCH) && st->repeated)
+			rc = eg__check_repeat(st, i, v);
 		if (rc < 0 && rc != EG_EMISMATCH)
 			return rc;
 	}
@@ -395,20 +471,49 @@ static int eg__expert(eg_step_t *st)
 	return EG_OK;
 }
 
+/* A fixed-order engine on random data: dispatch, the expert stage and
+ * combine again on the inputs in place, into st->again (every rank, so
+ * the collective stays in step; not in a measurement, whose later calls
+ * are unverified by design). */
+static int eg__repeat(eg_step_t *st, eg_rank_verdict_t *v, uint32_t iter)
+{
+	int rc;
+
+	st->repeated = 0;
+	if (!st->again || (st->ctx.flags & EG_ENGINE_CTX_BENCH) ||
+	    !(eg_combine_checks(&st->cur, st->ops->flags) & EG_CHECK_REPEAT))
+		return EG_OK;
+	if ((rc = st->ops->dispatch(st->engine, st->in, st->recv)) < 0)
+		return eg__engine(st, v, rc, "dispatch (repeat)", iter);
+	if ((rc = eg__expert(st)) < 0)
+		return eg__harness(v, rc, "expert (repeat)", iter);
+	rc = st->ops->combine(st->engine, st->recv, (const void *const *)st->y,
+			      (void *const *)st->again);
+	if (rc < 0)
+		return eg__engine(st, v, rc, "combine (repeat)", iter);
+	st->repeated = 1;
+	return EG_OK;
+}
+
 int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 {
 	int checked = !eg_rank_verdict_failed(v), wrong = 0, rc;
 	eg_verdict_t it;
 
 	eg_verdict_init(&it);
-	if (checked)
+	if (checked) {
 		v->iter = iter;
+		v->step = st->step;
+	}
+	eg_where_at(st->step, iter, "generate");
 	if ((rc = eg_step_generate(st, iter)) < 0)
 		return eg__harness(v, rc, "generate", iter);
+	eg_where_at(st->step, iter, "dispatch");
 	rc = st->ops->dispatch(st->engine, st->in, st->recv);
 	if (rc < 0)
 		return eg__engine(st, v, rc, "dispatch", iter);
 	if (checked) {
+		eg_where_at(st->step, iter, "dispatch check");
 		if ((rc = eg__check_dispatch(st, &it)) < 0)
 			return eg__harness(v, rc, "dispatch", iter);
 		wrong = eg_verdict_total_wrong(&it) != 0;
@@ -417,17 +522,22 @@ int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 	 * transport the peers combine, so this rank does too */
 	if (wrong && !eg__has_peers(st))
 		return eg__mismatch(v, &it, "dispatch", iter);
+	eg_where_at(st->step, iter, "expert stage");
 	rc = eg__expert(st);
 	if (rc < 0 && checked && !wrong)
 		return eg__harness(v, rc, "expert", iter);
+	eg_where_at(st->step, iter, "combine");
 	rc = st->ops->combine(st->engine, st->recv, (const void *const *)st->y,
 			      (void *const *)st->out);
 	if (rc < 0)
 		return eg__engine(st, v, rc, "combine", iter);
+	if ((rc = eg__repeat(st, v, iter)) < 0)
+		return rc;
 	if (wrong)
 		return eg__mismatch(v, &it, "dispatch", iter);
 	if (!checked)
 		return EG_OK;
+	eg_where_at(st->step, iter, "combine check");
 	if ((rc = eg__check_combine(st, &it)) < 0)
 		return eg__harness(v, rc, "combine", iter);
 	if (eg_verdict_total_wrong(&it))
