@@ -248,13 +248,18 @@ int eg_plug_project(eg_plug_native_t *n, const eg_plug_routes_t *rt,
 		rowof[key] = r++;
 	}
 	out->num_rows = r;
-	for (size_t i = 0; i < slots; i++) {
-		int32_t s = n->key_src[i];
+	/* the valid slots only: a padding slot's key arrays hold nothing,
+	 * and with no tokens anywhere rowof has no entry at all */
+	for (uint32_t g = 0; g < n->G; g++)
+		for (int64_t c = 0; c < n->count[g]; c++) {
+			size_t i = (size_t)g * n->S + (size_t)c;
+			int32_t s = n->key_src[i];
 
-		if (s >= 0 && (n->row[i] == -1 || n->row[i] == -2))
-			n->row[i] = (int32_t)
-			    rowof[rt->base[s] + (uint32_t)n->key_tok[i]];
-	}
+			if (s >= 0 && (n->row[i] == -1 || n->row[i] == -2))
+				n->row[i] =
+				    (int32_t)rowof[rt->base[s] +
+						   (uint32_t)n->key_tok[i]];
+		}
 	eg__counts(n, out);
 	free(first);
 	free(seen);

@@ -222,6 +222,9 @@ static int eg__rows(eg_plug_run_t *r, eg_plug_native_t *n, uint32_t cb,
 	    (rows && (!n->topk_idx || !n->topk_w)) || !n->key_src ||
 	    !n->key_tok || !n->row)
 		return EG_ENOMEM;
+	/* no slot has a key until one is found for it */
+	memset(n->key_src, 0xff, (slots + 1) * 4);
+	memset(n->key_tok, 0xff, (slots + 1) * 4);
 	for (uint32_t g = 0; rc == EG_OK && g < n->G; g++) {
 		size_t o = (size_t)g * n->S, c = (size_t)n->count[g];
 

@@ -454,6 +454,32 @@ START_TEST(test_native_expert_defects)
 }
 END_TEST
 
+/* Slots past a group's counter are padding: their key arrays hold
+ * nothing (here zeros, a real key's bits), and they get no row, so no
+ * expert output is copied into them (issue 27: with no tokens anywhere
+ * the lookup read an entry that does not exist and crashed). */
+START_TEST(test_native_padding)
+{
+	nat_case_t c;
+
+	for (int em = 0; em < 2; em++) {
+		nat_setup(&c, em);
+		for (uint32_t g = 0; g < c.n.G; g++)
+			if (c.n.count[g] > 1)
+				c.n.count[g]--; /* its last row is padding */
+		nat_run(&c);
+		for (uint32_t g = 0; g < c.n.G; g++)
+			for (uint32_t i = (uint32_t)c.n.count[g]; i < c.n.S;
+			     i++)
+				ck_assert_msg(c.n.row[g * c.n.S + i] == -1,
+					      "layout %d: padding slot %u of "
+					      "group %u has row %d",
+					      em, i, g, c.n.row[g * c.n.S + i]);
+		nat_free(&c);
+	}
+}
+END_TEST
+
 START_TEST(test_native_content_keys)
 {
 	nat_case_t c;
@@ -495,6 +521,7 @@ int main(void)
 	tcase_add_test(tn, test_native_flat_defects);
 	tcase_add_test(tn, test_native_expert_defects);
 	tcase_add_test(tn, test_native_content_keys);
+	tcase_add_test(tn, test_native_padding);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, tn);
 	return eg_test_main(s);
