@@ -22,7 +22,8 @@
 	X(EAUTH, -14, "authentication failed")                                 \
 	X(EFABRIC, -15, "fabric error")                                        \
 	X(ESYS, -16, "system call failed")                                     \
-	X(EPLUGIN, -17, "the plugin under test reported an error")
+	X(EPLUGIN, -17, "the plugin under test reported an error")             \
+	X(ECRASH, -18, "the process under test ended (a signal or exit())")
 
 typedef enum eg_errno {
 	EG_OK = 0,

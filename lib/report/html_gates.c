@@ -145,9 +145,11 @@ static void eg__gate_failure(FILE *f, const char *where, const eg__repro_t *rp,
 static void eg__case_failure(FILE *f, const eg__fail_t *x)
 {
 	fprintf(f, "<div class=\"failure%s\" data-kind=\"case\" data-name=\"",
-		x->error ? " error" : "");
+		x->crash   ? " crash"
+		: x->error ? " error"
+			   : "");
 	eg__html(f, "%s\"><h4>", x->name);
-	eg__badge(f, x->error ? "error" : "fail");
+	eg__badge(f, x->crash ? "crash" : x->error ? "error" : "fail");
 	eg__html(f,
 		 " <code>%s</code> <span class=\"meta\">%s</span></h4>\n"
 		 "<p class=\"diagnosis\"><b>%s</b></p>\n",

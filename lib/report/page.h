@@ -224,6 +224,7 @@ typedef struct eg__jsuite { /* one JUnit file's counts */
 typedef struct eg__fail { /* a failed or errored test case */
 	char *suite, *cls, *name, *message, *body, *repro;
 	int error;
+	int crash; /* <error type="crash">: its process ended */
 } eg__fail_t;
 
 /* ---- history ---------------------------------------------------------- */

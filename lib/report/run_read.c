@@ -36,6 +36,15 @@ static char *eg__attr_s(xmlNodePtr n, const char *name)
 	return s;
 }
 
+static int eg__attr_is(xmlNodePtr n, const char *name, const char *want)
+{
+	xmlChar *v = xmlGetProp(n, EG__X(name));
+	int is = v && !strcmp((const char *)v, want);
+
+	xmlFree(v);
+	return is;
+}
+
 /* The line that reproduces a failure: "repro: CMD" in the text, or the
  * "repro" member of JSON diagnostics. */
 static char *eg__repro(const char *body)
@@ -76,6 +85,7 @@ static int eg__fail_add(eg__page_t *pg, const char *suite, xmlNodePtr tc,
 	f->body = strdup(body ? (const char *)body : "");
 	f->repro = eg__repro(f->body);
 	f->error = !xmlStrcmp(el->name, EG__X("error"));
+	f->crash = f->error && eg__attr_is(el, "type", "crash");
 	xmlFree(body);
 	return f->suite && f->cls && f->name && f->message && f->body
 		   ? EG_OK

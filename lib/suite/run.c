@@ -44,7 +44,8 @@ static void eg__l1(eg__run_t *R)
 			   .junit_path = junit,
 			   .verbose = R->o->verbose,
 			   .out = stdout,
-			   .progress = "  L1     "};
+			   .progress = "  L1     ",
+			   .workdir = R->dir};
 	eg_overrides_t ov = {0};
 	eg_workload_list_t wl = {0};
 	eg_l1_totals_t t;
@@ -206,7 +207,7 @@ static int eg__bench(eg__run_t *R)
 static void eg__stages_init(eg_stage_t *st)
 {
 	static const eg_stage_t init[EG__STAGES] = {
-	    {.name = "l1", .label = "L1", .prefixes = {"l1."}},
+	    {.name = "l1", .label = "L1", .prefixes = {"l1.", "l1-"}},
 	    {.name = "l2", .label = "L2", .prefixes = {"l2.", "l2-"}},
 	    {.name = "gpu",
 	     .label = "GPU",

@@ -128,6 +128,8 @@ static json_t *eg__stage_json(const eg_stage_t *st, size_t n, size_t i,
 
 	if (!o)
 		return NULL;
+	/* of the errors: the cases whose process ended (CRASH) */
+	json_object_set_new(o, "crashed", json_integer((int)s->t.crashed));
 	if (s->why[0])
 		json_object_set_new(o, "reason", json_string(s->why));
 	json_object_set_new(o, "files", eg__stage_files(st, n, i, all));
@@ -149,6 +151,7 @@ static eg_tally_t eg__sum(const eg_stage_t *st, size_t n)
 		t.errors += st[i].t.errors;
 		t.skipped += st[i].t.skipped;
 		t.inconclusive += st[i].t.inconclusive;
+		t.crashed += st[i].t.crashed;
 	}
 	return t;
 }
@@ -187,6 +190,8 @@ static json_t *eg__summary_json(const char *run, const char *engine,
 	    (int)t.errors, "skipped", (int)t.skipped, "inconclusive",
 	    (int)t.inconclusive);
 
+	json_object_set_new(json_object_get(j, "totals"), "crashed",
+			    json_integer((int)t.crashed));
 	for (size_t i = 0; j && i < n; i++)
 		json_array_append_new(stages, eg__stage_json(st, n, i, all));
 	if (j) {

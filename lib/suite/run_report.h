@@ -12,6 +12,7 @@
 
 typedef struct eg_tally {
 	unsigned passed, failed, errors, skipped, inconclusive;
+	unsigned crashed; /* of errors: <error type="crash"> */
 } eg_tally_t;
 
 /* Counts the testcases of a JUnit file; appends up to max failures and
