@@ -13,6 +13,7 @@
 
 #include "epgate/error.h"
 #include "epgate/report.h"
+#include "lib/suite/run_report.h"
 #include "lib/suite/sweep.h"
 
 #define EG__PROG "epgate bench ab"
@@ -92,5 +93,7 @@ int eg_bench_ab(const char *profile, const eg_bench_run_opts_t *o,
 		ro.results = res;
 	}
 	ro.apply_gates = 1;
-	return eg_bench_run_profile(profile, run, &ro, &tot);
+	rc = eg_bench_run_profile(profile, run, &ro, &tot);
+	eg_bench_last_line(stdout, run, &tot, rc); /* as summary.json says */
+	return rc;
 }
