@@ -30,9 +30,11 @@ typedef struct eg_recv {
 	uint32_t *expert_count; /* local_experts: rows per local expert */
 	uint32_t *rank_prefix;	/* world + 1: rows of source s are
 				   [rank_prefix[s], rank_prefix[s+1]) */
-	/* What an engine found wrong in its own output before producing
-	 * this layout (a plugin's native layout: counters, keys, copies),
-	 * or NULL; eg_verify_dispatch adds it to the verdict. Host memory
+	/* What an engine found wrong in its own last call, or NULL: after
+	 * dispatch, before producing this layout (a plugin's native
+	 * layout: counters, keys, copies; eg_verify_dispatch adds it to the
+	 * verdict); after combine, in that combine (a plugin's guard bytes,
+	 * inputs, unwritten output; the verified step adds it). Host memory
 	 * (malloc), freed by eg_recv_free. */
 	struct eg_verdict *findings;
 } eg_recv_t;

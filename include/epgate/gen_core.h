@@ -24,6 +24,7 @@ enum {
 	EG_STREAM_ROUTE = 2,
 	EG_STREAM_WEIGHT = 3,
 	EG_STREAM_MASK = 4,
+	EG_STREAM_DUP = 5,
 };
 
 /* Values mirror eg_dtype_t, eg_data_mode_t, eg_routing_t. */
@@ -44,6 +45,7 @@ typedef struct eg_gen_params {
 	uint32_t hot_target;
 	uint64_t hot_threshold;	 /* hot when draw < threshold (2^32 = always) */
 	uint64_t mask_threshold; /* masked when draw < threshold */
+	uint64_t dup_threshold;	 /* a duplicate when draw < threshold */
 	int32_t value_bound;	 /* exact: x in [-value_bound, value_bound] */
 	int32_t bias_bound;	 /* exact: b_e in [-bias_bound, bias_bound] */
 	const uint32_t *expert_weight; /* E integer weights, NULL = all 1 */
@@ -200,10 +202,23 @@ EG_HD int eg_chosen(const int32_t *idx, uint32_t n, uint32_t e)
 	return 0;
 }
 
-/* Duplicate-free top-k of token t of rank: sequential sampling without
- * replacement from integer expert weights; slot 0 may be forced (hot
- * expert), or the first draws restricted to one rank's experts (hot
- * rank). Then masking and weights per slot. idx/w have topk entries. */
+/* Slot k > 0 of a token repeats the expert of an earlier slot j (drawn
+ * uniformly among 0..k-1) with the dup probability: duplicate expert ids
+ * within one token, a bug class of libraries that dedupe. */
+EG_HD void eg_gen_dups(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
+		       int32_t *idx)
+{
+	for (uint32_t k = 1; p->dup_threshold && k < p->topk; k++) {
+		philox4x32_ctr_t d = eg_philox(p, t, k, rank, EG_STREAM_DUP);
+		if ((uint64_t)d.v[0] < p->dup_threshold)
+			idx[k] = idx[d.v[1] % k];
+	}
+}
+
+/* Top-k of token t of rank: sequential sampling without replacement from
+ * integer expert weights; slot 0 may be forced (hot expert), or the first
+ * draws restricted to one rank's experts (hot rank). Then duplicates (if
+ * asked for), masking and weights per slot. idx/w have topk entries. */
 EG_HD void eg_gen_route(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
 			int32_t *idx, float *w)
 {
@@ -236,6 +251,7 @@ EG_HD void eg_gen_route(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
 		}
 		idx[j] = (int32_t)e;
 	}
+	eg_gen_dups(p, rank, t, idx);
 	for (uint32_t k = 0; k < K; k++) {
 		uint32_t um =
 		    eg_philox(p, t, k >> 2, rank, EG_STREAM_MASK).v[k & 3u];

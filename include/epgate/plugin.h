@@ -42,8 +42,9 @@ extern "C" {
 /* The one exported symbol (an eg_plugin_entry_fn). */
 #define EG_PLUGIN_ENTRY_NAME "eg_plugin_entry"
 
-/* Returns of every fallible call. Any other negative value is a failure
- * like EG_PLUGIN_EFAIL. */
+/* Returns of every fallible call. Any other value, negative or positive,
+ * is a failure like EG_PLUGIN_EFAIL (a positive one is said with its
+ * code). */
 #define EG_PLUGIN_OK 0
 /* This shape, dtype or option is not supported: the case is skipped
  * (reported as a skip with the plugin's message), not failed. */
@@ -196,9 +197,13 @@ typedef struct eg_plugin_env {
 } eg_plugin_env_t;
 
 /* One rank's dispatch input, epgate's generated data (also passed to
- * combine, for expert-major combines that apply the weights). Within one
- * instance the routing (topk_idx, topk_w) changes only when
- * routing_epoch does; token values change every iteration. */
+ * combine, for expert-major combines that apply the weights): a copy
+ * for the plugin, checked after each verified call (a plugin must not
+ * write into it). Within one instance the routing (topk_idx, topk_w)
+ * changes only when routing_epoch does, and routing_epoch changes on
+ * every rank at the same call (also on a rank without tokens); token
+ * values change every iteration. A token may select one expert in two
+ * slots (docs/semantics.md). */
 typedef struct eg_plugin_input {
 	size_t size;
 	uint32_t tokens;
@@ -269,7 +274,8 @@ typedef struct eg_plugin {
 	/* Collective. y: the expert outputs in the native layout of the last
 	 * dispatch (its recv.y, or epgate's buffer of that size); in: the
 	 * same input as that dispatch; out: in->tokens * hidden combine
-	 * elements, to be fully written. */
+	 * elements, to be fully written (epgate fills it with a NaN pattern
+	 * before the call, and a write past its end is found). */
 	int (*combine)(void *inst, const eg_plugin_input_t *in, const void *y,
 		       void *out);
 	void (*destroy)(void *inst);

@@ -28,6 +28,12 @@
 	F(NATIVE_COUNT, "native_count")                                        \
 	F(NATIVE_KEY, "native_key")                                            \
 	F(NATIVE_COPY, "native_copy")                                          \
+	/* the buffers epgate hands a plugin: bytes written past the end of    \
+	 * one (row: the buffer, col: the byte), an input it changed, output   \
+	 * it left unwritten (still the poison) */                             \
+	F(NATIVE_GUARD, "native_guard")                                        \
+	F(NATIVE_INPUT, "native_input")                                        \
+	F(NATIVE_UNWRITTEN, "native_unwritten")                                \
 	/* a fixed-order combine that gave other bytes for the same inputs */  \
 	F(COMBINE_REPEAT, "combine_repeat")
 

@@ -17,6 +17,8 @@
 #define EG_HIDDEN_MAX  (1u << 20)
 #define EG_TOKENS_MAX  (1u << 24)
 #define EG_STEPS_MAX   64
+/* step_tokens: the value as written, e.g. "0/3,0/24,24" */
+#define EG_STEP_TOKENS_LEN 256
 
 typedef enum eg_routing {
 	EG_ROUTING_UNIFORM = 0,
@@ -59,6 +61,14 @@ typedef struct eg_workload {
 	/* steps one engine instance runs (0 or 1: one); step s > 0 has new
 	 * routing and new token counts (eg_workload_step) */
 	uint32_t steps;
+	/* token counts of steps 1, 2, ... (docs/workloads.md, "Steps"):
+	 * entries separated by '/', each one count for every rank or one
+	 * per rank; step s > 0 takes entry (s - 1) mod entries. Empty: the
+	 * drawn counts of eg_workload_step. */
+	char step_tokens[EG_STEP_TOKENS_LEN];
+	/* probability that a top-k slot k > 0 repeats the expert of an
+	 * earlier slot of its token (duplicate expert ids), [0, 1] */
+	double dup_ratio;
 } eg_workload_t;
 
 /* Defaults: W=2 E=8 K=2 H=128 T=16 bf16 uniform exact seed=1. */
@@ -84,9 +94,15 @@ uint32_t eg_exact_budget(const eg_workload_t *w);
  * engine instance meets as serving does: step 0 is w; step s > 0 draws
  * new routing (another seed) and new token counts, each rank's at most
  * its count in w (so w's buffers fit every step), and one rank has none
- * (the first, a middle one and the last in turn). out is overwritten
- * (free it with eg_workload_fini). */
+ * (the first, a middle one and the last in turn), or takes its counts
+ * from w->step_tokens. out is overwritten (free it with
+ * eg_workload_fini). */
 int eg_workload_step(const eg_workload_t *w, uint32_t s, eg_workload_t *out);
+/* A step_tokens value's syntax (world 0: any number of counts per entry)
+ * or, with w's world, every entry against it and against step 0's counts;
+ * EG_EINVAL / EG_ERANGE with the message in err. */
+int eg_step_tokens_check(const char *v, const eg_workload_t *w,
+			 char err[EG_ERRMSG_MAX]);
 
 /* What verifying w costs a process that holds ranks [first, first + n):
  * bytes of memory, and element operations of one verified iteration,

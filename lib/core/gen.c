@@ -64,6 +64,7 @@ int eg_gen_init(eg_gen_t *g, const eg_workload_t *w)
 		p->hot_threshold = eg__threshold(w->hot_frac);
 	}
 	p->mask_threshold = eg__threshold(w->mask_ratio);
+	p->dup_threshold = eg__threshold(w->dup_ratio);
 
 	if (w->data == EG_DATA_EXACT) {
 		uint32_t a = eg_exact_budget(w);

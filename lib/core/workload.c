@@ -369,6 +369,20 @@ static int eg__set_iter(eg_workload_t *w, const char *v, char *err)
 	return eg__parse_u32("iter", v, EG__ITER_MAX, &w->iter, err);
 }
 
+static int eg__set_dup(eg_workload_t *w, const char *v, char *err)
+{
+	return eg__parse_double("dup", v, 0.0, 1.0, &w->dup_ratio, err);
+}
+
+static int eg__set_step_tokens(eg_workload_t *w, const char *v, char *err)
+{
+	int rc = eg_step_tokens_check(v, NULL, err);
+
+	if (!rc)
+		snprintf(w->step_tokens, sizeof(w->step_tokens), "%s", v);
+	return rc;
+}
+
 static int eg__set_steps(eg_workload_t *w, const char *v, char *err)
 {
 	int rc = eg__parse_u32("steps", v, EG_STEPS_MAX, &w->steps, err);
@@ -384,13 +398,22 @@ static const struct {
 	const char *key;
 	int (*set)(eg_workload_t *w, const char *v, char *err);
 } eg__keys[] = {
-    {"name", eg__set_name},	  {"world", eg__set_world},
-    {"experts", eg__set_experts}, {"topk", eg__set_topk},
-    {"hidden", eg__set_hidden},	  {"dtype", eg__set_dtype},
-    {"tokens", eg__set_tokens},	  {"zero_ranks", eg__set_zero_ranks},
-    {"routing", eg__set_routing}, {"mask", eg__set_mask},
-    {"data", eg__set_data},	  {"seed", eg__set_seed},
-    {"iter", eg__set_iter},	  {"steps", eg__set_steps},
+    {"name", eg__set_name},
+    {"world", eg__set_world},
+    {"experts", eg__set_experts},
+    {"topk", eg__set_topk},
+    {"hidden", eg__set_hidden},
+    {"dtype", eg__set_dtype},
+    {"tokens", eg__set_tokens},
+    {"zero_ranks", eg__set_zero_ranks},
+    {"routing", eg__set_routing},
+    {"mask", eg__set_mask},
+    {"data", eg__set_data},
+    {"seed", eg__set_seed},
+    {"iter", eg__set_iter},
+    {"steps", eg__set_steps},
+    {"step_tokens", eg__set_step_tokens},
+    {"dup", eg__set_dup},
 };
 
 void eg_workload_init(eg_workload_t *w)
@@ -456,7 +479,7 @@ int eg_workload_set(eg_workload_t *w, const char *key, const char *value,
 	return eg__fail(err, EG_EINVAL,
 			"unknown key \"%s\" (name, world, experts, topk, "
 			"hidden, dtype, tokens, zero_ranks, routing, mask, "
-			"data, seed, iter, steps)",
+			"data, seed, iter, steps, step_tokens, dup)",
 			eg__shown(key, buf));
 }
 
@@ -504,6 +527,9 @@ static int eg__validate_fields(const eg_workload_t *w, char *err)
 	if (!(w->mask_ratio >= 0.0 && w->mask_ratio <= 1.0))
 		return eg__fail(err, EG_ERANGE, "mask=%g is outside [0, 1]",
 				w->mask_ratio);
+	if (!(w->dup_ratio >= 0.0 && w->dup_ratio <= 1.0))
+		return eg__fail(err, EG_ERANGE, "dup=%g is outside [0, 1]",
+				w->dup_ratio);
 	if (!(w->hot_frac >= 0.0 && w->hot_frac <= 1.0))
 		return eg__fail(err, EG_ERANGE,
 				"routing: hot probability %g is outside [0, 1]",
@@ -581,7 +607,7 @@ int eg_workload_validate(const eg_workload_t *w, char err[EG_ERRMSG_MAX])
 				"tokens: %" PRIu64
 				" tokens in total exceed the limit %u",
 				eg_workload_total_tokens(w), EG_TOKENS_MAX);
-	return 0;
+	return eg_step_tokens_check(w->step_tokens, w, err);
 }
 
 uint32_t eg_workload_tokens(const eg_workload_t *w, uint32_t rank)
@@ -707,10 +733,16 @@ static void eg__put_args(eg_out_t *o, const eg_workload_t *w)
 	eg__put_routing(o, w);
 	eg_out_put(o, " --mask=");
 	eg__put_double(o, w->mask_ratio);
+	if (w->dup_ratio > 0.0) {
+		eg_out_put(o, " --dup=");
+		eg__put_double(o, w->dup_ratio);
+	}
 	eg_out_put(o, " --data=%s --seed=%" PRIu64 " --iter=%" PRIu32,
 		   eg_data_mode_name(w->data), w->seed, w->iter);
 	if (w->steps > 1)
 		eg_out_put(o, " --steps=%" PRIu32, w->steps);
+	if (w->step_tokens[0])
+		eg_out_put(o, " --step_tokens=%s", w->step_tokens);
 }
 
 static void eg__put_summary(eg_out_t *o, const eg_workload_t *w)
@@ -731,11 +763,15 @@ static void eg__put_summary(eg_out_t *o, const eg_workload_t *w)
 	eg__put_routing(o, w);
 	if (w->mask_ratio > 0.0)
 		eg_out_put(o, " mask=%g", w->mask_ratio);
+	if (w->dup_ratio > 0.0)
+		eg_out_put(o, " dup=%g", w->dup_ratio);
 	eg_out_put(o, " %s seed=%" PRIu64, eg_data_mode_name(w->data), w->seed);
 	if (w->iter)
 		eg_out_put(o, " iter=%" PRIu32, w->iter);
 	if (w->steps > 1)
 		eg_out_put(o, " steps=%" PRIu32, w->steps);
+	if (w->step_tokens[0])
+		eg_out_put(o, " step_tokens=%s", w->step_tokens);
 }
 
 /* w through put into buf: 0, or EG_ERANGE when buf is too small (buf

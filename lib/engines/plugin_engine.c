@@ -104,17 +104,24 @@ static int eg__pe_dispatch(void *state, const eg_rank_input_t *in,
 	return rc;
 }
 
+/* The mapping of the last dispatch is kept inside; its findings in recv
+ * give way to what this combine found in the buffers it handed the
+ * plugin (the verified step adds them to the combine's verdict). */
 static int eg__pe_combine(void *state, const eg_recv_t *recv,
 			  const void *const *y, void *const *out)
 {
 	eg__pe_t *e = state;
+	eg_verdict_t *f = recv->findings;
 	int rc;
 
-	(void)recv; /* the mapping of the last dispatch is kept inside */
-	rc = e->proxy ? eg_plug_proxy_combine(e->proxy, y[0], out[0])
+	if (f)
+		eg_verdict_init(f);
+	rc = e->proxy ? eg_plug_proxy_combine(e->proxy, y[0], out[0], f)
 		      : eg_plug_run_combine(e->run, y[0], out[0]);
 	if (rc < 0)
 		eg__pe_say(e);
+	else if (f && e->run)
+		*f = *eg_plug_run_found(e->run);
 	return rc;
 }
 

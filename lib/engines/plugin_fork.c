@@ -30,6 +30,8 @@
 /* The shared mapping starts with this header; arrays follow. */
 typedef struct eg__hdr {
 	uint32_t tokens, iter, num_rows;
+	int32_t stepped; /* a step of a multi-step case: seed, tokens */
+	uint64_t seed;
 	int32_t has_findings, mapped;
 	char err[EG_PLUG_ERR_MAX];
 	eg_verdict_t findings;
@@ -245,6 +247,9 @@ static void eg__child_dispatch(eg_plug_proxy_t *p, eg_plug_run_t *run,
 			       eg_recv_t *rv, int fd)
 {
 	eg__hdr_t *h = (eg__hdr_t *)p->map;
+	/* world 1: a step is the case with its seed and token count */
+	eg_workload_t step = run->w;
+	uint32_t list[1] = {h->tokens};
 	eg_rank_input_t in = {.rank = 0,
 			      .tokens = h->tokens,
 			      .iter = h->iter,
@@ -255,7 +260,15 @@ static void eg__child_dispatch(eg_plug_proxy_t *p, eg_plug_run_t *run,
 			      .scales = p->len[A_SC] ? eg__at(p, A_SC) : NULL,
 			      .topk_idx = eg__at(p, A_IDX),
 			      .topk_w = eg__at(p, A_W)};
-	int rc = eg_plug_run_dispatch(run, &in, rv);
+	int rc;
+
+	step.seed = h->seed;
+	step.tokens_mode = EG_TOKENS_LIST;
+	step.tokens_list = list;
+	step.n_tokens_list = 1;
+	step.zero_ranks = 0;
+	in.step = h->stepped ? &step : NULL;
+	rc = eg_plug_run_dispatch(run, &in, rv);
 
 	h->mapped = run->last_mapped;
 	h->num_rows = rv->num_rows;
@@ -298,6 +311,7 @@ static void eg__child(eg_plug_proxy_t *p, const eg_plug_t *pl,
 			continue;
 		}
 		int r2 = eg_plug_run_combine(run, eg__at(p, Y), eg__at(p, OUT));
+		h->findings = *eg_plug_run_found(run);
 		snprintf(h->err, sizeof(h->err), "%s",
 			 eg_plug_run_error(run) ? eg_plug_run_error(run) : "");
 		eg__reply(fd, r2);
@@ -381,16 +395,20 @@ int eg_plug_proxy_dispatch(eg_plug_proxy_t *p, const eg_rank_input_t *in,
 	size_t esz = eg_dtype_size(p->dtype);
 	int rc;
 
-	if (in->tokens != p->T || out->capacity < p->cap)
+	if (in->tokens > p->T || out->capacity < p->cap)
 		return eg__fail(p, EG_EINVAL, "dispatch", "shape changed");
 	h->tokens = in->tokens;
 	h->iter = in->iter;
+	h->stepped = in->step != NULL;
+	h->seed = in->step ? in->step->seed : 0;
 	if (in->tokens) { /* no tokens: no arrays at all */
-		memcpy(eg__at(p, A_X), in->x, p->len[A_X]);
+		size_t t = in->tokens;
+
+		memcpy(eg__at(p, A_X), in->x, t * H * esz);
 		if (p->len[A_SC])
-			memcpy(eg__at(p, A_SC), in->scales, p->len[A_SC]);
-		memcpy(eg__at(p, A_IDX), in->topk_idx, p->len[A_IDX]);
-		memcpy(eg__at(p, A_W), in->topk_w, p->len[A_W]);
+			memcpy(eg__at(p, A_SC), in->scales, t * nb * 4);
+		memcpy(eg__at(p, A_IDX), in->topk_idx, t * K * 4);
+		memcpy(eg__at(p, A_W), in->topk_w, t * K * 4);
 	}
 	if ((rc = eg__call(p, 'd', "dispatch")) < 0 || !h->mapped)
 		return rc; /* a timed step leaves the layout alone */
@@ -414,7 +432,8 @@ int eg_plug_proxy_dispatch(eg_plug_proxy_t *p, const eg_rank_input_t *in,
 	return EG_OK;
 }
 
-int eg_plug_proxy_combine(eg_plug_proxy_t *p, const void *y, void *out)
+int eg_plug_proxy_combine(eg_plug_proxy_t *p, const void *y, void *out,
+			  eg_verdict_t *found)
 {
 	eg__hdr_t *h = (eg__hdr_t *)p->map;
 	size_t rb = p->len[Y] / (p->cap ? p->cap : 1);
@@ -425,6 +444,8 @@ int eg_plug_proxy_combine(eg_plug_proxy_t *p, const void *y, void *out)
 	if ((rc = eg__call(p, 'c', "combine")) < 0)
 		return rc;
 	memcpy(out, eg__at(p, OUT), p->len[OUT]);
+	if (found)
+		*found = h->findings;
 	return EG_OK;
 }
 

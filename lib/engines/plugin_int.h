@@ -109,6 +109,31 @@ int eg_plug_project(eg_plug_native_t *n, const eg_plug_routes_t *rt,
 int eg_plug_native_y(const eg_plug_native_t *n, const eg_gen_t *g,
 		     const void *y, void *ynat);
 
+/* Equal routes: the same tokens per rank, ids and weight bits. */
+int eg_plug_routes_equal(const eg_plug_routes_t *a, const eg_plug_routes_t *b);
+
+/* A buffer epgate hands a plugin (plugin_guard.c): a copy in the
+ * plugin's space, EG_PLUG_GUARD guard bytes right after the n bytes of
+ * the call. */
+#define EG_PLUG_GUARD 256
+typedef struct eg_plug_buf {
+	void *p;       /* cap + EG_PLUG_GUARD bytes in the plugin's space */
+	size_t cap, n; /* bytes allocated; bytes of this call */
+} eg_plug_buf_t;
+/* The buffers: inputs, epgate's expert outputs, the combine output. */
+enum {
+	EG_PLUG_B_X,
+	EG_PLUG_B_SCALES,
+	EG_PLUG_B_IDX,
+	EG_PLUG_B_W,
+	EG_PLUG_B_Y,
+	EG_PLUG_B_OUT,
+	EG_PLUG_B__N
+};
+#define EG_PLUG_B_INPUTS                                                       \
+	(1u << EG_PLUG_B_X | 1u << EG_PLUG_B_SCALES | 1u << EG_PLUG_B_IDX |    \
+	 1u << EG_PLUG_B_W)
+
 /* One instance in this process (plugin_run.c: setup; plugin_step.c:
  * dispatch and combine). */
 typedef struct eg_plug_run {
@@ -126,20 +151,25 @@ typedef struct eg_plug_run {
 	void *ms;
 	eg_nccl_t *nccl;
 	void *inst;
-	int copy_in; /* inputs go through the plugin's space */
-	size_t ib;   /* input id width */
+	size_t ib; /* input id width */
 	eg_plugin_input_t pin;
-	void *d_x, *d_scales, *d_idx, *d_w, *d_out;
-	void *h_idx;	   /* ids converted to ib bytes */
-	int32_t *last_idx; /* routing of the last dispatch */
-	float *last_w;
+	void *h_idx; /* ids converted to ib bytes */
+	/* what the plugin is handed, and epgate's originals (host) they
+	 * are checked against after each verified call (NULL: an output) */
+	eg_plug_buf_t buf[EG_PLUG_B__N];
+	const void *orig[EG_PLUG_B__N];
+	uint8_t *scratch; /* a buffer read back */
+	size_t scratch_cap;
+	eg_verdict_t found; /* what the last check found */
+	/* 1, 2, ...: a new one when the routing of any rank changes, which
+	 * every rank sees in the step's workload: decided together */
 	uint32_t epoch;
 	eg_plugin_recv_t prc;
 	eg_plug_native_t nat;
-	uint8_t *ynat;
-	void *d_y;
-	size_t ynat_cap, d_y_cap;
+	uint8_t *ynat; /* expert outputs in the native layout, host */
+	size_t ynat_cap;
 	const void *ysel; /* what the last verified combine passed */
+	int y_ours;	  /* ysel is buf[EG_PLUG_B_Y] (not the plugin's y) */
 	int bench, mapped;
 	/* bench with the phases switch: each unverified dispatch and
 	 * combine timed by marks around the plugin's call (the wait for
@@ -172,6 +202,16 @@ int eg_plug_dev_recv_put(eg_plug_run_t *r, eg_recv_t *out);
 int eg_plug_dev_y(eg_plug_run_t *r, const void *y, const void **host);
 void eg_plug_dev_free(eg_plug_run_t *r);
 
+/* n bytes of src (host or the caller's memory; NULL: of poison) into
+ * buffer id, the guard after them; r->orig[id] = src (plugin_guard.c). */
+int eg_plug_buf_put(eg_plug_run_t *r, int id, const void *src, size_t n);
+int eg_plug_buf_poison(eg_plug_run_t *r, int id, size_t n);
+/* After a verified call of stage: the buffers of mask, their guards,
+ * inputs against their originals, out against the poison; findings into
+ * r->found (reset), each also said on stderr. */
+int eg_plug_bufs_check(eg_plug_run_t *r, unsigned mask, const char *stage);
+void eg_plug_bufs_free(eg_plug_run_t *r);
+
 /* Records a message in r->err; returns rc. */
 int eg_plug_run_err(eg_plug_run_t *r, int rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -184,6 +224,9 @@ int eg_plug_run_create(eg_plug_run_t **r, const eg_plug_t *pl,
 int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
 			 eg_recv_t *out);
 int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out);
+/* What the last verified combine found wrong in the buffers it handed
+ * the plugin (native_guard, native_input, native_unwritten). */
+const eg_verdict_t *eg_plug_run_found(const eg_plug_run_t *r);
 void eg_plug_run_destroy(eg_plug_run_t *r);
 const char *eg_plug_run_error(const eg_plug_run_t *r);
 /* The last step's phases when timing: plugin_dispatch, plugin_combine
@@ -200,7 +243,10 @@ int eg_plug_proxy_create(eg_plug_proxy_t **p, const eg_plug_t *pl,
 			 size_t errlen);
 int eg_plug_proxy_dispatch(eg_plug_proxy_t *p, const eg_rank_input_t *in,
 			   eg_recv_t *out);
-int eg_plug_proxy_combine(eg_plug_proxy_t *p, const void *y, void *out);
+/* found (may be NULL): what the child's combine found (as
+ * eg_plug_run_found) */
+int eg_plug_proxy_combine(eg_plug_proxy_t *p, const void *y, void *out,
+			  eg_verdict_t *found);
 void eg_plug_proxy_destroy(eg_plug_proxy_t *p);
 const char *eg_plug_proxy_error(const eg_plug_proxy_t *p);
 

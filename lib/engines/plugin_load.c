@@ -234,7 +234,7 @@ static int eg__query(eg_plug_t *pl, char *err, size_t len)
 
 	memset(c, 0, sizeof(*c));
 	c->size = sizeof(*c);
-	if (pl->p->query(&o, c, perr, sizeof(perr)) < 0)
+	if (pl->p->query(&o, c, perr, sizeof(perr)) != EG_PLUGIN_OK)
 		return eg_err_set(err, len, EG_EINVAL, "plugin %s: %s", name,
 				  perr[0] ? perr : "query failed (no message)");
 	if (c->memory != EG_PLUGIN_MEM_HOST && c->memory != EG_PLUGIN_MEM_CUDA)

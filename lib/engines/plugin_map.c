@@ -50,6 +50,16 @@ int eg_plug_routes_build(eg_plug_routes_t *r, const eg_workload_t *w,
 	return EG_OK;
 }
 
+int eg_plug_routes_equal(const eg_plug_routes_t *a, const eg_plug_routes_t *b)
+{
+	size_t n = (size_t)a->total * a->K;
+
+	return a->W == b->W && a->K == b->K && a->total == b->total &&
+	       !memcmp(a->tokens, b->tokens, a->W * sizeof(*a->tokens)) &&
+	       !memcmp(a->idx, b->idx, n * sizeof(*a->idx)) &&
+	       !memcmp(a->wt, b->wt, n * sizeof(*a->wt));
+}
+
 void eg_plug_routes_free(eg_plug_routes_t *r)
 {
 	EG_FREE(r->tokens, r->base, r->idx, r->wt);
@@ -102,9 +112,22 @@ static void eg__copy_cmp(const eg_plug_native_t *n, size_t j, size_t i,
 				    (int64_t)(H + c), 0, 0);
 }
 
+/* Marks every slot of key whose expert is local expert e as delivered:
+ * one expert-major copy serves all of a token's slots with that expert
+ * (duplicate expert ids within a token, docs/semantics.md). */
+static void eg__seen_all(const eg_plug_native_t *n, const eg_plug_routes_t *rt,
+			 uint64_t key, uint32_t e, uint8_t *seen)
+{
+	int32_t gid = (int32_t)(n->rank * n->L + e);
+
+	for (uint32_t k = 0; k < n->K; k++)
+		if (rt->idx[key * n->K + k] == gid)
+			seen[key * n->K + k] = 1;
+}
+
 /* first[key]: the slot that gives key's row; seen[key * K + k]: an
- * expert-major copy for slot k was seen. Records duplicates, copies for
- * experts not selected and copies that differ. */
+ * expert-major copy for slot k's expert was seen. Records duplicates,
+ * copies for experts not selected and copies that differ. */
 static void eg__scan(eg_plug_native_t *n, const eg_plug_routes_t *rt,
 		     int64_t *first, uint8_t *seen, eg_verdict_t *f)
 {
@@ -141,7 +164,7 @@ static void eg__scan(eg_plug_native_t *n, const eg_plug_routes_t *rt,
 				continue;
 			}
 			if (em)
-				seen[key * n->K + (uint32_t)k] = 1;
+				eg__seen_all(n, rt, key, g, seen);
 			if (first[key] < 0)
 				first[key] = (int64_t)i;
 			else
@@ -192,22 +215,18 @@ static void eg__fill_row(const eg_plug_native_t *n, const eg_plug_routes_t *rt,
 	}
 }
 
-/* expert_count and rank_prefix of the projected rows. */
+/* expert_count and rank_prefix of the projected rows: the plugin's
+ * counters where it gave them (FLAT, RANK_MAJOR), else the slots of the
+ * rows (an expert-major copy serves every slot of its expert, so its
+ * block's counter is not the slots' count when a token repeats one). */
 static void eg__counts(const eg_plug_native_t *n, eg_recv_t *out)
 {
 	uint32_t L = n->L, K = n->K;
 
 	for (uint32_t e = 0; e < L; e++)
-		if (n->layout == EG_PLUGIN_LAYOUT_EXPERT_MAJOR)
-			out->expert_count[e] = (uint32_t)n->count[e];
-		else if (n->expert_count)
-			out->expert_count[e] = (uint32_t)n->expert_count[e];
-		else
-			out->expert_count[e] = 0;
-	for (uint32_t r = 0;
-	     !n->expert_count && n->layout != EG_PLUGIN_LAYOUT_EXPERT_MAJOR &&
-	     r < out->num_rows;
-	     r++)
+		out->expert_count[e] =
+		    n->expert_count ? (uint32_t)n->expert_count[e] : 0;
+	for (uint32_t r = 0; !n->expert_count && r < out->num_rows; r++)
 		for (uint32_t k = 0; k < K; k++)
 			if (out->topk_idx[(size_t)r * K + k] >= 0)
 				out->expert_count[out->topk_idx[(size_t)r * K +
@@ -248,13 +267,18 @@ int eg_plug_project(eg_plug_native_t *n, const eg_plug_routes_t *rt,
 		rowof[key] = r++;
 	}
 	out->num_rows = r;
-	for (size_t i = 0; i < slots; i++) {
-		int32_t s = n->key_src[i];
+	/* the valid slots only: a padding slot's key arrays hold nothing,
+	 * and with no tokens anywhere rowof has no entry at all */
+	for (uint32_t g = 0; g < n->G; g++)
+		for (int64_t c = 0; c < n->count[g]; c++) {
+			size_t i = (size_t)g * n->S + (size_t)c;
+			int32_t s = n->key_src[i];
 
-		if (s >= 0 && (n->row[i] == -1 || n->row[i] == -2))
-			n->row[i] = (int32_t)
-			    rowof[rt->base[s] + (uint32_t)n->key_tok[i]];
-	}
+			if (s >= 0 && (n->row[i] == -1 || n->row[i] == -2))
+				n->row[i] =
+				    (int32_t)rowof[rt->base[s] +
+						   (uint32_t)n->key_tok[i]];
+		}
 	eg__counts(n, out);
 	free(first);
 	free(seen);

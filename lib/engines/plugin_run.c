@@ -28,15 +28,21 @@ int eg_plug_run_err(eg_plug_run_t *r, int rc, const char *fmt, ...)
 	return rc;
 }
 
-/* A plugin call that failed: its own message, verbatim. */
+/* A plugin call that failed (any return but EG_PLUGIN_OK): its own
+ * message, verbatim; a code that is not the ABI's said with it. */
 int eg_plug_run_fail(eg_plug_run_t *r, int prc, const char *stage)
 {
 	const char *m = EG_PLUG_HAS(r->pl, error) && r->inst
 			    ? r->pl->p->error(r->inst)
 			    : NULL;
+	char code[64] = "";
 
-	eg_plug_run_err(r, 0, "plugin %s: %s: %s", r->name, stage,
-			m && *m ? m : "failed (the plugin gave no message)");
+	if (prc > 0)
+		snprintf(code, sizeof(code),
+			 " (returned %d, taken as a failure)", prc);
+	eg_plug_run_err(r, 0, "plugin %s: %s: %s%s", r->name, stage,
+			m && *m ? m : "failed (the plugin gave no message)",
+			code);
 	return prc == EG_PLUGIN_ENOTSUP ? EG_ENOSYS : EG_EPLUGIN;
 }
 
@@ -212,34 +218,13 @@ static int eg__space(eg_plug_run_t *r)
 	return EG_OK;
 }
 
+/* The ids as the plugin takes them; every buffer it is handed is made
+ * at its first use (plugin_guard.c). */
 static int eg__buffers(eg_plug_run_t *r)
 {
-	size_t T = r->T, H = r->H, K = r->K;
-	size_t esz = eg_dtype_size(r->w.dtype);
-	size_t csz = eg_dtype_size(eg_combine_dtype(r->w.dtype));
-	int cuda = r->pl->caps.memory == EG_PLUGIN_MEM_CUDA;
-	int rc = EG_OK;
-
 	r->ib = (r->pl->caps.flags & EG_PLUGIN_INPUT_IDX64) ? 8 : 4;
-	r->copy_in = cuda || r->ib == 8;
-	r->last_idx = calloc(T * K + 1, sizeof(int32_t));
-	r->last_w = calloc(T * K + 1, sizeof(float));
-	r->h_idx = calloc(T * K + 1, r->ib);
-	if (!r->last_idx || !r->last_w || !r->h_idx)
-		return EG_ENOMEM;
-	if (cuda) {
-		if ((rc = r->mem->zalloc(r->ms, &r->d_x, T * H * esz)) < 0 ||
-		    (rc = r->mem->zalloc(r->ms, &r->d_w, T * K * 4)) < 0 ||
-		    (rc = r->mem->zalloc(r->ms, &r->d_out, T * H * csz)) < 0)
-			return rc;
-		if (r->w.dtype == EG_DTYPE_FP8 &&
-		    (rc = r->mem->zalloc(r->ms, &r->d_scales,
-					 T * (H / EG_FP8_BLOCK) * 4)) < 0)
-			return rc;
-	}
-	if (r->copy_in)
-		rc = r->mem->zalloc(r->ms, &r->d_idx, T * K * r->ib);
-	return rc;
+	r->h_idx = calloc((size_t)r->T * r->K + 1, r->ib);
+	return r->h_idx ? EG_OK : EG_ENOMEM;
 }
 
 static void eg__env(eg_plug_run_t *r)
@@ -285,7 +270,7 @@ static int eg__setup(eg_plug_run_t *r, const eg_engine_ctx_t *ctx)
 		return eg_plug_run_err(r, rc, "setup: %s", eg_strerror(rc));
 	eg__env(r);
 	rc = r->pl->p->create(&r->env, &r->inst, perr, sizeof(perr));
-	if (rc < 0) {
+	if (rc != EG_PLUGIN_OK) {
 		r->inst = NULL;
 		eg_plug_run_err(
 		    r, 0, "plugin %s: create: %s", r->name,
@@ -341,14 +326,7 @@ void eg_plug_run_destroy(eg_plug_run_t *r)
 		return;
 	if (r->inst)
 		r->pl->p->destroy(r->inst);
-	if (r->ms) {
-		r->mem->free(r->ms, r->d_x);
-		r->mem->free(r->ms, r->d_scales);
-		r->mem->free(r->ms, r->d_idx);
-		r->mem->free(r->ms, r->d_w);
-		r->mem->free(r->ms, r->d_out);
-		r->mem->free(r->ms, r->d_y);
-	}
+	eg_plug_bufs_free(r);
 	if (r->mem)
 		r->mem->close(r->ms);
 	if (r->nccl)
@@ -360,7 +338,7 @@ void eg_plug_run_destroy(eg_plug_run_t *r)
 	eg_plug_routes_free(&r->rt);
 	eg_gen_fini(&r->g);
 	eg_workload_fini(&r->w);
-	EG_FREE(r->last_idx, r->last_w, r->h_idx, r->ynat);
+	EG_FREE(r->h_idx, r->ynat);
 	free(r);
 }
 

@@ -11,9 +11,13 @@
 #include "plugin_int.h"
 
 /* A multi-step case: the routes to map by are the step's, and this
- * rank's tokens (at most the instance's, so the buffers fit). */
+ * rank's tokens (at most the instance's, so the buffers fit). Every rank
+ * regenerates every rank's routing from the step, so a new routing epoch
+ * is decided here, by all of them alike: a rank with no tokens (whose own
+ * routing is empty in both steps) sees the new epoch with the others. */
 static int eg__follow_step(eg_plug_run_t *r, const eg_workload_t *step)
 {
+	eg_plug_routes_t old = r->rt;
 	int rc;
 
 	if (!step || (step->seed == r->w.seed &&
@@ -22,22 +26,29 @@ static int eg__follow_step(eg_plug_run_t *r, const eg_workload_t *step)
 		return EG_OK;
 	eg_workload_fini(&r->w);
 	eg_gen_fini(&r->g);
-	eg_plug_routes_free(&r->rt);
+	memset(&r->rt, 0, sizeof(r->rt));
 	if ((rc = eg_workload_copy(&r->w, step)) < 0 ||
 	    (rc = eg_gen_init(&r->g, &r->w)) < 0 ||
-	    (rc = eg_plug_routes_build(&r->rt, &r->w, &r->g)) < 0)
+	    (rc = eg_plug_routes_build(&r->rt, &r->w, &r->g)) < 0) {
+		eg_plug_routes_free(&old);
 		return eg_plug_run_err(r, rc, "step: %s", eg_strerror(rc));
+	}
+	if (r->epoch && !eg_plug_routes_equal(&old, &r->rt))
+		r->epoch++;
+	eg_plug_routes_free(&old);
 	r->T = eg_workload_tokens(&r->w, r->me);
 	return EG_OK;
 }
 
-/* epgate's input in the plugin's space; a new routing epoch when the
- * routing differs from the last dispatch's. */
+/* epgate's input, copied into the plugin's space with guards after each
+ * array (the plugin never sees epgate's own). */
 static int eg__stage_input(eg_plug_run_t *r, const eg_rank_input_t *in)
 {
 	size_t T = r->T, H = r->H, K = r->K, nk = T * K;
-	size_t esz = eg_dtype_size(r->w.dtype);
-	int cuda = r->pl->caps.memory == EG_PLUGIN_MEM_CUDA, rc;
+	size_t xb = T * H * eg_dtype_size(r->w.dtype);
+	size_t sb = r->w.dtype == EG_DTYPE_FP8 ? T * (H / EG_FP8_BLOCK) * 4 : 0;
+	const void *ids = in->topk_idx;
+	int rc;
 
 	if (in->tokens != r->T || in->hidden != r->H || in->topk != r->K ||
 	    in->dtype != r->w.dtype)
@@ -45,44 +56,28 @@ static int eg__stage_input(eg_plug_run_t *r, const eg_rank_input_t *in)
 				       "input of %u tokens does not fit the "
 				       "instance's shape",
 				       in->tokens);
-	if (!r->epoch || (nk && (memcmp(r->last_idx, in->topk_idx, nk * 4) ||
-				 memcmp(r->last_w, in->topk_w, nk * 4)))) {
-		r->epoch++;
-		if (nk) {
-			memcpy(r->last_idx, in->topk_idx, nk * 4);
-			memcpy(r->last_w, in->topk_w, nk * 4);
-		}
+	if (!r->epoch)
+		r->epoch = 1;
+	if (r->ib == 8) {
+		for (size_t i = 0; i < nk; i++)
+			((int64_t *)r->h_idx)[i] = in->topk_idx[i];
+		ids = r->h_idx;
 	}
+	if ((rc = eg_plug_buf_put(r, EG_PLUG_B_X, in->x, xb)) < 0 ||
+	    (rc = eg_plug_buf_put(r, EG_PLUG_B_SCALES, sb ? in->scales : NULL,
+				  sb)) < 0 ||
+	    (rc = eg_plug_buf_put(r, EG_PLUG_B_IDX, ids, nk * r->ib)) < 0 ||
+	    (rc = eg_plug_buf_put(r, EG_PLUG_B_W, in->topk_w, nk * 4)) < 0)
+		return rc;
 	r->pin = (eg_plugin_input_t){.size = sizeof(r->pin),
 				     .tokens = r->T,
 				     .routing_epoch = r->epoch,
-				     .x = in->x,
-				     .scales = in->scales,
-				     .topk_idx = in->topk_idx,
-				     .topk_w = in->topk_w};
-	if (r->ib == 8)
-		for (size_t i = 0; i < nk; i++)
-			((int64_t *)r->h_idx)[i] = in->topk_idx[i];
-	else if (nk)
-		memcpy(r->h_idx, in->topk_idx, nk * 4);
-	if (r->copy_in) {
-		rc = r->mem->copy(r->ms, r->d_idx, r->h_idx, nk * r->ib);
-		if (rc < 0)
-			return eg_plug_run_err(r, rc, "input ids to %s memory",
-					       r->mem->name);
-		r->pin.topk_idx = r->d_idx;
-	}
-	if (!cuda)
-		return EG_OK;
-	if ((rc = r->mem->copy(r->ms, r->d_x, in->x, T * H * esz)) < 0 ||
-	    (rc = r->mem->copy(r->ms, r->d_w, in->topk_w, nk * 4)) < 0 ||
-	    (in->scales && (rc = r->mem->copy(r->ms, r->d_scales, in->scales,
-					      T * (H / EG_FP8_BLOCK) * 4)) < 0))
-		return eg_plug_run_err(r, rc, "input to CUDA memory: %s",
-				       eg_strerror(rc));
-	r->pin.x = r->d_x;
-	r->pin.scales = in->scales ? r->d_scales : NULL;
-	r->pin.topk_w = r->d_w;
+				     .x = r->buf[EG_PLUG_B_X].p,
+				     .scales = r->w.dtype == EG_DTYPE_FP8
+						   ? r->buf[EG_PLUG_B_SCALES].p
+						   : NULL,
+				     .topk_idx = r->buf[EG_PLUG_B_IDX].p,
+				     .topk_w = r->buf[EG_PLUG_B_W].p};
 	return EG_OK;
 }
 
@@ -222,6 +217,9 @@ static int eg__rows(eg_plug_run_t *r, eg_plug_native_t *n, uint32_t cb,
 	    (rows && (!n->topk_idx || !n->topk_w)) || !n->key_src ||
 	    !n->key_tok || !n->row)
 		return EG_ENOMEM;
+	/* no slot has a key until one is found for it */
+	memset(n->key_src, 0xff, (slots + 1) * 4);
+	memset(n->key_tok, 0xff, (slots + 1) * 4);
 	for (uint32_t g = 0; rc == EG_OK && g < n->G; g++) {
 		size_t o = (size_t)g * n->S, c = (size_t)n->count[g];
 
@@ -281,6 +279,8 @@ static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *dst)
 	int rc;
 
 	eg_verdict_init(&f);
+	/* what the plugin did to the buffers it was handed, first */
+	eg_verdict_merge(&f, &r->found);
 	eg_plug_native_free(n);
 	r->mapped = 0;
 	*n = (eg_plug_native_t){
@@ -345,7 +345,7 @@ static int eg__called(eg_plug_run_t *r, int prc, const char *stage, int timed,
 {
 	int rc;
 
-	if (prc < 0)
+	if (prc != EG_PLUGIN_OK)
 		return eg_plug_run_fail(r, prc, stage);
 	if ((rc = eg__time(r, timed, m, 0)) < 0)
 		return rc;
@@ -390,64 +390,78 @@ int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
 		return rc;
 	r->n_disp++;
 	r->last_mapped = verified;
-	return verified ? eg__map(r, in->iter, out) : EG_OK;
+	if (!verified)
+		return EG_OK;
+	if ((rc = eg_plug_bufs_check(r, EG_PLUG_B_INPUTS, "dispatch")) < 0)
+		return rc;
+	return eg__map(r, in->iter, out);
 }
 
-/* The expert outputs in the native layout, in the plugin's space. */
+/* The expert outputs in the native layout (on the host), then in the
+ * plugin's space: its own recv.y, or a buffer of epgate's with a guard. */
 static int eg__native_y(eg_plug_run_t *r, const void *y)
 {
-	int cuda = r->pl->caps.memory == EG_PLUGIN_MEM_CUDA;
 	size_t yb = (size_t)r->nat.G * r->nat.S * r->H *
 		    eg_dtype_size(eg_combine_dtype(r->w.dtype));
-	void *target;
 	int rc;
 
 	if (!r->mapped)
 		return eg_plug_run_err(r, EG_EINVAL,
 				       "combine without a mapped dispatch");
-	if (!cuda && r->prc.y) {
-		target = r->prc.y;
-	} else {
-		if (yb + 1 > r->ynat_cap) {
-			free(r->ynat);
-			r->ynat_cap = 0;
-			if (!(r->ynat = malloc(yb + 1)))
-				return EG_ENOMEM;
-			r->ynat_cap = yb + 1;
-		}
-		target = r->ynat;
+	if (yb + 1 > r->ynat_cap) {
+		free(r->ynat);
+		r->ynat_cap = 0;
+		if (!(r->ynat = malloc(yb + 1)))
+			return EG_ENOMEM;
+		r->ynat_cap = yb + 1;
 	}
-	if ((rc = eg_plug_native_y(&r->nat, &r->g, y, target)) < 0)
+	if ((rc = eg_plug_native_y(&r->nat, &r->g, y, r->ynat)) < 0)
 		return eg_plug_run_err(r, rc, "expert stage: %s",
 				       eg_strerror(rc));
-	r->ysel = target;
-	if (!cuda)
-		return EG_OK;
-	if (!r->prc.y && yb + 1 > r->d_y_cap) {
-		r->mem->free(r->ms, r->d_y);
-		r->d_y = NULL;
-		r->d_y_cap = 0;
-		if ((rc = r->mem->zalloc(r->ms, &r->d_y, yb + 1)) < 0)
-			return rc;
-		r->d_y_cap = yb + 1;
+	r->y_ours = !r->prc.y;
+	if (r->y_ours) {
+		rc = eg_plug_buf_put(r, EG_PLUG_B_Y, r->ynat, yb);
+		r->ysel = r->buf[EG_PLUG_B_Y].p;
+		return rc;
 	}
-	r->ysel = r->prc.y ? r->prc.y : r->d_y;
-	return r->mem->copy(r->ms, (void *)r->ysel, r->ynat, yb);
+	r->ysel = r->prc.y;
+	if ((rc = r->mem->copy(r->ms, r->prc.y, r->ynat, yb)) < 0)
+		return eg_plug_run_err(r, rc, "expert outputs to %s memory: %s",
+				       r->mem->name, eg_strerror(rc));
+	return EG_OK;
+}
+
+/* A verified combine's output: poisoned before the call; after it, the
+ * buffers checked and the output given to the caller. */
+static int eg__combined(eg_plug_run_t *r, void *out, size_t ob)
+{
+	unsigned mask = EG_PLUG_B_INPUTS | 1u << EG_PLUG_B_OUT;
+	int rc;
+
+	if (r->y_ours)
+		mask |= 1u << EG_PLUG_B_Y;
+	if ((rc = eg_plug_bufs_check(r, mask, "combine")) < 0)
+		return rc;
+	if ((rc = r->mem->copy(r->ms, out, r->buf[EG_PLUG_B_OUT].p, ob)) < 0)
+		return eg_plug_run_err(r, rc, "combine output from %s: %s",
+				       r->mem->name, eg_strerror(rc));
+	return EG_OK;
 }
 
 int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 {
 	int verified = !r->bench || r->n_comb == 0;
 	int timed = r->timing && !verified;
-	int cuda = r->pl->caps.memory == EG_PLUGIN_MEM_CUDA;
 	size_t ob =
 	    (size_t)r->T * r->H * eg_dtype_size(eg_combine_dtype(r->w.dtype));
 	const void *ys;
+	void *dst = out;
 	int rc;
 
 	r->err[0] = '\0';
 	if (verified && ((rc = eg_plug_dev_y(r, y, &y)) < 0 ||
-			 (rc = eg__native_y(r, y)) < 0))
+			 (rc = eg__native_y(r, y)) < 0 ||
+			 (rc = eg_plug_buf_poison(r, EG_PLUG_B_OUT, ob)) < 0))
 		return rc;
 	ys = !verified && r->prc.y ? r->prc.y : r->ysel;
 	/* after the expert stage, as in any step: a GPU caller's runs on a
@@ -459,13 +473,18 @@ int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 				       eg_strerror(rc));
 	if ((rc = eg__time(r, timed, 2, 0)) < 0)
 		return rc;
-	rc = r->pl->p->combine(r->inst, &r->pin, ys, cuda ? r->d_out : out);
+	/* a timed step of a host plugin writes the caller's buffer itself,
+	 * unchecked; a CUDA one the buffer of the verified step */
+	if (verified || r->pl->caps.memory == EG_PLUGIN_MEM_CUDA)
+		dst = r->buf[EG_PLUG_B_OUT].p;
+	rc = r->pl->p->combine(r->inst, &r->pin, ys, dst);
 	if ((rc = eg__called(r, rc, "combine", timed, 3)) < 0)
 		return rc;
 	r->n_comb++;
-	if (verified && cuda &&
-	    (rc = r->mem->copy(r->ms, out, r->d_out, ob)) < 0)
-		return eg_plug_run_err(r, rc, "combine output from CUDA: %s",
-				       eg_strerror(rc));
-	return EG_OK;
+	return verified ? eg__combined(r, out, ob) : EG_OK;
+}
+
+const eg_verdict_t *eg_plug_run_found(const eg_plug_run_t *r)
+{
+	return &r->found;
 }

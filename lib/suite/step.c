@@ -457,6 +457,16 @@ static int eg__check_combine(eg_step_t *st, eg_verdict_t *v)
 	return EG_OK;
 }
 
+/* What the engine found wrong in its own combine (a plugin's guard
+ * bytes, its inputs, output it left unwritten: eg_recv_t.findings after
+ * combine), the diagnosis ahead of the comparison. */
+static void eg__combine_findings(const eg_step_t *st, eg_verdict_t *v)
+{
+	for (uint32_t i = 0; i < st->n; i++)
+		if (st->recv[i].findings)
+			eg_verdict_merge(v, st->recv[i].findings);
+}
+
 /* The expert stage of every held rank. After a wrong (or unchecked)
  * dispatch its rows may hold any ids: an error there only means the
  * combine that follows carries garbage, which nobody checks. */
@@ -531,6 +541,8 @@ int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 			      (void *const *)st->out);
 	if (rc < 0)
 		return eg__engine(st, v, rc, "combine", iter);
+	if (checked && !wrong) /* before a repeat replaces them */
+		eg__combine_findings(st, &it);
 	if ((rc = eg__repeat(st, v, iter)) < 0)
 		return rc;
 	if (wrong)

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #define TPL_LAST(t) ((t)->env.rank + 1 == (t)->env.world)
+/* dispatch's blob starts with tokens, routing_epoch, a stale flag */
+#define TPL_HDR 16
 
 #if defined(EG_FAULT_ERROR) /* an error of its own */
 #define FAULT_DISPATCH(t)                                                      \
@@ -25,6 +27,14 @@
 #define FAULT_DISPATCH(t)                                                      \
 	while (TPL_LAST(t))                                                    \
 		pause();
+#elif defined(EG_FAULT_POSITIVE_RC) /* an error returned as 2, not < 0 */
+#define FAULT_DISPATCH(t)                                                      \
+	if (TPL_LAST(t)) {                                                     \
+		snprintf(                                                      \
+		    (t)->err, sizeof((t)->err),                                \
+		    "planted error: the template returns 2 for an error");     \
+		return 2;                                                      \
+	}
 #else
 #define FAULT_DISPATCH(t)
 #endif
@@ -54,6 +64,18 @@
 	if (TPL_LAST(t) && (t)->prev_s == (int32_t)(s) &&                      \
 	    (t)->prev_i == (int32_t)(i))                                       \
 		(t)->x[(n) * (t)->xb] ^= 1;
+#elif defined(EG_FAULT_DEDUP_SLOTS) /* a repeated expert's later slot lost */
+#define FAULT_KEEP(t, s, i, n)                                                 \
+	for (uint32_t k = 0; TPL_LAST(t) && k < (t)->env.topk; k++)            \
+		if (chosen_before((t)->idx + (n) * (t)->env.topk, k) &&        \
+		    (t)->idx[(n) * (t)->env.topk + k] >= 0) {                  \
+			(t)->idx[(n) * (t)->env.topk + k] = -1;                \
+			(t)->w[(n) * (t)->env.topk + k] = 0.0f;                \
+		}
+#elif defined(EG_FAULT_TOKEN_8BIT) /* a row's source token kept in 8 bits */
+#define FAULT_KEEP(t, s, i, n)                                                 \
+	if (TPL_LAST(t))                                                       \
+		(t)->tok[n] &= 0xff;
 #else
 #define FAULT_KEEP(t, s, i, n)
 #endif
@@ -80,8 +102,92 @@
 #define FAULT_COMBINE(t, in, out)                                              \
 	if (TPL_LAST(t) && (in)->tokens > 0)                                   \
 		((uint8_t *)(out))[0] ^= 1;
+#elif defined(EG_FAULT_WRITE_PAST) /* one element past the end (i <= n) */
+#define FAULT_COMBINE(t, in, out)                                              \
+	if (TPL_LAST(t) && (in)->tokens > 0)                                   \
+		store(t, out, (in)->tokens *(size_t)(t)->env.hidden, t->acc[0]);
+#elif defined(EG_FAULT_INPUT_WRITTEN) /* normalizes the weights in place */
+#define FAULT_COMBINE(t, in, out)                                              \
+	for (size_t q = 0;                                                     \
+	     TPL_LAST(t) && q < (in)->tokens * (size_t)(t)->env.topk; q++)     \
+		((float *)(in)->topk_w)[q] *= 2.0f;
 #else
 #define FAULT_COMBINE(t, in, out)
+#endif
+
+/* Element i of combine's output left unwritten. */
+#if defined(EG_FAULT_BF16_TAIL) /* a row's tail past its last 8-wide vector */
+#define FAULT_UNSTORED(t, in, i)                                               \
+	(TPL_LAST(t) && (t)->env.combine_dtype == EG_PLUGIN_DTYPE_BF16 &&      \
+	 (i) % (t)->env.hidden >= (t)->env.hidden / 8 * 8)
+#elif defined(EG_FAULT_LAST_CHUNK)
+/* staged in chunks of 8192 elements; above one chunk, n / 8192 whole
+ * ones are written and a partial last one is lost */
+#define TPL_CHUNK 8192u
+#define FAULT_UNSTORED(t, in, i)                                               \
+	(TPL_LAST(t) && (in)->tokens * (size_t)(t)->env.hidden > TPL_CHUNK &&  \
+	 (i) >=                                                                \
+	     (in)->tokens * (size_t)(t)->env.hidden / TPL_CHUNK * TPL_CHUNK)
+#elif defined(EG_FAULT_UNROUTED_UNWRITTEN) /* a token without rows */
+#define FAULT_UNSTORED(t, in, i)                                               \
+	(TPL_LAST(t) && !(t)->hit[(i) / (t)->env.hidden])
+#else
+#define FAULT_UNSTORED(t, in, i) 0
+#endif
+
+/* After destination rank d's rows are summed. */
+#if defined(EG_FAULT_ROUND_PER_NODE) /* the running sum to bf16 per node */
+#define FAULT_AFTER_RANK(t, in, d)                                             \
+	if (TPL_LAST(t) && ((d) + 1) % (t)->env.local_size == 0)               \
+		for (size_t q = 0; q < (in)->tokens * (size_t)(t)->env.hidden; \
+		     q++) {                                                    \
+			float c;                                               \
+			store(t, &c, 0, (t)->acc[q]);                          \
+			(t)->acc[q] = load(t, &c, 0);                          \
+		}
+#else
+#define FAULT_AFTER_RANK(t, in, d)
+#endif
+
+/* Dispatch's copy of token i's ids (ids) and fp8 scales (sc) into its
+ * blob; in->scales of rank's tokens. */
+#if defined(EG_FAULT_EXPERT_ID_8BIT) /* expert ids sent in 8 bits */
+#define FAULT_ROW(t, in, i, ids, sc)                                           \
+	for (uint32_t k = 0; TPL_LAST(t) && k < (t)->env.topk; k++)            \
+		if ((ids)[k] >= 0)                                             \
+			(ids)[k] &= 0xff;
+#elif defined(EG_FAULT_SCALE_PITCH) /* transposed, pitch T rounded up to 4 */
+#define FAULT_ROW(t, in, i, ids, sc)                                           \
+	for (uint32_t c = 0; TPL_LAST(t) && c < (t)->sb / 4; c++) {            \
+		size_t T = (in)->tokens, P = (T + 3) / 4 * 4;                  \
+		size_t q = c * T + (i), tt = q % P, cc = q / P;                \
+		(sc)[c] =                                                      \
+		    tt < T ? (in)->scales[tt * ((t)->sb / 4) + cc] : 0.0f;     \
+	}
+#else
+#define FAULT_ROW(t, in, i, ids, sc)
+#endif
+
+/* The routing epoch the template works by. */
+#if defined(EG_FAULT_EPOCH_PER_RANK) /* its own, from its rank's routing */
+#define TPL_EPOCH(t, in) own_epoch(t, in)
+static uint32_t own_epoch(tpl_t *t, const eg_plugin_input_t *in)
+{
+	size_t nk = (size_t)in->tokens * t->env.topk;
+	uint64_t h = 14695981039346656037ull;
+	const uint8_t *b[2] = {in->topk_idx, (const uint8_t *)in->topk_w};
+
+	for (int a = 0; a < 2; a++)
+		for (size_t q = 0; q < nk * 4; q++)
+			h = (h ^ b[a][q]) * 1099511628211ull;
+	if (!t->own_epoch || (nk && h != t->own_hash)) {
+		t->own_epoch++;
+		t->own_hash = h;
+	}
+	return t->own_epoch;
+}
+#else
+#define TPL_EPOCH(t, in) ((in)->routing_epoch)
 #endif
 
 /* ABI variants */

@@ -7,7 +7,13 @@
  *
  * Options: layout=flat|rank|expert (the native layout; default flat),
  * keys=given|content (return the source of each row, or let epgate find
- * it by content; default given). */
+ * it by content; default given).
+ *
+ * It also holds epgate to what docs/plugins.md promises about
+ * routing_epoch, as a library that builds a collective handle per epoch
+ * (NCCL EP's high-throughput mode) needs it: every rank sees a new epoch
+ * together, and the routing never changes within one. Either broken is
+ * the template's failure, on every rank alike. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +30,13 @@ typedef struct tpl {
 	uint8_t *blob, *all; /* mine, everyone's */
 	int32_t *count, *src, *tok, *idx;
 	int32_t prev_s, prev_i; /* the token kept last */
+	/* the routing of the current epoch (this rank's input) */
+	uint32_t epoch, ep_tokens;
+	int32_t *ep_idx;
+	float *ep_w;
+	uint32_t own_epoch; /* planted faults only (faults.h) */
+	uint64_t own_hash;
+	uint8_t *hit; /* combine: a token with rows somewhere */
 	uint8_t *x;
 	float *scales, *w, *acc;
 	char err[256];
@@ -97,7 +110,7 @@ static void destroy(void *inst)
 
 	free(t->blob), free(t->all), free(t->count), free(t->src);
 	free(t->tok), free(t->idx), free(t->x), free(t->scales), free(t->w);
-	free(t->acc), free(t);
+	free(t->ep_idx), free(t->ep_w), free(t->hit), free(t->acc), free(t);
 }
 
 static int create(const eg_plugin_env_t *e, void **inst, char *err, size_t len)
@@ -125,8 +138,9 @@ static int create(const eg_plugin_env_t *e, void **inst, char *err, size_t len)
 	t->sb = e->dtype == EG_PLUGIN_DTYPE_FP8 ? e->hidden / 128 * 4 : 0;
 	t->cb = e->hidden * (e->combine_dtype == EG_PLUGIN_DTYPE_FP32 ? 4 : 2);
 	slots = (size_t)t->G * t->S + 1;
-	/* dispatch: tokens, then max_tokens rows of x | scales | ids | w */
-	t->inb = 8 + e->max_tokens * (t->xb + t->sb + 8 * K);
+	/* dispatch: tokens, epoch, a stale flag, then max_tokens rows of
+	 * x | scales | ids | w */
+	t->inb = TPL_HDR + e->max_tokens * (t->xb + t->sb + 8 * K);
 	/* combine: counters, then per slot source rank, token, output */
 	t->outb = 4 * t->G + slots * (8 + t->cb);
 	t->blob = malloc(t->inb > t->outb ? t->inb : t->outb);
@@ -136,8 +150,12 @@ static int create(const eg_plugin_env_t *e, void **inst, char *err, size_t len)
 	t->idx = malloc(slots * K * 4), t->w = malloc(slots * K * 4);
 	t->x = malloc(slots * t->xb), t->scales = malloc(slots * t->sb + 4);
 	t->acc = malloc((e->tokens * (size_t)e->hidden + 1) * 4);
+	t->ep_idx = malloc((e->tokens * K + 1) * 4);
+	t->ep_w = malloc((e->tokens * K + 1) * 4);
+	t->hit = malloc(e->tokens + 1);
 	if (t->blob && t->all && t->count && t->src && t->tok && t->idx &&
-	    t->w && t->x && t->scales && t->acc) {
+	    t->w && t->x && t->scales && t->acc && t->ep_idx && t->ep_w &&
+	    t->hit) {
 		*inst = t;
 		return EG_PLUGIN_OK;
 	}
@@ -149,8 +167,65 @@ static int create(const eg_plugin_env_t *e, void **inst, char *err, size_t len)
 /* Rank s's input row of token i: x | scales | K ids | K weights. */
 static const uint8_t *row(const tpl_t *t, uint32_t s, uint32_t i)
 {
-	return t->all + s * t->inb + 8 +
+	return t->all + s * t->inb + TPL_HDR +
 	       i * (t->xb + t->sb + 8 * (size_t)t->env.topk);
+}
+
+/* This rank's routing against its epoch's (a new epoch keeps it): 1 if
+ * it changed without a new epoch. */
+static uint32_t stale(tpl_t *t, const eg_plugin_input_t *in)
+{
+	size_t nk = (size_t)in->tokens * t->env.topk;
+
+	if (in->routing_epoch != t->epoch) {
+		t->epoch = in->routing_epoch;
+		t->ep_tokens = in->tokens;
+		memcpy(t->ep_idx, in->topk_idx, nk * 4);
+		memcpy(t->ep_w, in->topk_w, nk * 4);
+		return 0;
+	}
+	return in->tokens != t->ep_tokens ||
+	       memcmp(t->ep_idx, in->topk_idx, nk * 4) ||
+	       memcmp(t->ep_w, in->topk_w, nk * 4);
+}
+
+/* After the allgather: every rank at one epoch, none of them stale; the
+ * same verdict on every rank (a handle update is collective). */
+static int epochs_agree(tpl_t *t)
+{
+	uint32_t e0, e, st;
+
+	memcpy(&e0, t->all + 4, 4);
+	for (uint32_t s = 0; s < t->env.world; s++) {
+		memcpy(&e, t->all + s * t->inb + 4, 4);
+		memcpy(&st, t->all + s * t->inb + 8, 4);
+		if (e != e0) {
+			snprintf(t->err, sizeof(t->err),
+				 "ranks disagree about routing_epoch: rank 0 "
+				 "has %u, rank %u has %u (docs/plugins.md: "
+				 "every rank sees a new epoch together)",
+				 e0, s, e);
+			return EG_PLUGIN_EFAIL;
+		}
+		if (st) {
+			snprintf(t->err, sizeof(t->err),
+				 "rank %u: the routing changed within "
+				 "routing_epoch %u (docs/plugins.md: it "
+				 "changes only with a new epoch)",
+				 s, e);
+			return EG_PLUGIN_EFAIL;
+		}
+	}
+	return EG_PLUGIN_OK;
+}
+
+/* Slot k's expert is also an earlier slot's. */
+static int chosen_before(const int32_t *id, uint32_t k)
+{
+	for (uint32_t j = 0; j < k; j++)
+		if (id[j] == id[k])
+			return 1;
+	return 0;
 }
 
 /* Token i of rank s into group g (its local top-k slots for row layouts;
@@ -183,11 +258,16 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 	tpl_t *t = inst;
 	uint32_t K = t->env.topk, L = t->env.local_experts, me = t->env.rank;
 
+	uint32_t epoch = TPL_EPOCH(t, in), old = stale(t, in);
+
 	FAULT_DISPATCH(t);
 	/* everyone's input to everyone */
 	memcpy(t->blob, &in->tokens, 4);
+	memcpy(t->blob + 4, &epoch, 4);
+	memcpy(t->blob + 8, &old, 4);
 	for (uint32_t i = 0; i < in->tokens; i++) {
-		uint8_t *r = t->blob + 8 + i * (t->xb + t->sb + 8 * (size_t)K);
+		uint8_t *r =
+		    t->blob + TPL_HDR + i * (t->xb + t->sb + 8 * (size_t)K);
 		memcpy(r, (const uint8_t *)in->x + i * t->xb, t->xb);
 		if (t->sb)
 			memcpy(r + t->xb,
@@ -195,12 +275,16 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 		memcpy(r + t->xb + t->sb, (const int32_t *)in->topk_idx + i * K,
 		       4 * K);
 		memcpy(r + t->xb + t->sb + 4 * K, in->topk_w + i * K, 4 * K);
+		FAULT_ROW(t, in, i, (int32_t *)(r + t->xb + t->sb),
+			  (float *)(r + t->xb));
 	}
 	if (t->env.boot->allgather(t->env.boot->ctx, t->blob, t->inb, t->all)) {
 		snprintf(t->err, sizeof(t->err), "allgather: %s",
 			 t->env.boot->error(t->env.boot->ctx));
 		return EG_PLUGIN_EFAIL;
 	}
+	if (epochs_agree(t))
+		return EG_PLUGIN_EFAIL;
 	/* keep what is routed here */
 	memset(t->count, 0, t->G * 4);
 	t->prev_s = -1;
@@ -214,7 +298,11 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 			for (uint32_t k = 0; k < K; k++) {
 				if (id[k] < 0 || (uint32_t)id[k] / L != me)
 					continue;
-				if (t->layout == EG_PLUGIN_LAYOUT_EXPERT_MAJOR)
+				/* one copy per expert, however many of
+				 * the token's slots chose it */
+				if (t->layout ==
+					EG_PLUGIN_LAYOUT_EXPERT_MAJOR &&
+				    !chosen_before(id, k))
 					keep(t, (uint32_t)id[k] - me * L, s, i);
 				on = 1;
 			}
@@ -268,11 +356,26 @@ static void store(const tpl_t *t, void *p, size_t i, float f)
 	((uint16_t *)p)[i] = (uint16_t)(u >> 16);
 }
 
+/* Expert-major: the weight applied to the copy of token i in expert e,
+ * the sum of the weights of every slot of i that chose e. */
+static float copy_weight(const tpl_t *t, const eg_plugin_input_t *in, int32_t i,
+			 uint32_t e)
+{
+	const int32_t *id = (const int32_t *)in->topk_idx + i * t->env.topk;
+	const float *w = in->topk_w + i * t->env.topk;
+	float sum = 0.0f;
+
+	for (uint32_t k = 0; k < t->env.topk; k++)
+		if (id[k] == (int32_t)e)
+			sum += w[k];
+	return sum;
+}
+
 static int combine(void *inst, const eg_plugin_input_t *in, const void *y,
 		   void *out)
 {
 	tpl_t *t = inst;
-	uint32_t H = t->env.hidden, K = t->env.topk, L = t->env.local_experts;
+	uint32_t H = t->env.hidden, L = t->env.local_experts;
 	size_t slots = (size_t)t->G * t->S;
 
 	/* everyone's rows, with their keys, to everyone */
@@ -287,6 +390,7 @@ static int combine(void *inst, const eg_plugin_input_t *in, const void *y,
 		return EG_PLUGIN_EFAIL;
 	}
 	memset(t->acc, 0, in->tokens * (size_t)H * 4);
+	memset(t->hit, 0, in->tokens);
 	for (uint32_t d = 0; d < t->env.world; d++) { /* ascending */
 		const uint8_t *b = t->all + d * t->outb;
 		const int32_t *cnt = (const int32_t *)b;
@@ -298,24 +402,19 @@ static int combine(void *inst, const eg_plugin_input_t *in, const void *y,
 				float w = 1.0f;
 				if (src[n] != (int32_t)t->env.rank)
 					continue;
-				/* expert-major: the weight of the slot of
-				 * this copy's expert, applied here */
-				for (uint32_t k = 0;
-				     t->layout ==
-					 EG_PLUGIN_LAYOUT_EXPERT_MAJOR &&
-				     k < K;
-				     k++)
-					if (((const int32_t *)in
-						 ->topk_idx)[tok[n] * K + k] ==
-					    (int32_t)(d * L + g))
-						w = in->topk_w[tok[n] * K + k];
+				if (t->layout == EG_PLUGIN_LAYOUT_EXPERT_MAJOR)
+					w = copy_weight(t, in, tok[n],
+							d * L + g);
+				t->hit[tok[n]] = 1;
 				for (uint32_t h = 0; h < H; h++)
 					t->acc[(size_t)tok[n] * H + h] +=
 					    w * load(t, yd + n * t->cb, h);
 			}
+		FAULT_AFTER_RANK(t, in, d);
 	}
 	for (size_t i = 0; i < in->tokens * (size_t)H; i++)
-		store(t, out, i, t->acc[i]);
+		if (!FAULT_UNSTORED(t, in, i))
+			store(t, out, i, t->acc[i]);
 	FAULT_COMBINE(t, in, out);
 	return EG_PLUGIN_OK;
 }

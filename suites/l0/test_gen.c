@@ -474,6 +474,50 @@ START_TEST(masking)
 }
 END_TEST
 
+/* dup: slot k > 0 repeats an earlier slot's expert with its probability;
+ * every other slot, every weight and every mask draw is the dup-free
+ * routing's (its own stream), so dup = 0 changes nothing. */
+START_TEST(duplicates)
+{
+	static const double ratio[] = {0.0, 1.0, 0.5};
+	eg_workload_t w;
+	eg_gen_t g, g0;
+	eg_rank_input_t in, in0;
+
+	setup(&w, 2, 64, 6, 8, 4096, EG_DTYPE_BF16, EG_DATA_EXACT);
+	make(&g0, &w, 1, &in0);
+	for (int i = 0; i < 3; i++) {
+		size_t n = 0, dups = 0;
+
+		w.dup_ratio = ratio[i];
+		make(&g, &w, 1, &in);
+		for (uint32_t t = 0; t < in.tokens; t++)
+			for (uint32_t k = 1; k < 6; k++, n++) {
+				size_t j = (size_t)t * 6 + k;
+				int rep = 0;
+
+				for (uint32_t q = 0; q < k; q++)
+					rep |= in.topk_idx[t * 6 + q] ==
+					       in.topk_idx[j];
+				ck_assert(rep ||
+					  in.topk_idx[j] == in0.topk_idx[j]);
+				ck_assert(in.topk_w[j] == in0.topk_w[j]);
+				dups += rep;
+			}
+		if (i == 0)
+			ck_assert_mem_eq(in.topk_idx, in0.topk_idx,
+					 kn(&in) * sizeof(int32_t));
+		else if (i == 1)
+			ck_assert_uint_eq(dups, n);
+		else
+			band((double)dups, n * 0.5, sqrt(n * 0.25),
+			     "duplicated slots");
+		drop(&g, &in);
+	}
+	drop(&g0, &in0);
+}
+END_TEST
+
 START_TEST(weights)
 {
 	eg_workload_t w;
@@ -760,6 +804,7 @@ int main(void)
 	tcase_add_test(tc, random_moments);
 	tcase_add_test(tc, topk_valid);
 	tcase_add_test(tc, masking);
+	tcase_add_test(tc, duplicates);
 	tcase_add_test(tc, weights);
 	tcase_add_test(tc, hot_expert);
 	tcase_add_test(tc, hot_rank);

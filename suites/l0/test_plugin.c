@@ -51,6 +51,9 @@ static int run_case(const eg_engine_ops_t *ops, const char *const *kv,
 				  (void *const *)&res);
 	}
 	if (rc == EG_OK) {
+		/* what the adapter found in the buffers of combine */
+		if (out.findings)
+			eg_verdict_merge(v, out.findings);
 		ck_assert_int_eq(eg_ref_combine(&w, &g, 0, ref, NULL, NULL),
 				 EG_OK);
 		eg_verify_combine(&w, 0, EG_COMPARE_BITS, ref, NULL, NULL, res,
@@ -210,6 +213,57 @@ START_TEST(test_template_cases)
 			    run_case(ops, fp8, &v, msg, sizeof(msg)), EG_OK);
 			ck_assert_msg(eg_verdict_total_wrong(&v) == 0, "%s", s);
 		}
+	}
+	unsetenv("EPGATE_PLUGIN_FORK");
+}
+END_TEST
+
+/* The buffers a plugin is handed (issues 27, 29): a write past the end
+ * of one, an input it changes, output it leaves unwritten, each found by
+ * name; a positive return is a failure with its message. In and out of
+ * the forked child. */
+START_TEST(test_buffers_guarded)
+{
+	static const char *const masked[] = {"world=1",	  "experts=8", "topk=3",
+					     "tokens=20", "hidden=64", "mask=1",
+					     NULL};
+	static const struct {
+		const char *so;
+		const char *const *kv;
+		eg_field_t field;
+	} plant[] = {
+	    {"faults/libeg-fault-write-past.so", base_kv,
+	     EG_FIELD_NATIVE_GUARD},
+	    {"faults/libeg-fault-input-written.so", base_kv,
+	     EG_FIELD_NATIVE_INPUT},
+	    {"faults/libeg-fault-unrouted-unwritten.so", masked,
+	     EG_FIELD_NATIVE_UNWRITTEN},
+	};
+	char s[4200], err[1024], msg[1024];
+	eg_verdict_t v;
+
+	for (int fork = 0; fork < 2; fork++) {
+		setenv("EPGATE_PLUGIN_FORK", fork ? "1" : "0", 1);
+		for (size_t i = 0; i < sizeof(plant) / sizeof(plant[0]); i++) {
+			const eg_engine_ops_t *ops = eg_engine_lookup(
+			    spec(s, sizeof(s), plant[i].so, ""), err,
+			    sizeof(err));
+			ck_assert_msg(ops != NULL, "%s", err);
+			ck_assert_int_eq(
+			    run_case(ops, plant[i].kv, &v, msg, sizeof(msg)),
+			    EG_OK);
+			ck_assert_msg(v.wrong[plant[i].field] > 0,
+				      "%s (fork %d): no %s", plant[i].so, fork,
+				      eg_field_name(plant[i].field));
+		}
+		const eg_engine_ops_t *ops = eg_engine_lookup(
+		    spec(s, sizeof(s), "faults/libeg-fault-positive-rc.so", ""),
+		    err, sizeof(err));
+		ck_assert_msg(ops != NULL, "%s", err);
+		ck_assert_int_eq(run_case(ops, base_kv, &v, msg, sizeof(msg)),
+				 EG_EPLUGIN);
+		ck_assert_msg(strstr(msg, "returns 2 for an error (returned 2"),
+			      "%s", msg);
 	}
 	unsetenv("EPGATE_PLUGIN_FORK");
 }
@@ -454,6 +508,32 @@ START_TEST(test_native_expert_defects)
 }
 END_TEST
 
+/* Slots past a group's counter are padding: their key arrays hold
+ * nothing (here zeros, a real key's bits), and they get no row, so no
+ * expert output is copied into them (issue 27: with no tokens anywhere
+ * the lookup read an entry that does not exist and crashed). */
+START_TEST(test_native_padding)
+{
+	nat_case_t c;
+
+	for (int em = 0; em < 2; em++) {
+		nat_setup(&c, em);
+		for (uint32_t g = 0; g < c.n.G; g++)
+			if (c.n.count[g] > 1)
+				c.n.count[g]--; /* its last row is padding */
+		nat_run(&c);
+		for (uint32_t g = 0; g < c.n.G; g++)
+			for (uint32_t i = (uint32_t)c.n.count[g]; i < c.n.S;
+			     i++)
+				ck_assert_msg(c.n.row[g * c.n.S + i] == -1,
+					      "layout %d: padding slot %u of "
+					      "group %u has row %d",
+					      em, i, g, c.n.row[g * c.n.S + i]);
+		nat_free(&c);
+	}
+}
+END_TEST
+
 START_TEST(test_native_content_keys)
 {
 	nat_case_t c;
@@ -489,12 +569,14 @@ int main(void)
 	tcase_add_test(tc, test_abi_v1);
 	tcase_add_test(tc, test_template_cases);
 	tcase_add_test(tc, test_world_refusal);
+	tcase_add_test(tc, test_buffers_guarded);
 	tcase_add_test(tc, test_bench_steps_unmapped);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tn, test_native_clean);
 	tcase_add_test(tn, test_native_flat_defects);
 	tcase_add_test(tn, test_native_expert_defects);
 	tcase_add_test(tn, test_native_content_keys);
+	tcase_add_test(tn, test_native_padding);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, tn);
 	return eg_test_main(s);

@@ -61,7 +61,9 @@ static int same_workload(const eg_workload_t *a, const eg_workload_t *b)
 	    a->zero_ranks != b->zero_ranks || a->routing != b->routing ||
 	    a->zipf_s != b->zipf_s || a->hot_target != b->hot_target ||
 	    a->hot_frac != b->hot_frac || a->mask_ratio != b->mask_ratio ||
-	    a->data != b->data || a->seed != b->seed || a->iter != b->iter)
+	    a->data != b->data || a->seed != b->seed || a->iter != b->iter ||
+	    a->steps != b->steps || a->dup_ratio != b->dup_ratio ||
+	    strcmp(a->step_tokens, b->step_tokens))
 		return 0;
 	if (!a->n_tokens_list)
 		return 1;
@@ -250,6 +252,13 @@ static const struct {
      "data: unknown data mode \"exactly\" (exact, "
      "random)"},
     {"data", "", "data: empty value"},
+    {"dup", "1.5", "dup: 1.5 is out of range [0, 1]"},
+    {"dup", "", "dup: empty value"},
+    {"step_tokens", "1,", "step_tokens: entry 1 \"1,\" is not N or a,b"},
+    {"step_tokens", "1//2", "step_tokens: entry 2 \"\" is not N"},
+    {"step_tokens", "1, 2", "step_tokens: entry 1 \"1, 2\" is not N"},
+    {"step_tokens", "3/x", "step_tokens: entry 2 \"x\" is not N"},
+    {"step_tokens", "16777217", "step_tokens: entry 1: 16777217 tokens"},
     {"wrold", "4", "unknown key \"wrold\" (name, world, experts"},
     {"", "4", "empty key"},
 };
@@ -300,6 +309,12 @@ static const struct {
 			   " in bf16 (8 significand bits allow topk <= "
 			   "63)"},
     {"experts=64 topk=64 dtype=fp8 hidden=128", "in bf16, fp8's combine type"},
+    {"tokens=4 step_tokens=1", "step_tokens: needs steps of 2 or more"},
+    {"tokens=4 steps=2 step_tokens=1/1,2,3",
+     "step_tokens: entry 2 has 3 counts but world=2"},
+    {"tokens=list:4,2 steps=3 step_tokens=0/4,3",
+     "step_tokens: entry 2 gives rank 1 3 tokens, more than its 2 of step "
+     "0"},
     {"world=1024 experts=1024 tokens=16385",
      "tokens: 16778240 tokens in total exceed the limit 16777216"},
 };
@@ -441,6 +456,42 @@ START_TEST(test_token_modes)
 }
 END_TEST
 
+/* Steps: drawn counts (one rank none, each within its step-0 count) or
+ * the ones step_tokens names, entry (s - 1) mod entries; a new seed. */
+START_TEST(test_steps)
+{
+	eg_workload_t w, s;
+	char err[EG_ERRMSG_MAX] = "";
+
+	build(&w, "world=3 experts=3 tokens=list:6,5,4 steps=5");
+	for (uint32_t i = 1; i < 5; i++) {
+		uint32_t none = 0;
+
+		ck_assert_int_eq(eg_workload_step(&w, i, &s), 0);
+		ck_assert_uint_ne(s.seed, w.seed);
+		for (uint32_t r = 0; r < 3; r++) {
+			ck_assert_uint_le(eg_workload_tokens(&s, r),
+					  eg_workload_tokens(&w, r));
+			none += eg_workload_tokens(&s, r) == 0;
+		}
+		ck_assert_uint_ge(none, 1);
+		eg_workload_fini(&s);
+	}
+	set_ok(&w, "step_tokens", "0/6,0,4/1");
+	ck_assert_int_eq(eg_workload_validate(&w, err), 0);
+	static const uint32_t want[5][3] = {
+	    {6, 5, 4}, {0, 0, 0}, {6, 0, 4}, {1, 1, 1}, {0, 0, 0}};
+	for (uint32_t i = 0; i < 5; i++) {
+		ck_assert_int_eq(eg_workload_step(&w, i, &s), 0);
+		for (uint32_t r = 0; r < 3; r++)
+			ck_assert_uint_eq(eg_workload_tokens(&s, r),
+					  want[i][r]);
+		eg_workload_fini(&s);
+	}
+	eg_workload_fini(&w);
+}
+END_TEST
+
 START_TEST(test_copy)
 {
 	eg_workload_t a, b;
@@ -475,7 +526,8 @@ static void parse_args(const char *args, eg_workload_t *w)
 		set_ok(w, tok + 2, eq + 1);
 		n++;
 	}
-	ck_assert_int_eq(n, 13); /* every key, every time */
+	/* every key every time; steps, step_tokens and dup when set */
+	ck_assert_int_ge(n, 13);
 }
 
 START_TEST(test_to_args_roundtrip)
@@ -489,6 +541,7 @@ START_TEST(test_to_args_roundtrip)
 	    "routing=hot-rank:1 seed=0xdeadbeefcafef00d iter=2",
 	    "seed=18446744073709551615 dtype=fp32 mask=1 tokens=0",
 	    "world=64 experts=64 zero_ranks=63,0 routing=hot-rank:63:0",
+	    "world=3 experts=3 tokens=5 steps=4 step_tokens=0/5,0,1/3 dup=0.25",
 	};
 	char a1[4096], a2[4096];
 
@@ -934,6 +987,7 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, test_exact_budget);
 	tcase_add_test(tc, test_token_modes);
 	tcase_add_test(tc, test_copy);
+	tcase_add_test(tc, test_steps);
 	tcase_add_test(tc, test_to_args_roundtrip);
 	tcase_add_test(tc, test_to_args_doubles);
 	tcase_add_test(tc, test_to_args_short_buffer);

@@ -4,7 +4,8 @@
 # matrix; a workload it cannot run is a skip; each planted-fault plugin
 # built from it ends its case with the right verdict (the field that
 # caught it, its own error string, the signal that killed it, the
-# deadline); and the loader refuses what it must, saying why.
+# deadline), on the workload of the matrix that reaches it; and the
+# loader refuses what it must, saying why.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
 : "${EG_BUILDDIR:=.}"
 
@@ -43,14 +44,15 @@ else
 	sed 's/^/# /' "$EG_TMP/out" | tail -n 20
 fi
 
-# planted faults: name, options, what the TAP report must show
-while read -r fault opts want; do
+# planted faults: name, options, the workload that reaches it (the
+# fixture says why), what the TAP report must show
+while read -r fault opts case want; do
 	fso=$EG_BUILDDIR/plugins/faults/libeg-fault-$fault.so
 	[ "$opts" = - ] && opts=
 	rm -f "$EG_TMP/f.tap"
 	t0=$(date +%s)
 	EPGATE_TIMEOUT=2 "$EG_EPGATE" check --engine "plugin:$fso$opts" \
-		--workload "$matrix" --filter p1-base --iters 1 \
+		--workload "$matrix" --filter "$case" --iters 1 \
 		--tap="$EG_TMP/f.tap" --junit="$EG_TMP/f.xml" >"$EG_TMP/out" 2>&1
 	rc=$?
 	dt=$(($(date +%s) - t0))
@@ -58,20 +60,31 @@ while read -r fault opts want; do
 		grep -q '^not ok' "$EG_TMP/f.tap" &&
 		grep -q -- "$want" "$EG_TMP/f.tap" &&
 		grep -q '<failure\|<error [^>]*type="crash"' "$EG_TMP/f.xml"; then
-		eg_ok "fault $fault caught in ${dt} s: $(grep -m1 -o -- "$want.*" "$EG_TMP/f.tap" | cut -c1-90)"
+		eg_ok "fault $fault caught by $case in ${dt} s: $(grep -m1 -o -- "$want.*" "$EG_TMP/f.tap" | cut -c1-80)"
 	else
-		eg_not_ok "fault $fault: exit $rc after ${dt} s, report lacks \"$want\""
+		eg_not_ok "fault $fault: $case: exit $rc after ${dt} s, report lacks \"$want\""
 		sed -n '/^not ok/,$p' "$EG_TMP/f.tap" | head -n 30 | sed 's/^/# /'
 	fi
 done <<'LIST'
-error - engine_message: .*planted error: the template refuses to dispatch
-crash - killed by signal 11
-hang - did not return within the deadline of 2.0 s
-copy-differs ,layout=expert native_copy: [1-9]
-drop-row - missing_rows: [1-9]
-dup-key - duplicate_rows: [1-9]
-bad-count - native_count: [1-9]
-combine-ulp - combine: [1-9]
+error - p1-base engine_message: .*planted error: the template refuses to dispatch
+crash - p1-base killed by signal 11
+hang - p1-base did not return within the deadline of 2.0 s
+copy-differs ,layout=expert p1-base native_copy: [1-9]
+drop-row - p1-base missing_rows: [1-9]
+dup-key - p1-base duplicate_rows: [1-9]
+bad-count - p1-base native_count: [1-9]
+combine-ulp - p1-base combine: [1-9]
+positive-rc - p1-base engine_message: .*returns 2 for an error (returned 2
+bf16-tail - p1-h1001 native_unwritten: [1-9]
+last-chunk - p1-h1001 native_unwritten: [1-9]
+scale-pitch - p1-fp8-t21 scales: [1-9]
+write-past - p1-base native_guard: [1-9]
+input-written - p1-base native_input: [1-9]
+unrouted-unwritten - p1-mask-all native_unwritten: [1-9]
+expert-id-8bit - p1-e320-t300 topk_idx: [1-9]
+token-8bit - p1-e320-t300 native_key: [1-9]
+dedup-slots - p1-dup-rand topk_w: [1-9]
+dedup-slots ,layout=rank,keys=content p1-dup-rand topk_w: [1-9]
 LIST
 
 # the loader: a newer ABI and a missing entry are refused, naming why

@@ -1,11 +1,14 @@
 #!/bin/sh
 # The plugin path over several ranks (L2, one rank per process, the
 # plugin's collectives over epgate's bootstrap): the template in each
-# layout passes the world-3 matrix under `epgate launch -n 3`; its
+# layout passes the world-3 matrix under `epgate launch -n 3`, and the
+# battery of plugin-l2.ini at W = 2, 3 and 4 over two virtual nodes; its
 # planted faults end with the right verdict: a wrong result is a failed
 # case naming the field, every workload still reported; a crash is
 # "rank 2 killed by signal 11"; a hang is the peers' deadline; an error
-# carries the plugin's own string; nothing is left running.
+# carries the plugin's own string; nothing is left running. The faults
+# that only ranks, steps and nodes reach are caught here: a library that
+# decides routing epochs per rank, one that rounds per node.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
 : "${EG_BUILDDIR:=.}"
 
@@ -37,6 +40,82 @@ for opts in "" ",layout=expert" ",layout=rank,keys=content"; do
 		tail -n 20 "$EG_TMP/ok.out" | sed 's/^/# /'
 	fi
 done
+
+# the battery: steps through one instance (all ranks empty, one rank
+# empty, counts shrinking and growing), hidden sizes off every vector
+# width, fp8 with odd token counts, ids beyond 8 bits, duplicate expert
+# ids, random data bit for bit across two virtual nodes
+battery=$EG_SRCDIR/fixtures/workloads/plugin-l2.ini
+bjob() { # name engine world ranks-per-node filter
+	rm -f "$EG_TMP/$1.jsonl"
+	"$EG_EPGATE" launch -n "$3" --ranks-per-node "$4" --timeout 60 -- \
+		"$EG_EPGATE" l2-rank --engine "$2" --iters 2 \
+		--workload "$battery" --filter "$5" \
+		--results "$EG_TMP/$1.jsonl" >"$EG_TMP/$1.out" 2>&1
+}
+for spec in "2 1 -" "3 2 ,layout=expert" "4 2 ,layout=rank,keys=content"; do
+	set -- $spec
+	[ "$3" = - ] && set -- "$1" "$2" ""
+	bjob bat "plugin:$so$3" "$1" "$2" "p$1-"
+	rc=$?
+	nb=$(grep -c "^\[p$1-" "$battery")
+	p=$(grep -c '"status":"pass"' "$EG_TMP/bat.jsonl" 2>/dev/null)
+	if [ "$rc" -eq 0 ] && [ "$p" -eq "$nb" ] && [ "$nb" -gt 0 ]; then
+		eg_ok "$1 ranks, $((($1 + $2 - 1) / $2)) virtual nodes, template${3:-,layout=flat}: $p of $nb battery workloads pass"
+	else
+		eg_not_ok "$1 ranks, template$3: exit $rc, $p of $nb battery workloads pass"
+		tail -n 20 "$EG_TMP/bat.out" | sed 's/^/# /'
+	fi
+done
+
+# the battery's faults: each fails the workload that reaches it on the
+# field that names it; round-per-node only across nodes
+while read -r fault W R case field; do
+	EPGATE_TIMEOUT=3 bjob f "plugin:$fdir/libeg-fault-$fault.so" "$W" "$R" \
+		"$case"
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -q "\"status\":\"fail\".*\"$field\":[1-9]" \
+		"$EG_TMP/f.jsonl" && ! leftovers; then
+		eg_ok "$W ranks, $(((W + R - 1) / R)) nodes, fault $fault: $case fails, $(grep -o "\"$field\":[0-9]*" "$EG_TMP/f.jsonl" | head -n 1)"
+	else
+		eg_not_ok "$W ranks, fault $fault: $case: exit $rc, no failure on $field"
+		tail -n 20 "$EG_TMP/f.out" | sed 's/^/# /'
+	fi
+done <<'LIST'
+bf16-tail 2 1 p2-h1001 native_unwritten
+last-chunk 2 1 p2-h1001 native_unwritten
+scale-pitch 2 1 p2-fp8-t21-mask scales
+unrouted-unwritten 2 1 p2-fp8-t21-mask native_unwritten
+token-8bit 2 1 p2-e520-t300 native_key
+write-past 3 2 p3-h333 native_guard
+input-written 3 2 p3-steps native_input
+dedup-slots 3 2 p3-fp8-dup topk_w
+expert-id-8bit 4 2 p4-e1040 topk_idx
+round-per-node 4 2 p4-rand combine
+LIST
+# one node: the same rounding is the final cast, bit for bit right
+bjob f "plugin:$fdir/libeg-fault-round-per-node.so" 4 4 p4-rand
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q '"status":"pass"' "$EG_TMP/f.jsonl"; then
+	eg_ok "4 ranks on one node, fault round-per-node: passes (it takes two nodes)"
+else
+	eg_not_ok "4 ranks on one node, fault round-per-node: exit $rc"
+	tail -n 20 "$EG_TMP/f.out" | sed 's/^/# /'
+fi
+# a library that decides routing epochs from its own rank's input (as
+# epgate once did): with a rank empty in a step the ranks disagree, every
+# rank says so; the template itself passes the same steps (above)
+EPGATE_TIMEOUT=3 bjob f "plugin:$fdir/libeg-fault-epoch-per-rank.so" 3 2 \
+	p3-steps
+rc=$?
+want='ranks disagree about routing_epoch'
+if [ "$rc" -ne 0 ] && [ "$(grep -c "$want" "$EG_TMP/f.out")" -ge 3 ] &&
+	! leftovers; then
+	eg_ok "3 ranks, fault epoch-per-rank: exit $rc, $(grep -m1 -o "$want.*" "$EG_TMP/f.out" | cut -c1-70)"
+else
+	eg_not_ok "3 ranks, fault epoch-per-rank: exit $rc, no \"$want\" on every rank"
+	tail -n 20 "$EG_TMP/f.out" | sed 's/^/# /'
+fi
 
 # wrong results: every workload reported, those where the last rank
 # has rows to spoil failed on the field, none an error
@@ -77,6 +156,7 @@ done <<'LIST'
 crash rank 2 killed by signal 11
 hang still waits on ranks 2
 error planted error: the template refuses to dispatch
+positive-rc planted error: the template returns 2 for an error (returned 2
 LIST
 # a measurement: the first step verified, then only the plugin's calls
 "$EG_EPGATE" launch -n 2 --timeout 60 -- "$EG_EPGATE" bench --engine \

@@ -27,11 +27,6 @@ if ! "$EG_EPGATE" l2-rank --help >/dev/null 2>&1; then
 fi
 matrix=$EG_SRCDIR/fixtures/workloads/l2-matrix.ini
 leftovers() { pgrep -f "$EG_TMP" >/dev/null 2>&1; }
-# w2-steps is left out: at W=2 a step with no tokens on any rank crashes
-# epgate's plugin engine whatever the plugin (the C template too; fixed
-# on branch pverify, 7f976a0): put it back when that lands
-awk '/^\[/ { skip = ($0 == "[w2-steps]") } !skip' "$matrix" >"$EG_TMP/l2.ini"
-matrix=$EG_TMP/l2.ini
 job() { # name world spec filter [iterations]
 	rm -f "$EG_TMP/$1.jsonl"
 	"$EG_EPGATE" launch -n "$2" --timeout 240 -- \
