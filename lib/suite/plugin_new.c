@@ -64,6 +64,7 @@ static void eg__put_line(eg__buf_t *b, const char *line, size_t n,
 	    {"TPL_SIZE", "sizeof(eg_plugin_t)"},
 	    {"TPL_ABI", "EG_PLUGIN_ABI_VERSION"},
 	    {"TPL_ENTRY", "eg_plugin_entry"},
+	    {"TPL_EPOCH(t, in)", "in->routing_epoch"},
 	    {"\"epgate-template\"", quoted},
 	    {"\"template\"", quoted},
 	    {"built with the epgate tree", "made from epgate's template"}};
@@ -106,6 +107,29 @@ static int eg__hook(const char *line, size_t n, char prev)
 		n--;
 	return k > i && line[k] == '(' && n >= 2 && line[n - 2] == ')' &&
 	       line[n - 1] == ';';
+}
+
+/* w occurs in the first n characters of line. */
+static int eg__within(const char *line, size_t n, const char *w)
+{
+	size_t k = strlen(w);
+
+	for (size_t i = 0; i + k <= n; i++)
+		if (!strncmp(line + i, w, k))
+			return 1;
+	return 0;
+}
+
+/* A fault that guards a statement: "if (!FAULT_X(...))" alone on its
+ * line; without faults the statement below it always runs. */
+static int eg__guard(const char *line, size_t n)
+{
+	size_t i = strspn(line, " \t");
+
+	while (n > i && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+		n--;
+	return n - i > 14 && !strncmp(line + i, "if (!FAULT_", 11) &&
+	       !strncmp(line + n - 2, "))", 2);
 }
 
 /* The last character of a line of code (a blank line keeps prev; a
@@ -155,6 +179,7 @@ int eg_plugin_skeleton(const char *src, const char *name, char **out, char *err,
 	eg__buf_t b = {0};
 	const char *end = strstr(src, "*/"), *opts, *s;
 	int depth = -1; /* inside #ifndef TPL_WRAPPED: its #if depth */
+	int dedent = 0;
 	char prev = ';';
 
 	*out = NULL;
@@ -176,8 +201,16 @@ int eg_plugin_skeleton(const char *src, const char *name, char **out, char *err,
 			depth = -1;
 		else if (depth > 0 && !strncmp(s + t, "#endif", 6) && depth--)
 			eg__put_line(&b, s, n + (s[n] == '\n'), name);
-		else if (!eg__hook(s, n, prev))
-			eg__put_line(&b, s, n + (s[n] == '\n'), name);
+		else if (eg__within(s, n, "/* planted faults only"))
+			; /* a field of the faults' own */
+		else if (eg__guard(s, n))
+			dedent = 1; /* "if (!FAULT_X(...))": its body stays */
+		else if (!eg__hook(s, n, prev)) {
+			size_t d = dedent && s[0] == '\t';
+
+			eg__put_line(&b, s + d, n - d + (s[n] == '\n'), name);
+			dedent = 0;
+		}
 		prev = eg__last(s, n, prev);
 		s += n + (s[n] == '\n');
 	}

@@ -7,9 +7,6 @@
 #include <unistd.h>
 
 #define TPL_LAST(t) ((t)->env.rank + 1 == (t)->env.world)
-/* dispatch's blob starts with tokens, routing_epoch, a stale flag */
-#define TPL_HDR 16
-
 #if defined(EG_FAULT_ERROR) /* an error of its own */
 #define FAULT_DISPATCH(t)                                                      \
 	if (TPL_LAST(t)) {                                                     \
@@ -149,23 +146,24 @@
 #define FAULT_AFTER_RANK(t, in, d)
 #endif
 
-/* Dispatch's copy of token i's ids (ids) and fp8 scales (sc) into its
- * blob; in->scales of rank's tokens. */
+/* Dispatch's copy of token i into its blob at r: its ids (ids) and fp8
+ * scales (sc); in->scales of rank's tokens. */
+#define TPL_IDS(t, r) ((int32_t *)((r) + (t)->xb + (t)->sb))
 #if defined(EG_FAULT_EXPERT_ID_8BIT) /* expert ids sent in 8 bits */
-#define FAULT_ROW(t, in, i, ids, sc)                                           \
+#define FAULT_ROW(t, in, i, r)                                                 \
 	for (uint32_t k = 0; TPL_LAST(t) && k < (t)->env.topk; k++)            \
-		if ((ids)[k] >= 0)                                             \
-			(ids)[k] &= 0xff;
+		if (TPL_IDS(t, r)[k] >= 0)                                     \
+			TPL_IDS(t, r)[k] &= 0xff;
 #elif defined(EG_FAULT_SCALE_PITCH) /* transposed, pitch T rounded up to 4 */
-#define FAULT_ROW(t, in, i, ids, sc)                                           \
+#define FAULT_ROW(t, in, i, r)                                                 \
 	for (uint32_t c = 0; TPL_LAST(t) && c < (t)->sb / 4; c++) {            \
 		size_t T = (in)->tokens, P = (T + 3) / 4 * 4;                  \
 		size_t q = c * T + (i), tt = q % P, cc = q / P;                \
-		(sc)[c] =                                                      \
+		((float *)((r) + (t)->xb))[c] =                                \
 		    tt < T ? (in)->scales[tt * ((t)->sb / 4) + cc] : 0.0f;     \
 	}
 #else
-#define FAULT_ROW(t, in, i, ids, sc)
+#define FAULT_ROW(t, in, i, r)
 #endif
 
 /* The routing epoch the template works by. */
@@ -184,7 +182,7 @@ static uint32_t own_epoch(tpl_t *t, const eg_plugin_input_t *in)
 		t->own_epoch++;
 		t->own_hash = h;
 	}
-	return t->own_epoch;
+	return (uint32_t)t->own_epoch;
 }
 #else
 #define TPL_EPOCH(t, in) ((in)->routing_epoch)

@@ -34,13 +34,15 @@ typedef struct tpl {
 	uint32_t epoch, ep_tokens;
 	int32_t *ep_idx;
 	float *ep_w;
-	uint32_t own_epoch; /* planted faults only (faults.h) */
-	uint64_t own_hash;
-	uint8_t *hit; /* combine: a token with rows somewhere */
+	uint64_t own_epoch, own_hash; /* planted faults only (faults.h) */
+	uint8_t *hit;		      /* combine: a token with rows somewhere */
 	uint8_t *x;
 	float *scales, *w, *acc;
 	char err[256];
 } tpl_t;
+
+/* dispatch's blob starts with tokens, routing_epoch, a stale flag */
+#define BLOB_HDR 16
 
 #include "faults.h"
 
@@ -140,7 +142,7 @@ static int create(const eg_plugin_env_t *e, void **inst, char *err, size_t len)
 	slots = (size_t)t->G * t->S + 1;
 	/* dispatch: tokens, epoch, a stale flag, then max_tokens rows of
 	 * x | scales | ids | w */
-	t->inb = TPL_HDR + e->max_tokens * (t->xb + t->sb + 8 * K);
+	t->inb = BLOB_HDR + e->max_tokens * (t->xb + t->sb + 8 * K);
 	/* combine: counters, then per slot source rank, token, output */
 	t->outb = 4 * t->G + slots * (8 + t->cb);
 	t->blob = malloc(t->inb > t->outb ? t->inb : t->outb);
@@ -167,7 +169,7 @@ static int create(const eg_plugin_env_t *e, void **inst, char *err, size_t len)
 /* Rank s's input row of token i: x | scales | K ids | K weights. */
 static const uint8_t *row(const tpl_t *t, uint32_t s, uint32_t i)
 {
-	return t->all + s * t->inb + TPL_HDR +
+	return t->all + s * t->inb + BLOB_HDR +
 	       i * (t->xb + t->sb + 8 * (size_t)t->env.topk);
 }
 
@@ -267,7 +269,7 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 	memcpy(t->blob + 8, &old, 4);
 	for (uint32_t i = 0; i < in->tokens; i++) {
 		uint8_t *r =
-		    t->blob + TPL_HDR + i * (t->xb + t->sb + 8 * (size_t)K);
+		    t->blob + BLOB_HDR + i * (t->xb + t->sb + 8 * (size_t)K);
 		memcpy(r, (const uint8_t *)in->x + i * t->xb, t->xb);
 		if (t->sb)
 			memcpy(r + t->xb,
@@ -275,8 +277,7 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 		memcpy(r + t->xb + t->sb, (const int32_t *)in->topk_idx + i * K,
 		       4 * K);
 		memcpy(r + t->xb + t->sb + 4 * K, in->topk_w + i * K, 4 * K);
-		FAULT_ROW(t, in, i, (int32_t *)(r + t->xb + t->sb),
-			  (float *)(r + t->xb));
+		FAULT_ROW(t, in, i, r);
 	}
 	if (t->env.boot->allgather(t->env.boot->ctx, t->blob, t->inb, t->all)) {
 		snprintf(t->err, sizeof(t->err), "allgather: %s",
