@@ -10,6 +10,8 @@
 typedef int eg_cmd_fn(int argc, char **argv);
 
 eg_cmd_fn eg_cmd_run, eg_cmd_check, eg_cmd_launch;
+/* stress: failure rates over many calls (cmd_stress.c) */
+eg_cmd_fn eg_cmd_stress;
 /* report: the HTML report (cmd_report.c) */
 eg_cmd_fn eg_cmd_report;
 /* gate: 0 every gate passed (skips and, without --strict, inconclusive

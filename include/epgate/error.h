@@ -22,7 +22,8 @@
 	X(EAUTH, -14, "authentication failed")                                 \
 	X(EFABRIC, -15, "fabric error")                                        \
 	X(ESYS, -16, "system call failed")                                     \
-	X(EPLUGIN, -17, "the plugin under test reported an error")
+	X(EPLUGIN, -17, "the plugin under test reported an error")             \
+	X(EGROWTH, -18, "resources grew past their bound")
 
 typedef enum eg_errno {
 	EG_OK = 0,

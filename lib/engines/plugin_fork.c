@@ -26,6 +26,7 @@
 
 /* The shared mapping starts with this header; arrays follow. */
 typedef struct eg__hdr {
+	uint64_t seed; /* the input's workload seed: its routing */
 	uint32_t tokens, iter, num_rows;
 	int32_t has_findings, mapped;
 	char err[EG_PLUG_ERR_MAX];
@@ -59,6 +60,7 @@ struct eg_plug_proxy {
 	uint8_t *map;
 	size_t bytes, off[N_AREAS], len[N_AREAS];
 	uint32_t T, H, K, L, W, cap;
+	uint64_t seed; /* the instance's workload's */
 	eg_dtype_t dtype;
 	char err[EG_PLUG_ERR_MAX];
 };
@@ -178,10 +180,11 @@ static void eg__reply(int fd, int32_t rc)
 }
 
 static void eg__child_dispatch(eg_plug_proxy_t *p, eg_plug_run_t *run,
-			       eg_recv_t *rv, int fd)
+			       eg_workload_t *step, eg_recv_t *rv, int fd)
 {
 	eg__hdr_t *h = (eg__hdr_t *)p->map;
 	eg_rank_input_t in = {.rank = 0,
+			      .step = (step->seed = h->seed, step),
 			      .tokens = h->tokens,
 			      .iter = h->iter,
 			      .dtype = p->dtype,
@@ -225,12 +228,17 @@ static void eg__child(eg_plug_proxy_t *p, const eg_plug_t *pl,
 			.expert_count = eg__at(p, R_EC),
 			.rank_prefix = eg__at(p, R_PF)};
 	char c;
-	int rc = eg_plug_run_create(&run, pl, w, &ctx, h->err, sizeof(h->err));
+	/* the input's routing follows its seed (stress re-draws it) */
+	eg_workload_t step;
+	int rc = eg_workload_copy(&step, w);
 
+	if (rc == EG_OK)
+		rc = eg_plug_run_create(&run, pl, w, &ctx, h->err,
+					sizeof(h->err));
 	eg__reply(fd, rc);
 	while (rc == EG_OK && recv(fd, &c, 1, 0) == 1 && c != 'q') {
 		if (c == 'd') {
-			eg__child_dispatch(p, run, &rv, fd);
+			eg__child_dispatch(p, run, &step, &rv, fd);
 			continue;
 		}
 		int r2 = eg_plug_run_combine(run, eg__at(p, Y), eg__at(p, OUT));
@@ -239,6 +247,7 @@ static void eg__child(eg_plug_proxy_t *p, const eg_plug_t *pl,
 		eg__reply(fd, r2);
 	}
 	eg_plug_run_destroy(run);
+	eg_workload_fini(&step);
 	free(rv.findings);
 	_exit(0);
 }
@@ -263,6 +272,7 @@ int eg_plug_proxy_create(eg_plug_proxy_t **out, const eg_plug_t *pl,
 	p->W = w->world;
 	p->cap = eg_recv_max_rows(w);
 	p->dtype = w->dtype;
+	p->seed = w->seed;
 	p->fd = -1;
 	eg__layout(p, w);
 	p->map = mmap(NULL, p->bytes, PROT_READ | PROT_WRITE,
@@ -318,6 +328,7 @@ int eg_plug_proxy_dispatch(eg_plug_proxy_t *p, const eg_rank_input_t *in,
 		return eg__fail(p, EG_EINVAL, "dispatch", "shape changed");
 	h->tokens = in->tokens;
 	h->iter = in->iter;
+	h->seed = in->step ? in->step->seed : p->seed;
 	if (in->tokens) { /* no tokens: no arrays at all */
 		memcpy(eg__at(p, A_X), in->x, p->len[A_X]);
 		if (p->len[A_SC])
