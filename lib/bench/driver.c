@@ -12,6 +12,7 @@
 #include "epgate/error.h"
 #include "epgate/mem.h"
 #include "epgate/nccl.h"
+#include "epgate/watch.h"
 
 /* A rank's vote: its status and, on failure, its one-line reason. */
 typedef struct eg__vote {
@@ -192,7 +193,7 @@ static int eg__one(const eg_bench_ctx_t *c, void *st, long i, unsigned n,
  * each after a bootstrap barrier.  times[j]: arm j's 3n seconds. */
 static int eg__timed(const eg_bench_ctx_t *c, void *const *st, size_t k,
 		     const eg_bench_point_t *pt, double *const *times,
-		     char *err, size_t errlen)
+		     eg_watch_sample_t *ws, char *err, size_t errlen)
 {
 	unsigned n = pt->iters;
 	int rc;
@@ -208,6 +209,7 @@ static int eg__timed(const eg_bench_ctx_t *c, void *const *st, size_t k,
 	for (size_t j = 0; j < k; j++)
 		if (st[j])
 			c->backend->counters_reset(st[j]);
+	eg_watch_sample(&ws[0]);
 	for (unsigned i = 0; i < n; i++)
 		for (size_t h = 0; h < k; h++) {
 			size_t j = (i + h) % k;
@@ -216,7 +218,25 @@ static int eg__timed(const eg_bench_ctx_t *c, void *const *st, size_t k,
 						   times[j], err, errlen)) < 0)
 				return rc;
 		}
+	eg_watch_sample(&ws[1]);
 	return EG_OK;
+}
+
+/* The resources this rank held over its timed steps (docs/stress.md,
+ * "Resources"): growth past the bound fails the point on every rank. */
+static int eg__watched(const eg_bench_ctx_t *c, const eg_watch_sample_t *ws,
+		       unsigned n, char *err, size_t errlen)
+{
+	char m[256];
+
+	if (!ws[0].rss_bytes || !ws[1].rss_bytes ||
+	    !eg_watch_judge(&ws[0], &ws[1], &eg_watch_default_bound, m,
+			    sizeof(m)))
+		return EG_OK;
+	snprintf(err, errlen,
+		 "rank %u: resources grew over %u timed steps: %.180s",
+		 c->world->rank, n, m);
+	return EG_EGROWTH;
 }
 
 static void eg__report(const eg_bench_ctx_t *c, void *st,
@@ -391,6 +411,7 @@ int eg_bench_measure_arms(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
 	eg_bench_rank_report_t mine[EG_BENCH_ARMS_MAX] = {{0}};
 	double *times[EG_BENCH_ARMS_MAX] = {0};
 	void *st[EG_BENCH_ARMS_MAX] = {0};
+	eg_watch_sample_t ws[2] = {{0}};
 	char msg[256] = "";
 	int rc = EG_OK, lrc;
 
@@ -422,7 +443,9 @@ int eg_bench_measure_arms(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
 	}
 	if ((rc = eg__arms_open(c, arms, k, w, st, err, errlen)) < 0)
 		goto out;
-	lrc = eg__timed(c, st, k, arms[0].pt, times, msg, sizeof(msg));
+	lrc = eg__timed(c, st, k, arms[0].pt, times, ws, msg, sizeof(msg));
+	if (!lrc)
+		lrc = eg__watched(c, ws, n, msg, sizeof(msg));
 	for (size_t j = 0; !lrc && j < k; j++)
 		if (st[j])
 			eg__report(c, st[j], arms[j].pt, w, &mine[j]);
