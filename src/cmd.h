@@ -23,6 +23,9 @@ eg_cmd_fn eg_cmd_gate;
 eg_cmd_fn eg_cmd_bench, eg_cmd_bench_profile, eg_cmd_bench_list,
     eg_cmd_bench_overhead, eg_cmd_bench_engine, eg_cmd_bench_raw,
     eg_cmd_bench_ab, eg_cmd_bench_calibrate;
+/* bench overhead --engine NAME: bench engine's point, then its two
+ * timing boundaries (cmd_bench_engine.c) */
+eg_cmd_fn eg_cmd_bench_overhead_engine;
 /* l2-rank, l2-gpu-rank: one rank of an L2 job, host or GPU memory
  * (cmd_rank.c; internal; without CUDA and NCCL l2-gpu-rank says so and
  * returns 77) */

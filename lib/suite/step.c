@@ -556,6 +556,23 @@ static uint64_t eg__sent(const eg_step_t *st)
 								 : s.bytes_sent;
 }
 
+/* The engine's own calls, when it times them (a plugin engine's marks
+ * around the plugin's calls, lib/engines/plugin_step.c): the boundary of
+ * the gated times (docs/metrics.md, "Boundaries"). */
+static void eg__call_times(eg_step_t *st, eg_bench_times_t *t)
+{
+	eg_engine_phase_t p[EG_BENCH_PHASES_MAX];
+	int n = eg_step_phases(st, p, EG_BENCH_PHASES_MAX), have = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(p[i].name, "plugin_dispatch"))
+			t->call_dispatch_s = p[i].ms * 1e-3, have |= 1;
+		else if (!strcmp(p[i].name, "plugin_combine"))
+			t->call_combine_s = p[i].ms * 1e-3, have |= 2;
+	}
+	t->call_timed = have == 3;
+}
+
 int eg_step_run(eg_step_t *st, eg_bench_times_t *t)
 {
 	double s[EG_SPACE_MARKS - 1];
@@ -579,6 +596,7 @@ int eg_step_run(eg_step_t *st, eg_bench_times_t *t)
 	t->dispatch_s = s[0];
 	t->expert_s = s[1];
 	t->combine_s = s[2];
+	eg__call_times(st, t);
 	return EG_OK;
 }
 

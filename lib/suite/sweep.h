@@ -130,5 +130,9 @@ json_t *eg_bench_context(const eg_profile_t *p, json_t *hosts);
  * prints the measured numbers; 0 when under 2% for an op_us operation,
  * else 1. */
 int eg_bench_overhead(unsigned iters, unsigned op_us);
+/* Rank 0's table of an engine's point at its two boundaries: the gated
+ * call times and the step's (wall_*), median and ep_bench's mean, and
+ * the harness per step (`epgate bench overhead --engine`). */
+void eg_bench_overhead_boundaries(const char *engine, const eg_point_t *p);
 
 #endif
