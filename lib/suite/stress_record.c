@@ -132,7 +132,7 @@ void eg_stress_end(eg_stress_case_t *c, const eg_engine_ops_t *ops,
 	eg__ranks(ops, c->w, ranks, sizeof(ranks));
 	snprintf(c->end, sizeof(c->end),
 		 "call %llu (iteration %u, %s): %s on %s: %s%s%s",
-		 (unsigned long long)c->calls, iter, where,
+		 (unsigned long long)(c->calls ? c->calls - 1 : 0), iter, where,
 		 v->stage[0] ? v->stage : "call", ranks, eg_err_name(rc),
 		 m && *m ? ": " : "", m ? m : "");
 }

@@ -146,6 +146,17 @@ else
 	show
 fi
 
+# a hang ends its case naming the stage and the rank, at the deadline
+EPGATE_TIMEOUT=2 stress "plugin:$f/libeg-fault-hang.so" --calls 50 $shape
+rc=$?
+if [ "$rc" -eq 1 ] &&
+	grep -q '"error": "call 0 (iteration 0, redraw): dispatch on rank 0 .*did not return within the deadline of 2.0 s' "$EG_TMP/s.json"; then
+	eg_ok "hang: the case ends at the deadline, naming the stage and the rank"
+else
+	eg_not_ok "hang: exit $rc"
+	show
+fi
+
 # the bench watches its timed steps the same way (lib/bench/driver.c)
 bench() {
 	"$EG_EPGATE" launch -n 1 -- "$EG_EPGATE" bench engine "plugin:$1" \
