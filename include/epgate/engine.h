@@ -65,6 +65,11 @@ typedef struct eg_engine_ops {
 	/* optional: the last failure of state as one line (a
 	 * plugin's own message), or NULL */
 	const char *(*error)(void *state);
+	/* --- appended: read only where size covers it --- */
+	/* Without EG_ENGINE_CANONICAL_ORDER: the error a combined element
+	 * may have, as a factor of the reference's bound (verify.h); 0: 1
+	 * (a plugin's caps.order_bound) */
+	double combine_bound;
 } eg_engine_ops_t;
 
 /* The engine's declared rows, or EG_ROWS_NONE (an older ops table). */
@@ -86,6 +91,8 @@ eg_rows_rule_t eg_engine_rows_by_name(const char *name);
  * random data within the error bound, and identical inputs give
  * identical output bytes call to call (a plugin's EG_PLUGIN_ORDER_FIXED). */
 #define EG_ENGINE_FIXED_ORDER 0x8u
+/* The engine's combine_bound, 1 where it states none. */
+double eg_engine_combine_bound(const eg_engine_ops_t *e);
 /* Largest top-k a multi-process engine carries per token. */
 #define EG_TOPK_WIRE_MAX 1024
 

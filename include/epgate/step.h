@@ -24,11 +24,16 @@
 
 #define EG_CHECK_BITS  0x1u /* bit for bit against the reference */
 #define EG_CHECK_BOUND 0x2u /* within the fp64 bound (verify.h) */
+/* dispatch, expert stage and combine run again on the same inputs: the
+ * same combine bytes (an engine that promises a fixed order) */
+#define EG_CHECK_REPEAT 0x4u
 
 /* The comparisons a combine output gets: bits when the data is exact
  * (every order gives the same bits) or the engine's flags promise
  * EG_ENGINE_CANONICAL_ORDER; the fp64 bound whenever the data is random
- * (it holds for any order, and cross-checks the reference itself). */
+ * (it holds for any order, and cross-checks the reference itself), scaled
+ * by the engine's combine_bound where it is not canonical; and with
+ * EG_ENGINE_FIXED_ORDER on random data, the repeat. */
 unsigned eg_combine_checks(const eg_workload_t *w, uint32_t engine_flags);
 
 /* ---- a verdict -------------------------------------------------------- */

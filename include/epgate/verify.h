@@ -4,6 +4,7 @@
 #ifndef EPGATE_VERIFY_H
 #define EPGATE_VERIFY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "epgate/ep.h"
@@ -26,7 +27,9 @@
 	 * token that differ */                                                \
 	F(NATIVE_COUNT, "native_count")                                        \
 	F(NATIVE_KEY, "native_key")                                            \
-	F(NATIVE_COPY, "native_copy")
+	F(NATIVE_COPY, "native_copy")                                          \
+	/* a fixed-order combine that gave other bytes for the same inputs */  \
+	F(COMBINE_REPEAT, "combine_repeat")
 
 typedef enum eg_field {
 #define EG__FIELD_ENUM(n, s) EG_FIELD_##n,
@@ -98,6 +101,20 @@ int eg_verify_combine_args_ok(const eg_workload_t *w, uint32_t s,
 			      eg_compare_t mode, const void *expected,
 			      const double *ref64, const double *mag64,
 			      const void *actual, const eg_verdict_t *v);
+
+/* Scales the bound eg_verify_combine (and its device twin) applies to
+ * each of n elements by factor, through their magnitudes: mag64[i] is
+ * rewritten so that 4u * mag + u * |ref| becomes factor times what it was,
+ * and every memory space's verifier applies it as it is. factor > 0. */
+void eg_verify_bound_scale(const double *ref64, double *mag64, size_t n,
+			   double factor);
+/* The combine of source rank s run twice on the same inputs by an engine
+ * that promises a fixed order: first and again (host memory) must hold
+ * the same bytes; each differing element is counted under combine_repeat
+ * with both bit patterns. EG_OK, EG_EMISMATCH or EG_EINVAL. */
+int eg_verify_combine_repeat(const eg_workload_t *w, uint32_t s,
+			     const void *first, const void *again,
+			     eg_verdict_t *v);
 
 /* Multi-line human-readable description (fields with wrong counts, first
  * mismatches). Returns chars written (snprintf style). */

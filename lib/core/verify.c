@@ -484,3 +484,43 @@ int eg_verdict_format(const eg_verdict_t *v, char *buf, size_t len)
 	}
 	return o.pos > (size_t)0x7fffffff ? 0x7fffffff : (int)o.pos;
 }
+
+void eg_verify_bound_scale(const double *ref64, double *mag64, size_t n,
+			   double factor)
+{
+	/* 4u * m' + u * |r| = f * (4u * m + u * |r|) with
+	 * m' = f * m + (f - 1) * |r| / 4 */
+	for (size_t i = 0; i < n; i++)
+		mag64[i] =
+		    factor * mag64[i] + (factor - 1.0) * fabs(ref64[i]) / 4.0;
+}
+
+int eg_verify_combine_repeat(const eg_workload_t *w, uint32_t s,
+			     const void *first, const void *again,
+			     eg_verdict_t *v)
+{
+	eg_dtype_t cdt;
+	eg_verdict_t lv;
+	uint32_t T, H;
+
+	if (!w || !first || !again || !v || s >= w->world)
+		return EG_EINVAL;
+	eg_verdict_init(&lv);
+	cdt = eg_combine_dtype(w->dtype);
+	T = eg_workload_tokens(w, s);
+	H = w->hidden;
+	for (uint32_t t = 0; t < T; t++)
+		for (uint32_t h = 0; h < H; h++) {
+			size_t i = (size_t)t * H + h;
+			uint64_t a = eg_load_bits(cdt, first, i);
+			uint64_t b = eg_load_bits(cdt, again, i);
+
+			lv.checked[EG_FIELD_COMBINE_REPEAT]++;
+			if (a != b)
+				eg_verdict_wrong_at(
+				    &lv, EG_FIELD_COMBINE_REPEAT, (int32_t)s,
+				    (int32_t)s, (int32_t)t, -1, t, h, a, b);
+		}
+	eg_verdict_merge(v, &lv);
+	return eg_verdict_total_wrong(&lv) ? EG_EMISMATCH : EG_OK;
+}

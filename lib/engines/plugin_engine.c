@@ -189,6 +189,7 @@ void eg_plug_engine_init(eg_plug_t *pl, int slot)
 	    .dispatch_rows = EG_ROWS_PER_RANK,
 	    .phases = eg__pe_phases,
 	    .error = eg__pe_error,
+	    .combine_bound = pl->caps.order_bound,
 	};
 }
 

@@ -31,6 +31,7 @@ typedef struct eg_plug {
 	uint32_t nopts;
 	const char *key[EG_PLUG_OPTS_MAX], *val[EG_PLUG_OPTS_MAX];
 	char *optbuf;
+	char *file; /* a plugin named without a path: the file found */
 	char create_err[EG_PLUG_ERR_MAX]; /* the last create failure */
 } eg_plug_t;
 

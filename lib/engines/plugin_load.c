@@ -8,10 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "epgate/error.h"
+#include "epgate/job.h"
 #include "epgate/mem.h"
 #include "plugin_int.h"
+
+#ifndef EG_PKGLIBDIR
+#define EG_PKGLIBDIR "/usr/local/lib/epgate"
+#endif
 
 #define EG__PLUGINS_MAX 8
 #define EG__FAILED_MAX	8
@@ -30,7 +36,25 @@ static void eg__plug_free(eg_plug_t *pl)
 		return;
 	if (pl->dl)
 		dlclose(pl->dl);
-	EG_FREE(pl->spec, pl->optbuf, pl);
+	EG_FREE(pl->spec, pl->optbuf, pl->file, pl);
+}
+
+/* dir/sub/libeg-NAME.so (sub may be ""): when it exists, the file to
+ * load; else it joins the list of places looked at. */
+static int eg__try(eg_plug_t *pl, const char *dir, const char *sub,
+		   char *looked, size_t len)
+{
+	char f[4096 + 256];
+	size_t u = strlen(looked);
+
+	snprintf(f, sizeof(f), "%s%s%s/libeg-%s.so", dir, *sub ? "/" : "", sub,
+		 pl->path);
+	if (access(f, R_OK) == 0 && (pl->file = strdup(f))) {
+		pl->path = pl->file;
+		return 1;
+	}
+	snprintf(looked + u, len - u, "%s %s", u ? "," : "", f);
+	return 0;
 }
 
 /* "PATH,k=v,k=v" (after "plugin:") into path and options. */
@@ -68,12 +92,52 @@ static int eg__parse(eg_plug_t *pl, const char *body, char *err, size_t len)
 	return EG_OK;
 }
 
+/* A plugin named without a path ("plugin:python": no '/', no ".so"),
+ * docs/plugins.md "Plugins by name": libeg-NAME.so in each folder of
+ * EPGATE_PLUGIN_PATH (or its NAME/ subfolder), then in plugins/NAME/
+ * beside the running epgate (a build tree, a bundle), then in the
+ * installed plugin folder. The first file that exists is taken; none is
+ * an error listing where it looked. */
+static int eg__by_name(eg_plug_t *pl, char *err, size_t len)
+{
+	const char *env = getenv("EPGATE_PLUGIN_PATH"), *exe = eg_self_exe();
+	const char *name = pl->path;
+	char looked[1024] = "", dir[4096];
+	size_t n;
+
+	if (strchr(name, '/') || strstr(name, ".so"))
+		return EG_OK;
+	for (const char *p = env; p && *p; p += n + (p[n] == ':')) {
+		n = strcspn(p, ":");
+		if (n && snprintf(dir, sizeof(dir), "%.*s", (int)n, p) > 0 &&
+		    (eg__try(pl, dir, "", looked, sizeof(looked)) ||
+		     eg__try(pl, dir, name, looked, sizeof(looked))))
+			return EG_OK;
+	}
+	if (exe && strrchr(exe, '/')) {
+		snprintf(dir, sizeof(dir), "%.*s/plugins",
+			 (int)(strrchr(exe, '/') - exe), exe);
+		if (eg__try(pl, dir, name, looked, sizeof(looked)))
+			return EG_OK;
+	}
+	if (eg__try(pl, EG_PKGLIBDIR "/plugins", "", looked, sizeof(looked)))
+		return EG_OK;
+	return eg_err_set(err, len, EG_EINVAL,
+			  "plugin %s: none of%s exists (EPGATE_PLUGIN_PATH "
+			  "%s): give its file's path, or build it "
+			  "(docs/plugins.md)",
+			  name, looked, env ? "set" : "unset");
+}
+
 /* dlopen, the entry symbol, version and size. */
 static int eg__open(eg_plug_t *pl, char *err, size_t len)
 {
 	eg_plugin_entry_fn entry;
 	const eg_plugin_t *p;
+	int rc;
 
+	if ((rc = eg__by_name(pl, err, len)) < 0)
+		return rc;
 	dlerror();
 	pl->dl = dlopen(pl->path, RTLD_NOW | RTLD_LOCAL);
 	if (!pl->dl)

@@ -96,6 +96,16 @@ eg_rows_rule_t eg_engine_rows(const eg_engine_ops_t *e)
 	return e->dispatch_rows;
 }
 
+double eg_engine_combine_bound(const eg_engine_ops_t *e)
+{
+	if (!e ||
+	    e->size < offsetof(eg_engine_ops_t, combine_bound) +
+			  sizeof(e->combine_bound) ||
+	    !(e->combine_bound > 0))
+		return 1.0;
+	return e->combine_bound;
+}
+
 eg_rows_rule_t eg_engine_rows_by_name(const char *name)
 {
 	return name ? eg_engine_rows(eg_engine_find(name)) : EG_ROWS_NONE;

@@ -37,6 +37,12 @@ struct eg_step {
 	/* host: the reference of one rank (the largest) */
 	void *cexp;
 	double *r64, *m64;
+	/* a fixed-order engine's combine run again (n, in the space), and
+	 * host copies of one rank's two results */
+	void **again;
+	void *h_first, *h_again;
+	double bound; /* the engine's combine_bound */
+	int repeated; /* this iteration's combine ran again into again */
 	/* between eg_step_verify_dispatch and eg_step_verify_combine: the
 	 * dispatch's findings, whether it was checked and wrong */
 	eg_verdict_t vit;
@@ -53,6 +59,8 @@ unsigned eg_combine_checks(const eg_workload_t *w, uint32_t engine_flags)
 		c |= EG_CHECK_BITS;
 	if (w->data == EG_DATA_RANDOM)
 		c |= EG_CHECK_BOUND;
+	if (w->data == EG_DATA_RANDOM && (engine_flags & EG_ENGINE_FIXED_ORDER))
+		c |= EG_CHECK_REPEAT;
 	return c;
 }
 
@@ -137,8 +145,11 @@ static void eg__free(eg_step_t *st)
 			st->sp->free(st->ss, st->y[i]);
 		if (st->out)
 			st->sp->free(st->ss, st->out[i]);
+		if (st->again)
+			st->sp->free(st->ss, st->again[i]);
 	}
-	EG_FREE(st->in, st->recv, st->y, st->out, st->cexp, st->r64, st->m64);
+	EG_FREE(st->in, st->recv, st->y, st->out, st->cexp, st->r64, st->m64,
+		st->again, st->h_first, st->h_again);
 }
 
 /* Rank first+i's input buffers, shaped for its tokens. */
@@ -165,6 +176,31 @@ static int eg__alloc_input(eg_step_t *st, uint32_t i)
 	    (rc = st->sp->alloc(st->ss, (void **)&in->topk_w,
 				T * K * sizeof(float))) < 0)
 		return rc;
+	return EG_OK;
+}
+
+/* A fixed-order engine's second combine, and the host copies that
+ * compare it (the space's copy op reads device memory). */
+static int eg__alloc_again(eg_step_t *st, size_t cmax)
+{
+	const eg_space_ops_t *sp = st->sp;
+	int rc;
+
+	if (!(st->ops->flags & EG_ENGINE_FIXED_ORDER))
+		return EG_OK;
+	if (sp->size < offsetof(eg_space_ops_t, copy) + sizeof(sp->copy) ||
+	    !sp->copy)
+		return EG_ENOSYS;
+	st->again = calloc(st->n, sizeof(*st->again));
+	st->h_first = malloc(cmax + 1);
+	st->h_again = malloc(cmax + 1);
+	if (!st->again || !st->h_first || !st->h_again)
+		return EG_ENOMEM;
+	for (uint32_t i = 0; i < st->n; i++)
+		if ((rc = sp->alloc(st->ss, &st->again[i],
+				    eg_combine_bytes(&st->w, st->first + i))) <
+		    0)
+			return rc;
 	return EG_OK;
 }
 
@@ -202,7 +238,9 @@ static int eg__alloc(eg_step_t *st)
 	st->cexp = malloc(cmax + 1);
 	st->r64 = malloc((tmax + 1) * sizeof(double));
 	st->m64 = malloc((tmax + 1) * sizeof(double));
-	return st->cexp && st->r64 && st->m64 ? EG_OK : EG_ENOMEM;
+	if (!st->cexp || !st->r64 || !st->m64)
+		return EG_ENOMEM;
+	return eg__alloc_again(st, cmax);
 }
 
 /* ---- open, close ------------------------------------------------------ */
@@ -274,6 +312,7 @@ int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 	st->first = o->ctx.first_rank;
 	st->n = o->ctx.n_ranks;
 	st->iter0 = o->w->iter;
+	st->bound = eg_engine_combine_bound(o->engine);
 	if ((rc = eg__budget(st, o, v)) < 0) {
 		free(st);
 		return rc;
@@ -384,10 +423,27 @@ static int eg__check_dispatch(eg_step_t *st, eg_verdict_t *v)
 	return EG_OK;
 }
 
+/* Rank first+i's two combines of the same inputs, byte for byte (their
+ * host copies: the space may be a device's). */
+static int eg__check_repeat(eg_step_t *st, uint32_t i, eg_verdict_t *v)
+{
+	uint32_t s = st->first + i;
+	size_t n = eg_combine_bytes(&st->cur, s);
+	int rc;
+
+	if ((rc = st->sp->copy(st->ss, st->h_first, st->out[i], n)) < 0 ||
+	    (rc = st->sp->copy(st->ss, st->h_again, st->again[i], n)) < 0)
+		return rc;
+	return eg_verify_combine_repeat(&st->cur, s, st->h_first, st->h_again,
+					v);
+}
+
 static int eg__check_combine(eg_step_t *st, eg_verdict_t *v)
 {
 	unsigned checks = eg_combine_checks(&st->cur, st->ops->flags);
 	int bound = !!(checks & EG_CHECK_BOUND);
+	/* the engine's own bound, where it does not promise the bits */
+	double f = checks & EG_CHECK_BITS ? 1.0 : st->bound;
 
 	for (uint32_t i = 0; i < st->n; i++) {
 		uint32_t s = st->first + i;
@@ -395,6 +451,12 @@ static int eg__check_combine(eg_step_t *st, eg_verdict_t *v)
 					bound ? st->r64 : NULL,
 					bound ? st->m64 : NULL);
 
+		if (rc == EG_OK && bound && f != 1.0)
+			eg_verify_bound_scale(
+			    st->r64, st->m64,
+			    (size_t)eg_workload_tokens(&st->cur, s) *
+				st->cur.hidden,
+			    f);
 		if (rc == EG_OK && (checks & EG_CHECK_BITS))
 			rc = st->sp->verify_combine(st->ss, &st->cur, s,
 						    EG_COMPARE_BITS, st->cexp,
@@ -403,6 +465,8 @@ static int eg__check_combine(eg_step_t *st, eg_verdict_t *v)
 			rc = st->sp->verify_combine(
 			    st->ss, &st->cur, s, EG_COMPARE_BOUNDED, NULL,
 			    st->r64, st->m64, st->out[i], v);
+		if ((rc == EG_OK || rc == EG_EMISMATCH) && st->repeated)
+			rc = eg__check_repeat(st, i, v);
 		if (rc < 0 && rc != EG_EMISMATCH)
 			return rc;
 	}
@@ -420,6 +484,30 @@ static int eg__expert(eg_step_t *st)
 		if (rc < 0)
 			return rc;
 	}
+	return EG_OK;
+}
+
+/* A fixed-order engine on random data: dispatch, the expert stage and
+ * combine again on the inputs in place, into st->again (every rank, so
+ * the collective stays in step; not in a measurement, whose later calls
+ * are unverified by design). */
+static int eg__repeat(eg_step_t *st, eg_rank_verdict_t *v, uint32_t iter)
+{
+	int rc;
+
+	st->repeated = 0;
+	if (!st->again || (st->ctx.flags & EG_ENGINE_CTX_BENCH) ||
+	    !(eg_combine_checks(&st->cur, st->ops->flags) & EG_CHECK_REPEAT))
+		return EG_OK;
+	if ((rc = st->ops->dispatch(st->engine, st->in, st->recv)) < 0)
+		return eg__engine(st, v, rc, "dispatch (repeat)", iter);
+	if ((rc = eg__expert(st)) < 0)
+		return eg__harness(v, rc, "expert (repeat)", iter);
+	rc = st->ops->combine(st->engine, st->recv, (const void *const *)st->y,
+			      (void *const *)st->again);
+	if (rc < 0)
+		return eg__engine(st, v, rc, "combine (repeat)", iter);
+	st->repeated = 1;
 	return EG_OK;
 }
 
@@ -466,6 +554,8 @@ int eg_step_verify_combine(eg_step_t *st, eg_rank_verdict_t *v)
 			      (void *const *)st->out);
 	if (rc < 0)
 		return eg__engine(st, v, rc, "combine", iter);
+	if ((rc = eg__repeat(st, v, iter)) < 0)
+		return rc;
 	if (st->vwrong)
 		return eg__mismatch(v, &st->vit, "dispatch", iter);
 	if (!st->vchecked)

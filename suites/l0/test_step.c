@@ -170,6 +170,9 @@ START_TEST(test_policy)
 			  EG_CHECK_BITS | EG_CHECK_BOUND);
 	ck_assert_uint_eq(eg_combine_checks(&w, EG_ENGINE_MULTI_PROCESS),
 			  EG_CHECK_BOUND);
+	/* a fixed order of its own: the bound, and the same bytes again */
+	ck_assert_uint_eq(eg_combine_checks(&w, EG_ENGINE_FIXED_ORDER),
+			  EG_CHECK_BOUND | EG_CHECK_REPEAT);
 	eg_workload_fini(&w);
 }
 END_TEST

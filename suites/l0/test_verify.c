@@ -645,6 +645,69 @@ START_TEST(combine_fp32)
 }
 END_TEST
 
+/* A non-canonical engine's declared bound (order_bound) scales the bound:
+ * 16u with ref = mag = 3 (bound 15u) fails at factor 1, passes at 2 and
+ * fails again at 1/2 for 8u. */
+START_TEST(combine_bound_scaled)
+{
+	eg_verdict_t v;
+	float a[T * H];
+	double ref[T * H], mag[T * H];
+
+	mk_workload(&wl, EG_DTYPE_FP32, H);
+	for (int i = 0; i < T * H; i++) {
+		a[i] = 3.0f;
+		ref[i] = mag[i] = 3.0;
+	}
+	a[9] = 3.0f + 0x1p-21f * 4.0f; /* 16u */
+	eg_verdict_init(&v);
+	ck_assert_int_eq(eg_verify_combine(&wl, 0, EG_COMPARE_BOUNDED, NULL,
+					   ref, mag, a, &v),
+			 EG_EMISMATCH);
+	eg_verify_bound_scale(ref, mag, T * H, 2.0);
+	ck_assert(fabs(4.0 * mag[9] + fabs(ref[9]) - 2.0 * 15.0) < 1e-12);
+	eg_verdict_init(&v);
+	ck_assert_int_eq(eg_verify_combine(&wl, 0, EG_COMPARE_BOUNDED, NULL,
+					   ref, mag, a, &v),
+			 EG_OK);
+	for (int i = 0; i < T * H; i++)
+		mag[i] = 3.0;
+	eg_verify_bound_scale(ref, mag, T * H, 0.5);
+	a[9] = 3.0f + 0x1p-21f * 2.0f; /* 8u: beyond 7.5u */
+	eg_verdict_init(&v);
+	ck_assert_int_eq(eg_verify_combine(&wl, 0, EG_COMPARE_BOUNDED, NULL,
+					   ref, mag, a, &v),
+			 EG_EMISMATCH);
+}
+END_TEST
+
+/* A fixed-order engine's two combines of the same inputs: one bit apart
+ * in one element is one combine_repeat mismatch with both patterns. */
+START_TEST(combine_repeat)
+{
+	eg_verdict_t v;
+	uint16_t a[T * H], b[T * H];
+
+	for (int i = 0; i < T * H; i++)
+		a[i] = b[i] = eg_f32_to_bf16(1.5f);
+	eg_verdict_init(&v);
+	ck_assert_int_eq(eg_verify_combine_repeat(&wl, 0, a, b, &v), EG_OK);
+	ck_assert_uint_eq(v.checked[EG_FIELD_COMBINE_REPEAT], T * H);
+	b[H + 3] ^= 1;
+	eg_verdict_init(&v);
+	ck_assert_int_eq(eg_verify_combine_repeat(&wl, 0, a, b, &v),
+			 EG_EMISMATCH);
+	ck_assert_uint_eq(v.wrong[EG_FIELD_COMBINE_REPEAT], 1);
+	ck_assert_int_eq(v.first[0].src_token, 1);
+	ck_assert_int_eq(v.first[0].col, 3);
+	ck_assert_uint_eq(v.first[0].expected, a[H + 3]);
+	ck_assert_uint_eq(v.first[0].actual, b[H + 3]);
+	ck_assert_str_eq(eg_field_name(EG_FIELD_COMBINE_REPEAT),
+			 "combine_repeat");
+	ck_assert_int_eq(eg_verify_combine_repeat(&wl, 9, a, b, &v), EG_EINVAL);
+}
+END_TEST
+
 START_TEST(format_text)
 {
 	eg_verdict_t v;
@@ -738,6 +801,8 @@ static Suite *verify_suite(void)
 	tcase_add_test(tc, combine_bounded);
 	tcase_add_test(tc, combine_bounded_nonfinite);
 	tcase_add_test(tc, combine_fp32);
+	tcase_add_test(tc, combine_bound_scaled);
+	tcase_add_test(tc, combine_repeat);
 	tcase_add_test(tc, format_text);
 	tcase_add_test(tc, format_nonfinite_and_bounded);
 	tcase_add_test(tc, field_names);

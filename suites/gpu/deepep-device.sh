@@ -1,0 +1,275 @@
+#!/bin/sh
+# DeepEP through epgate's Python bridge on one H200 (W = 1), beside
+# DeepEP's own tests and timing (docs/python.md, "DeepEP on the GPU
+# machine"):
+#
+#   sh suites/gpu/deepep-device.sh DEEPEP_SRC NCCL_BUNDLE EPGATE_DIR
+#
+# DEEPEP_SRC   DeepEP's sources (with third-party/fmt), e.g. /tmp/deepep-src
+# NCCL_BUNDLE  ncclep-sm90.tar.xz of suites/gpu/ncclep-build.sh, or its
+#              folder (NCCL 2.30.7: DeepEP V2 needs its GIN)
+# EPGATE_DIR   an epgate build or the carried bundle of docs/gpu.md
+#              (bin/epgate or epgate); the bridge itself is compiled here
+#              against the torch venv ($PYTHON, /opt/torch/.venv/bin/python3)
+#
+# Run from the repository root. Logs under $OUT (else a folder it names),
+# the tables last. DPE_STEPS picks steps (default all of: build env own
+# cases bench; cases-elastic, cases-det, cases-ll, cases-intranode and
+# cases-l2 are the parts of cases); the JIT cache ($DPE_JIT, default
+# /tmp/deepep-jit) and the built DeepEP stay between calls on a warm
+# machine, so the steps can be run one call each (DPE_CASE_TIMEOUT, 540 s,
+# bounds each `epgate check`). Steps:
+#  build  DeepEP in place (suites/gpu/deepep-build.sh), and the bridge;
+#  env    versions, the libnccl each library maps, import deep_ep;
+#  own    DeepEP's own tests at one rank (tests/elastic/test_ep.py, its
+#         first case at 4096 tokens; tests/legacy/test_intranode.py and
+#         test_low_latency.py), with faulthandler: a crash says its signal
+#         and frame; after a crash the same test again with DeepEP's own
+#         NCCL communicator (EP_REUSE_NCCL_COMM=0) and with the torch
+#         venv's NCCL (the setup that crashed on 2026-12-04), to tell the
+#         causes apart;
+#  cases  the adapter's cases through `epgate check` (each in a forked
+#         child with a deadline: pass, fail, skip or a library crash with
+#         its signal), per mode: elastic, elastic deterministic=1 on random
+#         data (its fixed order checked), ll, intranode (skipped at W=1:
+#         DeepEP's kernels exist for 2, 4, 8 ranks), the declared limits;
+#         and one `epgate launch -n 1 -- epgate l2-rank` of elastic; all
+#         into deepep.tap;
+#  bench  elastic at 128 and 4096 tokens (H 7168, top-8 of 256): epgate's
+#         bench of the adapter (events around the bridge's call, and
+#         epgate's step), DeepEP alone timed the same way
+#         (suites/gpu/deepep-time.py), DeepEP's test_ep.py kernel times.
+# Exit: 0 every step passed, 1 one failed, 77 no GPU, 99 bad arguments.
+if [ $# -ne 3 ]; then
+	echo "usage: sh suites/gpu/deepep-device.sh DEEPEP_SRC NCCL_BUNDLE EPGATE_DIR" >&2
+	exit 99
+fi
+EG_SRCDIR=${EG_SRCDIR:-$PWD}
+. "$EG_SRCDIR/suites/lib.sh"
+. "$EG_SRCDIR/suites/gpu/nccl-ep-lib.sh"
+. "$EG_SRCDIR/suites/gpu/deepep-lib.sh"
+trap - EXIT
+LOG=${OUT:-${TMPDIR:-/tmp}/deepep-device.$$}
+mkdir -p "$LOG" || exit 99
+rm -rf "$EG_TMP"
+EG_TMP=$LOG
+WORK=${TMPDIR:-/tmp}/deepep-work
+mkdir -p "$WORK" || exit 99
+SRC=$(cd "$1" 2>/dev/null && pwd) || { echo "deepep-device: no folder $1" >&2; exit 99; }
+: "${PYTHON:=/opt/torch/.venv/bin/python3}"
+: "${DPE_STEPS:=build env own cases bench}"
+has() { case " $DPE_STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+# cases-elastic, cases-det, cases-ll, cases-intranode, cases-l2: a part
+has_case() { has cases || has "cases-$1"; }
+: "${DPE_CASE_TIMEOUT:=540}" # one `epgate check`: within a device call
+T0=$(date +%s)
+SUM=$LOG/steps.txt
+: >"$SUM"
+step() {
+	printf "%-28s %-5s %4ss  %s\n" "$1" "$2" "$(($(date +%s) - T0))" "$3" |
+		tee -a "$SUM"
+	[ "$2" = FAIL ] && eg_fails=$((eg_fails + 1))
+	return 0
+}
+okfail() { [ "$1" -eq 0 ] && echo ok || echo FAIL; }
+
+echo "== deepep-device: logs in $LOG (steps: $DPE_STEPS)"
+# NCCL bundle, epgate, the environment
+if [ -d "$2" ]; then
+	NROOT=$(nep_find_root "$2")
+else
+	mkdir -p "$WORK/ncclep" && tar -xJf "$2" -C "$WORK/ncclep" 2>"$LOG/setup.txt"
+	NROOT=$(nep_find_root "$WORK/ncclep")
+fi
+[ -n "$NROOT" ] || { echo "deepep-device: no NCCL bundle in $2" >&2; exit 99; }
+EGD=$3
+case $EGD in *.tar.xz) mkdir -p "$WORK/eg" && tar -xJf "$EGD" -C "$WORK/eg" && EGD=$WORK/eg ;; esac
+EG_EPGATE=
+for f in "$EGD/epgate" "$EGD/bin/epgate"; do
+	[ -x "$f" ] && { EG_EPGATE=$(cd "$(dirname "$f")" && pwd)/epgate; break; }
+done
+[ -n "$EG_EPGATE" ] || { echo "deepep-device: no epgate in $EGD" >&2; exit 99; }
+[ -x "$PYTHON" ] || { echo "deepep-device: no interpreter $PYTHON (PYTHON=)" >&2; exit 99; }
+export EG_EPGATE
+dpe_env "$NROOT" "$SRC" "$PYTHON"
+for d in "$EGD/lib" "$(dirname "$EG_EPGATE")/../lib"; do
+	[ -d "$d" ] && LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(cd "$d" && pwd)
+done
+: "${EPGATE_DATADIR:=$EG_SRCDIR}"
+EPGATE_TIMEOUT=${EPGATE_TIMEOUT:-900} # DeepEP's JIT compiles at first use
+export LD_LIBRARY_PATH EPGATE_DATADIR EPGATE_TIMEOUT
+# the bridge: beside the epgate that loads it (plugin:python finds it)
+BRIDGE=$(dirname "$EG_EPGATE")/plugins/python/libeg-python.so
+ngpu=$(nep_gpus)
+if [ "$ngpu" -lt 1 ]; then
+	step "0 setup" SKIP "no GPU (nvidia-smi lists none)"
+	exit 77
+fi
+
+if has build; then
+	t=$(date +%s)
+	sh "$EG_SRCDIR/suites/gpu/deepep-build.sh" "$SRC" "$NROOT" 16 \
+		>"$LOG/build.out" 2>&1
+	rc=$?
+	step "1 build DeepEP" "$(okfail $rc)" "exit $rc, $(($(date +%s) - t)) s$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/build.out")") (deepep-build.log)"
+	dpe_build_bridge "$EG_SRCDIR" "$BRIDGE" "$PYTHON" >"$LOG/bridge.out" 2>&1
+	rc=$?
+	step "1 build bridge" "$(okfail $rc)" "$BRIDGE against $("$PYTHON" -V 2>&1)$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/bridge.out")")"
+fi
+[ -f "$BRIDGE" ] || { step "1 bridge" FAIL "no $BRIDGE: run the build step"; exit 1; }
+
+if has env; then
+	{
+		nvidia-smi -L
+		echo "NCCL bundle: $NROOT ($(cat "$NROOT/SOURCE" 2>/dev/null | tr '\n' ' '))"
+		echo "DeepEP: $SRC ($(cd "$SRC" && { git rev-parse --short HEAD 2>/dev/null || cat COMMIT 2>/dev/null; }))"
+		echo "epgate: $EG_EPGATE"
+		echo "bridge: $BRIDGE"; ldd "$BRIDGE" | grep -i python
+		env | grep -E '^(LD_LIBRARY_PATH|PYTHONPATH|EP_|EPGATE_|NCCL_)' | sort
+	} >"$LOG/env.txt" 2>&1
+	cat >"$WORK/probe.py" <<'PY'
+import sys, torch
+def ncclmaps():
+    return sorted({l.split()[-1] for l in open("/proc/self/maps") if "libnccl" in l})
+print("python", sys.version.split()[0], "torch", torch.__version__,
+      "cuda", torch.version.cuda, "torch nccl", torch.cuda.nccl.version())
+print("libnccl after torch:", ncclmaps())
+import deep_ep
+from deep_ep.utils.find_pkgs import find_nccl_root
+print("deep_ep", deep_ep.__version__, deep_ep.__file__, "nccl root", find_nccl_root())
+print("libnccl after deep_ep:", ncclmaps())
+PY
+	why=$(dpe_own import 300 "$PYTHON" "$WORK/probe.py")
+	rc=$?
+	cat "$LOG/import.out" >>"$LOG/env.txt"
+	step "2 import deep_ep" "$(okfail $rc)" "$why: $(grep -v '^\s*$' "$LOG/import.out" | tail -n 1 | cut -c1-150)"
+fi
+
+if has own; then
+	cd "$SRC" || exit 99
+	port=$((20000 + $$ % 20000))
+	# own LABEL TEST ARGS: one of DeepEP's tests at one rank, with the
+	# variables of OWN_ENV (VAR=VALUE ...) on top of the environment
+	OWN_ENV=
+	own() {
+		l=$1 t=$2
+		shift 2
+		port=$((port + 1))
+		# shellcheck disable=SC2086 # OWN_ENV: words on purpose
+		why=$(dpe_own "$l" 600 env MASTER_ADDR=127.0.0.1 \
+			MASTER_PORT=$port $OWN_ENV "$PYTHON" "$t" \
+			--num-processes 1 "$@")
+		rc=$?
+		step "3 $l" "$(okfail $rc)" "$why; $(nep_why "$LOG/$l.out" | cut -c1-120)"
+		return "$rc"
+	}
+	own own-elastic tests/elastic/test_ep.py --test-first-only \
+		--num-tokens 4096 --hidden 7168 --num-topk 8 --num-experts 256
+	if [ $? -gt 128 ]; then # a crash: the same test in two other setups
+		OWN_ENV="EP_REUSE_NCCL_COMM=0"
+		own own-elastic-owncomm tests/elastic/test_ep.py --test-first-only \
+			--num-tokens 4096 --hidden 7168 --num-topk 8 --num-experts 256
+		venv_nccl=$("$PYTHON" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
+		OWN_ENV="LD_PRELOAD= LD_LIBRARY_PATH=$venv_nccl:$LD_LIBRARY_PATH EP_SUPPRESS_NCCL_CHECK=1"
+		own own-elastic-venvnccl tests/elastic/test_ep.py --test-first-only \
+			--num-tokens 4096 --hidden 7168 --num-topk 8 --num-experts 256
+		OWN_ENV=
+	fi
+	# at one rank DeepEP's intranode kernels refuse (SWITCH_RANKS: 2, 4,
+	# 8): an exception saying so is the expected answer, a crash is not
+	dpe_own own-intranode 600 env MASTER_ADDR=127.0.0.1 \
+		MASTER_PORT=$((port + 1)) "$PYTHON" tests/legacy/test_intranode.py \
+		--num-processes 1 --num-tokens 128 >"$LOG/own-intranode.why"
+	rc=$?
+	port=$((port + 1))
+	if [ "$rc" -ge 1 ] && [ "$rc" -le 127 ] &&
+		grep -q 'Unsupported number of EP ranks\|Unsupported ranks' "$LOG/own-intranode.out"; then
+		step "3 own-intranode" ok "refuses W=1 as expected: $(grep -m1 -o 'Unsupported[^)]*' "$LOG/own-intranode.out" | cut -c1-90)"
+	else
+		step "3 own-intranode" FAIL "$(cat "$LOG/own-intranode.why"); $(nep_why "$LOG/own-intranode.out" | cut -c1-120)"
+	fi
+	own own-low-latency tests/legacy/test_low_latency.py --num-tokens 128 \
+		--num-experts 256
+	cd "$EG_SRCDIR" || exit 99
+fi
+
+if has cases || has cases-elastic || has cases-det || has cases-ll ||
+	has cases-intranode || has cases-l2; then
+	dpe_workloads "$LOG"
+	dpe_check declares "plugin:python,module=deepep,mode=xx" "$LOG/intranode-w1.ini" \
+		>"$LOG/declares.result" 2>&1
+	if grep -q "option mode=xx: want mode=elastic" "$LOG/declares.out"; then
+		step "4 a bad option" ok "refused, exit 99: $(grep -m1 -o 'option mode=xx.*' "$LOG/declares.out" | cut -c1-90)"
+	else
+		step "4 a bad option" FAIL "not refused (declares.out)"
+	fi
+	for c in "elastic plugin:python,module=deepep elastic-w1.ini" \
+		"det plugin:python,module=deepep,deterministic=1 elastic-w1.ini" \
+		"ll plugin:python,module=deepep,mode=ll ll-w1.ini" \
+		"intranode plugin:python,module=deepep,mode=intranode intranode-w1.ini"; do
+		set -- $c
+		has_case "$1" || continue
+		dpe_check "$1" "$2" "$LOG/$3" >"$LOG/$1.result" 2>&1
+		st=$(head -n 1 "$LOG/$1.result" | grep -q '^ok' && echo ok || echo FAIL)
+		step "4 cases $1" "$st" "$(head -n 1 "$LOG/$1.result" | sed 's/^[a-z ]*[0-9]* - //' | cut -c1-150)"
+	done
+	if has_case l2; then
+		timeout "$DPE_CASE_TIMEOUT" "$EG_EPGATE" launch -n 1 \
+			--timeout "$DPE_CASE_TIMEOUT" -- "$EG_EPGATE" l2-rank \
+			--engine plugin:python,module=deepep \
+			--workload "$LOG/elastic-w1.ini" --filter el- --iters 2 \
+			--results "$LOG/l2-elastic.jsonl" >"$LOG/l2-elastic.out" 2>&1
+		rc=$?
+		step "4 l2-rank elastic" "$(okfail $rc)" "exit $rc, $(grep -c '"status":"pass"' "$LOG/l2-elastic.jsonl" 2>/dev/null) of $(grep -c '^\[el-' "$LOG/elastic-w1.ini") pass (l2-elastic.out)"
+	fi
+	# every mode's verdicts so far, one TAP
+	set --
+	for f in elastic det ll intranode; do
+		[ -f "$LOG/$f.tap" ] && set -- "$@" "$LOG/$f.tap"
+	done
+	[ $# -gt 0 ] && dpe_tap_merge "$LOG/deepep.tap" "$@"
+fi
+
+if has bench; then
+	for tok in 128 4096; do
+		nep_bench "$LOG/bench-el-$tok.out" 1 1 "plugin:python,module=deepep" "$tok"
+		rc=$?
+		step "5 bench elastic $tok" "$(okfail $rc)" "exit $rc$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/bench-el-$tok.out")"); dispatch $(nep_metric "$LOG/bench-el-$tok.out" phase_plugin_dispatch_us) us, combine $(nep_metric "$LOG/bench-el-$tok.out" phase_plugin_combine_us) us (events, mean)"
+		why=$(dpe_own "time-el-$tok" 600 "$PYTHON" \
+			"$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50)
+		rc=$?
+		step "5 DeepEP alone $tok" "$(okfail $rc)" "$why; $({ grep -m1 '^deepep-time' "$LOG/time-el-$tok.out" || nep_why "$LOG/time-el-$tok.out"; } | cut -c1-120)"
+	done
+	{
+		echo
+		echo "== DeepEP elastic through epgate vs DeepEP alone (W=1, H=7168, top-8 of 256, 10 warm-up + 50 timed calls)"
+		echo "'events': CUDA events around the call on the caller's stream, mean (epgate's EPGATE_PLUGIN_PHASES=1; deepep-time.py"
+		echo "the same around DeepEP's own call); 'epgate step': epgate's step time, median, the wait included; kineto: test_ep.py's kernels"
+		printf "%-34s %10s %10s %7s %5s\n" "tokens phase (epgate timing)" "epgate_us" "alone_us" "ratio" "<=5%"
+		for tok in 128 4096; do
+			for ph in dispatch combine; do
+				ref=$(dpe_time "$LOG/time-el-$tok.out" "${ph}_us")
+				dpe_row "$tok $ph (events)" "$(nep_metric "$LOG/bench-el-$tok.out" "phase_plugin_${ph}_us")" "${ref:-0}"
+				dpe_row "$tok $ph (epgate step)" "$(nep_metric "$LOG/bench-el-$tok.out" "${ph}_us")" "${ref:-0}"
+			done
+		done
+		[ -f "$LOG/own-elastic.out" ] &&
+			echo "test_ep.py at 4096 tokens, kernels (kineto): dispatch $(dpe_kineto "$LOG/own-elastic.out" dispatch) us, combine $(dpe_kineto "$LOG/own-elastic.out" combine) us"
+	} >"$LOG/compare.txt"
+fi
+
+{
+	echo
+	echo "== steps (W=1, one H200; $(($(date +%s) - T0)) s)"
+	cat "$SUM"
+	[ -f "$LOG/compare.txt" ] && cat "$LOG/compare.txt"
+	for f in elastic det ll intranode; do
+		[ -f "$LOG/$f.result" ] || continue
+		echo
+		echo "== $f (verdicts other than a plain pass)"
+		head -n 40 "$LOG/$f.result" | cut -c1-220
+	done
+	echo "TAP: $LOG/deepep.tap; logs: $LOG"
+} | tee "$LOG/summary.txt"
+[ "$eg_fails" -eq 0 ] || exit 1
+exit 0

@@ -1,0 +1,243 @@
+# Helpers of suites/gpu/deepep-device.sh (sourced; POSIX sh): the Python
+# bridge built on the GPU machine against the torch venv, the environment
+# DeepEP needs, the workloads of its cases, one `epgate check` of them,
+# DeepEP's own tests run so that a crash says where, and the parsers of
+# the numbers. Needs nccl-ep-lib.sh (nep_find_root, nep_env, nep_metric,
+# nep_why) and EG_TMP.
+
+# dpe_build_bridge SRCDIR OUT_SO PY: plugins/python/ compiled as
+# Makefile.am compiles it, against PY's headers and libpython (configure
+# does not run on the GPU machine; its epgate is carried).
+dpe_build_bridge() {
+	v=$("$3" -c 'import sysconfig as s; v = s.get_config_var; print(s.get_path("include"), v("LIBDIR"), "python" + v("VERSION") + (v("ABIFLAGS") or ""))') ||
+		return 1
+	set -- "$1" "$2" "$3" $v
+	mkdir -p "$(dirname "$2")/adapters" || return 1
+	${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -ffp-contract=off \
+		-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+		-Werror -I"$1/include" -isystem "$4" -fPIC -shared -g -O2 \
+		-DEG_PY_PROGRAM="\"$3\"" \
+		-DEG_PY_SRC_ADAPTERS="\"$1/plugins/python/adapters\"" \
+		-DEG_PY_INST_ADAPTERS='""' -o "$2" \
+		"$1/plugins/python/bridge.c" "$1/plugins/python/interp.c" \
+		"$1/plugins/python/array.c" "$1/plugins/python/take.c" \
+		"$1/plugins/python/caps.c" "$1/plugins/python/recv.c" \
+		-L"$5" -Wl,-rpath,"$5" -l"$6" || return 1
+	cp "$1"/plugins/python/adapters/*.py "$(dirname "$2")/adapters/"
+}
+
+# dpe_env NCCL_ROOT DEEPEP_SRC PY: one libnccl for epgate, torch and DeepEP
+# (the bundle's, first: DeepEP V2 needs its GIN; preloaded, so that a
+# library whose RPATH names another NCCL still gets this one), DeepEP
+# importable, its NCCL root at run time too (its JIT compiles against that
+# NCCL's device headers), the JIT cache, the bridge's interpreter.
+dpe_env() {
+	nep_env "$1"
+	if [ -f "$1/lib/libnccl.so.2" ] && [ "${DPE_PRELOAD:-1}" = 1 ]; then
+		LD_PRELOAD=$1/lib/libnccl.so.2${LD_PRELOAD:+:$LD_PRELOAD}
+		export LD_PRELOAD
+	fi
+	EP_NCCL_ROOT_DIR=$1
+	PYTHONPATH=$2${PYTHONPATH:+:$PYTHONPATH}
+	EPGATE_PYTHON=$3
+	: "${EP_JIT_CACHE_DIR:=${DPE_JIT:-/tmp/deepep-jit}}"
+	PATH=$(dirname "$3"):$PATH
+	export EP_NCCL_ROOT_DIR PYTHONPATH EPGATE_PYTHON EP_JIT_CACHE_DIR PATH
+}
+
+# dpe_workloads DIR: the cases, one file per mode. Sections x-* are
+# beyond what DeepEP takes (its asserts): skipped with the reason, never
+# run. One hidden size and top-k for most cases: each new shape costs
+# DeepEP's JIT a compile.
+dpe_workloads() {
+	cat >"$1/elastic-w1.ini" <<'INI'
+# DeepEP V2 ElasticBuffer, one rank: exact and random data, masks, zero,
+# one and odd tokens, skewed routing, DeepEP's test shape, another shape
+world = 1
+seed = 21
+hidden = 7168
+experts = 256
+topk = 8
+[el-base]
+tokens = 128
+[el-random]
+tokens = 128
+data = random
+[el-mask]
+tokens = 33
+mask = 0.3
+[el-mask-all]
+tokens = 8
+mask = 1
+[el-zero]
+tokens = 0
+[el-one]
+tokens = 1
+[el-zipf]
+tokens = 256
+routing = zipf:1.2
+data = random
+[el-hot]
+tokens = 256
+routing = hot-expert:3
+[el-4096]
+tokens = 4096
+data = random
+[el-h2048-k4]
+hidden = 2048
+experts = 16
+topk = 4
+tokens = 64
+[x-el-k33]
+topk = 33
+tokens = 16
+[x-el-fp32]
+dtype = fp32
+tokens = 16
+[x-el-h100]
+hidden = 100
+tokens = 16
+[x-el-fp8]
+dtype = fp8
+tokens = 16
+INI
+	cat >"$1/ll-w1.ini" <<'INI'
+# DeepEP legacy low-latency, one rank
+world = 1
+seed = 22
+hidden = 7168
+experts = 256
+topk = 8
+[ll-base]
+tokens = 128
+[ll-random]
+tokens = 128
+data = random
+[ll-mask]
+tokens = 33
+mask = 0.3
+[ll-zero]
+tokens = 0
+[ll-h2048-k4]
+hidden = 2048
+experts = 16
+topk = 4
+tokens = 64
+[x-ll-h1024]
+hidden = 1024
+tokens = 16
+[x-ll-k12]
+topk = 12
+tokens = 16
+INI
+	cat >"$1/intranode-w1.ini" <<'INI'
+# DeepEP legacy intranode at one rank: its kernels exist for 2, 4, 8 ranks
+world = 1
+seed = 23
+hidden = 7168
+experts = 256
+topk = 8
+[x-in-base]
+tokens = 128
+INI
+}
+
+# dpe_check LABEL SPEC INI: `epgate check` of the adapter over INI (each
+# case in a forked child with EPGATE_TIMEOUT). Prints one TAP line: ok
+# when every case other than x-* passes and every x-* case is skipped;
+# then the verdict of every case that did not pass, with its reason.
+dpe_check() {
+	label=$1 spec=$2 ini=$3
+	t0=$(date +%s)
+	timeout "${DPE_CASE_TIMEOUT:-540}" "$EG_EPGATE" check --engine "$spec" --workload "$ini" \
+		--tap="$EG_TMP/$label.tap" --junit="$EG_TMP/$label.xml" \
+		>"$EG_TMP/$label.out" 2>&1
+	rc=$?
+	dt=$(($(date +%s) - t0))
+	n=$(grep -c '^\[' "$ini")
+	nx=$(grep -c '^\[x-' "$ini")
+	pass=$(grep -v '# SKIP' "$EG_TMP/$label.tap" 2>/dev/null | grep -c '^ok')
+	xskip=$(grep '^ok .* x-.*# SKIP' "$EG_TMP/$label.tap" 2>/dev/null | grep -c .)
+	crash=$(grep -c '^not ok.*# CRASH\|status: crash\|killed by signal' "$EG_TMP/$label.tap" 2>/dev/null)
+	fail=$(grep -c '^not ok' "$EG_TMP/$label.tap" 2>/dev/null)
+	skip=$(grep '^ok .*# SKIP' "$EG_TMP/$label.tap" 2>/dev/null | grep -vc ' x-')
+	if [ "$rc" -eq 0 ] && [ "$pass" -eq $((n - nx)) ] && [ "$xskip" -eq "$nx" ]; then
+		eg_ok "$label: $pass of $((n - nx)) cases pass, $xskip beyond DeepEP's limits skipped, ${dt} s"
+	elif [ "$pass" -eq 0 ] && [ "$fail" -eq 0 ] && [ "$((skip + xskip))" -eq "$n" ]; then
+		eg_ok "$label: all $n cases skipped, ${dt} s: $(grep -m1 -o 'SKIP.*' "$EG_TMP/$label.tap" | cut -c6-150)"
+	else
+		eg_not_ok "$label: exit $rc, $pass of $((n - nx)) pass, $fail fail ($crash crashed), $skip other skips, $xskip of $nx expected skips, ${dt} s"
+	fi
+	grep -v '^ok [0-9]* - [^#]*$' "$EG_TMP/$label.tap" 2>/dev/null |
+		grep '^ok\|^not ok\|engine_message\|stage:\|reason' | cut -c1-240 |
+		sed 's/^/#   /'
+	[ "$rc" -gt 1 ] && [ "$rc" -ne 77 ] && tail -n 8 "$EG_TMP/$label.out" | sed 's/^/#   /'
+	return 0
+}
+
+# dpe_own NAME TIMEOUT CMD...: one of DeepEP's own tests (or another
+# Python command) with faulthandler on, its output in NAME.out; prints
+# "exit N", "timed out" or "crashed: SIGNAL" (itself, or a rank that
+# torch.multiprocessing spawned), and the Python frame it crashed in.
+# Returns the exit status; 200 for a crash of a spawned rank.
+dpe_own() {
+	name=$1 to=$2
+	shift 2
+	PYTHONFAULTHANDLER=1 timeout -k 10 "$to" "$@" >"$EG_TMP/$name.out" 2>&1
+	rc=$?
+	sig=$(grep -m1 -o 'terminated with signal SIG[A-Z]*' "$EG_TMP/$name.out" | sed 's/.* //')
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "timed out after $to s"
+	elif [ "$rc" -gt 128 ] || [ -n "$sig" ]; then
+		[ -n "$sig" ] || sig=SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128)))
+		echo "crashed: $sig$(dpe_crash_frame "$EG_TMP/$name.out")"
+		[ "$rc" -gt 128 ] || rc=200
+	else
+		echo "exit $rc"
+	fi
+	return "$rc"
+}
+
+# dpe_crash_frame FILE: ", in FUNC (file:line)" of the innermost frame
+# faulthandler printed for the crashing thread, or nothing.
+dpe_crash_frame() {
+	awk '/^Fatal Python error|^Current thread|most recent call first/ { on = 1; next }
+	     on && /File "/ { sub(/^ +/, ""); print ", at " $0; exit }' "$1"
+}
+
+# dpe_kineto FILE WHAT: DeepEP test_ep.py's kernel times (its kineto
+# numbers) for WHAT dispatch or combine at its first case: the kernel
+# and its epilogue, added ("X us" after the kind, then "..., Y us").
+dpe_kineto() {
+	awk -v what="$2" '
+	function us(s,   r) { r = s; sub(/ us.*/, "", r); sub(/.* /, "", r); return r }
+	$0 ~ ("[|] " what ": ") {
+		n = split($0, part, "|"); a = us(part[2]); b = us(part[3])
+		printf "%.2f\n", a + b; exit }' "$1"
+}
+
+# dpe_time FILE KEY: KEY=value from deepep-time.py's line.
+dpe_time() {
+	sed -n "s/.*[ ]$2=\([0-9.]*\).*/\1/p" "$1" | head -n 1
+}
+
+# dpe_row LABEL EG_US REF_US: one comparison line (ratio, within 5 %).
+dpe_row() {
+	awk -v l="$1" -v e="$2" -v r="$3" 'BEGIN {
+		q = (e > 0 && r > 0) ? e / r : 0
+		ok = q > 0 ? ((q >= 0.95 && q <= 1.05) ? "yes" : "NO") : "?"
+		printf "%-34s %10.2f %10.2f %7.3f %5s\n", l, e, r, q, ok }'
+}
+
+# dpe_tap_merge OUT FILE...: the TAP files as one (renumbered, one plan).
+dpe_tap_merge() {
+	out=$1
+	shift
+	awk 'FNR == 1 { file = FILENAME; sub(/.*\//, "", file) }
+	     /^TAP version|^1\.\./ { next }
+	     /^(not )?ok [0-9]+/ { n++; sub(/ok [0-9]+/, "ok " n); sub(/ - /, " - " file ": ") }
+	     { print }
+	     END { print "1.." n }' "$@" >"$out.body" &&
+		{ echo "TAP version 14"; cat "$out.body"; } >"$out"
+	rm -f "$out.body"
+}

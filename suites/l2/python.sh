@@ -1,0 +1,115 @@
+#!/bin/sh
+# The Python bridge over several ranks (L2, one rank per process, the
+# adapter's collectives over epgate's bootstrap; docs/python.md): the
+# numpy reference adapter passes the world-2, -3 and -4 matrices bit for
+# bit (the flat layout at every world, the rank-major and expert-major
+# ones at one each); its planted faults end with the right verdict in
+# every workload where the last rank has rows to spoil: a wrong combine
+# weight on combine, a dropped row on missing_rows, a declared fixed
+# order summed in an order that changes every call on combine_repeat; an
+# exception in one rank ends the job with the adapter's message in that
+# rank's log; nothing is left running.
+. "${EG_SRCDIR:-.}/suites/lib.sh"
+: "${EG_BUILDDIR:=.}"
+: "${EG_PYTHON:=python3}"
+
+if [ ! -f "$EG_BUILDDIR/plugins/python/libeg-python.so" ]; then
+	echo "1..0 # SKIP the Python bridge is not built (configure found no Python headers: apt-get install python3-dev)"
+	exit 0
+fi
+if ! "$EG_PYTHON" -c 'import numpy' 2>/dev/null; then
+	echo "1..0 # SKIP numpy is not importable by $EG_PYTHON (apt-get install python3-numpy)"
+	exit 0
+fi
+if ! "$EG_EPGATE" l2-rank --help >/dev/null 2>&1; then
+	echo "1..0 # SKIP epgate built without l2-rank"
+	exit 0
+fi
+matrix=$EG_SRCDIR/fixtures/workloads/l2-matrix.ini
+leftovers() { pgrep -f "$EG_TMP" >/dev/null 2>&1; }
+# w2-steps is left out: at W=2 a step with no tokens on any rank crashes
+# epgate's plugin engine whatever the plugin (the C template too; fixed
+# on branch pverify, 7f976a0): put it back when that lands
+awk '/^\[/ { skip = ($0 == "[w2-steps]") } !skip' "$matrix" >"$EG_TMP/l2.ini"
+matrix=$EG_TMP/l2.ini
+job() { # name world spec filter [iterations]
+	rm -f "$EG_TMP/$1.jsonl"
+	"$EG_EPGATE" launch -n "$2" --timeout 240 -- \
+		"$EG_EPGATE" l2-rank --engine "plugin:python,$3" --iters "${5:-2}" \
+		--workload "$matrix" --filter "$4" \
+		--results "$EG_TMP/$1.jsonl" >"$EG_TMP/$1.out" 2>&1
+}
+count() { grep -c "$2" "$EG_TMP/$1.jsonl" 2>/dev/null || echo 0; }
+
+# the flat layout at every world, two iterations (a stale row shows);
+# the other layouts once
+while read -r W opts iters; do
+	[ "$opts" = - ] && opts=
+	n=$(grep -c "^\[w$W-" "$matrix")
+	job ok "$W" "module=numpy_ep$opts" "w$W-" "$iters"
+	rc=$?
+	p=$(count ok '"status":"pass"')
+	if [ "$rc" -eq 0 ] && [ "$p" -eq "$n" ]; then
+		eg_ok "$W ranks, numpy_ep${opts:-,layout=flat}: $p of $n workloads bit-exact"
+	else
+		eg_not_ok "$W ranks, numpy_ep$opts: exit $rc, $p of $n pass"
+		grep -v '"status":"pass"' "$EG_TMP/ok.jsonl" 2>/dev/null | cut -c1-200 | head -n 5 | sed 's/^/# /'
+		tail -n 15 "$EG_TMP/ok.out" | sed 's/^/# /'
+	fi
+done <<'LIST'
+2 - 2
+3 - 2
+4 - 2
+3 ,layout=expert 1
+4 ,layout=rank,keys=content 1
+LIST
+
+# wrong results: every workload reported, those where the last rank has
+# something to spoil failed on the field, none an error
+while read -r fault opts filter field; do
+	[ "$opts" = - ] && opts=
+	n=$(grep -c "^\[$filter" "$matrix")
+	job wrong 3 "module=numpy_ep_faulty,fault=$fault$opts" "$filter" 1
+	rc=$?
+	all=$(wc -l <"$EG_TMP/wrong.jsonl" 2>/dev/null || echo 0)
+	bad=$(count wrong "\"status\":\"fail\".*\"$field\":[1-9]")
+	if [ "$rc" -eq 1 ] && [ "$all" -eq "$n" ] && [ "$bad" -ge 1 ] &&
+		[ "$bad" -ge $((n / 2)) ] &&
+		! grep -q '"status":"error"' "$EG_TMP/wrong.jsonl" && ! leftovers; then
+		eg_ok "3 ranks, fault $fault$opts: $all workloads reported, $bad failed on $field"
+	else
+		eg_not_ok "3 ranks, fault $fault$opts: exit $rc, $all of $n reported, $bad failed on $field"
+		tail -n 15 "$EG_TMP/wrong.out" | sed 's/^/# /'
+	fi
+done <<'LIST'
+weight - w3- combine
+drop - w3- missing_rows
+vary ,layout=rank w3-e6-rand-fp32 combine_repeat
+LIST
+
+# an exception in one rank's adapter: the job ends, its message in the log
+ad=$EG_TMP/adapters
+mkdir -p "$ad"
+cat >"$ad/lastraises.py" <<'PY'
+import numpy_ep as ref
+query, combine, destroy = ref.query, ref.combine, ref.destroy
+def create(env):
+    return ref.create(env), env.rank + 1 == env.world
+def dispatch(state, inp):
+    if state[1]:
+        raise RuntimeError("planted: the last rank's adapter gives up")
+    return ref.dispatch(state[0], inp)
+def combine(state, inp, y, out):
+    ref.combine(state[0], inp, y, out)
+PY
+job raise 3 "module=lastraises,path=$ad" w3-base
+rc=$?
+want="adapter lastraises: RuntimeError: planted: the last rank's adapter gives up (lastraises.py:7 in dispatch)"
+if [ "$rc" -ne 0 ] && grep -q -- "$want" "$EG_TMP/raise.out" &&
+	! grep -q '^\[launch\] deadline 240.0 s expired' "$EG_TMP/raise.out" && ! leftovers; then
+	eg_ok "3 ranks, an adapter that raises: exit $rc, $(grep -m1 -o "rank [0-9]*: plugin python: dispatch: adapter lastraises: RuntimeError: planted.*" "$EG_TMP/raise.out" | cut -c1-110)"
+else
+	eg_not_ok "3 ranks, an adapter that raises: exit $rc, no \"$want\""
+	tail -n 15 "$EG_TMP/raise.out" | sed 's/^/# /'
+fi
+eg_done
