@@ -33,6 +33,10 @@ typedef struct eg_watch_bound {
  * device memory. */
 extern const eg_watch_bound_t eg_watch_default_bound;
 
+/* The watch is on unless EPGATE_WATCH=0 (an escape hatch where a
+ * library is known to grow on purpose; say so with the results). */
+int eg_watch_on(void);
+
 /* This process and its descendants now (/proc; NVML by dlopen, absent
  * without a driver). EG_ESYS when /proc cannot be read. */
 int eg_watch_sample(eg_watch_sample_t *s);

@@ -249,7 +249,7 @@ static int eg__watched(const eg_bench_ctx_t *c, const eg_watch_sample_t *ws,
 {
 	char m[256];
 
-	if (!ws[0].rss_bytes || !ws[1].rss_bytes ||
+	if (!eg_watch_on() || !ws[0].rss_bytes || !ws[1].rss_bytes ||
 	    !eg_watch_judge(&ws[0], &ws[1], &eg_watch_default_bound, m,
 			    sizeof(m)))
 		return EG_OK;

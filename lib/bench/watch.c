@@ -128,6 +128,13 @@ static void eg__dev(eg_watch_sample_t *s)
 	s->have_dev = 1;
 }
 
+int eg_watch_on(void)
+{
+	const char *e = getenv("EPGATE_WATCH");
+
+	return !(e && !strcmp(e, "0"));
+}
+
 int eg_watch_sample(eg_watch_sample_t *s)
 {
 	int *pids = malloc(EG__PROCS_MAX * sizeof(int));

@@ -277,7 +277,7 @@ static void eg__cycles(eg__sc_t *s)
 	for (unsigned cyc = 0; eg__more(s, 1); cyc++) {
 		for (int m = 0; m < EG_STRESS_MODES && eg__more(s, 1); m++)
 			eg__round(s, m);
-		if (cyc == 0 && !c->ended && eg__more(s, 1) &&
+		if (cyc == 0 && !c->ended && eg__more(s, 1) && eg_watch_on() &&
 		    eg_watch_sample(&c->w0) == EG_OK)
 			c->watched = 1, calls0 = c->calls;
 	}
