@@ -3,8 +3,10 @@
 # in Python. --with-python=PATH names the interpreter whose headers and
 # libpython the bridge is built against (a venv's python works: its base
 # interpreter's headers, and at run time the venv's packages); the default
-# is python3 from PATH (or $PYTHON), detected: without Python.h (Debian:
-# python3-dev) or a shared libpython the bridge is not built and its tests
+# is $PYTHON, else the first of python3 from PATH and /usr/bin/python3
+# that imports numpy, else python3 from PATH; detected: without Python.h
+# (Debian: python3-dev) or a shared libpython the bridge is not built and
+# its tests
 # skip. Asked for and unusable is an error saying why. --without-python
 # turns it off. Sets PYTHON_BIN (the interpreter as named, the bridge's
 # program name at run time), PYTHON_CPPFLAGS, PYTHON_LIBS, HAVE_PYTHON.
@@ -21,7 +23,15 @@ AC_DEFUN([EG_DEP_PYTHON], [
   PYTHON_LIBS=
   AS_CASE([$with_python],
     [no], [eg_python_why="--without-python"],
-    [yes|check], [eg_py=${PYTHON:-python3}],
+    [yes|check], [eg_py=${PYTHON:-python3}
+      dnl not named: the first python3 that has numpy (the reference
+      dnl adapter's), so that a pyenv or venv python3 without it on PATH
+      dnl does not leave the bridge's tests skipped beside Debian's
+      AS_IF([test -z "$PYTHON"], [
+        for eg_cand in python3 /usr/bin/python3; do
+          AS_IF([$eg_cand -c 'import numpy' >/dev/null 2>&1],
+            [eg_py=$eg_cand; break])
+        done])],
     [eg_py=$with_python])
   AS_IF([test "x$with_python" != xno], [
     AC_MSG_CHECKING([for the Python bridge's interpreter])

@@ -245,6 +245,11 @@ typedef struct eg_regress_out {
 	char why[160];
 	/* appended: "samples", "launches", "paired launches", "campaigns" */
 	const char *units;
+	/* appended (history-t): the minimum detectable effect, the smallest
+	 * change beyond which a campaign fails 19 times in 20 (0.16: 16%;
+	 * NAN when not computed), and the spread of the prediction on the
+	 * log scale it comes from (docs/gates.md, "Gate power") */
+	double mde, spread;
 } eg_regress_out_t;
 
 int eg_regress_compare(const eg_metric_t *base, const eg_metric_t *cur,

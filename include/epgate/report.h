@@ -16,6 +16,10 @@ typedef enum eg_status {
 	EG_STATUS_SKIP = 2,
 	EG_STATUS_ERROR = 3, /* could not run (hard error) */
 	EG_STATUS_TODO = 4,  /* expected failure: TAP # TODO */
+	/* the code under test ended its process (a signal, abort, exit()):
+	 * a failure of its own kind; TAP "not ok" with "status: crash" in
+	 * its YAML, JUnit <error type="crash"> */
+	EG_STATUS_CRASH = 5,
 } eg_status_t;
 
 typedef struct eg_tap eg_tap_t;

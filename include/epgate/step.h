@@ -45,11 +45,13 @@ typedef struct eg_rank_verdict {
 	int32_t harness_err; /* epgate itself failed (no memory, ...) */
 	int32_t engine_err;  /* the engine returned an error */
 	uint32_t iter;	     /* iteration of the failure (else the last) */
+	uint32_t step;	     /* the step of a steps workload (0: the first) */
 	char stage[24];	     /* "create", "dispatch", "combine", ... */
 	eg_verdict_t v;
 	/* the engine's own message with engine_err (a plugin's error
-	 * string, eg_engine_error), or "" */
-	char engine_msg[256];
+	 * string, eg_engine_error; after EG_ECRASH, the lines after the
+	 * first are the process's last output), or "" */
+	char engine_msg[1024];
 } eg_rank_verdict_t;
 
 void eg_rank_verdict_init(eg_rank_verdict_t *v);

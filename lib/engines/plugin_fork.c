@@ -4,10 +4,13 @@
  * creates the instance and serves dispatch and combine; data travels
  * through one shared mapping sized for the case, commands and results
  * through a socket pair; every call waits at most EPGATE_TIMEOUT
- * seconds. A child that dies ends the case with its signal, one that
- * does not answer in time is killed and ends it with the deadline. */
-#ifndef _DEFAULT_SOURCE
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+ * seconds. A child that dies ends the case with EG_ECRASH, its signal
+ * (or exit status) and the last lines it wrote to stderr (a library's
+ * assert text), kept in a file of its own and copied to this process's
+ * stderr; one that does not answer in time is killed and ends it with
+ * the deadline. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* MAP_ANONYMOUS, sigabbrev_np */
 #endif
 #include <errno.h>
 #include <poll.h>
@@ -62,6 +65,8 @@ struct eg_plug_proxy {
 	uint32_t T, H, K, L, W, cap;
 	uint64_t seed; /* the instance's workload's */
 	eg_dtype_t dtype;
+	FILE *said;   /* the child's stderr */
+	off_t echoed; /* how much of it is copied to ours */
 	char err[EG_PLUG_ERR_MAX];
 };
 
@@ -104,10 +109,71 @@ static int eg__fail(eg_plug_proxy_t *p, int rc, const char *stage,
 	return rc;
 }
 
-/* The child is gone or stuck: reap it and say how it ended. */
+/* What the child wrote to stderr since the last copy, to ours. */
+static void eg__echo(eg_plug_proxy_t *p)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while (p->said &&
+	       (n = pread(fileno(p->said), buf, sizeof(buf), p->echoed)) > 0) {
+		fwrite(buf, 1, (size_t)n, stderr);
+		p->echoed += n;
+	}
+	fflush(stderr);
+}
+
+/* The last lines (at most 4) the child wrote to stderr, joined by
+ * newlines, into out (len bytes); "" when it wrote none. */
+static void eg__said_tail(const eg_plug_proxy_t *p, char *out, size_t len)
+{
+	char buf[1024], *s;
+	off_t end = p->said ? lseek(fileno(p->said), 0, SEEK_END) : 0;
+	off_t from = end > 1023 ? end - 1023 : 0;
+	ssize_t n = end > 0 ? pread(fileno(p->said), buf, 1023, from) : 0;
+	int lines = 0;
+
+	out[0] = '\0';
+	if (n <= 0)
+		return;
+	while (n > 0 && buf[n - 1] == '\n')
+		n--;
+	buf[n] = '\0';
+	for (s = buf + n; s > buf; s--)
+		if (s[-1] == '\n' && ++lines == 4)
+			break;
+	if (s == buf && from > 0 && strchr(buf, '\n'))
+		s = strchr(buf, '\n') + 1; /* the first line is cut */
+	n = (ssize_t)strlen(s) < (ssize_t)len ? (ssize_t)strlen(s)
+					      : (ssize_t)len - 1;
+	memcpy(out, s, (size_t)n);
+	out[n] = '\0';
+}
+
+/* How a child ended: "killed by signal 6 (SIGABRT, Aborted)", "exited
+ * with status 0 (exit() inside the plugin or its library)". */
+static void eg__ended(int st, char *what, size_t len)
+{
+	int sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	const char *ab = sig ? sigabbrev_np(sig) : NULL;
+
+	if (sig)
+		snprintf(what, len,
+			 "its process was killed by signal %d (%s%s%s%s)", sig,
+			 ab ? "SIG" : "", ab ? ab : "", ab ? ", " : "",
+			 strsignal(sig));
+	else
+		snprintf(what, len,
+			 "its process exited with status %d (exit() inside the "
+			 "plugin or its library)",
+			 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+/* The child is gone or stuck: reap it and say how it ended; a child that
+ * ended by itself is a crash, with its last words on the lines after. */
 static int eg__lost(eg_plug_proxy_t *p, const char *stage, int stuck)
 {
-	char what[256];
+	char what[256], tail[800];
 	int st = 0;
 
 	if (stuck)
@@ -115,21 +181,19 @@ static int eg__lost(eg_plug_proxy_t *p, const char *stage, int stuck)
 	while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
 		;
 	p->dead = 1;
-	if (stuck)
+	eg__echo(p);
+	if (stuck) {
 		snprintf(what, sizeof(what),
 			 "did not return within the deadline of %.1f s "
 			 "(EPGATE_TIMEOUT); its process was killed",
 			 p->timeout);
-	else if (WIFSIGNALED(st))
-		snprintf(what, sizeof(what),
-			 "its process was killed by "
-			 "signal %d (%s)",
-			 WTERMSIG(st), strsignal(WTERMSIG(st)));
-	else
-		snprintf(what, sizeof(what),
-			 "its process exited with status %d",
-			 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	return eg__fail(p, stuck ? EG_ETIMEDOUT : EG_EPEER, stage, what);
+		return eg__fail(p, EG_ETIMEDOUT, stage, what);
+	}
+	eg__ended(st, what, sizeof(what));
+	eg__said_tail(p, tail, sizeof(tail));
+	snprintf(p->err, sizeof(p->err), "plugin %s: %s: %s%s%s", p->name,
+		 stage, what, *tail ? "\n" : "", tail);
+	return EG_ECRASH;
 }
 
 /* The child's answer to one command, within the deadline. */
@@ -290,10 +354,13 @@ int eg_plug_proxy_create(eg_plug_proxy_t **out, const eg_plug_t *pl,
 		free(p);
 		return EG_ESYS;
 	}
-	fflush(NULL); /* nothing buffered is written twice */
+	fflush(NULL);	     /* nothing buffered is written twice */
+	p->said = tmpfile(); /* without it, the child's stderr is ours */
 	p->pid = fork();
 	if (p->pid == 0) {
 		close(sv[0]);
+		if (p->said)
+			dup2(fileno(p->said), STDERR_FILENO);
 		eg__child(p, pl, w, flags, sv[1]);
 	}
 	close(sv[1]);
@@ -379,10 +446,13 @@ void eg_plug_proxy_destroy(eg_plug_proxy_t *p)
 	if (!p->dead && p->pid > 0) {
 		/* a clean exit, or the deadline */
 		if (send(p->fd, "q", 1, MSG_NOSIGNAL) != 1 ||
-		    eg__wait(p, "destroy") != EG_EPEER)
+		    eg__wait(p, "destroy") != EG_ECRASH)
 			if (!p->dead)
 				eg__lost(p, "destroy", 1);
 	}
+	eg__echo(p);
+	if (p->said)
+		fclose(p->said);
 	if (p->fd >= 0)
 		close(p->fd);
 	if (p->map)

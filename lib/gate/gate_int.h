@@ -94,6 +94,12 @@ void eg__regress_decide(const eg_regress_opts_t *o, eg_regress_out_t *out);
 void eg__history_t(const double *x, size_t nb, double y, double se_floor,
 		   const eg_regress_opts_t *o, eg_regress_out_t *out);
 double eg__log_se(const eg_metric_t *m);
+/* The minimum detectable effect of a history-t comparison whose
+ * prediction spreads sp (log scale) over nb campaigns: the change a
+ * campaign must show to fail at alpha with a power of 95%; NAN when
+ * there is no spread to tell. */
+double eg__history_mde(double sp, size_t nb, double alpha,
+		       const eg_regress_opts_t *o);
 int eg__pool(const eg_metric_t *const *b, size_t nb, eg_metric_t *out);
 
 /* One point of an aggregate (lib/gate/aggregate.c): the current point

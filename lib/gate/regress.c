@@ -289,6 +289,7 @@ void eg__regress_init(eg_regress_out_t *out, size_t nb, size_t nc)
 	out->n_cur = nc;
 	out->units = "samples";
 	out->why[0] = '\0';
+	out->mde = out->spread = NAN;
 }
 
 int eg_regress_compare(const eg_metric_t *base, const eg_metric_t *cur,

@@ -10,9 +10,11 @@
  * change is judged against min_effect on that interval, three ways as
  * always.  s is floored by the current campaign's own standard error, so
  * a run of lucky campaigns cannot make the interval narrower than one
- * campaign's noise.  With fewer than EG_HISTORY_MIN campaigns there is
- * no spread to estimate: their launches are pooled into one baseline and
- * the within-campaign statistics decide (said in the diagnostics). */
+ * campaign's noise.  The same spread gives the comparison's power: its
+ * minimum detectable effect (eg__history_mde).  With fewer than EG_HISTORY_MIN
+ * campaigns there is no spread to estimate: their launches are pooled into one
+ * baseline and the within-campaign statistics decide (said in the diagnostics).
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,23 @@
 
 #include "epgate/error.h"
 #include "gate_int.h"
+
+/* Fail needs the log change above th + t(1-alpha) sp; a true change d
+ * lands there 19 times in 20 when d - t(0.95) sp clears it (the same
+ * Student spread for the campaign's own scatter). */
+double eg__history_mde(double sp, size_t nb, double alpha,
+		       const eg_regress_opts_t *o)
+{
+	double df = (double)nb - 1, k;
+
+	if (!(sp > 0) || nb < 2 || !(alpha > 0 && alpha < 1))
+		return NAN;
+	k = gsl_cdf_tdist_Pinv(1 - alpha, df) + gsl_cdf_tdist_Pinv(0.95, df);
+	/* higher is better: the drop, as a positive fraction */
+	if (o->better == EG_BETTER_LOWER)
+		return exp(log(1 + o->min_effect) + k * sp) - 1;
+	return 1 - exp(log(1 - o->min_effect) - k * sp);
+}
 
 void eg__history_t(const double *x, size_t nb, double y, double se_floor,
 		   const eg_regress_opts_t *o, eg_regress_out_t *out)
@@ -42,6 +61,8 @@ void eg__history_t(const double *x, size_t nb, double y, double se_floor,
 	out->change = exp(y - mu) - 1;
 	out->lo = exp(y - mu - t * sp) - 1;
 	out->hi = exp(y - mu + t * sp) - 1;
+	out->spread = sp;
+	out->mde = eg__history_mde(sp, nb, o->alpha, o);
 	th = log(o->better == EG_BETTER_LOWER ? 1 + o->min_effect
 					      : 1 - o->min_effect);
 	if (sp > 0) {

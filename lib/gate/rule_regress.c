@@ -264,6 +264,9 @@ static json_t *eg__cmp_json(const eg__cmp_t *c, int rejected)
 	if (!isnan(o->p_worse))
 		json_object_set_new(j, "p_worse",
 				    json_real(eg__r4(o->p_worse)));
+	if (!strcmp(o->method, "history-t") && !isnan(o->mde))
+		json_object_set_new(j, "mde_pct",
+				    json_real(eg__r4(100 * o->mde)));
 	json_object_set_new(
 	    j, "n",
 	    json_pack("[II]", (json_int_t)o->n_base, (json_int_t)o->n_cur));
@@ -350,6 +353,41 @@ static void eg__verdicts(const eg_gate_t *g, const eg_regress_opts_t *o,
 			 100 * c[worst].out.change, c[worst].e->at,
 			 100 * o->min_effect);
 	}
+}
+
+/* Against a history, the gate's power (docs/gates.md, "Gate power"):
+ * the largest minimum detectable effect of its comparisons, at the
+ * strictest step of the correction over them (alpha / n), into the
+ * diagnostics and the summary, so that a pass is not read as "no
+ * regression of any size". */
+static void eg__gate_mde(const eg_gate_t *g, const eg_regress_opts_t *o,
+			 const eg__cmp_t *c, size_t n, eg_gate_result_t *res)
+{
+	double a = n > 1 && g->st.correction != EG_CORRECT_NONE
+		       ? o->alpha / (double)n
+		       : o->alpha,
+	       worst = NAN;
+	size_t nb = 0, len;
+
+	for (size_t i = 0; i < n; i++) {
+		const eg_regress_out_t *out = &c[i].out;
+		double m;
+
+		if (!out->method || strcmp(out->method, "history-t"))
+			continue;
+		m = eg__history_mde(out->spread, out->n_base, a, o);
+		if (!isnan(m) && (isnan(worst) || m > worst)) {
+			worst = m;
+			nb = out->n_base;
+		}
+	}
+	if (isnan(worst))
+		return;
+	json_object_set_new(res->diag, "mde_pct",
+			    json_real(eg__r4(100 * worst)));
+	len = strlen(res->summary);
+	snprintf(res->summary + len, sizeof(res->summary) - len,
+		 "; MDE %.0f%% (%zu campaigns)", 100 * worst, nb);
 }
 
 /* aggregate: geomean: one comparison over the points with complete
@@ -505,6 +543,7 @@ static int eg__rule_aggregate(const eg_gate_file_t *gf, const eg_gate_t *g,
 	rej = !isnan(one.out.p_worse) && one.out.p_worse < o->alpha &&
 	      one.out.verdict == EG_VERDICT_FAIL;
 	eg__verdicts(g, o, &one, 1, &rej, cmps, res);
+	eg__gate_mde(g, o, &one, 1, res);
 	for (size_t i = 0; res->verdict != EG_VERDICT_PASS && i < n; i++) {
 		eg__remeasure_add(res, c[i].e->p);
 		for (size_t k = 0; g->versus[0] && k < c[i].nb; k++)
@@ -599,8 +638,10 @@ int eg__rule_regression(const eg_gate_file_t *gf, const eg_gate_t *g,
 		for (size_t i = 0; i < n; i++)
 			p[i] = c[i].out.p_worse;
 		if ((rc = eg_stats_correct(p, n, o.alpha, g->st.correction,
-					   rej)) == 0)
+					   rej)) == 0) {
 			eg__verdicts(g, &o, c, n, rej, cmps, res);
+			eg__gate_mde(g, &o, c, n, res);
+		}
 	}
 out:
 	json_decref(cmps);

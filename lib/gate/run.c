@@ -12,6 +12,7 @@
 #include "epgate/gate.h"
 #include "epgate/report.h"
 #include "lib/gate/gate_int.h"
+#include "lib/gate/run_record.h"
 
 typedef struct eg__run {
 	const eg_gate_run_opts_t *o;
@@ -20,8 +21,10 @@ typedef struct eg__run {
 	eg_junit_t *junit;
 	unsigned count[4], errors;
 	json_t *remeasure;
-	char *repro; /* the command that judges these results again */
+	json_t *failures; /* what failed or erred, for summary.json */
+	char *repro;	  /* the command that judges these results again */
 	char tap_path[4200], junit_path[4200];
+	char run[4096]; /* the run folder made for the reports, or "" */
 } eg__run_t;
 
 static const char *const eg__verdict_upper[] = {"PASS", "FAIL", "INCONCLUSIVE",
@@ -182,6 +185,10 @@ static int eg__report_hard(eg__run_t *r, const eg_gate_t *g, const char *desc,
 	int rc = eg_tap_point(r->tap, EG_STATUS_ERROR, desc, hard, d);
 
 	json_decref(d);
+	json_array_append_new(r->failures,
+			      json_pack("{s:s, s:s, s:s, s:s, s:s}", "kind",
+					"error", "class", cls, "case", g->name,
+					"message", hard, "repro", r->repro));
 	if (rc >= 0)
 		rc = eg_junit_case(r->junit, cls, g->name, 0, EG_STATUS_ERROR,
 				   hard, desc);
@@ -276,6 +283,12 @@ static int eg__report(eg__run_t *r, const eg_gate_t *g,
 	yaml = eg_json_to_yaml(res->diag, 0);
 	if (st == EG_STATUS_FAIL || st == EG_STATUS_TODO)
 		body = eg__body(r, g, msg, yaml);
+	if (st == EG_STATUS_FAIL)
+		json_array_append_new(r->failures,
+				      json_pack("{s:s, s:s, s:s, s:s, s:s}",
+						"kind", "failure", "class", cls,
+						"case", g->name, "message", msg,
+						"repro", r->repro));
 	/* JUnit has no "inconclusive": a skipped case with the reason,
 	 * visible in GitLab and Jenkins, that does not fail the job */
 	rc = eg_junit_case(r->junit, cls, g->name, dt,
@@ -333,10 +346,6 @@ static int eg__exit_code(const eg__run_t *r)
 	size_t k;
 	json_t *id;
 
-	printf("%u gates: %u pass, %u fail, %u inconclusive, %u skip%s\n", n,
-	       r->count[EG_VERDICT_PASS], r->count[EG_VERDICT_FAIL],
-	       r->count[EG_VERDICT_INCONCLUSIVE], r->count[EG_VERDICT_SKIP],
-	       r->errors ? ", errors" : "");
 	fflush(stdout); /* the table before what follows on stderr */
 	if (r->count[EG_VERDICT_INCONCLUSIVE]) {
 		fprintf(stderr,
@@ -361,6 +370,37 @@ static int eg__exit_code(const eg__run_t *r)
 	return EG_EXIT_PASS;
 }
 
+/* The last line, the verdict in the word of the exit status: "FAIL: 16
+ * gates: 9 pass, 3 fail, 3 inconclusive, 1 skip (exit 1)". */
+static void eg__last_line(const eg__run_t *r, int rc)
+{
+	fflush(stderr);
+	printf("%s: %zu gates: %u pass, %u fail, %u inconclusive, %u skip",
+	       eg__gate_exit_word(rc), r->gf.n_gates, r->count[EG_VERDICT_PASS],
+	       r->count[EG_VERDICT_FAIL], r->count[EG_VERDICT_INCONCLUSIVE],
+	       r->count[EG_VERDICT_SKIP]);
+	if (r->errors)
+		printf(", %u could not be judged", r->errors);
+	printf(" (exit %d)\n", rc);
+	fflush(stdout);
+}
+
+/* What was judged, beside the reports; summary.json in a folder of its
+ * own.  rc, or 99 when they cannot be written. */
+static int eg__keep(const eg__run_t *r, int rc)
+{
+	eg__record_t rec = {r->o, r->junit_path, r->count, r->errors,
+			    rc,	  r->failures};
+
+	if (eg__gate_judged(&rec) < 0 ||
+	    (r->run[0] && eg__gate_summary(&rec, r->run, r->gf.profile) < 0)) {
+		fprintf(stderr, "%s: cannot write the record beside %s\n",
+			r->o->prog, r->junit_path);
+		return EG_EXIT_HARD;
+	}
+	return rc;
+}
+
 /* Opens the reports (a run folder for those not given). */
 static int eg__open_reports(eg__run_t *r)
 {
@@ -380,6 +420,8 @@ static int eg__open_reports(eg__run_t *r)
 		}
 		snprintf(tap, sizeof(tap), "%s/gate.tap", run);
 		snprintf(junit, sizeof(junit), "%s/gate.junit.xml", run);
+		if (!tap_path && !junit_path) /* the folder is this run's */
+			snprintf(r->run, sizeof(r->run), "%s", run);
 		tap_path = tap_path ? tap_path : tap;
 		junit_path = junit_path ? junit_path : junit;
 	}
@@ -430,8 +472,9 @@ int eg_gate_run(const eg_gate_run_opts_t *o)
 		goto out;
 	}
 	r.remeasure = json_array();
+	r.failures = json_array();
 	r.repro = eg__repro_line(o);
-	if (!r.remeasure || !r.repro || eg__open_reports(&r) ||
+	if (!r.remeasure || !r.failures || !r.repro || eg__open_reports(&r) ||
 	    eg__evaluate(&r))
 		goto out;
 	rc = eg__exit_code(&r);
@@ -440,12 +483,18 @@ int eg_gate_run(const eg_gate_run_opts_t *o)
 	if (eg_tap_close(r.tap) < 0)
 		rc = EG_EXIT_HARD;
 	r.tap = NULL;
+	if (eg_junit_close(r.junit) < 0)
+		rc = EG_EXIT_HARD;
+	r.junit = NULL;
+	rc = eg__keep(&r, rc);
+	eg__last_line(&r, rc);
 out:
 	if (r.tap)
 		eg_tap_close(r.tap);
 	if (r.junit && eg_junit_close(r.junit) < 0)
 		rc = EG_EXIT_HARD;
 	json_decref(r.remeasure);
+	json_decref(r.failures);
 	free(r.repro);
 	eg_gate_file_free(&r.gf);
 	return rc;

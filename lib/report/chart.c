@@ -63,6 +63,24 @@ int eg__series_add(eg__series_t *s, double x, double y, double lo, double hi,
 	return EG_OK;
 }
 
+/* Points arrive in the order they were measured (shuffled); a line
+ * joins them in x order.  Stable: points at one x keep their order. */
+void eg__chart_sort(eg__chart_t *c)
+{
+	for (size_t i = 0; i < c->n_s; i++) {
+		eg__cpt_t *p = c->s[i].p;
+
+		for (size_t j = 1; j < c->s[i].n; j++) {
+			eg__cpt_t t = p[j];
+			size_t k = j;
+
+			for (; k > 0 && p[k - 1].x > t.x; k--)
+				p[k] = p[k - 1];
+			p[k] = t;
+		}
+	}
+}
+
 eg__mark_t *eg__chart_mark(eg__chart_t *c, int kind, double a, double b)
 {
 	eg__mark_t *m = eg__push(&c->m, c->n_m, sizeof(*m));

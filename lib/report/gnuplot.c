@@ -617,8 +617,10 @@ int eg__gnuplot_draw(eg__chart_t *const *charts, size_t n, char *msg,
 		fputs("set terminal svg size 640,470 dynamic noenhanced "
 		      "font 'DejaVu Sans,11' background rgb 'white'\n",
 		      f);
-	for (size_t i = 0; f && !rc && i < n; i++)
+	for (size_t i = 0; f && !rc && i < n; i++) {
+		eg__chart_sort(charts[i]);
 		rc = eg__chart_script(f, charts[i], dir);
+	}
 	if (!f || fclose(f) || rc) {
 		snprintf(msg, len, "%s: cannot write the chart script", script);
 		eg__rmdir(dir, charts, n);

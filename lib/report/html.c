@@ -23,7 +23,8 @@ static const char eg__css[] =
     ".banner{padding:10px 16px;border-radius:6px;font-weight:700;"
     "font-size:17px;color:#fff;margin:10px 0}\n"
     ".banner.pass{background:var(--pass)}.banner.fail{background:"
-    "var(--fail)}.banner.skip{background:var(--skip)}\n"
+    "var(--fail)}.banner.skip{background:var(--skip)}.banner.error{"
+    "background:var(--err)}\n"
     ".meta{color:var(--muted);font-size:13px;margin:2px 0}\n"
     ".badge{display:inline-block;min-width:5.6em;text-align:center;"
     "padding:1px 6px;border-radius:4px;font-size:11px;font-weight:700;"
@@ -31,6 +32,7 @@ static const char eg__css[] =
     ".badge.pass{background:var(--pass)}.badge.fail{background:"
     "var(--fail)}.badge.inconclusive{background:var(--inc)}.badge.skip{"
     "background:var(--skip)}.badge.error{background:var(--err)}\n"
+    ".badge.crash{background:var(--fail);outline:2px solid var(--err)}\n"
     "table{border-collapse:collapse;background:#fff;margin:6px 0 10px}\n"
     "th,td{border-bottom:1px solid var(--line);padding:4px 9px;"
     "text-align:left;vertical-align:top}\n"
@@ -62,10 +64,12 @@ static const char eg__css[] =
     ".failure{background:#fff;border-left:5px solid var(--fail);"
     "padding:8px 14px;margin:10px 0}\n"
     ".failure.error{border-left-color:var(--err)}\n"
+    ".failure.crash{border-left:5px double var(--fail)}\n"
     ".failure h4{margin:2px 0 4px}.diagnosis{margin:2px 0 6px}\n"
     "pre{font:12px/1.4 'DejaVu Sans Mono',monospace}\n"
     "pre.repro{background:#1d1d1f;color:#f3f3f3;padding:6px 10px;"
-    "border-radius:4px;overflow-x:auto;margin:4px 0}\n"
+    "border-radius:4px;overflow-x:auto;margin:4px 0;white-space:pre-wrap;"
+    "overflow-wrap:anywhere}\n"
     "details pre{max-height:380px;overflow:auto;background:#f4f4f2;"
     "padding:8px}\n"
     "ul.gates{margin:4px 0;padding-left:0;list-style:none}\n"
@@ -90,9 +94,8 @@ static void eg__banner(FILE *f, const eg__page_t *pg)
 	fprintf(f,
 		"<div class=\"banner %s\" id=\"verdict\" data-verdict=\"%s\">",
 		cls, cls);
-	fprintf(f, "%s: ", word);
-	eg__tally_say(
-	    f, &t, pg->n_hist && !pg->n_prof ? " in the latest runs" : "", 1);
+	eg__verdict_line(
+	    f, &t, pg->n_hist && !pg->n_prof ? " in the latest runs" : "");
 	if (pg->n_hist)
 		fprintf(f, "; %u change point%s", t.changes,
 			t.changes == 1 ? "" : "s");
@@ -114,6 +117,9 @@ static void eg__meta(FILE *f, const eg__page_t *pg)
 				    json_object_get(pg->summary, "exit")));
 		fputs("</p>\n", f);
 	}
+	if (pg->note[0])
+		eg__html(f, "<p class=\"note\" id=\"page-note\">%s</p>\n",
+			 pg->note);
 	if (pg->draw_msg[0]) {
 		eg__html(f,
 			 "<p class=\"note\" id=\"chart-note\">%s; every number "

@@ -1,8 +1,12 @@
 /* The gates at the top of the page and every failure below them: a
  * gate's sentence, verdict and deciding value, and for a failure its
  * diagnosis, the one line that reproduces it and the diagnostics. */
+#define _XOPEN_SOURCE 700
+
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "epgate/report.h"
 
@@ -100,13 +104,35 @@ void eg__gate_tables(FILE *f, const eg__page_t *pg)
 	}
 }
 
+/* A path as the repro line says it: relative to where the page was made
+ * when it lies under it (gates/p5en-ep16.gate, not /home/.../gates/...),
+ * else as it is. */
+static const char *eg__shown(const char *path, char *buf, size_t len)
+{
+	char abs[PATH_MAX], cwd[PATH_MAX];
+	size_t n;
+
+	if (!path || path[0] != '/' || !realpath(path, abs) ||
+	    !getcwd(cwd, sizeof(cwd)))
+		return path ? path : "-";
+	n = strlen(cwd);
+	if (strncmp(abs, cwd, n) || abs[n] != '/')
+		return path;
+	snprintf(buf, len, "%s", abs + n + 1);
+	return buf;
+}
+
 void eg__repro_gate(FILE *f, const eg__repro_t *r)
 {
-	eg__html(f, "<pre class=\"repro\">epgate gate --gates %s", r->gates);
+	char buf[PATH_MAX];
+
+	eg__html(f, "<pre class=\"repro\">epgate gate --gates %s",
+		 eg__shown(r->gates, buf, sizeof(buf)));
 	for (size_t i = 0; i < r->n_base; i++)
-		eg__html(f, " --baseline %s", r->base[i].path);
+		eg__html(f, " --baseline %s",
+			 eg__shown(r->base[i].path, buf, sizeof(buf)));
 	for (size_t i = 0; i < r->n_cur; i++)
-		eg__html(f, " %s", r->cur[i].path);
+		eg__html(f, " %s", eg__shown(r->cur[i].path, buf, sizeof(buf)));
 	fputs("</pre>\n", f);
 }
 
@@ -145,9 +171,11 @@ static void eg__gate_failure(FILE *f, const char *where, const eg__repro_t *rp,
 static void eg__case_failure(FILE *f, const eg__fail_t *x)
 {
 	fprintf(f, "<div class=\"failure%s\" data-kind=\"case\" data-name=\"",
-		x->error ? " error" : "");
+		x->crash   ? " crash"
+		: x->error ? " error"
+			   : "");
 	eg__html(f, "%s\"><h4>", x->name);
-	eg__badge(f, x->error ? "error" : "fail");
+	eg__badge(f, x->crash ? "crash" : x->error ? "error" : "fail");
 	eg__html(f,
 		 " <code>%s</code> <span class=\"meta\">%s</span></h4>\n"
 		 "<p class=\"diagnosis\"><b>%s</b></p>\n",

@@ -30,6 +30,21 @@ static void eg__matrix(FILE *f, const eg__hist_t *h)
 	fputs("</table>\n", f);
 }
 
+/* The verdict of gate name at the run stamped stamp, or NULL. */
+static const eg__gres_t *eg__verdict_at(const eg__hist_t *h, const char *name,
+					const char *stamp)
+{
+	for (size_t r = 0; name && stamp && r < h->n_runs; r++)
+		for (size_t k = 0;
+		     !strcmp(h->runs[r].stamp, stamp) && k < h->gf.n_gates; k++)
+			if (!strcmp(h->gf.gates[k].name, name))
+				return &h->runs[r].gr[k];
+	return NULL;
+}
+
+/* Every change point, beside the verdict its gate gave at that run (the
+ * matrix's): a value can move beyond min_effect while the gate, judging
+ * its band or all of its points at once, still passes. */
 static void eg__changes(FILE *f, const eg__hist_t *h)
 {
 	size_t i;
@@ -42,25 +57,37 @@ static void eg__changes(FILE *f, const eg__hist_t *h)
 		      f);
 		return;
 	}
-	fputs("<h4>Change points</h4>\n<table class=\"changes\"><tr><th>run"
-	      "</th><th>gate</th><th>value</th><th class=\"num\">change</th>"
-	      "<th></th></tr>\n",
+	fputs("<h4>Change points</h4>\n<p class=\"meta\">A value that moved "
+	      "from one run to the next by more than its gate's min_effect, "
+	      "with confidence, asked of that value alone; the gate's "
+	      "verdict at that run is its own (its band or bound, its "
+	      "correction over the points), as in the table above.</p>\n"
+	      "<table class=\"changes\"><tr><th>run</th><th>gate</th><th>"
+	      "value</th><th class=\"num\">change</th><th>the gate at that "
+	      "run</th><th>direction</th></tr>\n",
 	      f);
 	json_array_foreach(h->changes, i, c)
 	{
 		int worse = json_is_true(json_object_get(c, "worse"));
+		const char *gate =
+		    json_string_value(json_object_get(c, "gate"));
+		const char *stamp =
+		    json_string_value(json_object_get(c, "stamp"));
+		const eg__gres_t *g = eg__verdict_at(h, gate, stamp);
+		const char *w = g ? eg__gres_word(g) : "skip";
 
-		eg__html(f, "<tr class=\"change\"><td>%s",
-			 json_string_value(json_object_get(c, "stamp")));
+		eg__html(f, "<tr class=\"change\"><td>%s", stamp);
 		fprintf(f, "</td><td><a href=\"#%s\"><code>",
 			json_string_value(json_object_get(c, "chart")));
-		eg__html(f, "%s</code></a></td><td><code>%s",
-			 json_string_value(json_object_get(c, "gate")),
+		eg__html(f, "%s</code></a></td><td><code>%s", gate,
 			 json_string_value(json_object_get(c, "series")));
-		fprintf(f, "</code></td><td class=\"num\">%+.1f%%</td><td>",
-			json_real_value(json_object_get(c, "change_pct")));
-		eg__badge(f, worse ? "fail" : "pass");
-		fprintf(f, " %s</td></tr>\n", worse ? "worse" : "better");
+		fprintf(f,
+			"</code></td><td class=\"num\">%+.1f%%</td><td "
+			"class=\"verdict\" data-verdict=\"%s\">",
+			json_real_value(json_object_get(c, "change_pct")), w);
+		eg__badge(f, w);
+		fprintf(f, "</td><td class=\"dir %s\">%s</td></tr>\n",
+			worse ? "worse" : "better", worse ? "worse" : "better");
 	}
 	fputs("</table>\n", f);
 }

@@ -4,7 +4,8 @@
  * rename), so the file on disk is always a complete, valid report of the
  * cases finished so far.
  *
- * Status mapping: FAIL <failure>, ERROR <error>, SKIP <skipped>, TODO a
+ * Status mapping: FAIL <failure>, ERROR <error>, CRASH <error
+ * type="crash">, SKIP <skipped>, TODO a
  * passing testcase with a "TODO: ..." <system-out> note, PASS a bare
  * testcase (details, if any, in <system-out>). */
 #define _POSIX_C_SOURCE 200809L
@@ -280,9 +281,10 @@ static char *eg__join(const char *pre, const char *a, const char *b, int *need)
 static int eg__junit_body(xmlNodePtr tc, eg_status_t st, const char *message,
 			  const char *details)
 {
-	const char *tag = st == EG_STATUS_FAIL	  ? "failure"
-			  : st == EG_STATUS_ERROR ? "error"
-						  : "skipped";
+	const char *tag = st == EG_STATUS_FAIL ? "failure"
+			  : st == EG_STATUS_ERROR || st == EG_STATUS_CRASH
+			      ? "error"
+			      : "skipped";
 	xmlNodePtr el;
 	char *out;
 	int need, r = 0;
@@ -304,7 +306,8 @@ static int eg__junit_body(xmlNodePtr tc, eg_status_t st, const char *message,
 	if (message)
 		r = eg__xml_prop(el, "message", message);
 	if (!r && st != EG_STATUS_SKIP)
-		r = eg__xml_prop(el, "type", tag);
+		r = eg__xml_prop(el, "type",
+				 st == EG_STATUS_CRASH ? "crash" : tag);
 	return r;
 }
 
@@ -318,7 +321,7 @@ int eg_junit_case(eg_junit_t *j, const char *classname, const char *name,
 	long long ms = 0;
 	int r = EG_ENOMEM, k;
 
-	if (!j || !name || st < EG_STATUS_PASS || st > EG_STATUS_TODO)
+	if (!j || !name || st < EG_STATUS_PASS || st > EG_STATUS_CRASH)
 		return EG_EINVAL;
 	/* classname is required by the schema; default to the suite. */
 	cls = eg__xml_clean(classname && *classname ? classname : j->name);
@@ -356,7 +359,7 @@ int eg_junit_case(eg_junit_t *j, const char *classname, const char *name,
 		goto out;
 	j->tests++;
 	j->failures += st == EG_STATUS_FAIL;
-	j->errors += st == EG_STATUS_ERROR;
+	j->errors += st == EG_STATUS_ERROR || st == EG_STATUS_CRASH;
 	j->skipped += st == EG_STATUS_SKIP;
 	j->ms += ms;
 	tc = NULL; /* now part of the report */

@@ -113,6 +113,8 @@ int eg__chart_series(eg__chart_t *c, const char *label, int color, int dash);
 int eg__series_add(eg__series_t *s, double x, double y, double lo, double hi,
 		   int st);
 eg__mark_t *eg__chart_mark(eg__chart_t *c, int kind, double a, double b);
+/* Every series in x order (the lines join the points as sorted). */
+void eg__chart_sort(eg__chart_t *c);
 int eg__chart_cat(eg__chart_t *c, const char *label); /* its index */
 int eg__chart_tic(eg__chart_t *c, double v, const char *label);
 void eg__chart_fini(eg__chart_t *c);
@@ -163,6 +165,10 @@ typedef struct eg__prof {
 	size_t n_su;
 	eg__chart_t *ch;
 	size_t n_ch;
+	/* from a gate run's record (STEM.judged.json): its name and the
+	 * verdicts it counted, to set beside the page's own */
+	char judged[256];
+	json_t *verdicts;
 } eg__prof_t;
 
 /* Does gate gi judge a point of suite? */
@@ -219,11 +225,13 @@ typedef struct eg__jsuite { /* one JUnit file's counts */
 	char name[160];
 	char file[256], tap[256]; /* names in the run folder ("" none) */
 	unsigned tests, failures, errors, skipped;
+	unsigned inconclusive; /* of skipped: "INCONCLUSIVE: ..." gates */
 } eg__jsuite_t;
 
 typedef struct eg__fail { /* a failed or errored test case */
 	char *suite, *cls, *name, *message, *body, *repro;
 	int error;
+	int crash; /* <error type="crash">: its process ended */
 } eg__fail_t;
 
 /* ---- history ---------------------------------------------------------- */
@@ -270,6 +278,7 @@ typedef struct eg__page {
 	size_t n_hist;
 	int drawn; /* 1 charts drawn, 0 no gnuplot, <0 gnuplot failed */
 	char draw_msg[512];
+	char note[2048]; /* what the page could not show as it was run */
 } eg__page_t;
 
 /* Moves r into the page, to the profile called profile (NULL: its
@@ -277,25 +286,39 @@ typedef struct eg__page {
 int eg__page_add_results(eg__page_t *pg, eg_results_t *r, const char *profile);
 /* Run folder: summary.json, the JUnit files, the results files. */
 int eg__run_read(eg__page_t *pg, const char *dir, char *err, size_t len);
+/* The gate runs' records of the folder (run_judged.c): a profile for
+ * each, its results, baseline and gate file those it judged; the
+ * folder's results files they name into *claimed (shown once). */
+int eg__run_judged(eg__page_t *pg, const char *dir, char ***claimed,
+		   size_t *n_claimed);
+/* The profile a results file belongs to: its context's, else its file
+ * name's (bench-NAME.json, bench-NAME.wW.nN.json). */
+void eg__results_profile(const eg_results_t *r, char *out, size_t len);
+/* Appends a sentence to the page's note. */
+void eg__page_note(eg__page_t *pg, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 void eg__page_fini(eg__page_t *pg);
 
-/* Counts over the page: gates by verdict, cases failed. */
+/* Counts over the page: gates by verdict, cases failed; what the run
+ * said of itself (summary.json): its exit status (-1: none), its points
+ * measured and failed. */
 typedef struct eg__tally {
 	unsigned gates, pass, fail, inconclusive, skip, errors;
 	unsigned tests, failed, skipped;
 	unsigned changes; /* history: change points */
+	int exit;
+	unsigned points, points_failed;
 } eg__tally_t;
 void eg__page_tally(const eg__page_t *pg, eg__tally_t *t);
-/* The page's verdict: "fail" (a gate failed or could not be judged, or a
- * test case failed), "pass" (something passed), else "skip"; *word the
- * same as the page says it: FAIL, PASS, NOTHING RAN. */
+/* The page's verdict, never kinder than the run's exit status: "error"
+ * (a gate could not be judged, or exit 99), "fail" (a gate or a test
+ * case failed, or exit 1), "pass" (something passed), else "skip"; *word
+ * as the last line of the command says it: ERROR, FAIL, PASS, SKIP. */
 const char *eg__tally_verdict(const eg__tally_t *t, const char **word);
-/* "F of G gates failed<scope>, E could not be judged, I inconclusive; F of
- * T test cases failed, S skipped", each part after the first only when
- * it counts; errors_first 0 names the inconclusive gates before the
- * unjudged ones (the Markdown summary's order). */
-void eg__tally_say(FILE *f, const eg__tally_t *t, const char *scope,
-		   int errors_first);
+/* "WORD: F of G gates failed, ...; F of T test cases failed, ...[; P of
+ * N points failed][ (exit N)]": the banner's line and summary.md's, from
+ * one tally. */
+void eg__verdict_line(FILE *f, const eg__tally_t *t, const char *scope);
 
 /* A failure the page lists (a gate's is shown from its verdict). */
 int eg__fail_shown(const eg__page_t *pg, const eg__fail_t *f);

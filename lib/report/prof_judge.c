@@ -77,8 +77,9 @@ int eg__prof_judge(eg__prof_t *p, char *err, size_t len)
 	if (!p->gates_path[0] &&
 	    eg__find_gates(p->name, p->gates_path, sizeof(p->gates_path))) {
 		snprintf(p->gerr, sizeof(p->gerr),
-			 "no gate file for profile %s (gates/%s.gate)", p->name,
-			 p->name);
+			 "no gate file for profile %s (gates/%s.gate, or the "
+			 "profile's gates:)",
+			 p->name, p->name);
 		return EG_OK;
 	}
 	if (eg_gate_file_load(&p->gf, p->gates_path, gerr, sizeof(gerr))) {
@@ -117,5 +118,6 @@ void eg__prof_fini(eg__prof_t *p)
 		eg_gate_file_free(&p->gf);
 	eg_results_free_all(p->cur, p->n_cur);
 	eg_results_free_all(p->base, p->n_base);
+	json_decref(p->verdicts);
 	memset(p, 0, sizeof(*p));
 }

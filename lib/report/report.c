@@ -2,6 +2,7 @@
  * show (a run folder, results files, a history store), the gates judged
  * in process, every chart drawn in one gnuplot run, the page and its
  * Markdown summary written atomically. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,74 +12,16 @@
 #include "epgate/mem.h"
 #include "lib/report/page.h"
 
-static void eg__count(eg__tally_t *t, const eg__gres_t *r)
+void eg__page_note(eg__page_t *pg, const char *fmt, ...)
 {
-	t->gates++;
-	if (r->hard)
-		t->errors++;
-	else if (r->res.verdict == EG_VERDICT_PASS)
-		t->pass++;
-	else if (r->res.verdict == EG_VERDICT_FAIL)
-		t->fail++;
-	else if (r->res.verdict == EG_VERDICT_INCONCLUSIVE)
-		t->inconclusive++;
-	else
-		t->skip++;
-}
+	size_t n = strlen(pg->note);
+	va_list ap;
 
-/* The gates of every profile, and of every history group's latest run;
- * the test cases of the JUnit files (the gates' own left out). */
-void eg__page_tally(const eg__page_t *pg, eg__tally_t *t)
-{
-	memset(t, 0, sizeof(*t));
-	for (size_t i = 0; i < pg->n_prof; i++)
-		for (size_t k = 0; pg->prof[i].gr && k < pg->prof[i].gf.n_gates;
-		     k++)
-			eg__count(t, &pg->prof[i].gr[k]);
-	for (size_t i = 0; i < pg->n_hist; i++) {
-		const eg__hist_t *h = &pg->hist[i];
-
-		for (size_t k = 0; h->n_runs && h->have_gf && k < h->gf.n_gates;
-		     k++)
-			eg__count(t, &h->runs[h->n_runs - 1].gr[k]);
-		t->changes += (unsigned)json_array_size(h->changes);
-	}
-	for (size_t i = 0; i < pg->n_js; i++) {
-		if (!strncmp(pg->js[i].name, "gates.", 6))
-			continue; /* the gates are counted above */
-		t->tests += pg->js[i].tests;
-		t->failed += pg->js[i].failures + pg->js[i].errors;
-		t->skipped += pg->js[i].skipped;
-	}
-}
-
-const char *eg__tally_verdict(const eg__tally_t *t, const char **word)
-{
-	if (t->fail || t->errors || t->failed) {
-		*word = "FAIL";
-		return "fail";
-	}
-	if (t->pass || t->tests > t->skipped) {
-		*word = "PASS";
-		return "pass";
-	}
-	*word = "NOTHING RAN";
-	return "skip";
-}
-
-void eg__tally_say(FILE *f, const eg__tally_t *t, const char *scope,
-		   int errors_first)
-{
-	fprintf(f, "%u of %u gates failed%s", t->fail, t->gates, scope);
-	if (errors_first && t->errors)
-		fprintf(f, ", %u could not be judged", t->errors);
-	if (t->inconclusive)
-		fprintf(f, ", %u inconclusive", t->inconclusive);
-	if (!errors_first && t->errors)
-		fprintf(f, ", %u could not be judged", t->errors);
-	if (t->tests)
-		fprintf(f, "; %u of %u test cases failed, %u skipped",
-			t->failed, t->tests, t->skipped);
+	if (n && n + 1 < sizeof(pg->note))
+		pg->note[n++] = ' ';
+	va_start(ap, fmt);
+	vsnprintf(pg->note + n, sizeof(pg->note) - n, fmt, ap);
+	va_end(ap);
 }
 
 int eg__fail_shown(const eg__page_t *pg, const eg__fail_t *f)
@@ -156,6 +99,34 @@ static void eg__gates_of_run(const eg__page_t *pg, eg__prof_t *p)
 	p->gates_path[0] = '\0';
 }
 
+/* The verdicts judged here against those the gate run counted (its
+ * record): a difference is said, never left to be found. */
+static void eg__same_as_run(eg__page_t *pg, const eg__prof_t *p)
+{
+	static const char *const key[5] = {"pass", "fail", "inconclusive",
+					   "skip", "error"};
+	unsigned here[5] = {0};
+
+	if (!p->verdicts || !p->gr)
+		return;
+	for (size_t k = 0; k < p->gf.n_gates; k++)
+		here[p->gr[k].hard ? 4 : (int)p->gr[k].res.verdict]++;
+	for (int i = 0; i < 5; i++) {
+		json_int_t then =
+		    json_integer_value(json_object_get(p->verdicts, key[i]));
+
+		if (here[i] == (unsigned)then)
+			continue;
+		eg__page_note(pg,
+			      "%s: judged here, the gates of %s give other "
+			      "verdicts than the gate run counted (%s: %u "
+			      "here, %lld then).",
+			      p->judged, p->name, key[i], here[i],
+			      (long long)then);
+		return;
+	}
+}
+
 /* Gates judged, then every chart drawn at once. */
 static int eg__judge_and_draw(eg__page_t *pg, const eg_report_opts_t *o,
 			      char *err, size_t len)
@@ -171,9 +142,11 @@ static int eg__judge_and_draw(eg__page_t *pg, const eg_report_opts_t *o,
 		if (o->gates)
 			snprintf(p->gates_path, sizeof(p->gates_path), "%s",
 				 o->gates);
-		else
+		else if (!p->judged[0]) /* a record names its own */
 			eg__gates_of_run(pg, p);
 		rc = eg__prof_judge(p, err, len);
+		if (!rc)
+			eg__same_as_run(pg, p);
 		if (!rc && p->have_gf && !strcmp(p->name, "gates"))
 			snprintf(p->name, sizeof(p->name), "%s", p->gf.profile);
 		if (!rc)

@@ -36,6 +36,15 @@ static char *eg__attr_s(xmlNodePtr n, const char *name)
 	return s;
 }
 
+static int eg__attr_is(xmlNodePtr n, const char *name, const char *want)
+{
+	xmlChar *v = xmlGetProp(n, EG__X(name));
+	int is = v && !strcmp((const char *)v, want);
+
+	xmlFree(v);
+	return is;
+}
+
 /* The line that reproduces a failure: "repro: CMD" in the text, or the
  * "repro" member of JSON diagnostics. */
 static char *eg__repro(const char *body)
@@ -76,10 +85,22 @@ static int eg__fail_add(eg__page_t *pg, const char *suite, xmlNodePtr tc,
 	f->body = strdup(body ? (const char *)body : "");
 	f->repro = eg__repro(f->body);
 	f->error = !xmlStrcmp(el->name, EG__X("error"));
+	f->crash = f->error && eg__attr_is(el, "type", "crash");
 	xmlFree(body);
 	return f->suite && f->cls && f->name && f->message && f->body
 		   ? EG_OK
 		   : EG_ENOMEM;
+}
+
+/* A gate's inconclusive verdict, as lib/gate/run.c reports it: a
+ * skipped case whose message says so. */
+static unsigned eg__inconclusive(xmlNodePtr skipped)
+{
+	char *m = eg__attr_s(skipped, "message");
+	unsigned yes = m && !strncmp(m, "INCONCLUSIVE: ", 14);
+
+	free(m);
+	return yes;
 }
 
 /* One <testsuite>: its counts into s, its failures into the page. */
@@ -98,11 +119,15 @@ static int eg__testsuite(eg__page_t *pg, xmlNodePtr ts, eg__jsuite_t *s)
 		if (tc->type != XML_ELEMENT_NODE ||
 		    xmlStrcmp(tc->name, EG__X("testcase")))
 			continue;
-		for (xmlNodePtr el = tc->children; !rc && el; el = el->next)
-			if (el->type == XML_ELEMENT_NODE &&
-			    (!xmlStrcmp(el->name, EG__X("failure")) ||
-			     !xmlStrcmp(el->name, EG__X("error"))))
+		for (xmlNodePtr el = tc->children; !rc && el; el = el->next) {
+			if (el->type != XML_ELEMENT_NODE)
+				continue;
+			if (!xmlStrcmp(el->name, EG__X("failure")) ||
+			    !xmlStrcmp(el->name, EG__X("error")))
 				rc = eg__fail_add(pg, name, tc, el);
+			else if (!xmlStrcmp(el->name, EG__X("skipped")))
+				s->inconclusive += eg__inconclusive(el);
+		}
 	}
 	free(name);
 	return rc;
@@ -189,9 +214,7 @@ static int eg__list(const char *dir, const char *prefix, const char *suffix,
 	return eg_file_names(dir, eg__keep, fix, eg__cmp, out, n);
 }
 
-/* The profile a results file belongs to: its context's, else its name
- * (bench-NAME.json, bench-NAME.wW.nN.json). */
-static void eg__profile_of(const eg_results_t *r, char *out, size_t len)
+void eg__results_profile(const eg_results_t *r, char *out, size_t len)
 {
 	const char *p =
 	    json_string_value(json_object_get(r->context, "profile"));
@@ -220,7 +243,7 @@ int eg__page_add_results(eg__page_t *pg, eg_results_t *r, const char *profile)
 	if (profile)
 		snprintf(name, sizeof(name), "%s", profile);
 	else
-		eg__profile_of(r, name, sizeof(name));
+		eg__results_profile(r, name, sizeof(name));
 	for (i = 0; i < pg->n_prof && strcmp(pg->prof[i].name, name); i++)
 		;
 	if (i == pg->n_prof) {
@@ -239,8 +262,19 @@ int eg__page_add_results(eg__page_t *pg, eg_results_t *r, const char *profile)
 	return EG_OK;
 }
 
-/* The results files of the folder, each to its profile. */
-static int eg__results(eg__page_t *pg, const char *dir, char *err, size_t len)
+/* Is name one of the n claimed? */
+static int eg__claimed(char *const *claimed, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(claimed[i], name))
+			return 1;
+	return 0;
+}
+
+/* The results files of the folder, each to its profile (those a gate
+ * run's record judged are its profile's already). */
+static int eg__results(eg__page_t *pg, const char *dir, char *const *claimed,
+		       size_t n_claimed, char *err, size_t len)
 {
 	char **names, path[4400];
 	size_t n;
@@ -249,6 +283,9 @@ static int eg__results(eg__page_t *pg, const char *dir, char *err, size_t len)
 	for (size_t i = 0; !rc && i < n; i++) {
 		eg_results_t r;
 
+		if (eg__ends(names[i], ".judged.json") ||
+		    eg__claimed(claimed, n_claimed, names[i]))
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		rc = eg_results_read(&r, path, err, len);
 		if (!rc) {
@@ -283,7 +320,13 @@ int eg__run_read(eg__page_t *pg, const char *dir, char *err, size_t len)
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = eg__junit(pg, dir, names[i]);
 	eg_file_names_free(names, n);
+	if (!rc)
+		rc = eg__run_judged(pg, dir, &names, &n);
+	if (!rc) {
+		rc = eg__results(pg, dir, names, n, err, len);
+		eg_file_names_free(names, n);
+	}
 	if (rc == EG_ENOMEM)
 		snprintf(err, len, "out of memory");
-	return rc ? rc : eg__results(pg, dir, err, len);
+	return rc;
 }

@@ -108,12 +108,14 @@ int eg__md_write(FILE *f, const eg__page_t *pg, const char *html_name)
 	eg__page_tally(pg, &t);
 	eg__tally_verdict(&t, &v);
 	fprintf(f, "## epgate: %s\n\n", v);
-	eg__tally_say(f, &t, "", 0);
+	eg__verdict_line(f, &t, "");
 	fprintf(f, ". Charts, every failure and its repro: [%s](%s)", html_name,
 		html_name);
 	if (pg->run_dir[0])
 		fprintf(f, " in `%s`", pg->run_dir);
 	fputs(".\n", f);
+	if (pg->note[0])
+		fprintf(f, "\n_%s_\n", pg->note);
 	eg__md_suites(f, pg);
 	for (size_t i = 0; i < pg->n_prof; i++)
 		eg__md_gates(f, &pg->prof[i]);

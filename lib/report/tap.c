@@ -6,10 +6,10 @@
  * so a crash loses no finished test point.  Verdicts live only on column-0
  * "ok"/"not ok" lines (automake's tap-driver.sh ignores YAML).
  *
- * Status mapping: PASS "ok", FAIL and ERROR "not ok", SKIP "ok # SKIP",
- * TODO "not ok # TODO".  For PASS/FAIL/ERROR a reason goes into the YAML
- * block as "message" (and ERROR adds "status: error"), since TAP has no
- * directive for them.
+ * Status mapping: PASS "ok", FAIL, ERROR and CRASH "not ok", SKIP "ok #
+ * SKIP", TODO "not ok # TODO".  For PASS/FAIL/ERROR/CRASH a reason goes
+ * into the YAML block as "message" (and ERROR adds "status: error", CRASH
+ * "status: crash"), since TAP has no directive for them.
  *
  * Plan mismatch: with a plan given at open, eg_tap_close writes nothing
  * more (the harness reports the mismatch itself, and a second plan would
@@ -166,8 +166,8 @@ int eg_tap_open(eg_tap_t **t, const char *path, int planned)
 static json_t *eg__tap_diag(eg_status_t st, const char *reason, json_t *diag)
 {
 	int msg = reason && (st == EG_STATUS_PASS || st == EG_STATUS_FAIL ||
-			     st == EG_STATUS_ERROR);
-	int err = st == EG_STATUS_ERROR;
+			     st == EG_STATUS_ERROR || st == EG_STATUS_CRASH);
+	int err = st == EG_STATUS_ERROR || st == EG_STATUS_CRASH;
 	json_t *d;
 
 	if (!msg && !err)
@@ -178,7 +178,9 @@ static json_t *eg__tap_diag(eg_status_t st, const char *reason, json_t *diag)
 	if (msg && !json_object_get(d, "message"))
 		json_object_set_new(d, "message", json_string(reason));
 	if (err && !json_object_get(d, "status"))
-		json_object_set_new(d, "status", json_string("error"));
+		json_object_set_new(
+		    d, "status",
+		    json_string(st == EG_STATUS_CRASH ? "crash" : "error"));
 	return d;
 }
 
@@ -206,6 +208,7 @@ int eg_tap_point(eg_tap_t *t, eg_status_t st, const char *desc,
 		break;
 	case EG_STATUS_FAIL:
 	case EG_STATUS_ERROR:
+	case EG_STATUS_CRASH:
 		ok = "not ok";
 		break;
 	default:

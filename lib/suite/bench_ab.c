@@ -14,6 +14,7 @@
 
 #include "epgate/error.h"
 #include "epgate/report.h"
+#include "lib/suite/run_report.h"
 #include "lib/suite/sweep.h"
 
 #define EG__PROG "epgate bench ab"
@@ -97,5 +98,6 @@ int eg_bench_ab(const char *profile, const eg_bench_run_opts_t *o,
 	ro.apply_gates = 1;
 	rc = eg_bench_run_profile(profile, run, &ro, &tot);
 	eg_bench_ab_mde(stdout, ro.results, o, a);
+	eg_bench_last_line(stdout, run, &tot, rc); /* as summary.json says */
 	return rc;
 }

@@ -7,6 +7,7 @@
 #include "epgate/bench_driver.h"
 #include "epgate/error.h"
 #include "epgate/report.h"
+#include "lib/suite/run_report.h"
 #include "lib/suite/sweep.h"
 #include "lib/suite/suite.h"
 
@@ -83,5 +84,7 @@ int eg_bench_profile_new_run(const char *name, const eg_bench_run_opts_t *o)
 	 * leaves no empty folder behind */
 	if (!eg_suite_run_dir_drop(run))
 		printf("epgate bench: run folder %s\n", run);
+	/* the verdict, as summary.json and the page keep it */
+	eg_bench_last_line(stdout, run, &tot, rc);
 	return rc;
 }

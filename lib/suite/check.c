@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/suite/suite.h"
+#include "lib/suite/l1_int.h"
 
 #define EG__PROG      "epgate check"
 #define EG__QUICK_MAX 12
@@ -46,9 +46,15 @@ static void eg__closing_line(FILE *out, const char *what,
 	fprintf(out, "%s: %s%s%u passed, %u failed", eg_exit_word(rc),
 		what ? what : "", what ? ": " : "", t->passed,
 		t->failed + t->errors);
+	if (t->crashed)
+		fprintf(out, ", %u crashed", t->crashed);
 	if (t->skipped)
 		fprintf(out, ", %u skipped", t->skipped);
-	fprintf(out, " (exit %d)\n", rc);
+	fprintf(out, " (exit %d)", rc);
+	/* nothing could run: why, the first case's reason */
+	if (rc == EG_EXIT_SKIP && t->why[0])
+		fprintf(out, ": %s", t->why);
+	fprintf(out, "\n");
 	fflush(out);
 }
 
@@ -120,16 +126,30 @@ static void eg__list(const eg_workload_list_t *wl)
 	}
 }
 
+/* How many of the workloads run as jobs of ranks (a one-rank-per-process
+ * engine beyond world 1: lib/suite/check_jobs.c). */
+static size_t eg__by_jobs(const char *engine, const eg_workload_list_t *wl)
+{
+	const eg_engine_ops_t *ops = eg_engine_find(engine);
+	size_t n = 0;
+
+	for (size_t i = 0; i < wl->n; i++)
+		n += (size_t)eg__l1_by_job(ops, &wl->items[i]);
+	return n;
+}
+
 /* L1 over the selected workloads; reports default to a new run folder
- * (their paths in tap and junit, 4200 bytes each). */
+ * (their paths in tap and junit, 4200 bytes each), which also keeps the
+ * files of the jobs of ranks. */
 static int eg__check_l1(const eg_check_opts_t *c, eg_workload_list_t *wl,
 			eg_l1_opts_t *o, char *tap, char *junit,
 			eg_l1_totals_t *tot)
 {
 	char run[4096] = "";
+	size_t jobs = eg__by_jobs(o->engine, wl);
 	int rc;
 
-	if (!o->tap_path || !o->junit_path) {
+	if (!o->tap_path || !o->junit_path || jobs) {
 		if (eg_suite_run_dir(EG__PROG, c->report.reports, run,
 				     sizeof(run)) < 0)
 			return EG_EXIT_HARD;
@@ -139,11 +159,19 @@ static int eg__check_l1(const eg_check_opts_t *c, eg_workload_list_t *wl,
 			o->tap_path = tap;
 		if (!o->junit_path)
 			o->junit_path = junit;
+		o->workdir = run;
 	}
 	fprintf(o->out,
 		EG__PROG ": engine %s, %zu workload(s), %u iteration(s) "
 			 "each\n",
 		o->engine, wl->n, o->iters ? o->iters : 1);
+	if (jobs)
+		fprintf(o->out,
+			EG__PROG
+			": it runs one rank per process: %zu at "
+			"world 1 in process, %zu as jobs of ranks (one "
+			"per world size; files in %s)\n",
+			wl->n - jobs, jobs, run);
 	fflush(o->out);
 	rc = eg_l1_run(o, wl, tot);
 	if (eg_suite_run_dir_drop(run) || (rc == EG_EXIT_HARD && !tot->run))
@@ -250,6 +278,7 @@ int eg_check(const eg_check_opts_t *c)
 	t1.failed += t2.failed;
 	t1.errors += t2.errors;
 	t1.skipped += t2.skipped;
+	t1.crashed += t2.crashed;
 	eg__closing_line(o.out, "L1 and L2", &t1, rc);
 	return rc;
 }

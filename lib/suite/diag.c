@@ -2,6 +2,9 @@
  * results files: where it failed, wrong counts per field, the first
  * mismatches with coordinates, and the command that reproduces it; and
  * the same case said on the terminal in two or three lines. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sigabbrev_np */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +69,56 @@ json_t *eg_case_diag(const eg_workload_t *w, const eg_verdict_t *v,
 	return d;
 }
 
+void eg_crash_from_msg(const char *msg, eg_crash_t *c)
+{
+	const char *nl = msg ? strchr(msg, '\n') : NULL, *p;
+	size_t n = nl ? (size_t)(nl - msg) : (msg ? strlen(msg) : 0);
+
+	memset(c, 0, sizeof(*c));
+	c->status = c->rank = -1;
+	snprintf(c->what, sizeof(c->what), "%.*s", (int)n, msg ? msg : "");
+	if (nl)
+		snprintf(c->output, sizeof(c->output), "%s", nl + 1);
+	if ((p = strstr(c->what, "signal ")))
+		c->sig = atoi(p + 7);
+	else if ((p = strstr(c->what, "status ")))
+		c->status = atoi(p + 7);
+}
+
+json_t *eg_crash_diag(const eg_workload_t *w, const char *stage, unsigned step,
+		      unsigned iter, const eg_crash_t *c, const char *repro)
+{
+	json_t *d = json_object();
+	char sum[256];
+	const char *ab = c->sig ? sigabbrev_np(c->sig) : NULL;
+
+	eg_workload_summary(w, sum, sizeof(sum));
+	json_object_set_new(d, "workload", json_string(sum));
+	json_object_set_new(d, "stage", json_string(stage ? stage : ""));
+	if (w->steps > 1)
+		json_object_set_new(d, "step", json_integer(step));
+	json_object_set_new(d, "iteration", json_integer(iter));
+	json_object_set_new(d, "crash", json_string(c->what));
+	if (c->sig) {
+		char sig[32];
+
+		snprintf(sig, sizeof(sig), "SIG%s", ab ? ab : "?");
+		json_object_set_new(d, "signal", json_string(sig));
+	}
+	if (c->status >= 0)
+		json_object_set_new(d, "exit_status", json_integer(c->status));
+	if (c->rank >= 0)
+		json_object_set_new(d, "rank", json_integer(c->rank));
+	if (*c->where)
+		json_object_set_new(d, "where", json_string(c->where));
+	/* one string: TAP::Parser's YAMLish misreads a list item that
+	 * starts "word: " (a library's "prog: file:line: Assertion") */
+	if (*c->output)
+		json_object_set_new(d, "output", json_string(c->output));
+	json_object_set_new(d, "repro", json_string(repro ? repro : ""));
+	return d;
+}
+
 json_t *eg_rank_results_line(const eg_workload_t *w,
 			     const eg_rank_verdict_t *all, uint32_t W,
 			     const char *repro, json_t *extra)
@@ -73,7 +126,8 @@ json_t *eg_rank_results_line(const eg_workload_t *w,
 	eg_verdict_t v;
 	const char *status = "pass", *stage = "";
 	int engine_err = 0, harness_err = 0;
-	unsigned iter = 0;
+	unsigned iter = 0, step = 0;
+	const char *msg = "";
 	int32_t bad_rank = -1;
 
 	eg_verdict_init(&v);
@@ -87,11 +141,14 @@ json_t *eg_rank_results_line(const eg_workload_t *w,
 			engine_err = all[r].engine_err;
 			stage = all[r].stage;
 			iter = all[r].iter;
+			step = all[r].step;
+			msg = all[r].engine_msg;
 			bad_rank = (int32_t)r;
 		}
 		if (eg_verdict_total_wrong(&all[r].v) && !*stage) {
 			stage = all[r].stage;
 			iter = all[r].iter;
+			step = all[r].step;
 		}
 	}
 	/* without an error, the first rank that found a mismatch */
@@ -116,6 +173,12 @@ json_t *eg_rank_results_line(const eg_workload_t *w,
 			    d, "harness_error",
 			    json_string(eg_strerror(harness_err)));
 		json_object_set_new(d, "rank", json_integer(bad_rank));
+		if (w->steps > 1)
+			json_object_set_new(d, "step", json_integer(step));
+		if (*msg) /* the engine's own words, from the rank it failed on
+			   */
+			json_object_set_new(d, "engine_message",
+					    json_string(msg));
 		json_object_set_new(line, "diag", d);
 	}
 	return line;
@@ -232,11 +295,35 @@ static void eg__first(FILE *f, const json_t *m)
 		eg__js(m, "expected"), eg__js(m, "actual"));
 }
 
+/* "CRASH NAME: STAGE, step S, iteration I, rank R: WHAT" (a hang: FAIL
+ * and what its peers waited on), where, its last output, a line each. */
+static void eg__say_crash(FILE *f, const char *name, const json_t *diag,
+			  const char *at, const char *st)
+{
+	const char *out = eg__js(diag, "output");
+	int hang = !*eg__js(diag, "crash");
+
+	fprintf(
+	    f, "%s %s: %s%s, iteration %lld%s: %s\n", hang ? "FAIL" : "CRASH",
+	    name, eg__js(diag, "stage"), st,
+	    (long long)json_integer_value(json_object_get(diag, "iteration")),
+	    at, eg__js(diag, hang ? "hang" : "crash"));
+	if (*eg__js(diag, "where"))
+		fprintf(f, "  where: %s\n", eg__js(diag, "where"));
+	while (*out) {
+		int n = (int)strcspn(out, "\n");
+
+		fprintf(f, "  said: %.*s\n", n, out);
+		out += n + (out[n] == '\n');
+	}
+}
+
 void eg_case_say(FILE *f, const char *name, const json_t *diag, int verbose)
 {
 	const json_t *first = json_object_get(diag, "first_mismatches");
 	const json_t *rank = json_object_get(diag, "rank");
-	char wrong[256], at[64] = "";
+	const json_t *step = json_object_get(diag, "step");
+	char wrong[256], at[64] = "", st[32] = "";
 	size_t n = json_array_size(first);
 
 	if (!f)
@@ -244,23 +331,29 @@ void eg_case_say(FILE *f, const char *name, const json_t *diag, int verbose)
 	if (json_is_integer(rank) && json_integer_value(rank) >= 0)
 		snprintf(at, sizeof(at), ", rank %lld",
 			 (long long)json_integer_value(rank));
+	if (json_is_integer(step)) /* steps count from 1 where said */
+		snprintf(st, sizeof(st), ", step %lld",
+			 (long long)json_integer_value(step) + 1);
 	eg__wrong_list(json_object_get(diag, "wrong"), wrong, sizeof(wrong));
-	if (*eg__js(diag, "harness_error") || *eg__js(diag, "error"))
+	if (*eg__js(diag, "crash") || *eg__js(diag, "hang"))
+		eg__say_crash(f, name, diag, at, st);
+	else if (*eg__js(diag, "harness_error") || *eg__js(diag, "error"))
 		fprintf(f, "ERROR %s: %s%s\n", name,
 			*eg__js(diag, "error") ? eg__js(diag, "error")
 					       : eg__js(diag, "harness_error"),
 			at);
 	else if (*eg__js(diag, "engine_error"))
 		fprintf(
-		    f, "FAIL %s: %s returned \"%s\" (iteration %lld%s)%s%s\n",
+		    f, "FAIL %s: %s returned \"%s\" (%siteration %lld%s)%s%s\n",
 		    name, eg__js(diag, "stage"), eg__js(diag, "engine_error"),
+		    st + (*st ? 2 : 0),
 		    (long long)json_integer_value(
 			json_object_get(diag, "iteration")),
 		    at, *eg__js(diag, "engine_message") ? ": " : "",
 		    eg__js(diag, "engine_message"));
 	else
-		fprintf(f, "FAIL %s: %s, iteration %lld%s: %s wrong\n", name,
-			eg__js(diag, "stage"),
+		fprintf(f, "FAIL %s: %s%s, iteration %lld%s: %s wrong\n", name,
+			eg__js(diag, "stage"), st,
 			(long long)json_integer_value(
 			    json_object_get(diag, "iteration")),
 			at, wrong[0] ? wrong : "(none counted)");
@@ -286,18 +379,20 @@ const char *eg_exit_word(int rc)
 void eg_say_more_failures(FILE *out, unsigned said,
 			  const struct eg_l1_totals *tot)
 {
-	if (out && said < tot->failed + tot->errors)
+	unsigned all = tot->failed + tot->errors + tot->crashed;
+
+	if (out && said < all)
 		fprintf(out,
 			"... and %u more failure(s): every one is in the TAP "
 			"and JUnit (-v says each here)\n",
-			tot->failed + tot->errors - said);
+			all - said);
 }
 
 int eg_suite_exit(const struct eg_l1_totals *tot, int hard)
 {
 	if (hard)
 		return EG_EXIT_HARD;
-	if (tot->failed)
+	if (tot->failed || tot->crashed)
 		return EG_EXIT_FAIL;
 	return tot->run > tot->skipped ? EG_EXIT_PASS : EG_EXIT_SKIP;
 }

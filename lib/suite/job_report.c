@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/suite/job_crash.h"
 #include "lib/suite/job_report.h"
 #include "lib/suite/suite.h"
 
@@ -35,6 +36,8 @@ static void eg__count(eg_job_totals_t *t, eg_status_t st)
 		t->skipped++;
 	else if (st == EG_STATUS_ERROR)
 		t->errors++;
+	else if (st == EG_STATUS_CRASH)
+		t->crashed++;
 	else
 		t->failed++;
 }
@@ -48,7 +51,8 @@ static void eg__emit(eg_tap_t *tap, eg_junit_t *junit, const char *cls,
 	char *txt = diag ? json_dumps(diag, JSON_INDENT(2)) : NULL;
 
 	eg_tap_point(tap, st == EG_STATUS_ERROR ? EG_STATUS_FAIL : st, desc,
-		     st == EG_STATUS_SKIP ? msg : NULL, diag);
+		     st == EG_STATUS_SKIP || st == EG_STATUS_CRASH ? msg : NULL,
+		     diag);
 	eg_junit_case(junit, cls, name, dt, st, msg, txt);
 	free(txt);
 	eg__count(t, st);
@@ -92,10 +96,36 @@ static int eg__l2_line(const char *line, const eg_workload_list_t *wl,
 	return 1;
 }
 
+/* The workload the job's end fell on, named with how it ended. */
+static void eg__cut(eg_job_cut_t *cut, const eg_workload_list_t *wl, uint32_t W,
+		    unsigned char *seen, eg_tap_t *tap, eg_junit_t *junit,
+		    const char *cls, const char *prefix, eg_job_totals_t *t)
+{
+	size_t at;
+	const eg_workload_t *w = eg_job_cut_at(cut->jc, wl, W, seen, &at);
+	char repro[4800] = "", msg[700], desc[512], sum[256];
+	json_t *d = NULL;
+	eg_status_t st;
+
+	if (!w)
+		return;
+	if (cut->repro)
+		cut->repro(w, cut->arg, repro, sizeof(repro));
+	st = eg_job_crash_case(cut->jc, w, repro, cut->log, cut->rc, &d, msg,
+			       sizeof(msg));
+	eg_workload_summary(w, sum, sizeof(sum));
+	snprintf(desc, sizeof(desc), "%s: %s: %s", prefix, w->name, sum);
+	eg__emit(tap, junit, cls, w->name, desc, 0, st, msg, d, t);
+	json_decref(d);
+	seen[at] = 1;
+	cut->at = w;
+}
+
 unsigned eg_l2_lines_report(FILE *f, const eg_workload_list_t *wl, uint32_t W,
 			    eg_tap_t *tap, eg_junit_t *junit, const char *cls,
 			    const char *prefix, double dt,
-			    const char *why_missing, eg_job_totals_t *t)
+			    const char *why_missing, eg_job_cut_t *cut,
+			    eg_job_totals_t *t)
 {
 	unsigned char *seen = calloc(wl->n + 1, 1);
 	char *line = NULL, desc[256];
@@ -108,6 +138,8 @@ unsigned eg_l2_lines_report(FILE *f, const eg_workload_list_t *wl, uint32_t W,
 		n += (unsigned)eg__l2_line(line, wl, seen, tap, junit, cls,
 					   prefix, dt, t);
 	free(line);
+	if (cut)
+		eg__cut(cut, wl, W, seen, tap, junit, cls, prefix, t);
 	for (size_t i = 0; i < wl->n; i++) {
 		if (seen[i] || wl->items[i].world != W)
 			continue;
@@ -227,6 +259,14 @@ static int eg__step(eg__ctx_t *c, const eg__step_t *s)
 		FILE *f = ex >= 0 && strcmp(s->results, "-")
 			      ? fopen(s->results, "r")
 			      : NULL;
+		eg_job_crash_t jc;
+		eg_job_cut_t cut = {.jc = &jc, .log = s->log, .rc = ex};
+		/* a step that ended early names the workload it ended in
+		 * when its log says how */
+		int cut_known = ex > 0 && ex != EG_EXIT_SKIP &&
+				strcmp(s->log, "-") &&
+				eg_job_crash_read(s->log, &jc) == EG_OK &&
+				jc.end != EG_JOB_END_NONE;
 
 		for (size_t i = 0; i < c->wl.n; i++)
 			owed += c->wl.items[i].world == W;
@@ -239,9 +279,9 @@ static int eg__step(eg__ctx_t *c, const eg__step_t *s)
 				 ex);
 		snprintf(cls, sizeof(cls), "%s.l2.%s", c->suite, s->name);
 		snprintf(prefix, sizeof(prefix), "l2 %s", s->name);
-		seen = eg_l2_lines_report(f, &c->wl, (uint32_t)W, c->tap,
-					  c->junit, cls, prefix,
-					  owed ? dt / owed : dt, why, c->t);
+		seen = eg_l2_lines_report(
+		    f, &c->wl, (uint32_t)W, c->tap, c->junit, cls, prefix,
+		    owed ? dt / owed : dt, why, cut_known ? &cut : NULL, c->t);
 		if (f)
 			fclose(f);
 	}
@@ -360,7 +400,7 @@ int eg_job_report(const eg_job_report_opts_t *o, eg_job_totals_t *t)
 	eg_workload_list_free(&c.wl);
 	if (rc != EG_OK)
 		return EG_EXIT_HARD;
-	if (t->failed || t->errors)
+	if (t->failed || t->errors || t->crashed)
 		return EG_EXIT_FAIL;
 	return t->passed > t->checks_passed ? EG_EXIT_PASS : EG_EXIT_SKIP;
 }

@@ -28,6 +28,7 @@ typedef struct eg_job_report_opts {
 
 typedef struct eg_job_totals {
 	unsigned passed, failed, skipped, errors;
+	unsigned crashed;	/* of the cases: CRASH (not in failed) */
 	unsigned checks_passed; /* of passed: preflight steps */
 	unsigned steps, steps_run, steps_failed;
 } eg_job_totals_t;
@@ -37,14 +38,18 @@ typedef struct eg_job_totals {
  * nothing ran, 99 on bad input (named "file:line: ..." on stderr). */
 int eg_job_report(const eg_job_report_opts_t *o, eg_job_totals_t *t);
 
+struct eg_job_cut;
 /* One L2 step's JSON lines (f may be NULL: nothing reported) as TAP
  * points and JUnit cases under classname cls, "<prefix>: <workload>";
- * then every workload of wl with world W that no line reported, as a
- * skip saying why_missing. Counts into t; returns how many workloads the
- * lines reported. Shared with the L2 orchestration's per-job reports. */
+ * then, with cut, the workload the job's end fell on (lib/suite/
+ * job_crash.h: CRASH, a hang's FAIL, or ERROR); then every other
+ * workload of wl with world W that no line reported, as a skip saying
+ * why_missing. Counts into t; returns how many workloads the lines
+ * reported. Shared with the L2 orchestration's per-job reports. */
 unsigned eg_l2_lines_report(FILE *f, const eg_workload_list_t *wl, uint32_t W,
 			    eg_tap_t *tap, eg_junit_t *junit, const char *cls,
 			    const char *prefix, double dt,
-			    const char *why_missing, eg_job_totals_t *t);
+			    const char *why_missing, struct eg_job_cut *cut,
+			    eg_job_totals_t *t);
 
 #endif

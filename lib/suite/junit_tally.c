@@ -1,7 +1,8 @@
 /* A JUnit report read back (the run's summary takes its counts and
  * failures from the very reports it names, so the two cannot disagree):
- * every testcase counted as passed, failed, error or skipped, and each
- * failure or error as {"case", "message", "repro"}. */
+ * every testcase counted as passed, failed, error (a crash among them)
+ * or skipped, and each failure or error as {"kind": fail, error or
+ * crash, "case", "message", "repro"}. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,8 +84,14 @@ static void eg__cases(xmlNode *n, eg_tally_t *t, json_t *failures, size_t max)
 			t->failed++;
 			eg__failure(failures, max, c, f, "fail");
 		} else if ((f = eg__child(c, "error"))) {
+			xmlChar *ty = xmlGetProp(f, (const xmlChar *)"type");
+			int crash = ty && !strcmp((const char *)ty, "crash");
+
 			t->errors++;
-			eg__failure(failures, max, c, f, "error");
+			t->crashed += crash;
+			eg__failure(failures, max, c, f,
+				    crash ? "crash" : "error");
+			xmlFree(ty);
 		} else if ((f = eg__child(c, "skipped"))) {
 			xmlChar *m = xmlGetProp(f, (const xmlChar *)"message");
 

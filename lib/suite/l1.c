@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/suite/suite.h"
+#include "lib/suite/l1_int.h"
 
 #define EG__DETAIL_MAX 4096
 
@@ -15,7 +15,7 @@ typedef struct eg__l1 {
 	const eg_engine_ops_t *ops;
 	eg_tap_t *tap;
 	eg_junit_t *junit;
-	char classname[96];
+	char classname[300];
 	eg_l1_totals_t *tot;
 	int hard;
 	unsigned said;	   /* failures said in full on o->out */
@@ -99,19 +99,25 @@ static void eg__l1_fail(eg__l1_t *L, const eg_workload_t *w, const char *desc,
 	json_t *d =
 	    eg_case_diag(w, &v->v, v->stage, v->iter, v->engine_err, repro);
 	char *detail = malloc(EG__DETAIL_MAX);
-	char msg[400];
+	char msg[1400], st[32] = "";
 
 	if (v->engine_msg[0])
 		json_object_set_new(d, "engine_message",
 				    json_string(v->engine_msg));
+	if (w->steps > 1) {
+		json_object_set_new(d, "step", json_integer(v->step));
+		snprintf(st, sizeof(st), "step %u, ", v->step + 1);
+	}
 	if (v->engine_err)
-		snprintf(msg, sizeof(msg), "%s returned %s (iteration %u)%s%s",
-			 v->stage, eg_err_name(v->engine_err), v->iter,
+		snprintf(msg, sizeof(msg),
+			 "%s returned %s (%siteration %u)%s%s", v->stage,
+			 eg_err_name(v->engine_err), st, v->iter,
 			 v->engine_msg[0] ? ": " : "", v->engine_msg);
 	else
-		snprintf(
-		    msg, sizeof(msg), "%s: %llu wrong (iteration %u)", v->stage,
-		    (unsigned long long)eg_verdict_total_wrong(&v->v), v->iter);
+		snprintf(msg, sizeof(msg), "%s: %llu wrong (%siteration %u)",
+			 v->stage,
+			 (unsigned long long)eg_verdict_total_wrong(&v->v), st,
+			 v->iter);
 	if (detail) {
 		int n = eg_verdict_format(&v->v, detail, EG__DETAIL_MAX);
 		if (n >= 0 && n < EG__DETAIL_MAX)
@@ -129,12 +135,37 @@ static void eg__l1_fail(eg__l1_t *L, const eg_workload_t *w, const char *desc,
 	L->tot->failed++;
 }
 
+/* The case's process ended under it (a plugin's forked child): CRASH,
+ * with how it ended and what it said last. */
+static void eg__l1_crash(eg__l1_t *L, const eg_workload_t *w, const char *desc,
+			 const eg_rank_verdict_t *v, const char *repro,
+			 double dt)
+{
+	eg_crash_t c;
+	json_t *d;
+	char *txt;
+
+	eg_crash_from_msg(v->engine_msg, &c);
+	d = eg_crash_diag(w, v->stage, v->step, v->iter, &c, repro);
+	txt = malloc(sizeof(c.output) + strlen(repro) + 16);
+	if (txt)
+		sprintf(txt, "%s%srepro: %s\n", c.output, *c.output ? "\n" : "",
+			repro);
+	eg_tap_point(L->tap, EG_STATUS_CRASH, desc, c.what, d);
+	eg_junit_case(L->junit, L->classname, w->name, dt, EG_STATUS_CRASH,
+		      c.what, txt);
+	eg__l1_say(L, w, d);
+	free(txt);
+	json_decref(d);
+	L->tot->crashed++;
+}
+
 /* The command that replays the case alone: the environment that
  * mattered, the engine, the iterations up to the one that failed (an
  * engine's state carries from one to the next: stale buffers fail only
  * after a first iteration) and every key of the workload. */
-static void eg__l1_repro(const eg__l1_t *L, const eg_workload_t *w,
-			 uint32_t iter, char *buf, size_t len)
+void eg__l1_repro(const char *engine, const eg_workload_t *w, uint32_t iter,
+		  char *buf, size_t len)
 {
 	static const char cmd[] = "epgate check ";
 	char args[4096], eng[512], its[32];
@@ -144,7 +175,7 @@ static void eg__l1_repro(const eg__l1_t *L, const eg_workload_t *w,
 	eg_repro_env(buf, len);
 	eg_shell_append(buf, len, "epgate");
 	eg_shell_append(buf, len, "check");
-	snprintf(eng, sizeof(eng), "--engine=%s", L->o->engine);
+	snprintf(eng, sizeof(eng), "--engine=%s", engine);
 	eg_shell_append(buf, len, eng);
 	snprintf(its, sizeof(its), "--iters=%u",
 		 iter >= w->iter ? iter - w->iter + 1 : 1);
@@ -165,7 +196,7 @@ static void eg__l1_one(eg__l1_t *L, const eg_workload_t *w)
 	eg_workload_summary(w, sum, sizeof(sum));
 	snprintf(desc, sizeof(desc), "%s: %s", w->name, sum);
 	eg__l1_case(L, w, &v);
-	eg__l1_repro(L, w, v.iter, repro, sizeof(repro));
+	eg__l1_repro(L->o->engine, w, v.iter, repro, sizeof(repro));
 	double dt = eg_now() - t0;
 	L->tot->run++;
 	if (v.harness_err) {
@@ -178,7 +209,13 @@ static void eg__l1_one(eg__l1_t *L, const eg_workload_t *w)
 			     NULL);
 		eg_junit_case(L->junit, L->classname, w->name, dt,
 			      EG_STATUS_SKIP, v.engine_msg, NULL);
-		L->tot->skipped++;
+		if (!L->tot->skipped++ &&
+		    snprintf(
+			L->tot->why, sizeof(L->tot->why), "%s: %s", w->name,
+			v.engine_msg[0] ? v.engine_msg : "not supported") < 0)
+			L->tot->why[0] = '\0';
+	} else if (v.engine_err == EG_ECRASH) {
+		eg__l1_crash(L, w, desc, &v, repro, dt);
 	} else if (eg_rank_verdict_failed(&v)) {
 		eg__l1_fail(L, w, desc, &v, repro, dt);
 	} else {
@@ -242,9 +279,19 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 	}
 	L.t0 = L.t_said = eg_now();
 	for (size_t i = 0; i < wl->n; i++) {
+		if (eg__l1_by_job(L.ops, &wl->items[i]))
+			continue; /* below, as jobs of ranks */
 		eg__l1_one(&L, &wl->items[i]);
 		eg__l1_progress(&L);
 	}
+	eg_l1_sink_t sink = {.o = o,
+			     .tap = L.tap,
+			     .junit = L.junit,
+			     .classname = L.classname,
+			     .tot = tot,
+			     .said = &L.said,
+			     .hard = &L.hard};
+	eg__l1_jobs(&sink, L.ops, wl);
 	eg_say_more_failures(o->out, L.said, tot);
 	eg_tap_close(L.tap);
 	eg_junit_close(L.junit);

@@ -10,6 +10,7 @@
 
 #include "epgate/clock.h"
 #include "epgate/job.h"
+#include "lib/suite/job_crash.h"
 #include "lib/suite/job_report.h"
 #include "lib/suite/suite.h"
 
@@ -60,20 +61,34 @@ static size_t eg__full(eg_l2_config_t *c, size_t cap)
 	return n;
 }
 
-/* "a2a.w4.n2.shm.k1", "gpu-a2a.w2.n1.nvlink.k1" (an engine's ':'
- * becomes '-': names are files) */
+/* "a2a.w4.n2.shm.k1", "gpu-a2a.w2.n1.nvlink.k1", "plugin-libfoo.so,
+ * mode=ll.w2.n1.auto.k1": names are files, so a plugin's folder is
+ * dropped and anything but letters, digits and "._,=+-" becomes '-' */
 static void eg__config_name(const eg_l2_config_t *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s.w%u.n%u.%s.k%u", c->path ? "gpu-" : "",
-		 c->engine, c->world,
+	const char *e = c->engine, *opts = strchr(e, ','), *base = e;
+	const char *end = opts ? opts : e + strlen(e);
+	char eng[200];
+
+	if (!strncmp(e, "plugin:", 7))
+		for (const char *p = base = e + 7; p < end; p++)
+			if (*p == '/')
+				base = p + 1;
+	snprintf(eng, sizeof(eng), "%s%.*s%s", base != e ? "plugin-" : "",
+		 (int)(end - base), base, opts ? opts : "");
+	for (char *p = eng; *p; p++)
+		if (!strchr(
+			"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			"0123456789._,=+-",
+			*p))
+			*p = '-';
+	snprintf(buf, len, "%s%s.w%u.n%u.%s.k%u", c->path ? "gpu-" : "", eng,
+		 c->world,
 		 (c->world + c->ranks_per_node - 1) / c->ranks_per_node,
 		 c->path       ? c->path
 		 : c->provider ? c->provider
 			       : "auto",
 		 c->num_comms);
-	for (char *p = buf; *p; p++)
-		if (*p == ':')
-			*p = '-';
 }
 
 /* Runs one job (lib/world/job.c); returns the launcher's exit code or
@@ -182,7 +197,7 @@ static size_t eg__configs(const eg_l2_opts_t *o, eg_l2_config_t *c, size_t cap)
 	if (!o->engine)
 		return n;
 	for (size_t i = 0; i < n; i++) {
-		char a[96], b[96];
+		char a[256], b[256];
 		size_t j;
 
 		c[i].engine = o->engine;
@@ -229,42 +244,90 @@ typedef struct eg__l2 {
  * the lines reported. */
 static unsigned eg__collect(eg__l2_t *L, const eg_l2_config_t *c,
 			    const char *name, const char *cls,
-			    const char *results, double dt, const char *why)
+			    const char *results, double dt, const char *why,
+			    eg_job_cut_t *cut)
 {
 	FILE *f = fopen(results, "r");
-	char prefix[128];
+	char prefix[300];
 	eg_job_totals_t t = {0};
 	unsigned seen;
 
 	snprintf(prefix, sizeof(prefix), "l2 %s", name);
 	seen = eg_l2_lines_report(f, L->wl, c->world, L->tap, L->junit, cls,
-				  prefix, dt, why, &t);
+				  prefix, dt, why, cut, &t);
 	if (f)
 		fclose(f);
-	L->tot->run += t.passed + t.failed + t.errors;
+	L->tot->run += t.passed + t.failed + t.errors + t.crashed;
 	L->tot->passed += t.passed;
 	L->tot->failed += t.failed;
 	L->tot->errors += t.errors;
 	L->tot->skipped += t.skipped;
+	L->tot->crashed += t.crashed;
 	return seen;
 }
 
-/* The job itself failed: say how, with its log. */
+/* The command that replays workload w of this job alone (arg: the
+ * job), as the ranks' own repro lines say it. */
+typedef struct eg__job_ref {
+	const eg_l2_opts_t *o;
+	const eg_l2_config_t *c;
+	const char *file;
+} eg__job_ref_t;
+
+static void eg__repro(const eg_workload_t *w, void *arg, char *buf, size_t len)
+{
+	const eg__job_ref_t *j = arg;
+	size_t n;
+
+	buf[0] = '\0';
+	eg_repro_env(buf, len);
+	n = strlen(buf);
+	snprintf(buf + n, len - n,
+		 "%sepgate launch -n %u --ranks-per-node %u -- epgate %s "
+		 "--engine",
+		 n ? " " : "", j->c->world, j->c->ranks_per_node,
+		 j->c->path ? "l2-gpu-rank" : "l2-rank");
+	eg_shell_append(buf, len, j->c->engine);
+	n = strlen(buf);
+	snprintf(buf + n, len - n,
+		 "%s%s%s%s --num-comms %u --iters %u --workload",
+		 j->c->provider ? " --provider " : "",
+		 j->c->provider ? j->c->provider : "",
+		 j->c->path ? " --path " : "", j->c->path ? j->c->path : "",
+		 j->c->num_comms, j->o->iters ? j->o->iters : 2);
+	eg_shell_append(buf, len, j->file);
+	eg_shell_append(buf, len, "--filter");
+	eg_shell_append(buf, len, w->name);
+	for (unsigned i = 0; j->o->overrides && i < j->o->overrides->n; i++) {
+		char kv[512];
+
+		snprintf(kv, sizeof(kv), "--%s=%s", j->o->overrides->key[i],
+			 j->o->overrides->val[i]);
+		eg_shell_append(buf, len, kv);
+	}
+}
+
+/* The job itself failed: say how (the rank that ended and where, when
+ * its log says), with its log. */
 static void eg__job_error(eg__l2_t *L, const char *name, const char *cls,
 			  int rc, unsigned seen, unsigned expected,
-			  const char *log, double dt)
+			  const char *log, double dt, const eg_job_crash_t *jc)
 {
 	json_t *d = json_object();
-	char desc[256], msg[128];
+	char desc[320], msg[900], how[700] = "";
 
+	if (jc->end != EG_JOB_END_NONE) {
+		eg_job_crash_line(jc, how, sizeof(how));
+		json_object_set_new(d, "ended", json_string(how));
+	}
 	json_object_set_new(d, "exit", json_integer(rc));
 	json_object_set_new(d, "workloads_reported", json_integer(seen));
 	json_object_set_new(d, "workloads_expected", json_integer(expected));
 	json_object_set_new(d, "log", json_string(log));
 	json_object_set_new(d, "log_tail", eg__log_tail(log, 12));
 	snprintf(desc, sizeof(desc), "l2 %s: job", name);
-	snprintf(msg, sizeof(msg), "job exited %d after %u of %u workloads", rc,
-		 seen, expected);
+	snprintf(msg, sizeof(msg), "job exited %d after %u of %u workloads%s%s",
+		 rc, seen, expected, *how ? ": " : "", how);
 	char *txt = json_dumps(d, JSON_INDENT(2));
 	eg_tap_point(L->tap, EG_STATUS_FAIL, desc, NULL, d);
 	eg_junit_case(L->junit, cls, "job", dt, EG_STATUS_ERROR, msg, txt);
@@ -281,7 +344,7 @@ static void eg__job_error(eg__l2_t *L, const char *name, const char *cls,
 static void eg__say_failures(eg__l2_t *L, const char *name, const char *results)
 {
 	FILE *f = L->o->out ? fopen(results, "r") : NULL;
-	char *line = NULL, who[256];
+	char *line = NULL, who[512];
 	size_t cap = 0;
 
 	while (f && getline(&line, &cap, f) > 0) {
@@ -325,15 +388,29 @@ static void eg__why(int rc, const char *log, char *why, size_t len)
 	json_decref(tail);
 }
 
-/* A line per job as it ends: its counts, time and how far the run is. */
+/* A job that did not end as its workloads did: an exit code of its own,
+ * or every rank gone (exit 0) before its last workload. */
+static int eg__broken(int rc, unsigned seen, unsigned expected)
+{
+	if (rc == EG_EXIT_SKIP && !seen)
+		return 0;
+	if (rc == EG_EXIT_PASS || rc == EG_EXIT_FAIL)
+		return seen < expected;
+	return 1;
+}
+
+/* A line per job as it ends: its counts, time and how far the run is;
+ * a job that ended early, with the rank that ended, where, and the
+ * command that replays that workload. */
 static void eg__job_line(eg__l2_t *L, const char *name,
 			 const struct eg_l1_totals *before, int rc,
 			 unsigned seen, unsigned expected, const char *log,
-			 double dt)
+			 double dt, const eg_job_crash_t *jc, const char *repro)
 {
 	const eg_l2_opts_t *o = L->o;
-	unsigned bad =
-	    L->tot->failed + L->tot->errors - before->failed - before->errors;
+	unsigned bad = L->tot->failed + L->tot->errors + L->tot->crashed -
+		       before->failed - before->errors - before->crashed;
+	char how[700] = "";
 
 	if (!o->out)
 		return;
@@ -342,26 +419,34 @@ static void eg__job_line(eg__l2_t *L, const char *name,
 		L->tot->passed - before->passed, bad, dt);
 	if (rc == EG_EXIT_SKIP && !seen) {
 		fprintf(o->out, "; skipped: %s", L->skip_why);
-	} else if (rc != EG_EXIT_PASS &&
-		   !(rc == EG_EXIT_FAIL && seen == expected)) {
+	} else if (eg__broken(rc, seen, expected)) {
+		if (jc->end != EG_JOB_END_NONE)
+			eg_job_crash_line(jc, how, sizeof(how));
 		fprintf(o->out,
 			"; the job exited %d after %u of %u "
-			"workloads (log %s)",
-			rc, seen, expected, log);
+			"workloads%s%s (log %s)",
+			rc, seen, expected, *how ? ": " : "", how, log);
+		if (*repro)
+			fprintf(o->out, "\n    repro: %s", repro);
 		L->said++; /* its error, said here */
 	}
 	fprintf(o->out, "\n");
 	fflush(o->out);
 }
 
-/* One configuration: its job, then its results. */
+/* One configuration: its job, then its results; the workload a job's
+ * early end fell on is named with how it ended (lib/suite/job_crash.h). */
 static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *file,
 		       unsigned expected)
 {
 	const eg_l2_opts_t *o = L->o;
-	char name[96], results[4200], log[4200], cls[128], why[600];
+	char name[256], results[4200], log[4200], cls[300], why[600];
+	char repro[4800] = "";
 	double t0 = eg_now();
 	struct eg_l1_totals before = *L->tot;
+	eg__job_ref_t ref = {o, c, file};
+	eg_job_crash_t jc = {0};
+	eg_job_cut_t cut = {&jc, log, 0, eg__repro, &ref, NULL};
 	unsigned seen;
 	int rc;
 
@@ -376,17 +461,24 @@ static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *file,
 	rc = eg__launch(o, c, file, results, log);
 	double dt = eg_now() - t0;
 	eg__why(rc, log, why, sizeof(why));
+	cut.rc = rc;
+	if (rc != EG_EXIT_SKIP)
+		eg_job_crash_read(log, &jc);
 	/* the cases owed and never run are skips with why: a job that
-	 * skipped is its cases skipped, not one more case */
-	seen = eg__collect(L, c, name, cls, results,
-			   dt / (expected ? expected : 1), why);
+	 * skipped is its cases skipped, not one more case; the one its end
+	 * fell on is a case of its own when the log says how, or when the
+	 * job passed without it */
+	seen = eg__collect(
+	    L, c, name, cls, results, dt / (expected ? expected : 1), why,
+	    jc.end != EG_JOB_END_NONE || rc == EG_EXIT_PASS ? &cut : NULL);
 	eg__say_failures(L, name, results);
+	if (cut.at)
+		eg__repro(cut.at, &ref, repro, sizeof(repro));
 	if (rc == EG_EXIT_SKIP && !seen)
 		snprintf(L->skip_why, sizeof(L->skip_why), "%s", why);
-	else if (rc != EG_EXIT_PASS &&
-		 !(rc == EG_EXIT_FAIL && seen == expected))
-		eg__job_error(L, name, cls, rc, seen, expected, log, dt);
-	eg__job_line(L, name, &before, rc, seen, expected, log, dt);
+	else if (eg__broken(rc, seen, expected))
+		eg__job_error(L, name, cls, rc, seen, expected, log, dt, &jc);
+	eg__job_line(L, name, &before, rc, seen, expected, log, dt, &jc, repro);
 }
 
 /* What the jobs will run, checked here first: bad input is said once. */

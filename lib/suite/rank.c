@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/suite/rank_int.h"
+#include "lib/suite/where.h"
 
 static const eg_rank_memory_t *eg__memory(const char *name)
 {
@@ -149,15 +150,20 @@ static int eg__workload(eg_rank_job_t *J, const eg_workload_t *w,
 	eg_rank_verdict_t mine;
 	eg_step_t *st = NULL;
 	double t0 = eg_now();
+	int rc;
 
 	eg_rank_verdict_init(&mine);
 	mine.iter = w->iter;
+	eg_where_workload(w->name, w->steps);
 	if (eg_step_open(&st, &so, &mine) == EG_OK) {
 		eg_step_verify_iters(st, J->o->job.iters, &mine);
 		eg_step_close(st);
 	}
-	if (eg_boot_allgather(J->boot, &mine, sizeof(mine), all,
-			      J->world.timeout_s) < 0) {
+	eg_where_at(mine.step, mine.iter, "verdict exchange");
+	rc = eg_boot_allgather(J->boot, &mine, sizeof(mine), all,
+			       J->world.timeout_s);
+	eg_where_workload(NULL, 0);
+	if (rc < 0) {
 		fprintf(stderr, "%s: rank %u: %s: %s\n", J->o->prog,
 			J->world.rank, w->name, eg_boot_error(J->boot));
 		return EG_EXIT_HARD;
@@ -213,6 +219,8 @@ int eg_rank_run(const eg_rank_opts_t *o)
 	}
 	if ((rc = J.mem->open(&J)) != 0)
 		goto out;
+	/* after the transport, which resets dispositions (signals.h) */
+	eg_where_arm(J.world.rank);
 	if (J.world.rank == 0 && o->results &&
 	    !(J.rf = fopen(o->results, "a"))) {
 		fprintf(stderr, "%s: --results %s: cannot open\n", o->prog,

@@ -44,7 +44,8 @@ static void eg__l1(eg__run_t *R)
 			   .junit_path = junit,
 			   .verbose = R->o->verbose,
 			   .out = stdout,
-			   .progress = "  L1     "};
+			   .progress = "  L1     ",
+			   .workdir = R->dir};
 	eg_overrides_t ov = {0};
 	eg_workload_list_t wl = {0};
 	eg_l1_totals_t t;
@@ -144,45 +145,13 @@ static void eg__gpu(eg__run_t *R)
 	eg__jobs(R, s, EG_L2_GPU, "  GPU    ");
 }
 
-/* The bench stage from the sweep's totals; the gates from their JUnit. */
-static void eg__bench_stages(eg__run_t *R, const eg_bench_totals_t *pt, int rc)
-{
-	eg_stage_t *b = &R->st[EG__BENCH], *g = &R->st[EG__GATES];
-
-	b->ran = pt->measured + pt->failed > 0;
-	b->t.passed = pt->measured;
-	b->t.failed = pt->failed;
-	b->seconds = pt->seconds;
-	b->rc = pt->jobs_failed	     ? EG_EXIT_HARD
-		: pt->failed	     ? EG_EXIT_FAIL
-		: b->ran	     ? EG_EXIT_PASS
-		: rc == EG_EXIT_SKIP ? EG_EXIT_SKIP
-				     : EG_EXIT_HARD;
-	snprintf(b->detail, sizeof(b->detail),
-		 "%u of %u points measured in %u job(s)%s", pt->measured,
-		 pt->points, pt->jobs, pt->jobs_failed ? ", a job failed" : "");
-	if (!b->ran)
-		snprintf(b->why, sizeof(b->why), "%s",
-			 rc == EG_EXIT_SKIP ? "nothing could run here (above)"
-					    : "it stopped before any point "
-					      "(above)");
-	g->rc = pt->gate_exit < 0 ? EG_EXIT_SKIP : pt->gate_exit;
-	if (pt->gate_exit < 0) {
-		snprintf(g->why, sizeof(g->why), "not run: no points to judge");
-		return;
-	}
-	g->ran = 1;
-	g->seconds = -1; /* the sweep's time holds them */
-	eg__tally(R, g, "bench-gates.junit.xml");
-	snprintf(g->detail, sizeof(g->detail), "gates/local.gate%s",
-		 g->t.inconclusive ? ", inconclusive ones listed above" : "");
-}
-
 /* bench: the local profile's sweeps, then its gates. */
 static int eg__bench(eg__run_t *R)
 {
-	eg_bench_run_opts_t po = {
-	    .apply_gates = 1, .progress = -1, .verbose = R->o->verbose};
+	eg_bench_run_opts_t po = {.apply_gates = 1,
+				  .progress = -1,
+				  .verbose = R->o->verbose,
+				  .no_summary = 1};
 	eg_bench_totals_t pt;
 	int rc;
 
@@ -190,7 +159,7 @@ static int eg__bench(eg__run_t *R)
 	    "  bench  profile local: its sweeps, then gates/local.gate ...\n");
 	fflush(stdout);
 	rc = eg_bench_run_profile("local", R->dir, &po, &pt);
-	eg__bench_stages(R, &pt, rc);
+	eg_bench_stages(R->dir, &pt, rc, "gates/local.gate", &R->st[EG__BENCH]);
 	printf("  bench  %u of %u points measured, %u failed in %.1f s\n",
 	       pt.measured, pt.points, pt.failed, pt.seconds);
 	if (R->st[EG__GATES].ran)
@@ -206,7 +175,7 @@ static int eg__bench(eg__run_t *R)
 static void eg__stages_init(eg_stage_t *st)
 {
 	static const eg_stage_t init[EG__STAGES] = {
-	    {.name = "l1", .label = "L1", .prefixes = {"l1."}},
+	    {.name = "l1", .label = "L1", .prefixes = {"l1.", "l1-"}},
 	    {.name = "l2", .label = "L2", .prefixes = {"l2.", "l2-"}},
 	    {.name = "gpu",
 	     .label = "GPU",

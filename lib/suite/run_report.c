@@ -128,6 +128,8 @@ static json_t *eg__stage_json(const eg_stage_t *st, size_t n, size_t i,
 
 	if (!o)
 		return NULL;
+	/* of the errors: the cases whose process ended (CRASH) */
+	json_object_set_new(o, "crashed", json_integer((int)s->t.crashed));
 	if (s->why[0])
 		json_object_set_new(o, "reason", json_string(s->why));
 	json_object_set_new(o, "files", eg__stage_files(st, n, i, all));
@@ -149,6 +151,7 @@ static eg_tally_t eg__sum(const eg_stage_t *st, size_t n)
 		t.errors += st[i].t.errors;
 		t.skipped += st[i].t.skipped;
 		t.inconclusive += st[i].t.inconclusive;
+		t.crashed += st[i].t.crashed;
 	}
 	return t;
 }
@@ -171,22 +174,25 @@ static void eg__legacy(json_t *j, const eg_stage_t *s, const char *run)
 		"errors", (int)s->t.errors, "tap", tap, "junit", junit));
 }
 
-static json_t *eg__summary_json(const char *run, const char *engine,
-				const eg_stage_t *st, size_t n, int done,
-				int rc)
+static json_t *eg__summary_json(const char *run, const char *profile,
+				const char *engine, const eg_stage_t *st,
+				size_t n, int done, int rc)
 {
 	json_t *all = eg__files(run), *stages = json_array();
 	eg_tally_t t = eg__sum(st, n);
 	json_t *j = json_pack(
-	    "{s:s, s:s, s:s, s:s, s:o, s:o, s:{s:i, s:i, s:i, s:i, s:i}}",
-	    "schema", "epgate/run-summary/v1", "profile", "local", "run_dir",
-	    run, "engine_l1", engine, "exit",
+	    "{s:s, s:s, s:s, s:o, s:o, s:{s:i, s:i, s:i, s:i, s:i}}", "schema",
+	    "epgate/run-summary/v1", "profile", profile, "run_dir", run, "exit",
 	    done ? json_integer(rc) : json_null(), "verdict",
 	    json_string(done ? eg_exit_word(rc) : "running"), "totals",
 	    "passed", (int)t.passed, "failed", (int)t.failed, "errors",
 	    (int)t.errors, "skipped", (int)t.skipped, "inconclusive",
 	    (int)t.inconclusive);
 
+	json_object_set_new(json_object_get(j, "totals"), "crashed",
+			    json_integer((int)t.crashed));
+	if (j && engine)
+		json_object_set_new(j, "engine_l1", json_string(engine));
 	for (size_t i = 0; j && i < n; i++)
 		json_array_append_new(stages, eg__stage_json(st, n, i, all));
 	if (j) {
@@ -203,11 +209,12 @@ static json_t *eg__summary_json(const char *run, const char *engine,
 	return j;
 }
 
-int eg_run_summary(const char *path, const char *run, const char *engine,
-		   const eg_stage_t *st, size_t n, int done, int rc)
+int eg_run_summary_of(const char *path, const char *run, const char *profile,
+		      const char *engine, const eg_stage_t *st, size_t n,
+		      int done, int rc)
 {
 	char err[4400], *text = NULL;
-	json_t *j = eg__summary_json(run, engine, st, n, done, rc);
+	json_t *j = eg__summary_json(run, profile, engine, st, n, done, rc);
 	int bad;
 
 	text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
@@ -217,10 +224,16 @@ int eg_run_summary(const char *path, const char *run, const char *engine,
 						sizeof(err)) < 0;
 	free(text);
 	if (bad) {
-		fprintf(stderr, "epgate run: %s\n", err);
+		fprintf(stderr, "epgate: %s\n", err);
 		return EG_EIO;
 	}
 	return EG_OK;
+}
+
+int eg_run_summary(const char *path, const char *run, const char *engine,
+		   const eg_stage_t *st, size_t n, int done, int rc)
+{
+	return eg_run_summary_of(path, run, "local", engine, st, n, done, rc);
 }
 
 /* ---- the closing ------------------------------------------------------ */
@@ -347,7 +360,6 @@ void eg_run_closing(FILE *f, const char *run, const eg_stage_t *st, size_t n,
 		    int rc)
 {
 	json_t *all = eg__files(run);
-	eg_tally_t t = eg__sum(st, n);
 
 	fprintf(f, "\nepgate run: %s\n", eg_exit_word(rc));
 	eg__table(f, st, n);
@@ -360,6 +372,13 @@ void eg_run_closing(FILE *f, const char *run, const eg_stage_t *st, size_t n,
 		json_decref(mine);
 	}
 	json_decref(all);
+	eg_run_last_line(f, st, n, rc);
+}
+
+void eg_run_last_line(FILE *f, const eg_stage_t *st, size_t n, int rc)
+{
+	eg_tally_t t = eg__sum(st, n);
+
 	fprintf(f, "%s: %u passed, %u failed, %u skipped", eg_exit_word(rc),
 		t.passed, t.failed + t.errors, t.skipped);
 	if (t.inconclusive)

@@ -12,6 +12,7 @@
 
 typedef struct eg_tally {
 	unsigned passed, failed, errors, skipped, inconclusive;
+	unsigned crashed; /* of errors: <error type="crash"> */
 } eg_tally_t;
 
 /* Counts the testcases of a JUnit file; appends up to max failures and
@@ -50,11 +51,33 @@ int eg_run_exit(const eg_stage_t *st, size_t n);
  * null and "running" until done. Prints and returns <0 on failure. */
 int eg_run_summary(const char *path, const char *run, const char *engine,
 		   const eg_stage_t *st, size_t n, int done, int rc);
+/* The same for a run folder of another command and profile (engine
+ * NULL: none named). */
+int eg_run_summary_of(const char *path, const char *run, const char *profile,
+		      const char *engine, const eg_stage_t *st, size_t n,
+		      int done, int rc);
 
 /* The closing lines: the stage table, each failing stage's first
  * failures, the reports (every file of the run folder, by stage) and the
  * last line "VERDICT: N passed, M failed, K skipped (exit RC)". */
 void eg_run_closing(FILE *f, const char *run, const eg_stage_t *st, size_t n,
 		    int rc);
+/* Only that last line, from the same totals. */
+void eg_run_last_line(FILE *f, const eg_stage_t *st, size_t n, int rc);
+
+/* A sweep's two stages (bench: the points measured and failed; gates:
+ * the counts of dir/bench-gates.junit.xml, when they ran), as `epgate
+ * run` and `epgate bench` record them (lib/suite/bench_summary.c); gates
+ * names the gate file. */
+struct eg_bench_totals;
+void eg_bench_stages(const char *dir, const struct eg_bench_totals *pt, int rc,
+		     const char *gates, eg_stage_t st[2]);
+/* A sweep's own run folder (bench profile, bench ab): its summary.json
+ * from those stages, and its last line; gates "" when none judged. */
+int eg_bench_summary(const char *dir, const char *profile,
+		     const struct eg_bench_totals *pt, int rc,
+		     const char *gates);
+void eg_bench_last_line(FILE *f, const char *dir,
+			const struct eg_bench_totals *pt, int rc);
 
 #endif

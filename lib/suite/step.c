@@ -13,12 +13,14 @@
 #include "epgate/mem.h"
 #include "epgate/reference.h"
 #include "epgate/step.h"
+#include "lib/suite/where.h"
 
 struct eg_step {
 	eg_workload_t w;   /* a copy: the shape buffers are made for */
 	eg_workload_t cur; /* the step run now (eg_workload_step of w);
 			      cur.iter is the iteration generated */
 	uint32_t iter0;	   /* the workload's own iter */
+	uint32_t step;	   /* the step selected */
 	const eg_engine_ops_t *ops;
 	void *engine;
 	eg_engine_ctx_t ctx;
@@ -104,9 +106,15 @@ static int eg__engine(const eg_step_t *st, eg_rank_verdict_t *v, int rc,
 		const char *e =
 		    x && x->error ? x->error(st->ctx.xport_state) : NULL;
 
-		fprintf(stderr, "%s: rank %u: %s: %s: %s%s%s\n", st->say,
-			st->first, st->w.name, stage, eg_strerror(rc),
-			e && *e ? ": " : "", e && *e ? e : "");
+		char at[48] = "";
+
+		if (st->w.steps > 1)
+			snprintf(at, sizeof(at), "step %u of %u, ",
+				 st->step + 1, st->w.steps);
+		fprintf(stderr,
+			"%s: rank %u: %s: %s: %s%s%s (%siteration %u)\n",
+			st->say, st->first, st->w.name, stage, eg_strerror(rc),
+			e && *e ? ": " : "", e && *e ? e : "", at, iter);
 		fflush(stderr);
 	}
 	if (!eg_rank_verdict_failed(v)) {
@@ -249,8 +257,10 @@ void eg_step_close(eg_step_t *st)
 {
 	if (!st)
 		return;
-	if (st->engine)
+	if (st->engine) {
+		eg_where_at(st->step, st->cur.iter, "destroy");
 		st->ops->destroy(st->engine);
+	}
 	if (st->ss) {
 		eg__free(st);
 		st->sp->close(st->ss);
@@ -324,6 +334,7 @@ int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 		eg_step_close(st);
 		return eg__harness(v, rc, "setup", o->w->iter);
 	}
+	eg_where_at(0, st->iter0, "create");
 	rc = st->ops->create(&st->w, &st->ctx, &st->engine);
 	if (rc < 0) {
 		st->engine = NULL;
@@ -361,6 +372,7 @@ int eg_step_select(eg_step_t *st, uint32_t step)
 		return rc;
 	eg_workload_fini(&st->cur);
 	st->cur = next;
+	st->step = step;
 	return EG_OK;
 }
 
@@ -519,14 +531,19 @@ int eg_step_verify_dispatch(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 	st->vwrong = st->vpending = 0;
 	st->viter = iter;
 	eg_verdict_init(&st->vit);
-	if (st->vchecked)
+	if (st->vchecked) {
 		v->iter = iter;
+		v->step = st->step;
+	}
+	eg_where_at(st->step, iter, "generate");
 	if ((rc = eg_step_generate(st, iter)) < 0)
 		return eg__harness(v, rc, "generate", iter);
+	eg_where_at(st->step, iter, "dispatch");
 	rc = st->ops->dispatch(st->engine, st->in, st->recv);
 	if (rc < 0)
 		return eg__engine(st, v, rc, "dispatch", iter);
 	if (st->vchecked) {
+		eg_where_at(st->step, iter, "dispatch check");
 		if ((rc = eg__check_dispatch(st, &st->vit)) < 0)
 			return eg__harness(v, rc, "dispatch", iter);
 		st->vwrong = eg_verdict_total_wrong(&st->vit) != 0;
@@ -547,9 +564,11 @@ int eg_step_verify_combine(eg_step_t *st, eg_rank_verdict_t *v)
 	if (!st->vpending)
 		return eg__harness(v, EG_EINVAL, "combine", iter);
 	st->vpending = 0;
+	eg_where_at(st->step, iter, "expert stage");
 	rc = eg__expert(st);
 	if (rc < 0 && st->vchecked && !st->vwrong)
 		return eg__harness(v, rc, "expert", iter);
+	eg_where_at(st->step, iter, "combine");
 	rc = st->ops->combine(st->engine, st->recv, (const void *const *)st->y,
 			      (void *const *)st->out);
 	if (rc < 0)
@@ -560,6 +579,7 @@ int eg_step_verify_combine(eg_step_t *st, eg_rank_verdict_t *v)
 		return eg__mismatch(v, &st->vit, "dispatch", iter);
 	if (!st->vchecked)
 		return EG_OK;
+	eg_where_at(st->step, iter, "combine check");
 	if ((rc = eg__check_combine(st, &st->vit)) < 0)
 		return eg__harness(v, rc, "combine", iter);
 	if (eg_verdict_total_wrong(&st->vit))

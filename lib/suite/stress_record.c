@@ -35,7 +35,7 @@ int eg_stress_open(eg_stress_case_t *c, const eg_engine_ops_t *ops,
 		const char *m = eg_engine_error(ops, NULL);
 
 		c->skipped = 1;
-		snprintf(c->skip_why, sizeof(c->skip_why), "%s",
+		snprintf(c->skip_why, sizeof(c->skip_why), "%.250s",
 			 m && *m	   ? m
 			 : v.engine_msg[0] ? v.engine_msg
 					   : "not supported");
@@ -131,7 +131,7 @@ void eg_stress_end(eg_stress_case_t *c, const eg_engine_ops_t *ops,
 	c->hard = v->harness_err != 0 && !v->engine_err;
 	eg__ranks(ops, c->w, ranks, sizeof(ranks));
 	snprintf(c->end, sizeof(c->end),
-		 "call %llu (iteration %u, %s): %s on %s: %s%s%s",
+		 "call %llu (iteration %u, %.20s): %.24s on %.60s: %s%s%.400s",
 		 (unsigned long long)(c->calls ? c->calls - 1 : 0), iter, where,
 		 v->stage[0] ? v->stage : "call", ranks, eg_err_name(rc),
 		 m && *m ? ": " : "", m ? m : "");

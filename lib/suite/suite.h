@@ -118,11 +118,37 @@ typedef struct eg_l1_opts {
 	 * progress line every few seconds; NULL: silent */
 	FILE *out;
 	const char *progress; /* the progress lines' start ("  L1  ") */
+	/* a one-rank-per-process engine's cases beyond world 1 run as jobs
+	 * of ranks (lib/suite/check_jobs.c): their files go here */
+	const char *workdir;
 } eg_l1_opts_t;
 
 typedef struct eg_l1_totals {
 	unsigned run, passed, failed, skipped, errors;
+	unsigned crashed; /* the process under test ended (EG_STATUS_CRASH) */
+	char why[300];	  /* the first skip's reason, or "" */
 } eg_l1_totals_t;
+
+/* A case whose process ended under it (a signal, abort(), exit()): how,
+ * where, and what it said last (a library's assert text). */
+typedef struct eg_crash {
+	char what[320];	  /* "killed by signal 6 (SIGABRT, Aborted)" */
+	int sig;	  /* the signal, 0 for an exit */
+	int status;	  /* its exit status, -1 for a signal */
+	int rank;	  /* the rank that ended, -1 in process */
+	char where[256];  /* "w3-base, iteration 0, dispatch", or "" */
+	char output[800]; /* its last lines, newline-separated, or "" */
+} eg_crash_t;
+
+/* A crash from an EG_ECRASH engine message: its first line is what,
+ * the lines after it the process's last output; signal and status read
+ * from "signal N" and "status N". */
+void eg_crash_from_msg(const char *msg, eg_crash_t *c);
+/* The diag of a crashed case: workload, stage, iteration (and step of a
+ * steps workload), "crash" (what), "signal" (SIGABRT), "exit_status",
+ * "rank", "where", "output" (its last lines, one string), "repro". */
+json_t *eg_crash_diag(const eg_workload_t *w, const char *stage, unsigned step,
+		      unsigned iter, const eg_crash_t *c, const char *repro);
 
 /* Diagnostics of a failed case (lib/suite/diag.c). */
 json_t *eg_case_diag(const eg_workload_t *w, const eg_verdict_t *v,
@@ -130,8 +156,9 @@ json_t *eg_case_diag(const eg_workload_t *w, const eg_verdict_t *v,
 		     const char *repro);
 /* A failed case on the terminal, from its diag (eg_case_diag, or a
  * results line's "diag"): "FAIL NAME: STAGE, iteration I, rank R: wrong
- * FIELD N, ..." (or the engine's or the harness's error), the first
- * mismatch (every one kept with verbose) and "  repro: COMMAND". */
+ * FIELD N, ..." (or the engine's or the harness's error; "CRASH NAME:
+ * ..." with its last output for eg_crash_diag's), the first mismatch
+ * (every one kept with verbose) and "  repro: COMMAND". */
 void eg_case_say(FILE *f, const char *name, const json_t *diag, int verbose);
 /* Appends " s" to the command in buf, quoted for sh when it needs it. */
 void eg_shell_append(char *buf, size_t len, const char *s);

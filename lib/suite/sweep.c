@@ -29,6 +29,7 @@
 #include "epgate/gate.h"
 #include "epgate/job.h"
 #include "epgate/report_html.h"
+#include "lib/suite/run_report.h"
 #include "lib/suite/suite.h"
 #include "lib/suite/sweep.h"
 #include "lib/suite/sweep_int.h"
@@ -317,6 +318,10 @@ static int eg__run(eg__run_t *r)
 	}
 	if (r->o->history && !tot->failed && !r->hard &&
 	    eg__history_store(r) < 0)
+		ex = EG_EXIT_HARD;
+	/* the verdict kept before the page reads it */
+	if (!r->o->no_summary &&
+	    eg_bench_summary(r->run_dir, r->p->name, tot, ex, r->gates) < 0)
 		ex = EG_EXIT_HARD;
 	eg_report_run_folder(r->run_dir); /* report.html, summary.md */
 	return ex;

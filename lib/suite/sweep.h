@@ -43,6 +43,9 @@ typedef struct eg_bench_run_opts {
 	uint64_t seed;	   /* 0: EPGATE_BENCH_SEED, else from the clock */
 	/* reports: where a new run folder goes (bench profile, bench ab) */
 	eg_report_cli_t report;
+	/* appended: the run folder is another command's, which writes its
+	 * summary.json (epgate run); else the sweep writes it */
+	int no_summary;
 } eg_bench_run_opts_t;
 
 typedef struct eg_bench_totals {

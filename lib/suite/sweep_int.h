@@ -52,8 +52,10 @@ typedef struct eg__run {
 	char spool[4200];
 	long off;
 	unsigned job_points;
-	int hard;			 /* a job failed hard */
-	unsigned skipped;		 /* jobs with nothing measurable here */
+	unsigned job_failed; /* of job_done: failed, or lost with the job */
+	int job_skipped;     /* nothing measurable here */
+	int hard;	     /* a job failed hard */
+	unsigned skipped;    /* jobs with nothing measurable here */
 	unsigned rounds, round_launches; /* re-measurement */
 	char gates[4096];		 /* the gate file, or "" */
 } eg__run_t;

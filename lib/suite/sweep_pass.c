@@ -123,36 +123,57 @@ size_t eg__pick(eg__run_t *r, const json_t *ids)
 
 /* ---- progress -------------------------------------------------------- */
 
+/* How the job ended, for its last progress line: "done, 4 point(s)"
+ * only when every point was measured. */
+static void eg__ending(const eg__run_t *r, char *buf, size_t len)
+{
+	unsigned ok = r->job_done - r->job_failed;
+
+	if (r->job_skipped)
+		snprintf(buf, len,
+			 "skipped, nothing measurable here (%u "
+			 "point(s))",
+			 r->job_total);
+	else if (r->job_failed)
+		snprintf(buf, len,
+			 "ended, %u of %u point(s) measured, %u "
+			 "failed",
+			 ok, r->job_total, r->job_failed);
+	else
+		snprintf(buf, len, "done, %u point(s)", r->job_done);
+}
+
 static void eg__progress(eg__run_t *r, int final)
 {
 	double el = eg_now() - r->t0;
 	double per = r->done ? el / r->done : NAN;
 	double eta_j = per * (r->job_total - r->job_done);
 	double eta_all = per * (r->total - r->done);
-	char eta[64] = "ETA -";
+	char eta[64] = "ETA -", end[128];
 
 	if (r->done)
 		snprintf(eta, sizeof(eta), "ETA %.0f s (run %.0f s)", eta_j,
 			 eta_all);
-	if (r->tty) {
+	eg__ending(r, end, sizeof(end));
+	if (r->tty && !final) {
 		char line[512];
 
 		/* one terminal row: a wrapped line cannot be redrawn */
 		snprintf(line, sizeof(line),
 			 "[%s] %s: point %u of %u, elapsed %.0f s, %s%s%s",
 			 r->p->name, r->job, r->job_done, r->job_total,
-			 eg_now() - r->t_job, final ? "done" : eta,
-			 r->last[0] && !final ? ", last " : "",
-			 final ? "" : r->last);
-		fprintf(stderr, "\r\033[K%.79s%s", line, final ? "\n" : "");
+			 eg_now() - r->t_job, eta, r->last[0] ? ", last " : "",
+			 r->last);
+		fprintf(stderr, "\r\033[K%.79s", line);
 	} else if (!final) {
 		fprintf(stderr,
 			"[%s] %s: point %u of %u, elapsed %.1f s, %s: %s\n",
 			r->p->name, r->job, r->job_done, r->job_total,
 			eg_now() - r->t_job, eta, r->last);
 	} else {
-		fprintf(stderr, "[%s] %s: done, %u point(s) in %.1f s\n",
-			r->p->name, r->job, r->job_done, eg_now() - r->t_job);
+		fprintf(stderr, "%s[%s] %s: %s in %.1f s\n",
+			r->tty ? "\r\033[K" : "", r->p->name, r->job, end,
+			eg_now() - r->t_job);
 	}
 	fflush(stderr);
 }
@@ -227,6 +248,7 @@ static void eg__ingest_line(eg__run_t *r, const char *line)
 	r->job_points++;
 	if (json_is_string(failed)) {
 		r->tot->failed++;
+		r->job_failed++;
 		snprintf(r->last, sizeof(r->last), "%s FAILED",
 			 json_string_value(failed));
 		json_decref(j);
@@ -244,6 +266,7 @@ static void eg__ingest_line(eg__run_t *r, const char *line)
 		fprintf(stderr, "%s%s: %s\n", r->tty ? "\n" : "", EG__PROG,
 			err);
 		r->tot->failed++;
+		r->job_failed++;
 		return;
 	}
 	r->tot->launches++;
@@ -295,6 +318,7 @@ static void eg__missing(eg__run_t *r, uint32_t W, uint32_t N, unsigned points,
 	unsigned missing = points - r->job_points;
 
 	r->tot->failed += missing;
+	r->job_failed += missing;
 	r->done += missing;
 	r->job_done += missing;
 	fprintf(stderr,
@@ -352,6 +376,7 @@ static int eg__job(eg__run_t *r, uint32_t W, uint32_t N, const char *plan,
 	if (status == EG_EXIT_SKIP && !r->job_points) {
 		/* nothing measurable here (no device): not a failure */
 		r->skipped++;
+		r->job_skipped = 1;
 		r->done += points;
 		r->job_done += points;
 		return status;
@@ -475,7 +500,8 @@ void eg__pass(eg__run_t *r, uint32_t pass, int remeasure)
 
 		eg__shuffle(perm, r->n_pts, g);
 		r->job_total = eg__plan(r, W, N, perm, plan, len);
-		r->job_done = 0;
+		r->job_done = r->job_failed = 0;
+		r->job_skipped = 0;
 		r->last[0] = 0;
 		r->t_job = eg_now();
 		snprintf(r->job, sizeof(r->job), "%s %u of %u, w%u n%u",

@@ -195,11 +195,22 @@ static int eg__ht(const eg_nep_opts_t *o, const eg_nep_shape_t *s,
 			       "HT needs local experts x ranks per NVLink "
 			       "domain (%u x %u) to be a multiple of 4",
 			       p->L, s->lsa);
+	/* the flat layout's dispatch asserts (max_dispatch_tokens_per_rank x
+	 * ranks per NVLink domain) % 4 == 0 (hybridep_adapter.cu,
+	 * dispatch_impl: the sparse-to-dense map is fetched in 16-byte
+	 * copies): B is ours to choose, at least the most tokens of any
+	 * rank; with the domain unknown, a multiple of 4 fits any */
+	while ((uint64_t)p->B * (s->lsa ? s->lsa : 1) % 4)
+		p->B++;
 	p->recv = o->recv ? o->recv : s->world * p->B;
 	if (p->recv < p->B)
 		return eg__why(why, len,
-			       "recv=%u: below the %u tokens per rank", p->recv,
-			       p->B);
+			       "recv=%u: below max_dispatch_tokens_per_rank %u "
+			       "(the most tokens of any rank, %u, rounded up "
+			       "so that it times the %u ranks per NVLink "
+			       "domain is a multiple of 4)",
+			       p->recv, p->B, s->max_tokens,
+			       s->lsa ? s->lsa : 1);
 	/* its internode contexts: two per SM (16 SMs by default) */
 	if (o->qps && o->qps < 2 * (o->sms ? o->sms : 16))
 		return eg__why(why, len,

@@ -29,6 +29,26 @@
 #define FAULT_DISPATCH(t)
 #endif
 
+/* A library that ends the process (docs/plugins.md, "Verdicts": CRASH):
+ * an assert on an odd token count in a dispatch (in: dispatch's input)
+ * on the last rank, as NCCL EP's HT mode asserts on some shapes; exit(0)
+ * on every rank given top-k 1, as a library giving up on a shape it does
+ * not take. */
+#if defined(EG_FAULT_ABORT)
+#undef NDEBUG
+#include <assert.h>
+#undef FAULT_DISPATCH
+#define FAULT_DISPATCH(t)                                                      \
+	assert((!TPL_LAST(t) || in->tokens % 2 == 0) &&                        \
+	       "planted abort: the template takes even token counts only");
+#elif defined(EG_FAULT_EXIT0)
+#include <stdlib.h>
+#undef FAULT_DISPATCH
+#define FAULT_DISPATCH(t)                                                      \
+	if ((t)->env.topk == 1)                                                \
+		exit(0);
+#endif
+
 #if defined(EG_FAULT_COPY_DIFFERS) /* later copies of a token one bit off */
 #define FAULT_KEEP(t, s, i, n)                                                 \
 	if (TPL_LAST(t) && (t)->prev_s == (int32_t)(s) &&                      \

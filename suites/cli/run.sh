@@ -58,8 +58,10 @@ last=$(tail -n 1 "$out")
 if [ "$rc" -eq 1 ] && [ "$(top exit)" = 1 ] && [ "$(top verdict)" = '"FAIL"' ] &&
 	echo "$last" | grep -q '^FAIL: [0-9]* passed, 1 failed, .*(exit 1)$' &&
 	[ "$(stage gates status)" = '"fail"' ] && [ "$(stage gates failed)" = 1 ] &&
-	grep -q '"case": "planted-no-time"' "$sum"; then
-	eg_ok "a failing gate: exit 1, '$last', summary.json exit 1 naming the gate"
+	grep -q '"case": "planted-no-time"' "$sum" &&
+	grep -q 'data-verdict="fail">FAIL: 1 of [0-9]* gates failed.* (exit 1)<' "$dir/report.html" &&
+	[ "$(head -n 1 "$dir/summary.md")" = "## epgate: FAIL" ]; then
+	eg_ok "a failing gate: exit 1, '$last', summary.json exit 1 naming the gate, the page's banner and summary.md FAIL"
 else
 	eg_not_ok "a failing gate: exit $rc, last line '$last', summary exit '$(top exit)'"
 	tail -n 15 "$out" | sed 's/^/# /'
@@ -101,7 +103,9 @@ run pass
 if [ "$rc" -eq 0 ] && [ "$(top exit)" = 0 ] && [ "$(top verdict)" = '"PASS"' ] &&
 	tail -n 1 "$out" | grep -q '^PASS: [0-9]* passed, 0 failed, 0 skipped (exit 0)$' &&
 	stages_all && all_named && [ -n "$(stage gpu reason)" ] &&
-	grep -q '^  GPU    SKIP .*  [a-z]' "$out"; then
+	grep -q '^  GPU    SKIP .*  [a-z]' "$out" &&
+	grep -q 'data-verdict="pass">PASS: 0 of [0-9]* gates failed.* (exit 0)<' "$dir/report.html" &&
+	[ "$(head -n 1 "$dir/summary.md")" = "## epgate: PASS" ]; then
 	eg_ok "a passing run: exit 0, '$(tail -n 1 "$out")'; GPU: $(stage gpu reason)"
 else
 	eg_not_ok "a passing run: exit $rc"
@@ -160,9 +164,10 @@ rc=$?
 	>"$EG_TMP/g.log" 2>&1
 if [ "$rc" -eq 0 ] && [ ! -s "$EG_TMP/c.err" ] &&
 	tail -n 1 "$EG_TMP/c.out" | grep -q '^PASS: 2 passed, 0 failed (exit 0)$' &&
-	[ "$(grep -n '^16 gates: ' "$EG_TMP/g.log" | cut -d: -f1)" -lt \
-		"$(grep -n '^epgate gate: TAP ' "$EG_TMP/g.log" | cut -d: -f1)" ]; then
-	eg_ok "check's closing on stdout (stderr empty); in a log the gate table comes before 'epgate gate: TAP'"
+	[ "$(grep -n '^FAIL  *experts-so-not-worse ' "$EG_TMP/g.log" | cut -d: -f1)" -lt \
+		"$(grep -n '^epgate gate: TAP ' "$EG_TMP/g.log" | cut -d: -f1)" ] &&
+	tail -n 1 "$EG_TMP/g.log" | grep -q '^FAIL: 16 gates: 9 pass, 3 fail, 3 inconclusive, 1 skip (exit 1)$'; then
+	eg_ok "check's closing on stdout (stderr empty); in a log the gate table comes before 'epgate gate: TAP', its verdict last"
 else
 	eg_not_ok "output streams: check exit $rc, stderr '$(head -n 1 "$EG_TMP/c.err")'"
 	cat "$EG_TMP/g.log" | tail -n 4 | sed 's/^/# /'

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <check.h>
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
@@ -485,6 +486,71 @@ START_TEST(history_campaigns)
 }
 END_TEST
 
+/* The stated power (docs/gates.md, "Gate power"): campaigns whose log
+ * medians scatter by sd around 0, a history of nb of them, and a
+ * campaign slower by the MDE that history states: the fraction of
+ * trials that fail.  An MDE of the stated power fails 19 times in 20;
+ * the threshold at the edge of the interval (no power term, what a
+ * wrong MDE would say) fails about half the time. */
+static double fails_at_stated(gsl_rng *rng, size_t nb, double sd,
+			      int power_term, unsigned trials)
+{
+	eg_metric_t m[11];
+	const eg_metric_t *b[10];
+	eg_regress_opts_t o = {.statistic = EG_REGRESS_BOOTSTRAP,
+			       .better = EG_BETTER_LOWER,
+			       .alpha = 0.05,
+			       .min_effect = 0.05,
+			       .min_reps = 3,
+			       .resamples = 200};
+	eg_regress_out_t out;
+	unsigned failed = 0;
+
+	for (unsigned k = 0; k < trials; k++) {
+		double d;
+
+		memset(m, 0, sizeof(m));
+		for (size_t i = 0; i <= nb; i++) {
+			m[i].s.median = 100 * exp(gsl_ran_gaussian(rng, sd));
+			m[i].s.n = 20;
+			m[i].s.ci_lo = m[i].s.ci_hi = NAN;
+			if (i < nb)
+				b[i] = &m[i];
+		}
+		/* what the history states, asked with an unchanged campaign */
+		ck_assert_int_eq(eg_regress_history(b, nb, &m[nb], &o, &out),
+				 0);
+		ck_assert(out.mde > o.min_effect && isfinite(out.mde));
+		d = power_term ? log(1 + out.mde)
+			       : log(1 + o.min_effect) +
+				     gsl_cdf_tdist_Pinv(0.95, (double)nb - 1) *
+					 out.spread;
+		m[nb].s.median = 100 * exp(d + gsl_ran_gaussian(rng, sd));
+		ck_assert_int_eq(eg_regress_history(b, nb, &m[nb], &o, &out),
+				 0);
+		failed += out.verdict == EG_VERDICT_FAIL;
+	}
+	return (double)failed / trials;
+}
+
+START_TEST(history_mde_is_its_power)
+{
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	double hit, edge;
+
+	gsl_rng_set(rng, 20261204);
+	/* the H200's spread: 2.4% from campaign to campaign, 10 of them */
+	hit = fails_at_stated(rng, 10, 0.024, 1, 2000);
+	edge = fails_at_stated(rng, 10, 0.024, 0, 2000);
+	ck_assert_msg(hit >= 0.92 && hit <= 0.99,
+		      "a slowdown of the stated MDE fails %.3f of the time",
+		      hit);
+	ck_assert_msg(edge < 0.7, "the planted MDE (no power) fails %.3f",
+		      edge);
+	gsl_rng_free(rng);
+}
+END_TEST
+
 START_TEST(regress_history_direct)
 {
 	eg_metric_t m[5];
@@ -598,6 +664,7 @@ static Suite *suite(void)
 	tcase_add_test(t, mann_whitney_interval);
 	tcase_add_test(t, history_campaigns);
 	tcase_add_test(t, regress_history_direct);
+	tcase_add_test(t, history_mde_is_its_power);
 	tcase_add_test(t, versus_needs_its_arms);
 	tcase_add_test(t, ratio_regression);
 	suite_add_tcase(s, t);

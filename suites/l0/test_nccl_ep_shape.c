@@ -269,6 +269,42 @@ START_TEST(test_ht_limits)
 }
 END_TEST
 
+/* HT's flat dispatch asserts (B x ranks per NVLink domain) % 4 == 0, B
+ * its max_dispatch_tokens_per_rank (NCCL EP 2.30.7, hybridep_adapter.cu:
+ * the assert NCCL EP aborted on for 0, 33, 777 and 999 tokens with B =
+ * the tokens): B grows from the most tokens of any rank until it holds. */
+START_TEST(test_ht_tokens_rounded)
+{
+	static const struct {
+		uint32_t tokens, lsa, B;
+	} c[] = {
+	    {0, 1, 4},	 /* no tokens: B 1 failed, 4 holds */
+	    {33, 1, 36}, /* the masked case of 2026-12-01 */
+	    {34, 1, 36}, /* even is not enough with one rank */
+	    {777, 1, 780},   {999, 1, 1000}, {300, 1, 300}, {4096, 1, 4096},
+	    {33, 2, 34},     {0, 2, 2},	     {33, 3, 36},   {33, 4, 33},
+	    {1, 8, 1},	     {33, 0, 36}, /* domain unknown: a multiple of 4 */
+	    {8191, 1, 8192},
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		eg_nep_shape_t s = base();
+		eg_nep_plan_t p;
+
+		s.max_tokens = c[i].tokens;
+		s.lsa = c[i].lsa;
+		s.world = c[i].lsa ? c[i].lsa : 1;
+		s.experts = 4 * s.world; /* L x lsa a multiple of 4 */
+		p = plan(EG_NEP_HT, s, EG_PLUGIN_OK, NULL);
+		ck_assert_msg(p.B == c[i].B, "T=%u lsa=%u: B %u, want %u",
+			      c[i].tokens, c[i].lsa, p.B, c[i].B);
+		ck_assert_uint_eq((uint64_t)p.B * (c[i].lsa ? c[i].lsa : 4) % 4,
+				  0);
+		ck_assert_uint_ge(p.recv, p.B);
+	}
+}
+END_TEST
+
 /* ---- HT's run-time compiler ---- */
 static char tmpd[64];
 
@@ -373,6 +409,7 @@ int main(void)
 	tcase_add_test(tc, test_ll_limits);
 	tcase_add_test(tc, test_ll_tokens_rounded);
 	tcase_add_test(tc, test_ht_limits);
+	tcase_add_test(tc, test_ht_tokens_rounded);
 	tcase_add_test(tc, test_jit_ready);
 	suite_add_tcase(s, tc);
 	return eg_test_main(s);

@@ -727,6 +727,49 @@ START_TEST(test_junit_schema)
 }
 END_TEST
 
+/* A crash is its own verdict: TAP "not ok" with "status: crash" and the
+ * library's message in the YAML (TAP 14 has no directive for it), JUnit
+ * <error type="crash">, counted with the errors, valid by the schema. */
+START_TEST(test_crash_status)
+{
+	static const char *const want[] = {
+	    "TAP version 14",	      "1..1",
+	    "not ok 1 - w: dispatch", "  ---",
+	    "  signal: SIGABRT",      "  message: killed by signal 6",
+	    "  status: crash",	      "  ...",
+	};
+	const char *p = path_in("c.tap"), *x = path_in("c.xml");
+	json_t *diag = json_pack("{s:s}", "signal", "SIGABRT");
+	xmlNodePtr tc;
+	eg_junit_t *j;
+	eg_tap_t *t;
+	xmlDocPtr d;
+
+	ck_assert_int_eq(eg_tap_open(&t, p, 1), 0);
+	ck_assert_int_eq(eg_tap_point(t, EG_STATUS_CRASH, "w: dispatch",
+				      "killed by signal 6", diag),
+			 1);
+	ck_assert_int_eq(eg_tap_close(t), 0);
+	expect_lines(p, want, 8);
+	json_decref(diag);
+
+	ck_assert_int_eq(eg_junit_open(&j, x, "all"), 0);
+	ck_assert_int_eq(eg_junit_case(j, "l1", "w", 0.1, EG_STATUS_CRASH,
+				       "killed by signal 6", "assert failed"),
+			 0);
+	ck_assert_int_eq(eg_junit_close(j), 0);
+	d = read_xml(x);
+	ck_assert_int_eq(validate(d), 0);
+	attr_eq(child(xmlDocGetRootElement(d), "testsuite", 0), "errors", "1");
+	tc = child(child(xmlDocGetRootElement(d), "testsuite", 0), "testcase",
+		   0);
+	attr_eq(child(tc, "error", 0), "type", "crash");
+	attr_eq(child(tc, "error", 0), "message", "killed by signal 6");
+	text_eq(child(tc, "error", 0), "assert failed");
+	xmlFreeDoc(d);
+}
+END_TEST
+
 /* The schema is strict enough to catch broken documents. */
 START_TEST(test_junit_schema_rejects)
 {
@@ -902,6 +945,7 @@ int main(void)
 	tcase_add_test(tc, test_junit_three_cases);
 	tcase_add_test(tc, test_junit_schema);
 	tcase_add_test(tc, test_junit_schema_rejects);
+	tcase_add_test(tc, test_crash_status);
 	tcase_add_test(tc, test_junit_incremental);
 	tcase_add_test(tc, test_junit_names);
 	tcase_add_test(tc, test_run_dir);

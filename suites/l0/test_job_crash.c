@@ -1,0 +1,254 @@
+/* Why a job ended early, read from its log (lib/suite/job_crash.c): the
+ * rank that ended first and how, where it was, what it said; a hang's
+ * rank; an engine's error; and nothing when the log names no cause. The
+ * JUnit tally counts a crash (junit_tally.c). */
+#include <check.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eg_test.h"
+#include "epgate/report.h"
+#include "lib/suite/job_crash.h"
+#include "lib/suite/run_report.h"
+
+static char eg__dir[] = "/tmp/eg-job-crash-XXXXXX";
+
+static const char *eg__log(const char *text)
+{
+	static char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/job.log", eg__dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+/* A rank's own last words name it, its signal, where it was; its lines
+ * before them are its output, a peer's are not. */
+START_TEST(test_crash_last_words)
+{
+	eg_job_crash_t jc;
+	const char *log = eg__log(
+	    "[0] epgate: rank 0: plugin x: dispatch: allgather: rank 2 closed "
+	    "its connection (it exited or was killed)\n"
+	    "[2] epgate: lib.c:12: dispatch: Assertion `n % 4 == 0' failed.\n"
+	    "[2] epgate: rank 2: ended by signal 6 (SIGABRT) in w3-steps, step "
+	    "3 of 4, iteration 1, dispatch\n"
+	    "[launch] rank 2 killed by signal 6\n"
+	    "[0] epgate: rank 0: stopped by signal 15 (SIGTERM) in no workload "
+	    "(between them)\n");
+
+	ck_assert_int_eq(eg_job_crash_read(log, &jc), 0);
+	ck_assert_int_eq(jc.end, EG_JOB_END_CRASH);
+	ck_assert_int_eq(jc.c.rank, 2);
+	ck_assert_int_eq(jc.c.sig, 6);
+	ck_assert_str_eq(jc.workload, "w3-steps");
+	ck_assert_uint_eq(jc.step, 2);
+	ck_assert_uint_eq(jc.iter, 1);
+	ck_assert_str_eq(jc.phase, "dispatch");
+	ck_assert_str_eq(jc.c.output,
+			 "epgate: lib.c:12: dispatch: Assertion `n % 4 == 0' "
+			 "failed.");
+	ck_assert_str_eq(jc.c.what,
+			 "rank 2 ended by signal 6 (SIGABRT, Aborted)");
+}
+END_TEST
+
+/* exit() inside a workload, on every rank: the first to say it. */
+START_TEST(test_crash_exit)
+{
+	eg_job_crash_t jc;
+	json_t *d = NULL;
+	char msg[700];
+	eg_workload_t w;
+
+	ck_assert_int_eq(
+	    eg_job_crash_read(
+		eg__log("[1] epgate: rank 1: ended by exit(0) in k1, iteration "
+			"0, dispatch\n[0] epgate: rank 0: ended by exit(0) in "
+			"k1, iteration 0, dispatch\n"),
+		&jc),
+	    0);
+	ck_assert_int_eq(jc.end, EG_JOB_END_CRASH);
+	ck_assert_int_eq(jc.c.rank, 1);
+	ck_assert_int_eq(jc.c.status, 0);
+	ck_assert_int_eq(jc.c.sig, 0);
+	eg_workload_init(&w);
+	snprintf(w.name, sizeof(w.name), "k1");
+	ck_assert_int_eq(
+	    eg_job_crash_case(&jc, &w, "R", "L", 1, &d, msg, sizeof(msg)),
+	    EG_STATUS_CRASH);
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "exit_status")),
+			 0);
+	ck_assert_str_eq(json_string_value(json_object_get(d, "where")),
+			 "k1, iteration 0, dispatch");
+	json_decref(d);
+	eg_workload_fini(&w);
+}
+END_TEST
+
+/* Only the launcher says it: the signal, the rank's lines. */
+START_TEST(test_crash_launcher)
+{
+	eg_job_crash_t jc;
+
+	ck_assert_int_eq(
+	    eg_job_crash_read(
+		eg__log("[1] said before\n[launch] rank 1 killed by signal "
+			"11\n[launch] rank 1 killed by signal 11; stopping "
+			"ranks 0\n"),
+		&jc),
+	    0);
+	ck_assert_int_eq(jc.end, EG_JOB_END_CRASH);
+	ck_assert_int_eq(jc.c.rank, 1);
+	ck_assert_int_eq(jc.c.sig, 11);
+	ck_assert_str_eq(jc.c.output, "said before");
+	ck_assert_str_eq(jc.workload, "");
+}
+END_TEST
+
+/* A hang: the rank waited on, where it was when stopped. */
+START_TEST(test_hang)
+{
+	eg_job_crash_t jc;
+	json_t *d = NULL;
+	char msg[700];
+	eg_workload_t w;
+
+	ck_assert_int_eq(
+	    eg_job_crash_read(
+		eg__log("[0] epgate: rank 0: plugin x: dispatch: allgather: "
+			"deadline 2.0 s expired; rank 0 still waits on ranks "
+			"2\n[launch] rank 0 exited with status 99; stopping "
+			"ranks 2\n[2] epgate: rank 2: stopped by signal 15 "
+			"(SIGTERM) in base, iteration 0, combine\n"),
+		&jc),
+	    0);
+	ck_assert_int_eq(jc.end, EG_JOB_END_HANG);
+	ck_assert_int_eq(jc.c.rank, 2);
+	ck_assert_str_eq(jc.workload, "base");
+	ck_assert_str_eq(jc.phase, "combine");
+	eg_workload_init(&w);
+	snprintf(w.name, sizeof(w.name), "base");
+	ck_assert_int_eq(
+	    eg_job_crash_case(&jc, &w, "R", "L", 99, &d, msg, sizeof(msg)),
+	    EG_STATUS_FAIL);
+	ck_assert_ptr_nonnull(json_object_get(d, "hang"));
+	ck_assert_ptr_null(json_object_get(d, "crash"));
+	json_decref(d);
+	eg_workload_fini(&w);
+}
+END_TEST
+
+/* An engine's error: the rank whose message does not blame a peer. */
+START_TEST(test_engine_error)
+{
+	eg_job_crash_t jc;
+
+	ck_assert_int_eq(
+	    eg_job_crash_read(
+		eg__log("[0] epgate: rank 0: plugin x: dispatch: allgather: "
+			"ranks disagree: rank 1 called allgather\n"
+			"[0] epgate l2-rank: rank 0: w2: dispatch: the plugin "
+			"under test reported an error (iteration 1)\n"
+			"[1] epgate: rank 1: plugin x: dispatch: planted "
+			"error\n"
+			"[1] epgate l2-rank: rank 1: w2: dispatch: the plugin "
+			"under test reported an error (step 2 of 3, iteration "
+			"1)\n"),
+		&jc),
+	    0);
+	ck_assert_int_eq(jc.end, EG_JOB_END_ERROR);
+	ck_assert_int_eq(jc.c.rank, 1);
+	ck_assert_str_eq(jc.c.output, "plugin x: dispatch: planted error");
+	ck_assert_str_eq(jc.c.what, "the plugin under test reported an error");
+	ck_assert_str_eq(jc.workload, "w2");
+	ck_assert_uint_eq(jc.step, 1);
+	ck_assert_uint_eq(jc.iter, 1);
+	ck_assert_str_eq(jc.phase, "dispatch");
+}
+END_TEST
+
+/* Nothing in the log: no cause, the case an error that says so. */
+START_TEST(test_no_cause)
+{
+	eg_job_crash_t jc;
+	json_t *d = NULL;
+	char msg[700];
+	eg_workload_t w;
+
+	ck_assert_int_eq(eg_job_crash_read(eg__log("[0] all fine\n"), &jc), 0);
+	ck_assert_int_eq(jc.end, EG_JOB_END_NONE);
+	ck_assert_int_lt(eg_job_crash_read("/nonexistent/log", &jc), 0);
+	eg_workload_init(&w);
+	snprintf(w.name, sizeof(w.name), "x");
+	ck_assert_int_eq(
+	    eg_job_crash_case(&jc, &w, "R", "L", 0, &d, msg, sizeof(msg)),
+	    EG_STATUS_ERROR);
+	ck_assert_ptr_nonnull(strstr(msg, "the job ended (exit 0)"));
+	json_decref(d);
+	eg_workload_fini(&w);
+}
+END_TEST
+
+/* The run's summary counts a crash among the errors, and as a crash. */
+START_TEST(test_tally_crash)
+{
+	eg_junit_t *j;
+	eg_tally_t t;
+	json_t *fails = json_array();
+	char path[128];
+
+	eg__log("");
+	snprintf(path, sizeof(path), "%s/t.xml", eg__dir);
+	ck_assert_int_eq(eg_junit_open(&j, path, "s"), 0);
+	ck_assert_int_eq(eg_junit_case(j, "c", "a", 0, EG_STATUS_CRASH,
+				       "killed by signal 6", "repro: X"),
+			 0);
+	ck_assert_int_eq(
+	    eg_junit_case(j, "c", "b", 0, EG_STATUS_ERROR, "harness", NULL), 0);
+	ck_assert_int_eq(eg_junit_close(j), 0);
+	ck_assert_int_eq(eg_junit_tally(path, &t, fails, 10), 0);
+	ck_assert_uint_eq(t.errors, 2);
+	ck_assert_uint_eq(t.crashed, 1);
+	ck_assert_str_eq(json_string_value(
+			     json_object_get(json_array_get(fails, 0), "kind")),
+			 "crash");
+	ck_assert_str_eq(json_string_value(
+			     json_object_get(json_array_get(fails, 1), "kind")),
+			 "error");
+	json_decref(fails);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("job_crash");
+	TCase *tc = tcase_create("log");
+	char f[160];
+	int rc;
+
+	if (!mkdtemp(eg__dir))
+		return 99;
+
+	tcase_add_test(tc, test_crash_last_words);
+	tcase_add_test(tc, test_crash_exit);
+	tcase_add_test(tc, test_crash_launcher);
+	tcase_add_test(tc, test_hang);
+	tcase_add_test(tc, test_engine_error);
+	tcase_add_test(tc, test_no_cause);
+	tcase_add_test(tc, test_tally_crash);
+	suite_add_tcase(s, tc);
+	rc = eg_test_main(s);
+	snprintf(f, sizeof(f), "%s/job.log", eg__dir);
+	unlink(f);
+	snprintf(f, sizeof(f), "%s/t.xml", eg__dir);
+	unlink(f);
+	rmdir(eg__dir);
+	return rc;
+}
