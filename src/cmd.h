@@ -18,6 +18,8 @@ eg_cmd_fn eg_cmd_report;
  * ones allowed), 1 a gate failed (or, with --strict, was inconclusive),
  * 77 every gate skipped for lack of data, 99 bad input or a hard error */
 eg_cmd_fn eg_cmd_gate;
+/* plugin: subcommands new and info (cmd_plugin.c) */
+eg_cmd_fn eg_cmd_plugin;
 /* bench: subcommands profile, list, engine, raw, overhead, ab, calibrate
  * (cmd_bench.c) */
 eg_cmd_fn eg_cmd_bench, eg_cmd_bench_profile, eg_cmd_bench_list,

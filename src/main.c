@@ -34,6 +34,8 @@ static const eg__cmd_t eg__cmds[] = {
     {"gate", eg_cmd_gate, "judges results files by a gate file", 0},
     {"report", eg_cmd_report,
      "an HTML report of a run folder, results or a history", 0},
+    {"plugin", eg_cmd_plugin,
+     "a new plugin from the template (new), what one declares (info)", 0},
     {"version", eg__version, "prints the version", 0},
     {"help", eg__help, "this text; help CMD: CMD --help", 0},
     {"l2-rank", eg_cmd_l2_rank, "one rank of an L2 job (check --l2)", 1},

@@ -61,6 +61,8 @@ typedef struct eg_bench_counters {
 	/* the engine's phases, when it times them */
 	uint32_t n_phases;
 	eg_bench_phase_t phase[EG_BENCH_PHASES_MAX];
+	/* the GPU this rank ran on ("NVIDIA H200"), "" on the host */
+	char gpu[96];
 } eg_bench_counters_t;
 
 typedef struct eg_bench_backend_ops {

@@ -15,6 +15,7 @@
 
 #include "epgate/bench.h"
 #include "epgate/boot.h"
+#include "epgate/evidence.h"
 #include "epgate/layout.h"
 #include "epgate/transport.h"
 #include "epgate/profile.h"
@@ -135,6 +136,9 @@ typedef struct eg_bench_rank_report {
 			      counted) */
 	char evidence[128];
 	char versions[128];
+	/* the libraries as this rank loaded them, its host and GPU
+	 * (lib/bench/evidence.c) */
+	eg_loaded_t loaded;
 	/* the engine's phases: name and mean per timed step (us) */
 	uint32_t n_phases;
 	char phase_name[EG_BENCH_PHASES_MAX][24];
@@ -142,6 +146,15 @@ typedef struct eg_bench_rank_report {
 	/* the engine timed its own calls (eg_bench_times_t.call_timed) */
 	int32_t call_timed;
 } eg_bench_rank_report_t;
+
+/* The evidence of a point beyond its transport (docs/results-v1.md,
+ * "Evidence"), into o on rank 0: each loaded library's version, host
+ * and GPU over the W ranks' reports (values that differ joined with
+ * " | "), the library under test of a plugin arm (engine names it), and
+ * the transport of the raw phase when one was measured. */
+int eg_bench_evidence_more(json_t *o, const eg_bench_rank_report_t *rep,
+			   uint32_t W, const char *engine,
+			   const eg_bench_model_t *raw);
 
 typedef struct eg_bench_calc_in {
 	uint32_t world, nodes;

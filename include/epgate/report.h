@@ -63,6 +63,12 @@ int eg_junit_case(eg_junit_t *j, const char *classname, const char *name,
 		  double time_s, eg_status_t st, const char *message,
 		  const char *details);
 int eg_junit_close(eg_junit_t *j);
+/* A <property name= value=> of the testsuite (in its <properties>, its
+ * first child); rewrites the file. The evidence of what ran
+ * (include/epgate/evidence.h) as properties: each string member by its
+ * key, each knob of its "env" as "env.NAME". */
+int eg_junit_property(eg_junit_t *j, const char *name, const char *value);
+int eg_junit_evidence(eg_junit_t *j, const json_t *ev);
 
 /* YAML rendering of a JSON object (used by TAP; exposed for tests).
  * Returns a malloc'd string, each line prefixed by indent spaces. */

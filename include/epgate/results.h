@@ -61,7 +61,28 @@ typedef struct eg_results {
 	size_t n_points;
 	/* appended: one campaign of a history (set by eg_history_read) */
 	int history;
+	/* appended: context.revision, 1 where absent (an older epgate's
+	 * file: eg_results_older), and what the reader derived for such a
+	 * file: evidence key -> the key it came from ("transport_class":
+	 * "transport"), or NULL */
+	unsigned revision;
+	json_t *derived;
 } eg_results_t;
+
+/* The revision of results v1's content this epgate writes into the
+ * context of what it measures (docs/results-v1.md, "Older files"): 2
+ * added the evidence of the libraries as loaded, the host and the GPU.
+ * A file without one is revision 1. */
+#define EG_RESULTS_REVISION 2
+/* r was measured by an older epgate: a revision below this one's, its
+ * context's build an epgate's, not a recorded campaign. A gate that
+ * finds a field missing there says "recorded by an older epgate: FIELD
+ * missing; re-record". */
+int eg_results_older(const eg_results_t *r);
+/* r is such a file and key an evidence key its epgate did not write yet
+ * (the libraries as loaded, host, gpu, lib_*, raw_transport): its
+ * absence says nothing of what ran. */
+int eg_results_older_lacks(const eg_results_t *r, const char *key);
 
 /* Reads and validates path.  On error returns <0 (EG_ENOENT, EG_EIO,
  * EG_EPARSE, EG_ERANGE over EG_RESULTS_MAX_BYTES, EG_ENOMEM) with one

@@ -20,6 +20,7 @@
 
 #include "epgate/bench.h"
 #include "epgate/error.h"
+#include "epgate/evidence.h"
 #include "epgate/nccl.h"
 #include "lib/bench/backend_engine.h"
 
@@ -57,7 +58,7 @@ static void eg__nb_describe(const eg_xport_ops_t *x, void *xs,
 	eg_nccl_t *n = xs;
 	eg_nccl_evidence_t e;
 	char sum[96];
-	int rt = 0, drv = 0;
+	int rt = 0, drv = 0, dev = -1;
 
 	(void)x;
 	if (eg_nccl_evidence(n, &e) < 0)
@@ -71,6 +72,8 @@ static void eg__nb_describe(const eg_xport_ops_t *x, void *xs,
 	snprintf(c->versions, sizeof(c->versions),
 		 "%s, CUDA runtime %d.%d, driver API %d.%d", eg_nccl_version(n),
 		 rt / 1000, rt % 1000 / 10, drv / 1000, drv % 1000 / 10);
+	if (cudaGetDevice(&dev) == cudaSuccess)
+		eg_gpu_name(dev, c->gpu, sizeof(c->gpu));
 }
 
 static const eg_engine_backend_t eg__nccl = {

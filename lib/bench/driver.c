@@ -282,6 +282,8 @@ static void eg__report(const eg_bench_ctx_t *c, void *st,
 	snprintf(rep->evidence, sizeof(rep->evidence), "%s",
 		 cnt.transport_evidence);
 	snprintf(rep->versions, sizeof(rep->versions), "%s", cnt.versions);
+	eg_loaded_read(&rep->loaded); /* the evidence: as loaded now */
+	snprintf(rep->loaded.gpu, sizeof(rep->loaded.gpu), "%s", cnt.gpu);
 	rep->wire_bytes = (double)cnt.wire_dispatch / n;
 	for (uint32_t i = 0; i < cnt.n_phases && i < EG_BENCH_PHASES_MAX; i++) {
 		snprintf(rep->phase_name[i], sizeof(rep->phase_name[i]), "%s",
@@ -331,6 +333,12 @@ static int eg__build(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
 	out->arm = eg__dup(pt->arm);
 	out->axes = eg__axes(pt);
 	out->evidence = eg__evidence(c, rep, raw, calc.bound, c->world->nodes);
+	if (out->evidence &&
+	    eg_bench_evidence_more(out->evidence, rep, c->world->size, pt->arm,
+				   raw) < 0) {
+		json_decref(out->evidence);
+		out->evidence = NULL;
+	}
 	out->metrics = calloc(calc.n, sizeof(*out->metrics));
 	if (!out->id || !out->suite || !out->arm || !out->axes ||
 	    !out->evidence || !out->metrics) {

@@ -122,6 +122,17 @@ int eg__aggregate(const eg__twin_t *t, size_t n, size_t nb, int history,
 int eg__ratio_files(const eg_gate_t *g, const char *label,
 		    const eg_results_t *in, size_t n, eg_results_t **out);
 
+/* Older results files (lib/gate/older.c): "FILE: recorded by an older
+ * epgate: FIELD missing; re-record" into buf; the file holding p (cur
+ * or base), or NULL; and, where cur or a twin bp[k] comes from an older
+ * file that measured it in one launch, that message into why (1). */
+void eg__older_say(char *buf, size_t len, const eg_results_t *f,
+		   const char *field);
+const eg_results_t *eg__file_of(const eg_gate_data_t *d, const eg_point_t *p);
+int eg__older_launches(const eg_gate_data_t *d, const eg_point_t *cur,
+		       const eg_point_t *const *bp, size_t nb, char *why,
+		       size_t len);
+
 /* Rules over a campaign's cells; each fills res (verdict, summary,
  * diag). */
 typedef int eg__cells_rule_t(const eg_gate_file_t *gf, const eg_gate_t *g,

@@ -99,6 +99,8 @@ static int eg__ratio_file(const eg_gate_t *g, const char *label,
 	o->path = strdup(f->path ? f->path : "");
 	o->context = json_incref(f->context);
 	o->history = f->history;
+	o->recorded = f->recorded;
+	o->revision = f->revision; /* an older file's ratios are older too */
 	o->points = calloc(f->n_points + 1, sizeof(*o->points));
 	if (!o->path || !o->points)
 		return EG_ENOMEM;

@@ -516,6 +516,23 @@ static int eg__compare_all(const eg_gate_file_t *gf, const eg_gate_t *g,
 	return 0;
 }
 
+/* An aggregate over launches (not a history's campaigns) that one-launch
+ * points of an older epgate's file could not feed: it says which file
+ * to measure again (docs/results-v1.md, "Older files"). */
+static void eg__aggregate_older(const eg_gate_t *g, const eg_gate_data_t *d,
+				const eg__cmp_t *c, size_t n,
+				eg_regress_out_t *out)
+{
+	if (out->verdict != EG_VERDICT_INCONCLUSIVE ||
+	    (eg_gate_data_history(d) && !g->versus[0]) ||
+	    (out->n_base >= 2 && out->n_cur >= 2))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (eg__older_launches(d, c[i].e->p, c[i].bp, c[i].nb, out->why,
+				       sizeof(out->why)))
+			return;
+}
+
 /* The aggregate gate: one comparison, every point behind it listed for
  * re-measurement when it does not pass. */
 static int eg__rule_aggregate(const eg_gate_file_t *gf, const eg_gate_t *g,
@@ -534,6 +551,7 @@ static int eg__rule_aggregate(const eg_gate_file_t *gf, const eg_gate_t *g,
 		return eg__gerr(gf, g->line, err, len,
 				"gate \"%s\": cannot aggregate: %s", g->name,
 				eg_strerror(rc));
+	eg__aggregate_older(g, d, c, n, &one.out);
 	snprintf(at, sizeof(at), "the %s of %zu point(s)",
 		 g->aggregate == EG_AGG_MEDIAN ? "median" : "geometric mean",
 		 used);

@@ -1,6 +1,6 @@
 /* The rules that judge a campaign on its own: bound, parity, flat,
- * recovery, trend and evidence.  Each fills the verdict, a one-line
- * summary (the deciding value against its threshold) and the YAML
+ * recovery and trend (evidence: rule_evidence.c).  Each fills the verdict, a
+ * one-line summary (the deciding value against its threshold) and the YAML
  * diagnostics.  Bound, parity, recovery and trend judge medians (their
  * intervals are shown); flat also tests for a trend with the per-point
  * errors (docs/gates.md). */
@@ -346,68 +346,4 @@ out:
 	json_decref(series);
 	eg__grp_free(&gr);
 	return rc;
-}
-
-int eg__rule_evidence(const eg_gate_file_t *gf, const eg_gate_t *g,
-		      const eg__cells_t *c, eg_gate_result_t *res, char *err,
-		      size_t len)
-{
-	json_t *exp = json_array(), *bad = json_array();
-	const char *first_bad = NULL, *first_at = NULL, *seen = NULL;
-
-	(void)gf;
-	(void)err;
-	(void)len;
-	if (!exp || !bad) {
-		json_decref(exp);
-		json_decref(bad);
-		return EG_ENOMEM;
-	}
-	for (size_t i = 0; i < g->n_expect; i++)
-		json_array_append_new(exp, json_string(g->expect[i]));
-	json_object_set_new(res->diag, "field", json_string(g->field));
-	json_object_set_new(res->diag, "expect", exp);
-	json_object_set_new(res->diag, "points",
-			    json_integer((json_int_t)c->n));
-	for (size_t i = 0; i < c->n; i++) {
-		const eg__cell_t *e = &c->c[i];
-		json_t *v = e->p->evidence
-				? json_object_get(e->p->evidence, g->field)
-				: NULL;
-		const char *s;
-		int ok = 0;
-
-		if (!v)
-			v = json_object_get(e->file->context, g->field);
-		s = json_is_string(v) ? json_string_value(v) : NULL;
-		for (size_t k = 0; s && k < g->n_expect; k++)
-			ok |= !strcmp(s, g->expect[k]);
-		if (ok) {
-			seen = s;
-			continue;
-		}
-		json_array_append_new(
-		    bad, json_pack("{s:s, s:s}", "at", e->at, "got",
-				   s ? s : "(no evidence recorded)"));
-		if (!first_at) {
-			first_at = e->at;
-			first_bad = s ? s : "(no evidence recorded)";
-		}
-	}
-	if (json_array_size(bad))
-		json_object_set_new(res->diag, "mismatch", bad);
-	else
-		json_decref(bad);
-	if (!c->n) {
-		res->verdict = EG_VERDICT_SKIP;
-		eg__say(res, "no data: no point passes the filter");
-	} else if (first_at) {
-		res->verdict = EG_VERDICT_FAIL;
-		eg__say(res, "%s %s at %s, want %s%s", g->field, first_bad,
-			first_at, g->expect[0], g->n_expect > 1 ? " ..." : "");
-	} else {
-		res->verdict = EG_VERDICT_PASS;
-		eg__say(res, "%s %s on all %zu points", g->field, seen, c->n);
-	}
-	return 0;
 }

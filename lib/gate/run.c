@@ -9,6 +9,7 @@
 
 #include "epgate/clock.h"
 #include "epgate/error.h"
+#include "epgate/evidence.h"
 #include "epgate/gate.h"
 #include "epgate/report.h"
 #include "lib/gate/gate_int.h"
@@ -437,6 +438,14 @@ static int eg__open_reports(eg__run_t *r)
 		fprintf(stderr, "%s: --junit %s: %s\n", r->o->prog, junit_path,
 			eg_strerror(rc));
 		return rc;
+	}
+	if (r->o->data) { /* what ran, as the suite's properties */
+		json_t *ev =
+		    eg_results_evidence(r->o->data->cur, r->o->data->n_cur);
+
+		if (ev)
+			eg_junit_evidence(r->junit, ev);
+		json_decref(ev);
 	}
 	snprintf(r->tap_path, sizeof(r->tap_path), "%s", tap_path);
 	snprintf(r->junit_path, sizeof(r->junit_path), "%s", junit_path);

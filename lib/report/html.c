@@ -4,6 +4,7 @@
  * no script, nothing fetched: it opens offline and anywhere. */
 #include <stdio.h>
 
+#include "lib/report/html_evidence.h"
 #include "lib/report/html_int.h"
 
 static const char eg__css[] =
@@ -175,6 +176,7 @@ int eg__html_write(FILE *f, const eg__page_t *pg)
 	fputs("<section id=\"summary\">\n", f);
 	eg__banner(f, pg);
 	eg__meta(f, pg);
+	eg__html_evidence(f, pg); /* what ran (html_evidence.c) */
 	eg__suites(f, pg);
 	eg__gate_tables(f, pg);
 	fputs("</section>\n", f);

@@ -232,6 +232,56 @@ fail:
 	return r;
 }
 
+/* ---- properties (the evidence, docs/results-v1.md) ----------------- */
+
+int eg_junit_property(eg_junit_t *j, const char *name, const char *value)
+{
+	xmlNodePtr props = j && j->suite ? j->suite->children : NULL;
+	xmlNodePtr p;
+	int r;
+
+	if (!j || !name || !*name || !value)
+		return EG_EINVAL;
+	/* <properties> is the testsuite's first child (the schema's order) */
+	if (!props || xmlStrcmp(props->name, EG__X("properties"))) {
+		xmlNodePtr n =
+		    xmlNewDocNode(j->doc, NULL, EG__X("properties"), NULL);
+
+		if (!n)
+			return EG_EXML;
+		props = props ? xmlAddPrevSibling(props, n)
+			      : xmlAddChild(j->suite, n);
+		if (!props)
+			return EG_EXML;
+	}
+	if (!(p = xmlNewChild(props, NULL, EG__X("property"), NULL)))
+		return EG_EXML;
+	r = eg__xml_prop(p, "name", name);
+	r = r ? r : eg__xml_prop(p, "value", value);
+	return r ? r : eg__junit_flush(j);
+}
+
+int eg_junit_evidence(eg_junit_t *j, const json_t *ev)
+{
+	const char *k;
+	json_t *v;
+	char name[256];
+	int r = 0;
+
+	json_object_foreach((json_t *)ev, k, v)
+	{
+		if (!r && json_is_string(v))
+			r = eg_junit_property(j, k, json_string_value(v));
+	}
+	json_object_foreach(json_object_get(ev, "env"), k, v)
+	{
+		snprintf(name, sizeof(name), "env.%s", k);
+		if (!r && json_is_string(v))
+			r = eg_junit_property(j, name, json_string_value(v));
+	}
+	return r;
+}
+
 /* 1 if suite already has a testcase classname/name (both cleaned). */
 static int eg__junit_has(eg_junit_t *j, const xmlChar *cls, const xmlChar *name)
 {

@@ -229,11 +229,12 @@ int eg__context_check(json_t *o, eg__rerr_t *e)
 	    "slurm_job_id", "profile",	"created",   "source",
 	    "notes",	    "machine",	"planted",   NULL};
 	static const char *const allowed[] = {
-	    "hosts", "gpus",	     "env",	  "node_list", "driver",
-	    "cuda",  "nccl",	     "libfabric", "provider",  "transport",
-	    "build", "slurm_job_id", "profile",	  "created",   "source",
-	    "notes", "machine",	     "planted",	  "plan",      "ab",
-	    NULL};
+	    "hosts",	"gpus",	     "env",    "node_list",
+	    "driver",	"cuda",	     "nccl",   "libfabric",
+	    "provider", "transport", "build",  "slurm_job_id",
+	    "profile",	"created",   "source", "notes",
+	    "machine",	"planted",   "plan",   "ab",
+	    "revision", NULL};
 	const char *s;
 	json_t *v;
 	int rc;
@@ -262,6 +263,10 @@ int eg__context_check(json_t *o, eg__rerr_t *e)
 		return rc;
 	if ((v = json_object_get(o, "plan")) && (rc = eg__plan(v, e)))
 		return rc;
+	if ((v = json_object_get(o, "revision")) &&
+	    (!json_is_integer(v) || json_integer_value(v) < 1))
+		return eg__rbad(e, "context.revision",
+				"expected an integer >= 1");
 	return 0;
 }
 
@@ -376,6 +381,7 @@ void eg_results_free(eg_results_t *r)
 		eg_point_fini(&r->points[i]);
 	EG_FREE(r->points, r->path);
 	json_decref(r->context);
+	json_decref(r->derived);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -457,7 +463,7 @@ static int eg__results_from_json(eg_results_t *r, json_t *root, eg__rerr_t *e)
 		}
 		json_object_set_new(ids, p->id, json_integer((json_int_t)i));
 	}
-	rc = 0;
+	rc = eg__results_older_read(r);
 out:
 	json_decref(ids);
 	return rc;

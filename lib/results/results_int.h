@@ -39,5 +39,8 @@ int eg__point_launches(json_t *o, const char *jpath, eg_point_t *pt,
 		       eg__rerr_t *e);
 /* Validates the context object. */
 int eg__context_check(json_t *o, eg__rerr_t *e);
+/* The revision of a file just read and, for an older one, what its
+ * fields determine (lib/results/older.c). */
+int eg__results_older_read(eg_results_t *r);
 
 #endif

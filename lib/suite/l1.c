@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "epgate/evidence.h"
 #include "lib/suite/l1_int.h"
 
 #define EG__DETAIL_MAX 4096
@@ -277,6 +278,7 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 		eg_tap_close(L.tap);
 		return EG_EXIT_HARD;
 	}
+	eg_suite_junit_evidence(L.junit, L.ops->name); /* what ran, where */
 	L.t0 = L.t_said = eg_now();
 	for (size_t i = 0; i < wl->n; i++) {
 		if (eg__l1_by_job(L.ops, &wl->items[i]))

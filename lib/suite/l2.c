@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "epgate/clock.h"
+#include "epgate/evidence.h"
 #include "epgate/job.h"
 #include "lib/suite/job_crash.h"
 #include "lib/suite/job_report.h"
@@ -532,6 +533,7 @@ int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot)
 		eg_workload_list_free(&wl);
 		return EG_EXIT_HARD;
 	}
+	eg_suite_junit_evidence(L.junit, NULL); /* where the jobs ran */
 	for (size_t i = 0; i < ncfg; i++)
 		L.njobs += eg__expected(&wl, cfg[i].world) > 0;
 	for (size_t i = 0; i < ncfg; i++) {

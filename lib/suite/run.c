@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "epgate/evidence.h"
 #include "epgate/report_html.h"
 #include "lib/suite/run_report.h"
 #include "lib/suite/suite.h"
@@ -20,6 +21,7 @@ typedef struct eg__run {
 	const eg_run_opts_t *o;
 	char dir[4096], summary[4200];
 	eg_stage_t st[EG__STAGES];
+	json_t *ev; /* what ran: this process, then the bench's results */
 } eg__run_t;
 
 /* A stage's counts and failures from its JUnit report. */
@@ -32,6 +34,33 @@ static void eg__tally(eg__run_t *R, eg_stage_t *s, const char *junit)
 		s->failures = json_array();
 	if (eg_junit_tally(path, &s->t, s->failures, EG_STAGE_FAILURES) < 0)
 		snprintf(s->why, sizeof(s->why), "%s could not be read", junit);
+}
+
+/* The evidence of the bench's results file (the local profile's, in the
+ * run folder), beside this process's. */
+static void eg__bench_evidence(eg__run_t *R)
+{
+	char err[EG_RESULTS_ERR_MAX], results[4200];
+	eg_results_t r;
+	json_t *ev;
+
+	snprintf(results, sizeof(results), "%s/bench-local.json", R->dir);
+	if (eg_results_read(&r, results, err, sizeof(err)) < 0)
+		return;
+	ev = eg_results_evidence(&r, 1);
+	if (ev && R->ev)
+		eg_evidence_merge(R->ev, ev);
+	json_decref(ev);
+	eg_results_free(&r);
+}
+
+/* summary.json, then the evidence of what ran into it. */
+static int eg__summary(eg__run_t *R, int done, int rc)
+{
+	int e = eg_run_summary(R->summary, R->dir, R->o->engine, R->st,
+			       EG__STAGES, done, rc);
+
+	return e < 0 ? e : eg_summary_evidence(R->summary, R->ev);
 }
 
 static void eg__l1(eg__run_t *R)
@@ -206,21 +235,23 @@ int eg_run_local(const eg_run_opts_t *o)
 		       getenv("SLURM_JOB_ID"));
 	fflush(stdout);
 	eg__l1(&R);
-	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0);
+	R.ev = eg_process_evidence(o->engine); /* the L1 engine loaded */
+	eg__summary(&R, 0, 0);
 	eg__l2(&R);
-	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0);
+	eg__summary(&R, 0, 0);
 	eg__gpu(&R);
-	eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 0, 0);
+	eg__summary(&R, 0, 0);
 	brc = eg__bench(&R);
+	eg__bench_evidence(&R);
 	/* never kinder than the sweep's own verdict */
 	rc = eg_run_worse(eg_run_exit(R.st, EG__STAGES),
 			  brc == EG_EXIT_SKIP ? EG_EXIT_SKIP : brc);
-	if (eg_run_summary(R.summary, R.dir, o->engine, R.st, EG__STAGES, 1,
-			   rc) < 0)
+	if (eg__summary(&R, 1, rc) < 0)
 		rc = EG_EXIT_HARD;
 	eg_report_run_folder(R.dir); /* report.html, summary.md */
 	eg_run_closing(stdout, R.dir, R.st, EG__STAGES, rc);
 	for (int i = 0; i < EG__STAGES; i++)
 		json_decref(R.st[i].failures);
+	json_decref(R.ev);
 	return rc;
 }

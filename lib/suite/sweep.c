@@ -20,12 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef HAVE_LIBFABRIC
-#include <rdma/fabric.h>
-#endif
-
 #include "epgate/bench_driver.h"
 #include "epgate/error.h"
+#include "epgate/evidence.h"
 #include "epgate/gate.h"
 #include "epgate/job.h"
 #include "epgate/report_html.h"
@@ -71,11 +68,32 @@ static void eg__build(char *out, size_t len)
 	pclose(f);
 }
 
+/* The versions this process has loaded (the ranks' own are each point's
+ * evidence) and the knobs of its environment. */
+static int eg__context_loaded(json_t *c, json_t *env)
+{
+	static const char *const keys[] = {"nccl", "libfabric", "cuda",
+					   "driver", NULL};
+	eg_loaded_t l;
+	json_t *all = json_object();
+	int bad = !all;
+
+	eg_loaded_read(&l);
+	if (!bad)
+		bad = eg_loaded_to_json(&l, all) < 0;
+	for (int i = 0; !bad && keys[i]; i++) {
+		const char *v =
+		    json_string_value(json_object_get(all, keys[i]));
+
+		if (v && strcmp(v, EG_NOT_LOADED) && strcmp(v, "none"))
+			bad |= json_object_set_new(c, keys[i], json_string(v));
+	}
+	json_decref(all);
+	return bad || eg_env_knobs(env) < 0 ? EG_ENOMEM : EG_OK;
+}
+
 json_t *eg_bench_context(const eg_profile_t *p, json_t *hosts)
 {
-	static const char *const prefixes[] = {"EPGATE_", "FI_", "NCCL_", "EP_",
-					       NULL};
-	extern char **environ;
 	json_t *c = json_object(), *env = json_object();
 	char build[256], host[256] = "", notes[512];
 	int bad = !c || !env;
@@ -94,34 +112,13 @@ json_t *eg_bench_context(const eg_profile_t *p, json_t *hosts)
 	if (getenv("SLURM_JOB_ID"))
 		bad |= json_object_set_new(c, "slurm_job_id",
 					   json_string(getenv("SLURM_JOB_ID")));
-#ifdef HAVE_LIBFABRIC
-	char v[32];
-
-	snprintf(v, sizeof(v), "%u.%u", FI_MAJOR(fi_version()),
-		 FI_MINOR(fi_version()));
-	bad |= json_object_set_new(c, "libfabric", json_string(v));
-#endif
+	bad |= eg__context_loaded(c, env) < 0;
+	bad |= json_object_set_new(c, "revision",
+				   json_integer(EG_RESULTS_REVISION));
 	eg__build(build, sizeof(build));
 	bad |= json_object_set_new(c, "build", json_string(build));
 	bad |= json_object_set_new(c, "profile", json_string(p->name));
 	bad |= json_object_set_new(c, "transport", json_string(p->transport));
-	/* the knobs that were set (the secret is not a knob) */
-	for (char **e = environ; *e; e++) {
-		const char *eq = strchr(*e, '=');
-
-		if (!eq || !strncmp(*e, "EPGATE_SECRET=", 14))
-			continue;
-		for (int i = 0; prefixes[i]; i++)
-			if (!strncmp(*e, prefixes[i], strlen(prefixes[i]))) {
-				char key[128];
-
-				snprintf(key, sizeof(key), "%.*s",
-					 (int)(eq - *e), *e);
-				bad |= json_object_set_new(env, key,
-							   json_string(eq + 1));
-				break;
-			}
-	}
 	for (size_t i = 0; i < p->n_env; i++)
 		if (!json_object_get(env, p->env_keys[i]))
 			bad |= json_object_set_new(env, p->env_keys[i],
@@ -130,8 +127,9 @@ json_t *eg_bench_context(const eg_profile_t *p, json_t *hosts)
 	env = NULL;
 	snprintf(notes, sizeof(notes),
 		 "provider asked: %s; what ran at each point is in its "
-		 "evidence (transport, provider, bound); times are the "
-		 "slowest rank's per step (docs/metrics.md)",
+		 "evidence (transport, provider, bound; the libraries as "
+		 "loaded, host, gpu); times are the slowest rank's per step "
+		 "(docs/metrics.md)",
 		 p->provider ? p->provider : "auto");
 	bad |= json_object_set_new(c, "notes", json_string(notes));
 	if (bad)
