@@ -10,6 +10,8 @@
 typedef int eg_cmd_fn(int argc, char **argv);
 
 eg_cmd_fn eg_cmd_run, eg_cmd_check, eg_cmd_launch;
+/* stress: failure rates over many calls (cmd_stress.c) */
+eg_cmd_fn eg_cmd_stress;
 /* report: the HTML report (cmd_report.c) */
 eg_cmd_fn eg_cmd_report;
 /* gate: 0 every gate passed (skips and, without --strict, inconclusive
@@ -23,6 +25,9 @@ eg_cmd_fn eg_cmd_plugin;
 eg_cmd_fn eg_cmd_bench, eg_cmd_bench_profile, eg_cmd_bench_list,
     eg_cmd_bench_overhead, eg_cmd_bench_engine, eg_cmd_bench_raw,
     eg_cmd_bench_ab, eg_cmd_bench_calibrate;
+/* bench overhead --engine NAME: bench engine's point, then its two
+ * timing boundaries (cmd_bench_engine.c) */
+eg_cmd_fn eg_cmd_bench_overhead_engine;
 /* l2-rank, l2-gpu-rank: one rank of an L2 job, host or GPU memory
  * (cmd_rank.c; internal; without CUDA and NCCL l2-gpu-rank says so and
  * returns 77) */

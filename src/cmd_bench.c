@@ -62,6 +62,8 @@ static void eg__bench_usage(FILE *f)
 	      "  epgate launch -n N -- epgate bench raw "
 	      "alltoall|allgather|reducescatter --transport nccl ...\n"
 	      "  epgate bench overhead [--op-us US] [--iters N]\n"
+	      "  epgate launch -n N -- epgate bench overhead --engine E "
+	      "...\n"
 	      "  epgate bench ab NAME|FILE --a ARM --b ARM [--metric M] ...\n"
 	      "\n"
 	      "The old spellings still work:",
@@ -210,17 +212,35 @@ int eg_cmd_bench(int argc, char **argv)
 
 /* ---- overhead ------------------------------------------------------ */
 
+static int eg__overhead_loop(int argc, char **argv);
+
 static const char eg__overhead_usage[] =
     "usage: epgate bench overhead [--op-us US] [--iters N]\n"
+    "       epgate launch -n N -- epgate bench overhead --engine ENGINE\n"
+    "           [the options of bench engine]\n"
     "\n"
     "The harness's own timing overhead: a calibrated busy loop of\n"
     "about US microseconds (100), bare and through the driver, and\n"
     "an empty step, N steps each (2000) in 4 interleaved rounds.\n"
+    "With --engine, a point of that engine as `bench engine` measures\n"
+    "it, then its times at both boundaries (the engine's own calls,\n"
+    "which are gated, and epgate's step), median and ep_bench's mean,\n"
+    "and the harness per step between them (docs/metrics.md,\n"
+    "\"Boundaries\").\n"
     "\n"
-    "Exit status: 0 under 2% (or not judged: more than one rank),\n"
-    "1 the harness adds 2% or more, 99 bad arguments.\n";
+    "Exit status: 0 under 2% (or not judged: more than one rank; with\n"
+    "--engine: measured), 1 the harness adds 2% or more (--engine: a\n"
+    "wrong result), 99 bad arguments.\n";
 
 int eg_cmd_bench_overhead(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "--engine", 8))
+			return eg_cmd_bench_overhead_engine(argc, argv);
+	return eg__overhead_loop(argc, argv);
+}
+
+static int eg__overhead_loop(int argc, char **argv)
 {
 	unsigned op_us = 100;
 	const eg_cli_opt_t own[] = {

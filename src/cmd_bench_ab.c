@@ -15,8 +15,8 @@ static const char eg__ab_usage[] =
     "one step, B A in the next; A starts in even launches, B in odd\n"
     "ones), and judges B against A with a gate file written into the\n"
     "run folder (ab.gate): per metric, the median change over the\n"
-    "points, launch-paired (and with --per-point every point,\n"
-    "corrected).  B fails when it is worse than A by more than\n"
+    "points and every point (launch-paired, corrected over the\n"
+    "points).  B fails when it is worse than A by more than\n"
     "--min-effect with confidence, passes when it is not, and is\n"
     "inconclusive when the interval straddles it (the points are\n"
     "re-measured first).  Arms: a2a, dense,\n"
@@ -33,7 +33,9 @@ static const char eg__ab_usage[] =
     "  --min-effect F     the smallest change that matters (0.05)\n"
     "  --alpha A          each one-sided question's level (0.05)\n"
     "  --correction C     holm, bh or none over the points (holm)\n"
-    "  --per-point        a gate per point too (B at each point)\n"
+    "  --median-only      the median's gate alone (no gate per\n"
+    "                     point; --per-point, the default, is\n"
+    "                     still taken)\n"
     "  --gates FILE       this gate file instead (versus: [B, A])\n"
     "  --launches L       launches per point (the profile's)\n"
     "  --remeasure R      rounds of re-measurement (the profile's)\n"
@@ -50,6 +52,7 @@ int eg_cmd_bench_ab(int argc, char **argv)
 	static const char *const stats[] = {"bootstrap", "mann-whitney", NULL};
 	static const char *const corr[] = {"holm", "bh", "none", NULL};
 	eg_bench_run_opts_t run = {.report.keys = EG_REP_REPORTS};
+	int per_point = 0; /* the default; the old flag is still taken */
 	eg_bench_ab_opts_t ab = {.statistic = "bootstrap",
 				 .correction = "holm",
 				 .alpha = 0.05,
@@ -64,7 +67,8 @@ int eg_cmd_bench_ab(int argc, char **argv)
 	    {"min-effect", .real = &ab.min_effect, .lo = 0, .hi = 0.99},
 	    {"alpha", .real = &ab.alpha, .lo = 0, .hi = 0.49},
 	    {"correction", .str = &ab.correction, .choices = corr},
-	    {"per-point", .flag = &ab.per_point},
+	    {"per-point", .flag = &per_point},
+	    {"median-only", .flag = &ab.median_only},
 	    {"verbose", 'v', .flag = &run.verbose},
 	    {NULL}};
 	eg_cli_t cl = {.own = own,
@@ -75,6 +79,9 @@ int eg_cmd_bench_ab(int argc, char **argv)
 
 	if (rc != EG_CLI_GO)
 		return rc;
+	if (per_point && ab.median_only)
+		return eg_cli_error(&cl, "--per-point and --median-only: "
+					 "give one");
 	if (!run.ab[0] || !run.ab[1])
 		return eg_cli_error(&cl, "give both arms: --a ARM --b ARM");
 	if (!ab.n_metrics) {

@@ -65,12 +65,17 @@ static int eg__engine_check(const eg_cli_t *c, const eg_bench_engine_opts_t *o)
 	return 0;
 }
 
-int eg_cmd_bench_engine(int argc, char **argv)
+/* bench engine, and bench overhead --engine NAME (the same point, then
+ * its two boundaries). */
+static int eg__engine_cmd(int argc, char **argv, int overhead)
 {
-	eg_bench_engine_opts_t o = {
-	    .engine = "a2a", .job = eg_cli_bench_job, .xport.keys = EG_XP_ALL};
+	eg_bench_engine_opts_t o = {.engine = "a2a",
+				    .job = eg_cli_bench_job,
+				    .xport.keys = EG_XP_ALL,
+				    .overhead = overhead};
 	const eg_cli_opt_t own[] = {{"phases", .flag = &o.phases},
 				    {"vs-alltoall", .flag = &o.vs_alltoall},
+				    {"engine", .str = &o.engine},
 				    {NULL}};
 	eg_cli_t cl = {.own = own,
 		       .usage = eg__engine_usage,
@@ -89,4 +94,14 @@ int eg_cmd_bench_engine(int argc, char **argv)
 	o.job.warmup =
 	    eg_cli_bench_warmup(&o.job, !strcmp(o.xport.transport, "nccl"));
 	return eg_bench_engine(&o);
+}
+
+int eg_cmd_bench_engine(int argc, char **argv)
+{
+	return eg__engine_cmd(argc, argv, 0);
+}
+
+int eg_cmd_bench_overhead_engine(int argc, char **argv)
+{
+	return eg__engine_cmd(argc, argv, 1);
 }

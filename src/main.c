@@ -25,6 +25,8 @@ static const eg__cmd_t eg__cmds[] = {
      "the main job on the local profile: every suite, one run folder", 0},
     {"check", eg_cmd_check,
      "correctness of an engine over a workload matrix (L1, --l2)", 0},
+    {"stress", eg_cmd_stress,
+     "an engine called again and again: failure rates, races, leaks", 0},
     {"launch", eg_cmd_launch, "N local ranks of a command (-n N -- CMD ...)",
      0},
     {"bench", eg_cmd_bench,

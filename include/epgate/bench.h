@@ -31,6 +31,12 @@ typedef struct eg_bench_times {
 	/* bytes handed the transport for other ranks during dispatch
 	 * (payload, metadata, counts), when the step counts them; else 0 */
 	uint64_t wire_dispatch;
+	/* The engine's own calls (docs/metrics.md, "Boundaries"), when the
+	 * engine times them itself (call_timed: a plugin's calls by marks
+	 * on its stream, the wait for the stream outside); else the marks
+	 * around each call above are its boundary. Zero-filled by callers. */
+	int call_timed;
+	double call_dispatch_s, call_combine_s;
 } eg_bench_times_t;
 
 /* One phase of the engine's steps (eg_engine_ops_t.phases). */

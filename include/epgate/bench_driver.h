@@ -143,6 +143,8 @@ typedef struct eg_bench_rank_report {
 	uint32_t n_phases;
 	char phase_name[EG_BENCH_PHASES_MAX][24];
 	double phase_us[EG_BENCH_PHASES_MAX];
+	/* the engine timed its own calls (eg_bench_times_t.call_timed) */
+	int32_t call_timed;
 } eg_bench_rank_report_t;
 
 /* The evidence of a point beyond its transport (docs/results-v1.md,
@@ -165,9 +167,15 @@ typedef struct eg_bench_calc_in {
 	/* appended: NCCL EP's ep_bench byte counts per rank and step,
 	 * mean over ranks (eg_bench_epb_bytes); 0: not reported */
 	double sel_bytes, recv_bytes;
+	/* appended: the same times at the step boundary (the marks around
+	 * epgate's engine call, the wait for the stream and epgate's
+	 * bookkeeping inside), laid out as times; NULL: the same as times.
+	 * times are the gated boundary, the engine's own calls
+	 * (docs/metrics.md, "Boundaries"). */
+	const double *wall_times;
 } eg_bench_calc_in_t;
 
-#define EG_BENCH_METRICS_MAX 32
+#define EG_BENCH_METRICS_MAX 40
 
 typedef struct eg_bench_calc {
 	eg_metric_t m[EG_BENCH_METRICS_MAX];
@@ -176,9 +184,11 @@ typedef struct eg_bench_calc {
 } eg_bench_calc_t;
 
 /* The metrics of one point (docs/metrics.md): dispatch_us, combine_us,
- * step_us, tok_s, post_rate (samples per step); so_bytes, su_bytes,
- * ops_posted (per-step summaries); so_gbps, su_gbps (samples, only when
- * the bytes are not zero); wire_bytes and wire_gbps when the backend
+ * step_us, tok_s, post_rate (samples per step); with wall_times,
+ * wall_dispatch_us, wall_combine_us, wall_step_us and harness_us (the
+ * step boundary, and what lies between the two boundaries per step); so_bytes,
+ * su_bytes, ops_posted (per-step summaries); so_gbps, su_gbps (samples, only
+ * when the bytes are not zero); wire_bytes and wire_gbps when the backend
  * counts the dispatch's wire bytes; sel_bytes, recv_bytes and their
  * sel_gbps, recv_gbps when given; phase_NAME_us for each phase the
  * engine times; with a model: model_bw_us, model_issue_us, model_frac,

@@ -23,7 +23,8 @@
 	X(EFABRIC, -15, "fabric error")                                        \
 	X(ESYS, -16, "system call failed")                                     \
 	X(EPLUGIN, -17, "the plugin under test reported an error")             \
-	X(ECRASH, -18, "the process under test ended (a signal or exit())")
+	X(ECRASH, -18, "the process under test ended (a signal or exit())")    \
+	X(EGROWTH, -19, "resources grew past their bound")
 
 typedef enum eg_errno {
 	EG_OK = 0,

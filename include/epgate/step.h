@@ -101,6 +101,15 @@ void eg_step_close(eg_step_t *st);
  * instance and the buffers stay. Step 0 is the workload itself. */
 int eg_step_select(eg_step_t *st, uint32_t s);
 
+/* Makes the workload with another seed (another routing and other
+ * values, the same token counts) the one run from now on. */
+int eg_step_reseed(eg_step_t *st, uint64_t seed);
+
+/* Rank first+i's combine output of the last step and its bytes (host
+ * memory only; EG_ENOSYS in another space). */
+int eg_step_output(const eg_step_t *st, uint32_t i, const void **p,
+		   size_t *bytes);
+
 /* Generates iteration iter's inputs of the selected step (same routing,
  * new values per iteration) into the held input buffers. */
 int eg_step_generate(eg_step_t *st, uint32_t iter);
@@ -114,6 +123,12 @@ int eg_step_generate(eg_step_t *st, uint32_t iter);
  * Returns EG_OK, EG_EMISMATCH (this iteration was wrong), or the engine's
  * or harness's error (v says which): the job must not go on. */
 int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v);
+/* eg_step_verify in two halves, for callers that interleave the steps of
+ * two instances (`epgate stress --overlap`): generate, dispatch and its
+ * check; then the expert stage, combine and its check. Same returns; a
+ * combine without a dispatch before it is a harness error. */
+int eg_step_verify_dispatch(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v);
+int eg_step_verify_combine(eg_step_t *st, eg_rank_verdict_t *v);
 
 /* For each step of the workload (w->steps, at least one), iters verified
  * iterations from the workload's iter on, all through the one engine
@@ -127,6 +142,9 @@ int eg_step_verify_iters(eg_step_t *st, unsigned iters, eg_rank_verdict_t *v);
  * combine), timed with the space's marks: monotonic clock on the host,
  * events on the stream for cuda. */
 int eg_step_run(eg_step_t *st, eg_bench_times_t *t);
+
+/* The engine's own message about its last failure, or NULL. */
+const char *eg_step_engine_error(const eg_step_t *st);
 
 /* The engine's phases of the last step (eg_engine_ops_t.phases): up to
  * max into p, returns how many; 0 when the engine times none. */

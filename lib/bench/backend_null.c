@@ -1,9 +1,11 @@
 /* The "null" measurement backend: no transport and no engine.  Arm
  * "empty" is a step that does nothing (what the driver's clock reads and
  * calls cost); "work:US" is a busy loop calibrated to about US
- * microseconds on this core; "loop:N" is that loop with exactly N
- * iterations (so two runs do the same work).  `epgate bench --overhead` times
- * both through the driver to measure the harness's own overhead. */
+ * microseconds on this core, "work:US>T:US2" the same but US2 at points of
+ * more than T tokens (a slowdown confined to some points, for the A/B
+ * gates' tests); "loop:N" is that loop with exactly N iterations (so two
+ * runs do the same work).  `epgate bench --overhead` times both through
+ * the driver to measure the harness's own overhead. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,31 @@ typedef struct eg__null {
 	uint64_t steps;
 } eg__null_t;
 
+/* "US" or "US>T:US2" (US2 at points of more than T tokens): the work's
+ * microseconds at this workload's point; nonzero when malformed. */
+static int eg__work(const char *spec, const eg_workload_t *w, uint64_t *us)
+{
+	const char *gt = strchr(spec, '>'), *colon = gt ? strchr(gt, ':') : 0;
+	char head[32];
+	uint64_t t, us2;
+
+	if (!gt)
+		return eg_parse_u64(NULL, spec, 1, UINT64_MAX, 0, us, NULL, 0);
+	if (!colon || (size_t)(gt - spec) >= sizeof(head) ||
+	    (size_t)(colon - gt - 1) >= sizeof(head))
+		return EG_EINVAL;
+	snprintf(head, sizeof(head), "%.*s", (int)(gt - spec), spec);
+	if (eg_parse_u64(NULL, head, 1, UINT64_MAX, 0, us, NULL, 0))
+		return EG_EINVAL;
+	snprintf(head, sizeof(head), "%.*s", (int)(colon - gt - 1), gt + 1);
+	if (eg_parse_u64(NULL, head, 0, UINT64_MAX, 0, &t, NULL, 0) ||
+	    eg_parse_u64(NULL, colon + 1, 1, UINT64_MAX, 0, &us2, NULL, 0))
+		return EG_EINVAL;
+	if (w->tokens > t)
+		*us = us2;
+	return EG_OK;
+}
+
 static int eg__null_setup(const eg_world_t *world, eg_boot_t *boot,
 			  const eg_bench_setup_t *s, const eg_workload_t *w,
 			  void **state, char *err, size_t errlen)
@@ -27,20 +54,19 @@ static int eg__null_setup(const eg_world_t *world, eg_boot_t *boot,
 
 	(void)world;
 	(void)boot;
-	(void)w;
 	*state = NULL;
 	if (!s->engine)
 		return EG_EINVAL;
 	/* work:US and loop:N take whole numbers (lib/base/num.c) */
 	if (!strncmp(s->engine, "work:", 5))
-		bad = eg_parse_u64(NULL, s->engine + 5, 1, UINT64_MAX, 0, &us,
-				   NULL, 0);
+		bad = eg__work(s->engine + 5, w, &us);
 	else if (!strncmp(s->engine, "loop:", 5))
 		bad = eg_parse_u64(NULL, s->engine + 5, 1, UINT64_MAX, 0,
 				   &loops, NULL, 0);
 	if (strcmp(s->engine, "empty") && (bad || !(us || loops))) {
 		snprintf(err, errlen,
-			 "null: unknown arm \"%s\" (empty, work:US, loop:N)",
+			 "null: unknown arm \"%s\" (empty, work:US, "
+			 "work:US>T:US2, loop:N)",
 			 s->engine);
 		return EG_EINVAL;
 	}

@@ -12,6 +12,7 @@
 #include "epgate/error.h"
 #include "epgate/mem.h"
 #include "epgate/nccl.h"
+#include "epgate/watch.h"
 
 /* A rank's vote: its status and, on failure, its one-line reason. */
 typedef struct eg__vote {
@@ -145,6 +146,16 @@ static json_t *eg__evidence(const eg_bench_ctx_t *c,
 					   json_string(rep[0].versions));
 	if (bound && *bound)
 		bad |= json_object_set_new(o, "bound", json_string(bound));
+	/* which boundary the gated times have (docs/metrics.md) */
+	bad |= json_object_set_new(o, "boundary", json_string("call"));
+	bad |= json_object_set_new(
+	    o, "boundary_detail",
+	    json_string(rep[0].call_timed
+			    ? "marks around the plugin's own calls on its "
+			      "stream (the host clock for a host plugin); "
+			      "epgate's wait for the stream outside"
+			    : "marks around the engine's calls, each of which "
+			      "returns with its work done"));
 	if (raw && raw->src == EG_BENCH_MODEL_MEASURED)
 		bad |=
 		    json_object_set_new(o, "model", json_string("raw phase"));
@@ -157,12 +168,15 @@ static json_t *eg__evidence(const eg_bench_ctx_t *c,
 	return o;
 }
 
-/* One step of arm j, timed into its times[i], [n+i], [2n+i] (seconds)
- * when i >= 0; a warm-up step when i < 0. */
+/* One step of arm j, timed into its times[i], [n+i], [2n+i] (seconds,
+ * the gated boundary: the engine's calls) and times[3n + ...] (the step
+ * boundary) when i >= 0; a warm-up step when i < 0. *timed: the engine
+ * timed its own calls. */
 static int eg__one(const eg_bench_ctx_t *c, void *st, long i, unsigned n,
-		   double *times, char *err, size_t errlen)
+		   double *times, int *timed, char *err, size_t errlen)
 {
-	eg_bench_times_t t;
+	eg_bench_times_t t = {0};
+	double *wall = times + 3 * (size_t)n;
 	int rc;
 
 	if (i >= 0 && (rc = eg_boot_barrier(c->boot, c->timeout_s)) < 0) {
@@ -180,19 +194,25 @@ static int eg__one(const eg_bench_ctx_t *c, void *st, long i, unsigned n,
 		return rc;
 	}
 	if (i >= 0) {
-		times[i] = t.dispatch_s;
-		times[n + (size_t)i] = t.expert_s;
-		times[2 * (size_t)n + (size_t)i] = t.combine_s;
+		times[i] = t.call_timed ? t.call_dispatch_s : t.dispatch_s;
+		times[n + (size_t)i] = wall[n + (size_t)i] = t.expert_s;
+		times[2 * (size_t)n + (size_t)i] =
+		    t.call_timed ? t.call_combine_s : t.combine_s;
+		wall[i] = t.dispatch_s;
+		wall[2 * (size_t)n + (size_t)i] = t.combine_s;
+		*timed |= t.call_timed;
 	}
 	return EG_OK;
 }
 
 /* The timed loop of one rank over the live arms (st[j] not NULL), step
  * by step in the rotating order: warm-up, counters reset, n timed steps
- * each after a bootstrap barrier.  times[j]: arm j's 3n seconds. */
+ * each after a bootstrap barrier.  times[j]: arm j's 6n seconds (eg__one);
+ * timed[j]: it timed its own calls; ws: the resources before and after. */
 static int eg__timed(const eg_bench_ctx_t *c, void *const *st, size_t k,
 		     const eg_bench_point_t *pt, double *const *times,
-		     char *err, size_t errlen)
+		     int *timed, eg_watch_sample_t *ws, char *err,
+		     size_t errlen)
 {
 	unsigned n = pt->iters;
 	int rc;
@@ -202,21 +222,41 @@ static int eg__timed(const eg_bench_ctx_t *c, void *const *st, size_t k,
 			size_t j = (i + h) % k;
 
 			if (st[j] && (rc = eg__one(c, st[j], -1, n, times[j],
-						   err, errlen)) < 0)
+						   &timed[j], err, errlen)) < 0)
 				return rc;
 		}
 	for (size_t j = 0; j < k; j++)
 		if (st[j])
 			c->backend->counters_reset(st[j]);
+	eg_watch_sample(&ws[0]);
 	for (unsigned i = 0; i < n; i++)
 		for (size_t h = 0; h < k; h++) {
 			size_t j = (i + h) % k;
 
-			if (st[j] && (rc = eg__one(c, st[j], (long)i, n,
-						   times[j], err, errlen)) < 0)
+			if (st[j] &&
+			    (rc = eg__one(c, st[j], (long)i, n, times[j],
+					  &timed[j], err, errlen)) < 0)
 				return rc;
 		}
+	eg_watch_sample(&ws[1]);
 	return EG_OK;
+}
+
+/* The resources this rank held over its timed steps (docs/stress.md,
+ * "Resources"): growth past the bound fails the point on every rank. */
+static int eg__watched(const eg_bench_ctx_t *c, const eg_watch_sample_t *ws,
+		       unsigned n, char *err, size_t errlen)
+{
+	char m[256];
+
+	if (!eg_watch_on() || !ws[0].rss_bytes || !ws[1].rss_bytes ||
+	    !eg_watch_judge(&ws[0], &ws[1], &eg_watch_default_bound, m,
+			    sizeof(m)))
+		return EG_OK;
+	snprintf(err, errlen,
+		 "rank %u: resources grew over %u timed steps: %.180s",
+		 c->world->rank, n, m);
+	return EG_EGROWTH;
 }
 
 static void eg__report(const eg_bench_ctx_t *c, void *st,
@@ -258,11 +298,13 @@ static void eg__report(const eg_bench_ctx_t *c, void *st,
 		    (double)(b.disp_so + b.disp_su + b.comb_so + b.comb_su);
 }
 
-/* Rank 0: the point from everything gathered. */
+/* Rank 0: the point from everything gathered (all_t: the gated times,
+ * all_w: the step boundary's, 3n per rank each). */
 static int eg__build(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
 		     const eg_workload_t *w, const eg_bench_model_t *raw,
-		     const double *all_t, const eg_bench_rank_report_t *rep,
-		     eg_point_t *out, char *err, size_t errlen)
+		     const double *all_t, const double *all_w,
+		     const eg_bench_rank_report_t *rep, eg_point_t *out,
+		     char *err, size_t errlen)
 {
 	eg_bench_calc_in_t in = {.world = c->world->size,
 				 .nodes = c->world->nodes,
@@ -270,7 +312,8 @@ static int eg__build(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
 				 .times = all_t,
 				 .rep = rep,
 				 .tokens = eg_workload_total_tokens(w),
-				 .raw = raw};
+				 .raw = raw,
+				 .wall_times = all_w};
 	eg_bench_calc_t calc;
 	int rc;
 
@@ -356,7 +399,8 @@ static int eg__arms_open(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
 }
 
 /* After the timed steps: each live arm's counters and times meet (an
- * allgather: the bootstrap has no gather), rank 0 builds its point. */
+ * allgather: the bootstrap has no gather; both boundaries' times, 6n per
+ * rank, split into the two layouts), rank 0 builds its point. */
 static int eg__arm_close(const eg_bench_ctx_t *c, eg_bench_arm_t *a,
 			 const eg_workload_t *w, const eg_bench_model_t *raw,
 			 const double *times,
@@ -365,15 +409,17 @@ static int eg__arm_close(const eg_bench_ctx_t *c, eg_bench_arm_t *a,
 {
 	uint32_t W = c->world->size;
 	size_t n = a->pt->iters;
+	double *all = calloc(6 * n * W, sizeof(double));
 	double *all_t = calloc(3 * n * W, sizeof(double));
+	double *all_w = calloc(3 * n * W, sizeof(double));
 	eg_bench_rank_report_t *rep = calloc(W, sizeof(*rep));
 	int rc = EG_ENOMEM;
 
-	if (!all_t || !rep) {
+	if (!all || !all_t || !all_w || !rep) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	rc = eg_boot_allgather(c->boot, times, 3 * n * sizeof(double), all_t,
+	rc = eg_boot_allgather(c->boot, times, 6 * n * sizeof(double), all,
 			       c->timeout_s);
 	if (!rc)
 		rc = eg_boot_allgather(c->boot, mine, sizeof(*mine), rep,
@@ -383,11 +429,17 @@ static int eg__arm_close(const eg_bench_ctx_t *c, eg_bench_arm_t *a,
 			 eg_boot_error(c->boot));
 		goto out;
 	}
+	for (uint32_t r = 0; r < W; r++) {
+		memcpy(all_t + 3 * n * r, all + 6 * n * r,
+		       3 * n * sizeof(double));
+		memcpy(all_w + 3 * n * r, all + 6 * n * r + 3 * n,
+		       3 * n * sizeof(double));
+	}
 	if (!c->world->rank && a->out)
-		rc = eg__build(c, a->pt, w, raw, all_t, rep, a->out, err,
+		rc = eg__build(c, a->pt, w, raw, all_t, all_w, rep, a->out, err,
 			       errlen);
 out:
-	EG_FREE(all_t, rep);
+	EG_FREE(all, all_t, all_w, rep);
 	return rc;
 }
 
@@ -399,6 +451,8 @@ int eg_bench_measure_arms(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
 	eg_bench_rank_report_t mine[EG_BENCH_ARMS_MAX] = {{0}};
 	double *times[EG_BENCH_ARMS_MAX] = {0};
 	void *st[EG_BENCH_ARMS_MAX] = {0};
+	eg_watch_sample_t ws[2] = {{0}};
+	int timed[EG_BENCH_ARMS_MAX] = {0};
 	char msg[256] = "";
 	int rc = EG_OK, lrc;
 
@@ -409,7 +463,7 @@ int eg_bench_measure_arms(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
 			memset(arms[j].out, 0, sizeof(*arms[j].out));
 		if (arms[j].pt->iters != n)
 			n = 0;
-		if (!(times[j] = calloc(3 * (size_t)n + 1, sizeof(double))))
+		if (!(times[j] = calloc(6 * (size_t)n + 1, sizeof(double))))
 			rc = EG_ENOMEM;
 	}
 	if (!k || k > EG_BENCH_ARMS_MAX) {
@@ -430,10 +484,15 @@ int eg_bench_measure_arms(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
 	}
 	if ((rc = eg__arms_open(c, arms, k, w, st, err, errlen)) < 0)
 		goto out;
-	lrc = eg__timed(c, st, k, arms[0].pt, times, msg, sizeof(msg));
+	lrc =
+	    eg__timed(c, st, k, arms[0].pt, times, timed, ws, msg, sizeof(msg));
+	if (!lrc)
+		lrc = eg__watched(c, ws, n, msg, sizeof(msg));
 	for (size_t j = 0; !lrc && j < k; j++)
-		if (st[j])
+		if (st[j]) {
 			eg__report(c, st[j], arms[j].pt, w, &mine[j]);
+			mine[j].call_timed = timed[j];
+		}
 	if ((rc = eg__agree(c, lrc, "timed steps", msg, err, errlen)) < 0)
 		goto out;
 	for (size_t j = 0; !rc && j < k; j++)

@@ -426,6 +426,39 @@ static int eg__phase_metrics(eg_bench_calc_t *out, const eg_bench_calc_in_t *in)
 	return rc;
 }
 
+/* The step boundary's per-step maxima, and harness_us: per step, the
+ * most any rank spent between the two boundaries (its dispatch's and
+ * combine's step time less their call time). */
+static int eg__wall_metrics(eg_bench_calc_t *out, const eg_bench_calc_in_t *in)
+{
+	unsigned n = in->n;
+	double *d = calloc(n, sizeof(double)), *c = calloc(n, sizeof(double));
+	double *s = calloc(n, sizeof(double)), *h = calloc(n, sizeof(double));
+	int rc = EG_ENOMEM;
+
+	if (!d || !c || !s || !h)
+		goto out;
+	for (unsigned i = 0; i < n; i++)
+		for (uint32_t r = 0; r < in->world; r++) {
+			const double *x = in->wall_times + (size_t)r * 3 * n;
+			const double *y = in->times + (size_t)r * 3 * n;
+			double wd = x[i], we = x[n + i], wc = x[2 * n + i];
+			double lost = wd - y[i] + wc - y[2 * n + i];
+
+			d[i] = fmax(d[i], wd * 1e6);
+			c[i] = fmax(c[i], wc * 1e6);
+			s[i] = fmax(s[i], (wd + we + wc) * 1e6);
+			h[i] = r ? fmax(h[i], lost * 1e6) : lost * 1e6;
+		}
+	if (!(rc = eg__give(out, "wall_dispatch_us", &d, n)) &&
+	    !(rc = eg__give(out, "wall_combine_us", &c, n)) &&
+	    !(rc = eg__give(out, "wall_step_us", &s, n)))
+		rc = eg__give(out, "harness_us", &h, n);
+out:
+	EG_FREE(d, c, s, h);
+	return rc;
+}
+
 int eg_bench_compute(const eg_bench_calc_in_t *in, eg_bench_calc_t *out)
 {
 	unsigned n = in->n;
@@ -460,7 +493,8 @@ int eg_bench_compute(const eg_bench_calc_in_t *in, eg_bench_calc_t *out)
 	    (t.recvg &&
 	     ((rc = eg__add(out, "recv_bytes", NULL, 0, in->recv_bytes, n)) ||
 	      (rc = eg__give(out, "recv_gbps", &t.recvg, n)))) ||
-	    (rc = eg__phase_metrics(out, in)))
+	    (rc = eg__phase_metrics(out, in)) ||
+	    (in->wall_times && (rc = eg__wall_metrics(out, in))))
 		goto fail;
 	if (in->raw && in->raw->src != EG_BENCH_MODEL_NONE &&
 	    (rc = eg__model_metrics(out, in->raw, &a, comm_med)))

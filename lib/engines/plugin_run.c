@@ -46,14 +46,14 @@ int eg_plug_run_fail(eg_plug_run_t *r, int prc, const char *stage)
 	return prc == EG_PLUGIN_ENOTSUP ? EG_ENOSYS : EG_EPLUGIN;
 }
 
-/* The phases switch: EPGATE_PLUGIN_PHASES=1, or EPGATE_NCCL_PHASES=1
- * (what `bench engine --phases` and a profile's env: set). */
+/* The marks around the plugin's own calls in timed steps: the boundary
+ * every arm's gated times have (docs/metrics.md, "Boundaries"), so on
+ * unless EPGATE_PLUGIN_PHASES=0 (to measure what the marks cost). */
 static int eg__phases_wanted(void)
 {
 	const char *a = getenv("EPGATE_PLUGIN_PHASES");
-	const char *b = getenv("EPGATE_NCCL_PHASES");
 
-	return (a && !strcmp(a, "1")) || (b && !strcmp(b, "1"));
+	return !(a && !strcmp(a, "0"));
 }
 
 double eg_plug_timeout(void)

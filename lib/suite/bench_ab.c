@@ -6,7 +6,8 @@
  * launch lands on both, at the scale of one step.  The judgement is a
  * gate file written into the run folder (ab.gate, kept for the record):
  * per metric, B against A at every point (launch-paired, corrected over
- * the points) and the median change over the points. */
+ * the points) and the median change over the points; then what each
+ * point could detect (bench_ab_mde.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +39,14 @@ static int eg__ab_gate(const char *path, const char *profile,
 		"min_effect: %g, correction: %s}\ngates:\n",
 		o->ab[1], o->ab[0], o->ab_arm ? o->ab_arm : "a2a", profile,
 		profile, a->alpha, a->min_effect, a->correction);
-	/* the verdict is the median change over the points; every point on
-	 * its own only when asked (--per-point): a launch that stalls on one
-	 * arm at one point (measured here: 10x for half the launches of one
-	 * point of an A/A job) fails a point but not the median */
+	/* every point on its own (corrected over the points) and the median
+	 * change over them: a slowdown confined to some points shows only
+	 * at those (issue 29: 12% at the half of the points above 64 tokens
+	 * moved no median, 0 of 9 jobs; per point 5 of 9, and 0 false in 18
+	 * A/A jobs); --median-only keeps the median alone, which one
+	 * stalled launch at one point cannot move */
 	for (size_t i = 0; i < a->n_metrics; i++)
-		for (int g = a->per_point ? 0 : 1; g < 2; g++)
+		for (int g = a->median_only ? 1 : 0; g < 2; g++)
 			fprintf(f,
 				"  - name: ab-%s%s\n    sentence: \"B is not "
 				"worse than A by more than %g%% in %s %s.\"\n"
@@ -94,6 +97,7 @@ int eg_bench_ab(const char *profile, const eg_bench_run_opts_t *o,
 	}
 	ro.apply_gates = 1;
 	rc = eg_bench_run_profile(profile, run, &ro, &tot);
+	eg_bench_ab_mde(stdout, ro.results, o, a);
 	eg_bench_last_line(stdout, run, &tot, rc); /* as summary.json says */
 	return rc;
 }

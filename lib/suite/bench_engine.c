@@ -18,6 +18,7 @@
 #include "epgate/engine.h"
 #include "lib/suite/bench_run.h"
 #include "lib/suite/bench_vs.h"
+#include "lib/suite/sweep.h"
 
 #define EG__PROG "epgate bench engine"
 
@@ -187,6 +188,8 @@ static int eg__measure(const eg_bench_engine_opts_t *o,
 	}
 	if (!world->rank)
 		eg__print(o, world, w, out);
+	if (!world->rank && o->overhead)
+		eg_bench_overhead_boundaries(o->engine, out);
 	return EG_EXIT_PASS;
 }
 

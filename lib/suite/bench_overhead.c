@@ -158,3 +158,71 @@ out:
 	free(emp);
 	return ex;
 }
+
+/* ---- an engine's two boundaries ------------------------------------------ */
+
+/* The median and ep_bench's statistic (the mean of the timed steps after
+ * the first) of metric name; NAN when the point has none. */
+static void eg__stat2(const eg_point_t *p, const char *name, double *med,
+		      double *mean)
+{
+	const eg_metric_t *m = eg_point_metric(p, name);
+	double sum = 0;
+
+	*med = *mean = NAN;
+	if (!m || !m->n_samples)
+		return;
+	*med = eg_stats_median(m->samples, m->n_samples);
+	for (size_t i = m->n_samples > 1; i < m->n_samples; i++)
+		sum += m->samples[i];
+	*mean = sum / (double)(m->n_samples - (m->n_samples > 1));
+}
+
+static void eg__bound_row(const eg_point_t *p, const char *label,
+			  const char *pre)
+{
+	static const char *const ph[] = {"dispatch_us", "combine_us",
+					 "step_us"};
+	char name[48];
+
+	printf("  %-30s", label);
+	for (int i = 0; i < 3; i++) {
+		double med, mean;
+
+		snprintf(name, sizeof(name), "%s%s", pre, ph[i]);
+		eg__stat2(p, name, &med, &mean);
+		printf(" %10.2f %10.2f", med, mean);
+	}
+	printf("\n");
+}
+
+void eg_bench_overhead_boundaries(const char *engine, const eg_point_t *p)
+{
+	const json_t *ev = json_object_get(p->evidence, "boundary_detail");
+	double hm, hmean, dm, dmean, cm, cmean, call, pct;
+
+	eg__stat2(p, "harness_us", &hm, &hmean);
+	eg__stat2(p, "dispatch_us", &dm, &dmean);
+	eg__stat2(p, "combine_us", &cm, &cmean);
+	call = dm + cm;
+	pct = call > 0 ? hm / call * 100 : NAN;
+	printf("epgate bench overhead, engine %s: the two boundaries "
+	       "(docs/metrics.md, \"Boundaries\"), us\n",
+	       engine);
+	printf("  %-30s %21s %21s %21s\n", "", "dispatch", "combine", "step");
+	printf("  %-30s %10s %10s %10s %10s %10s %10s\n", "boundary", "median",
+	       "mean*", "median", "mean*", "median", "mean*");
+	eg__bound_row(p, "call (the gated times)", "");
+	eg__bound_row(p, "step (wall_*, harness inside)", "wall_");
+	printf("  harness per step (harness_us): median %.2f us, mean* %.2f "
+	       "us: %.2f%% of the call's dispatch + combine (%.2f us)\n",
+	       hm, hmean, pct, call);
+	printf("  * the mean of the timed steps after the first: ep_bench's "
+	       "statistic\n  call boundary: %s\n",
+	       ev ? json_string_value(ev) : "?");
+	printf("  the gated times exclude the harness by construction; at the "
+	       "step boundary it adds %.2f us a step: %s the target (2%% of "
+	       "the call, or 1 us)\n",
+	       hm, hm <= 1.0 || pct <= 2.0 ? "within" : "over");
+	fflush(stdout);
+}

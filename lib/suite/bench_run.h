@@ -42,6 +42,8 @@ typedef struct eg_bench_engine_opts {
 	int vs_alltoall; /* nccl: then alltoall of the same bytes (phases
 			    and blocking communicators, unless the
 			    environment says otherwise) */
+	int overhead;	 /* then the two boundaries and the harness per
+			    step (`bench overhead --engine`) */
 } eg_bench_engine_opts_t;
 int eg_bench_engine(const eg_bench_engine_opts_t *o);
 

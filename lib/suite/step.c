@@ -45,6 +45,11 @@ struct eg_step {
 	void *h_first, *h_again;
 	double bound; /* the engine's combine_bound */
 	int repeated; /* this iteration's combine ran again into again */
+	/* between eg_step_verify_dispatch and eg_step_verify_combine: the
+	 * dispatch's findings, whether it was checked and wrong */
+	eg_verdict_t vit;
+	uint32_t viter;
+	int vchecked, vwrong, vpending;
 };
 
 unsigned eg_combine_checks(const eg_workload_t *w, uint32_t engine_flags)
@@ -371,6 +376,29 @@ int eg_step_select(eg_step_t *st, uint32_t step)
 	return EG_OK;
 }
 
+int eg_step_reseed(eg_step_t *st, uint64_t seed)
+{
+	eg_workload_t next;
+	int rc = eg_workload_copy(&next, &st->w);
+
+	if (rc < 0)
+		return rc;
+	next.seed = seed;
+	eg_workload_fini(&st->cur);
+	st->cur = next;
+	return EG_OK;
+}
+
+int eg_step_output(const eg_step_t *st, uint32_t i, const void **p,
+		   size_t *bytes)
+{
+	if (i >= st->n || strcmp(st->sp->name, "host"))
+		return EG_ENOSYS;
+	*p = st->out[i];
+	*bytes = eg_combine_bytes(&st->cur, st->first + i);
+	return EG_OK;
+}
+
 int eg_step_generate(eg_step_t *st, uint32_t iter)
 {
 	int rc;
@@ -505,13 +533,15 @@ static int eg__repeat(eg_step_t *st, eg_rank_verdict_t *v, uint32_t iter)
 	return EG_OK;
 }
 
-int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
+int eg_step_verify_dispatch(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 {
-	int checked = !eg_rank_verdict_failed(v), wrong = 0, rc;
-	eg_verdict_t it;
+	int rc;
 
-	eg_verdict_init(&it);
-	if (checked) {
+	st->vchecked = !eg_rank_verdict_failed(v);
+	st->vwrong = st->vpending = 0;
+	st->viter = iter;
+	eg_verdict_init(&st->vit);
+	if (st->vchecked) {
 		v->iter = iter;
 		v->step = st->step;
 	}
@@ -522,19 +552,31 @@ int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 	rc = st->ops->dispatch(st->engine, st->in, st->recv);
 	if (rc < 0)
 		return eg__engine(st, v, rc, "dispatch", iter);
-	if (checked) {
+	if (st->vchecked) {
 		eg_where_at(st->step, iter, "dispatch check");
-		if ((rc = eg__check_dispatch(st, &it)) < 0)
+		if ((rc = eg__check_dispatch(st, &st->vit)) < 0)
 			return eg__harness(v, rc, "dispatch", iter);
-		wrong = eg_verdict_total_wrong(&it) != 0;
+		st->vwrong = eg_verdict_total_wrong(&st->vit) != 0;
 	}
 	/* in process, combine on a wrong dispatch says nothing new; over a
 	 * transport the peers combine, so this rank does too */
-	if (wrong && !eg__has_peers(st))
-		return eg__mismatch(v, &it, "dispatch", iter);
+	if (st->vwrong && !eg__has_peers(st))
+		return eg__mismatch(v, &st->vit, "dispatch", iter);
+	st->vpending = 1;
+	return EG_OK;
+}
+
+int eg_step_verify_combine(eg_step_t *st, eg_rank_verdict_t *v)
+{
+	uint32_t iter = st->viter;
+	int rc;
+
+	if (!st->vpending)
+		return eg__harness(v, EG_EINVAL, "combine", iter);
+	st->vpending = 0;
 	eg_where_at(st->step, iter, "expert stage");
 	rc = eg__expert(st);
-	if (rc < 0 && checked && !wrong)
+	if (rc < 0 && st->vchecked && !st->vwrong)
 		return eg__harness(v, rc, "expert", iter);
 	eg_where_at(st->step, iter, "combine");
 	rc = st->ops->combine(st->engine, st->recv, (const void *const *)st->y,
@@ -545,17 +587,24 @@ int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 		eg__combine_findings(st, &it);
 	if ((rc = eg__repeat(st, v, iter)) < 0)
 		return rc;
-	if (wrong)
-		return eg__mismatch(v, &it, "dispatch", iter);
-	if (!checked)
+	if (st->vwrong)
+		return eg__mismatch(v, &st->vit, "dispatch", iter);
+	if (!st->vchecked)
 		return EG_OK;
 	eg_where_at(st->step, iter, "combine check");
-	if ((rc = eg__check_combine(st, &it)) < 0)
+	if ((rc = eg__check_combine(st, &st->vit)) < 0)
 		return eg__harness(v, rc, "combine", iter);
-	if (eg_verdict_total_wrong(&it))
-		return eg__mismatch(v, &it, "combine", iter);
-	eg_verdict_merge(&v->v, &it);
+	if (eg_verdict_total_wrong(&st->vit))
+		return eg__mismatch(v, &st->vit, "combine", iter);
+	eg_verdict_merge(&v->v, &st->vit);
 	return EG_OK;
+}
+
+int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
+{
+	int rc = eg_step_verify_dispatch(st, iter, v);
+
+	return rc < 0 ? rc : eg_step_verify_combine(st, v);
 }
 
 /* After an iteration that began at t0: past the deadline is a failure
@@ -629,6 +678,23 @@ static uint64_t eg__sent(const eg_step_t *st)
 								 : s.bytes_sent;
 }
 
+/* The engine's own calls, when it times them (a plugin engine's marks
+ * around the plugin's calls, lib/engines/plugin_step.c): the boundary of
+ * the gated times (docs/metrics.md, "Boundaries"). */
+static void eg__call_times(eg_step_t *st, eg_bench_times_t *t)
+{
+	eg_engine_phase_t p[EG_BENCH_PHASES_MAX];
+	int n = eg_step_phases(st, p, EG_BENCH_PHASES_MAX), have = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(p[i].name, "plugin_dispatch"))
+			t->call_dispatch_s = p[i].ms * 1e-3, have |= 1;
+		else if (!strcmp(p[i].name, "plugin_combine"))
+			t->call_combine_s = p[i].ms * 1e-3, have |= 2;
+	}
+	t->call_timed = have == 3;
+}
+
 int eg_step_run(eg_step_t *st, eg_bench_times_t *t)
 {
 	double s[EG_SPACE_MARKS - 1];
@@ -652,7 +718,13 @@ int eg_step_run(eg_step_t *st, eg_bench_times_t *t)
 	t->dispatch_s = s[0];
 	t->expert_s = s[1];
 	t->combine_s = s[2];
+	eg__call_times(st, t);
 	return EG_OK;
+}
+
+const char *eg_step_engine_error(const eg_step_t *st)
+{
+	return eg_engine_error(st->ops, st->engine);
 }
 
 int eg_step_phases(eg_step_t *st, eg_engine_phase_t *p, size_t max)

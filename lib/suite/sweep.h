@@ -106,10 +106,20 @@ typedef struct eg_bench_ab_opts {
 	const char *statistic;	/* bootstrap, mann-whitney */
 	const char *correction; /* holm, bh, none */
 	double alpha, min_effect;
-	int per_point; /* also a gate per point (not only the median) */
+	/* a gate per point (corrected over the points) beside the median
+	 * over them: the default, so that a slowdown confined to some
+	 * points fails; median_only leaves only the median's */
+	int median_only;
 } eg_bench_ab_opts_t;
 int eg_bench_ab(const char *profile, const eg_bench_run_opts_t *o,
 		const eg_bench_ab_opts_t *a);
+/* Rank 0's table after an A/B job (lib/suite/bench_ab_mde.c): per metric
+ * and point, B's launch-paired change against A, its spread over the
+ * launches and the smallest slowdown the per-point gate would catch 95%
+ * of the time with this job's spread (normal approximation, Holm's
+ * first threshold alpha / points). */
+void eg_bench_ab_mde(FILE *f, const char *results, const eg_bench_run_opts_t *o,
+		     const eg_bench_ab_opts_t *a);
 
 /* Finds a profile by name (profiles/NAME.profile in the data folders) or
  * takes a path as is. */
@@ -133,5 +143,9 @@ json_t *eg_bench_context(const eg_profile_t *p, json_t *hosts);
  * prints the measured numbers; 0 when under 2% for an op_us operation,
  * else 1. */
 int eg_bench_overhead(unsigned iters, unsigned op_us);
+/* Rank 0's table of an engine's point at its two boundaries: the gated
+ * call times and the step's (wall_*), median and ep_bench's mean, and
+ * the harness per step (`epgate bench overhead --engine`). */
+void eg_bench_overhead_boundaries(const char *engine, const eg_point_t *p);
 
 #endif

@@ -45,6 +45,7 @@ typedef struct tpl {
 #define BLOB_HDR 16
 
 #include "faults.h"
+#include "intermittent.h"
 
 static int options(const eg_plugin_opts_t *o, uint32_t *layout, int *content,
 		   char *err, size_t len)
@@ -390,6 +391,7 @@ static int combine(void *inst, const eg_plugin_input_t *in, const void *y,
 			 t->env.boot->error(t->env.boot->ctx));
 		return EG_PLUGIN_EFAIL;
 	}
+	TPL_INTERMITTENT(t, in);
 	memset(t->acc, 0, in->tokens * (size_t)H * 4);
 	memset(t->hit, 0, in->tokens);
 	for (uint32_t d = 0; d < t->env.world; d++) { /* ascending */

@@ -500,7 +500,10 @@ nep_compare() {
 		pg=$(nep_epb "$epb" "$mode" "${c}_gbps")
 		eu=$(nep_metric "$eg" "phase_plugin_${ph}_us")
 		nep_row "$mode $ph (events)" "${b:-0}" "${eu:-0}" "${pu:-0}" "${pg:-0}"
-		eu=$(nep_metric "$eg" "${ph}_us")
+		# the step boundary (docs/metrics.md, "Boundaries"): wall_*
+		# since the gated times are the call's; older builds: *_us
+		eu=$(nep_metric "$eg" "wall_${ph}_us")
+		[ -n "$eu" ] || eu=$(nep_metric "$eg" "${ph}_us")
 		nep_row "$mode $ph (epgate step)" "${b:-0}" "${eu:-0}" "${pu:-0}" "${pg:-0}"
 	done
 }

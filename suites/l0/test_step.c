@@ -358,7 +358,8 @@ START_TEST(test_run_and_space)
 	eg_workload_t w;
 	eg_step_t *st = NULL;
 	eg_rank_verdict_t v;
-	eg_bench_times_t t = {-1, -1, -1, 0};
+	eg_bench_times_t t = {
+	    .dispatch_s = -1, .expert_s = -1, .combine_s = -1};
 	void *s = NULL, *p = NULL;
 	double d[EG_SPACE_MARKS - 1];
 

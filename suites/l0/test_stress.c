@@ -1,0 +1,114 @@
+/* epgate stress's pieces that need no engine: the failure rate's
+ * interval, the resource watch's judgement and sampling, a case's
+ * verdict (lib/suite/stress_stats.c, lib/bench/watch.c). */
+#include <fcntl.h>
+#include <math.h>
+#include <unistd.h>
+
+#include <gsl/gsl_cdf.h>
+
+#include "eg_test.h"
+#include "epgate/watch.h"
+#include "lib/suite/stress.h"
+
+/* Clopper-Pearson: the closed forms at 0 and n failures, and in between
+ * the binomial tails at the ends are alpha/2 each (GSL's binomial, not
+ * the beta quantiles the interval is made of). */
+START_TEST(interval)
+{
+	double lo, hi;
+
+	eg_stress_interval(0, 300, &lo, &hi);
+	ck_assert(lo == 0);
+	ck_assert(fabs(hi - (1 - pow(0.025, 1.0 / 300))) < 1e-9);
+	ck_assert(fabs(hi - 0.012222) < 1e-5); /* docs/stress.md: 1.22% */
+	eg_stress_interval(50, 50, &lo, &hi);
+	ck_assert(hi == 1 && fabs(lo - pow(0.025, 1.0 / 50)) < 1e-9);
+	eg_stress_interval(5, 100, &lo, &hi);
+	ck_assert(fabs(gsl_cdf_binomial_Q(4, lo, 100) - 0.025) < 1e-6);
+	ck_assert(fabs(gsl_cdf_binomial_P(5, hi, 100) - 0.025) < 1e-6);
+	ck_assert(lo < 0.05 && hi > 0.05);
+	eg_stress_interval(0, 0, &lo, &hi); /* nothing checked */
+	ck_assert(lo == 0 && hi == 1);
+}
+END_TEST
+
+/* The bound: 16 MiB + 1%, 4 descriptors, 64 MiB of device memory only
+ * when both samples have it; a planted growth of each fails. */
+START_TEST(judge)
+{
+	const uint64_t mib = 1u << 20;
+	eg_watch_sample_t a = {.rss_bytes = 100 * mib, .fds = 10, .procs = 1};
+	eg_watch_sample_t b = a;
+	char msg[256];
+
+	b.rss_bytes += 16 * mib, b.fds += 4;
+	ck_assert_int_eq(
+	    eg_watch_judge(&a, &b, &eg_watch_default_bound, msg, sizeof(msg)),
+	    0);
+	ck_assert_ptr_nonnull(strstr(msg, "device memory not watched"));
+	b.rss_bytes += 2 * mib; /* 18 MiB > 16 MiB + 1 MiB */
+	ck_assert_int_eq(
+	    eg_watch_judge(&a, &b, &eg_watch_default_bound, msg, sizeof(msg)),
+	    1);
+	ck_assert_ptr_nonnull(strstr(msg, "resident memory +18.0 MiB"));
+	b = a, b.fds += 5;
+	ck_assert_int_eq(
+	    eg_watch_judge(&a, &b, &eg_watch_default_bound, msg, sizeof(msg)),
+	    1);
+	b = a, a.have_dev = b.have_dev = 1, b.dev_bytes = 65 * mib;
+	ck_assert_int_eq(
+	    eg_watch_judge(&a, &b, &eg_watch_default_bound, msg, sizeof(msg)),
+	    1);
+	b.have_dev = 0; /* one sample without NVML: not judged */
+	ck_assert_int_eq(
+	    eg_watch_judge(&a, &b, &eg_watch_default_bound, msg, sizeof(msg)),
+	    0);
+}
+END_TEST
+
+/* This process: ten descriptors opened are ten more. */
+START_TEST(sample)
+{
+	eg_watch_sample_t a, b;
+	int fd[10];
+
+	ck_assert_int_eq(eg_watch_sample(&a), EG_OK);
+	ck_assert(a.rss_bytes > 0 && a.fds > 0 && a.procs >= 1);
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_ge(fd[i] = open("/dev/null", O_RDONLY), 0);
+	ck_assert_int_eq(eg_watch_sample(&b), EG_OK);
+	ck_assert_int_eq(b.fds, a.fds + 10);
+	for (int i = 0; i < 10; i++)
+		close(fd[i]);
+}
+END_TEST
+
+/* A difference of identical inputs fails where the order is promised. */
+START_TEST(verdict)
+{
+	eg_stress_case_t c = {
+	    .checked = 10, .same_compared = 5, .same_differ = 1};
+
+	ck_assert(!eg_stress_case_failed(&c));
+	c.promised = 1;
+	ck_assert(eg_stress_case_failed(&c));
+	c.promised = 0, c.grew = 1;
+	ck_assert(eg_stress_case_failed(&c));
+	c.grew = 0, c.skipped = 1, c.failures = 3;
+	ck_assert(!eg_stress_case_failed(&c));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("stress");
+	TCase *tc = tcase_create("stress");
+
+	tcase_add_test(tc, interval);
+	tcase_add_test(tc, judge);
+	tcase_add_test(tc, sample);
+	tcase_add_test(tc, verdict);
+	suite_add_tcase(s, tc);
+	return eg_test_main(s);
+}

@@ -1,0 +1,196 @@
+#!/bin/sh
+# epgate stress against the template's intermittent faults
+# (plugins/template/intermittent.h, docs/stress.md): budgets in calls, not
+# seconds, so that what is caught does not depend on the machine's load.
+# - the template itself passes every round kind, overlap included;
+# - FLAKY (1 in 50 calls, seeded) is caught for every seed tried, in
+#   440 calls (305 checked: P(miss) = 0.98^305 = 0.2% for a seed drawn at
+#   random; these seeds are fixed, so the result is too), its rate and
+#   interval reported, and its sequence command replays the failure;
+# - OVERLAP is caught every time with --overlap, in the category
+#   "overlap only", and never without it;
+# - RACE, when it shows (timing decides), is a combine mismatch that
+#   passes when replayed at once: intermittent;
+# - NONDET is reported nondeterministic;
+# - LEAK fails on its resources.
+. "${EG_SRCDIR:-.}/suites/lib.sh"
+: "${EG_BUILDDIR:=.}"
+
+tpl=$EG_BUILDDIR/plugins/template/libeg-template.so
+f=$EG_BUILDDIR/plugins/faults
+if [ ! -f "$tpl" ] || [ ! -f "$f/libeg-fault-flaky.so" ]; then
+	echo "1..0 # SKIP the template plugins are not built"
+	exit 0
+fi
+shape="--world=1 --experts=8 --topk=2 --hidden=64 --tokens=8"
+
+# stress ENGINE ARGS...: one case into $EG_TMP/s.{tap,xml,json,out}
+stress() {
+	eng=$1
+	shift
+	"$EG_EPGATE" stress --engine "$eng" --tap="$EG_TMP/s.tap" \
+		--junit="$EG_TMP/s.xml" --json="$EG_TMP/s.json" "$@" \
+		>"$EG_TMP/s.out" 2>&1
+}
+# a JSON field of the case, as the file has it
+field() { grep -m1 "\"$1\":" "$EG_TMP/s.json" | sed 's/^ *"[a-z_0-9]*": //; s/,$//'; }
+show() { sed 's/^/# /' "$EG_TMP/s.out" | head -n 20; }
+
+for opts in "" ",layout=expert"; do
+	stress "plugin:$tpl$opts" --calls 200 --overlap $shape --data=random
+	rc=$?
+	if [ "$rc" -eq 0 ] && [ "$(field failures)" = 0 ] &&
+		grep -q '"verdict": "none: identical' "$EG_TMP/s.json" &&
+		grep -q '"verdict": "within bound"' "$EG_TMP/s.json"; then
+		eg_ok "template${opts:-,layout=flat}: $(field checked) checked calls in every round kind, none failed, the same bytes, resources within bound"
+	else
+		eg_not_ok "template$opts: exit $rc"
+		show
+	fi
+done
+
+# FLAKY: every seed caught; the sequence replays the first failure
+caught=0
+for seed in 1 2 3 4 5 6 7 8 9 10; do
+	EPGATE_FAULT_SEED=$seed stress "plugin:$f/libeg-fault-flaky.so" \
+		--calls 440 $shape
+	rc=$?
+	n=$(field failures)
+	if [ "$rc" -eq 1 ] && [ "$n" -gt 0 ] &&
+		grep -q '"ci95": \[' "$EG_TMP/s.json" &&
+		grep -q '"repro_sequence": "EPGATE_FAULT_SEED='"$seed"' epgate stress' "$EG_TMP/s.json"; then
+		caught=$((caught + 1))
+	else
+		echo "# seed $seed: exit $rc, $n failures"
+		show
+	fi
+	[ "$seed" = 3 ] && cp "$EG_TMP/s.json" "$EG_TMP/seed3.json"
+done
+if [ "$caught" -eq 10 ]; then
+	eg_ok "flaky (1 in 50): caught for 10 of 10 seeds in 440 calls each"
+else
+	eg_not_ok "flaky (1 in 50): caught for $caught of 10 seeds"
+fi
+
+seq=$(grep -m1 '"repro_sequence":' "$EG_TMP/seed3.json" |
+	sed 's/^ *"repro_sequence": "//; s/",*$//')
+call=$(grep -m1 -A1 '"first_failure": {' "$EG_TMP/seed3.json" |
+	grep -o '"call": [0-9]*' | grep -o '[0-9]*$')
+( PATH=$(dirname "$EG_EPGATE"):$PATH &&
+	eval "$seq --reports=$EG_TMP/runs --json=$EG_TMP/r.json" ) \
+	>"$EG_TMP/r.out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && [ -n "$call" ] &&
+	grep -q "\"call\": $call," "$EG_TMP/r.json"; then
+	eg_ok "flaky: the first failure's sequence command fails again at call $call"
+else
+	eg_not_ok "flaky: the sequence command (exit $rc, call ${call:-?}): $seq"
+	sed 's/^/# /' "$EG_TMP/r.out" | head -n 10
+fi
+
+# OVERLAP: only when two instances run at once
+stress "plugin:$f/libeg-fault-overlap.so,layout=expert" --calls 300 \
+	--overlap $shape
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q '"category": "overlap only' "$EG_TMP/s.json"; then
+	eg_ok "overlap: caught with --overlap ($(field failures) of $(field checked) checked calls), overlap only"
+else
+	eg_not_ok "overlap: exit $rc with --overlap"
+	show
+fi
+stress "plugin:$f/libeg-fault-overlap.so,layout=expert" --calls 300 $shape
+rc=$?
+if [ "$rc" -eq 0 ]; then
+	eg_ok "overlap: not seen without --overlap (one instance at a time)"
+else
+	eg_not_ok "overlap: exit $rc without --overlap"
+	show
+fi
+
+# RACE: whether it shows is timing; what it shows as is not
+stress "plugin:$f/libeg-fault-race.so" --calls 300 --world=1 --experts=8 \
+	--topk=2 --hidden=2048 --tokens=64
+rc=$?
+n=$(field failures)
+# every failure kept: a combine mismatch that passed when replayed at
+# once (the replay's stale rows are the failing call's own, so it always
+# does)
+other=$(grep -E '"(stage|replay)":' "$EG_TMP/s.json" |
+	grep -cvE '"(combine|passed)"')
+if [ "$rc" -eq 0 ] && [ "$n" = 0 ]; then
+	eg_ok "race: did not show in this run (timing decides; its category is checked when it does)"
+elif [ "$rc" -eq 1 ] && [ "$other" -eq 0 ] &&
+	grep -q '"category": "intermittent' "$EG_TMP/s.json"; then
+	eg_ok "race: $n of $(field checked) checked calls, every one a combine mismatch that passed when replayed: intermittent"
+else
+	eg_not_ok "race: exit $rc, $n failures, $other outside the category"
+	show
+fi
+
+# NONDET: within the bound, not the same bytes: identical rounds see it
+# (and so does the verifier's repeat of a fixed-order combine)
+stress "plugin:$f/libeg-fault-nondet.so,layout=expert" --calls 200 $shape \
+	--data=random
+rc=$?
+if [ "$rc" -eq 1 ] &&
+	grep -q '"verdict": "nondeterministic' "$EG_TMP/s.json"; then
+	eg_ok "nondet: nondeterministic ($(field differing) of $(field compared) identical calls differ; $(field failures) calls failed combine_repeat)"
+else
+	eg_not_ok "nondet: exit $rc"
+	show
+fi
+
+# LEAK: 1 MiB and a descriptor per call
+stress "plugin:$f/libeg-fault-leak.so" --calls 200 $shape
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q '"verdict": "grew past the bound"' "$EG_TMP/s.json"; then
+	eg_ok "leak: $(grep -m1 -o 'resident memory [^"]*' "$EG_TMP/s.json")"
+else
+	eg_not_ok "leak: exit $rc"
+	show
+fi
+
+# a hang ends its case naming the stage and the rank, at the deadline
+EPGATE_TIMEOUT=2 stress "plugin:$f/libeg-fault-hang.so" --calls 50 $shape
+rc=$?
+if [ "$rc" -eq 1 ] &&
+	grep -q '"error": "call 0 (iteration 0, redraw): dispatch on rank 0 .*did not return within the deadline of 2.0 s' "$EG_TMP/s.json"; then
+	eg_ok "hang: the case ends at the deadline, naming the stage and the rank"
+else
+	eg_not_ok "hang: exit $rc"
+	show
+fi
+
+# the bench watches its timed steps the same way (lib/bench/driver.c)
+bench() {
+	"$EG_EPGATE" launch -n 1 -- "$EG_EPGATE" bench engine "plugin:$1" \
+		--tokens 8 --hidden 64 --experts 8 --topk 2 -n "$2" \
+		>"$EG_TMP/b.out" 2>&1
+}
+bench "$f/libeg-fault-leak.so" 50
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'resources grew over 50 timed steps' "$EG_TMP/b.out"; then
+	eg_ok "bench: the leak fails 50 timed steps: $(grep -o 'resident memory [^)]*)' "$EG_TMP/b.out" | head -n 1)"
+else
+	eg_not_ok "bench of the leak: exit $rc"
+	sed 's/^/# /' "$EG_TMP/b.out" | tail -n 5
+fi
+bench "$tpl" 1500
+rc=$?
+if [ "$rc" -eq 0 ]; then
+	eg_ok "bench: the template's 1500 timed steps stay within the bound"
+else
+	eg_not_ok "bench of the template, 1500 steps: exit $rc"
+	sed 's/^/# /' "$EG_TMP/b.out" | tail -n 5
+fi
+
+# the reports: TAP and JUnit as the other suites write them
+if grep -q '^not ok 1 ' "$EG_TMP/s.tap" && grep -q 'rate:' "$EG_TMP/s.tap" &&
+	"$XMLLINT" --noout --schema "$EG_SRCDIR/reports/schema/junit.xsd" \
+		"$EG_TMP/s.xml" 2>/dev/null; then
+	eg_ok "reports: a TAP point with the rate, a schema-valid JUnit case"
+else
+	eg_not_ok "reports"
+	sed 's/^/# /' "$EG_TMP/s.tap" | head -n 30
+fi
+eg_done
