@@ -583,8 +583,8 @@ int eg_step_verify_combine(eg_step_t *st, eg_rank_verdict_t *v)
 			      (void *const *)st->out);
 	if (rc < 0)
 		return eg__engine(st, v, rc, "combine", iter);
-	if (checked && !wrong) /* before a repeat replaces them */
-		eg__combine_findings(st, &it);
+	if (st->vchecked && !st->vwrong) /* before a repeat replaces them */
+		eg__combine_findings(st, &st->vit);
 	if ((rc = eg__repeat(st, v, iter)) < 0)
 		return rc;
 	if (st->vwrong)
