@@ -12,8 +12,6 @@
 #include "epgate/error.h"
 #include "plugin_int.h"
 
-#define EG__SLOTS 8
-
 typedef struct eg__pe {
 	eg_plug_t *pl;
 	eg_plug_run_t *run;
@@ -153,27 +151,37 @@ static const char *eg__pe_error(void *state)
 			: eg_plug_run_error(e->run);
 }
 
-/* create() gets no ops pointer: one trampoline per registry slot. */
-#define EG__TRAMPOLINE(n)                                                      \
-	static int eg__create_##n(const eg_workload_t *w,                      \
-				  const eg_engine_ctx_t *ctx, void **state)    \
+/* create() gets no ops pointer: one trampoline per registry slot,
+ * eg__create_G_I for slot 4 G + I. */
+#define EG__TRAMPOLINE(g, i)                                                   \
+	static int eg__create_##g##_##i(                                       \
+	    const eg_workload_t *w, const eg_engine_ctx_t *ctx, void **state)  \
 	{                                                                      \
-		return eg__pe_create(n, w, ctx, state);                        \
+		return eg__pe_create(4 * (g) + (i), w, ctx, state);            \
 	}
-EG__TRAMPOLINE(0)
-EG__TRAMPOLINE(1)
-EG__TRAMPOLINE(2)
-EG__TRAMPOLINE(3)
-EG__TRAMPOLINE(4)
-EG__TRAMPOLINE(5)
-EG__TRAMPOLINE(6)
-EG__TRAMPOLINE(7)
+#define EG__TRAMPOLINES(g)                                                     \
+	EG__TRAMPOLINE(g, 0)                                                   \
+	EG__TRAMPOLINE(g, 1) EG__TRAMPOLINE(g, 2) EG__TRAMPOLINE(g, 3)
+#define EG__CREATES(g)                                                         \
+	eg__create_##g##_0, eg__create_##g##_1, eg__create_##g##_2,            \
+	    eg__create_##g##_3
+EG__TRAMPOLINES(0)
+EG__TRAMPOLINES(1)
+EG__TRAMPOLINES(2)
+EG__TRAMPOLINES(3)
+EG__TRAMPOLINES(4)
+EG__TRAMPOLINES(5)
+EG__TRAMPOLINES(6)
+EG__TRAMPOLINES(7)
 
-static int (*const eg__creates[EG__SLOTS])(const eg_workload_t *,
-					   const eg_engine_ctx_t *, void **) = {
-    eg__create_0, eg__create_1, eg__create_2, eg__create_3,
-    eg__create_4, eg__create_5, eg__create_6, eg__create_7,
+static int (*const eg__creates[EG_PLUG_SLOTS])(const eg_workload_t *,
+					       const eg_engine_ctx_t *,
+					       void **) = {
+    EG__CREATES(0), EG__CREATES(1), EG__CREATES(2), EG__CREATES(3),
+    EG__CREATES(4), EG__CREATES(5), EG__CREATES(6), EG__CREATES(7),
 };
+_Static_assert(EG_PLUG_SLOTS == 8 * 4, /* EG__CREATES(0..7) */
+	       "a trampoline per slot (EG_PLUG_SLOTS)");
 
 void eg_plug_engine_init(eg_plug_t *pl, int slot)
 {
@@ -185,7 +193,7 @@ void eg_plug_engine_init(eg_plug_t *pl, int slot)
 	pl->ops = (eg_engine_ops_t){
 	    .size = sizeof(eg_engine_ops_t),
 	    .name = pl->spec,
-	    .create = eg__creates[slot % EG__SLOTS],
+	    .create = eg__creates[slot],
 	    .dispatch = eg__pe_dispatch,
 	    .combine = eg__pe_combine,
 	    .destroy = eg__pe_destroy,
@@ -202,7 +210,7 @@ void eg_plug_engine_init(eg_plug_t *pl, int slot)
 
 const char *eg_plug_create_error(const eg_engine_ops_t *ops)
 {
-	for (int i = 0; i < EG__SLOTS; i++) {
+	for (int i = 0; i < EG_PLUG_SLOTS; i++) {
 		eg_plug_t *pl = eg_plug_slot(i);
 
 		if (pl && &pl->ops == ops)

@@ -9,8 +9,6 @@
 #include "epgate/plugin_info.h"
 #include "plugin_int.h"
 
-#define EG__SLOTS 8 /* plugin_load.c's EG__PLUGINS_MAX */
-
 static void eg__fill(const eg_plug_t *pl, eg_plugin_info_t *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -26,7 +24,7 @@ static void eg__fill(const eg_plug_t *pl, eg_plugin_info_t *out)
 
 static const eg_plug_t *eg__slot_of(const char *spec, size_t len)
 {
-	for (int i = 0; i < EG__SLOTS; i++) {
+	for (int i = 0; i < EG_PLUG_SLOTS; i++) {
 		const eg_plug_t *pl = eg_plug_slot(i);
 
 		if (pl && strlen(pl->spec) == len &&

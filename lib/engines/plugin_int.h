@@ -18,6 +18,9 @@
 
 #define EG_PLUG_OPTS_MAX 32
 #define EG_PLUG_ERR_MAX	 1024
+/* distinct plugin specs one process may load (each keeps its slot until
+ * exit: a create() trampoline per slot, plugin_engine.c) */
+#define EG_PLUG_SLOTS 32
 
 /* One loaded plugin with one option set: what "plugin:PATH,k=v" names. */
 typedef struct eg_plug {

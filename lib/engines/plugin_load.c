@@ -19,8 +19,8 @@
 #define EG_PKGLIBDIR "/usr/local/lib/epgate"
 #endif
 
-#define EG__PLUGINS_MAX 8
-#define EG__FAILED_MAX	8
+#define EG__PLUGINS_MAX EG_PLUG_SLOTS
+#define EG__FAILED_MAX	EG_PLUG_SLOTS
 /* ABI 1's table without its optional trailing slot (error) */
 #define EG__V1_MIN_SIZE offsetof(eg_plugin_t, error)
 
