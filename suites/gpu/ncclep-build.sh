@@ -8,7 +8,11 @@
 #   ncclep-sm90/include   nccl.h, nccl_device/, nccl_ep.h, nccl_ep/ (the
 #                         HT JIT's sources)
 #   ncclep-sm90/lib       libnccl.so*, libnccl_ep.so*
-#   ncclep-sm90/bin       ep_bench, ep_test (Open MPI)
+#   ncclep-sm90/bin       ep_bench, ep_test (Open MPI); ep_bench_nocupti
+#                         (the same without CUPTI's kernel tracing, which
+#                         runs inside ep_bench's timed loop where the
+#                         toolkit has cupti.h: timing-device.sh sets both
+#                         beside epgate)
 #   ncclep-sm90/env.sh    LD_LIBRARY_PATH and the JIT's variables (bash)
 #
 # Needs nvcc (CUDA_HOME, default /usr/local/cuda) and Open MPI's headers
@@ -51,6 +55,13 @@ mkdir -p "$root/bin" || exit 1
 run cp -a "$build/include" "$build/lib" "$root/"
 rm -f "$root/lib/"*.a
 run cp "$build/test/nccl_ep/ep_bench" "$build/test/nccl_ep/ep_test" "$root/bin/"
+# ep_bench again with CUPTI off (a command-line CUPTI_AVAILABLE overrides
+# the Makefile's probe), relinked from a fresh object
+rm -f "$build/test/nccl_ep/ep_bench.o" "$build/test/nccl_ep/ep_bench"
+run make -C "$src/contrib/nccl_ep" -j"$jobs" MPI=1 MPI_HOME="$MPI_HOME" \
+	CUDA_HOME="$CUDA_HOME" NVCC_GENCODE="$gencode" BUILDDIR="$build" \
+	CUPTI_AVAILABLE=0 ep_bench
+run cp "$build/test/nccl_ep/ep_bench" "$root/bin/ep_bench_nocupti"
 cat >"$root/env.sh" <<'EOF'
 # . env.sh (bash): NCCL EP's lib first, its HT JIT's folders
 r=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
