@@ -18,7 +18,8 @@
 # cases-l2 are the parts of cases); the JIT cache ($DPE_JIT, default
 # /tmp/deepep-jit) and the built DeepEP stay between calls on a warm
 # machine, so the steps can be run one call each (DPE_CASE_TIMEOUT, 540 s,
-# bounds each `epgate check`). Steps:
+# bounds each `epgate check`, DPE_OWN_TIMEOUT, 600 s, each of DeepEP's own
+# tests). Steps:
 #  build  DeepEP in place (suites/gpu/deepep-build.sh), and the bridge;
 #  env    versions, the libnccl each library maps, import deep_ep;
 #  own    DeepEP's own tests at one rank (tests/elastic/test_ep.py, its
@@ -62,6 +63,7 @@ has() { case " $DPE_STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 # cases-elastic, cases-det, cases-ll, cases-intranode, cases-l2: a part
 has_case() { has cases || has "cases-$1"; }
 : "${DPE_CASE_TIMEOUT:=540}" # one `epgate check`: within a device call
+: "${DPE_OWN_TIMEOUT:=600}"  # one of DeepEP's own tests, or its timing alone
 T0=$(date +%s)
 SUM=$LOG/steps.txt
 : >"$SUM"
@@ -156,7 +158,7 @@ if has own; then
 		shift 2
 		port=$((port + 1))
 		# shellcheck disable=SC2086 # OWN_ENV: words on purpose
-		why=$(dpe_own "$l" 600 env MASTER_ADDR=127.0.0.1 \
+		why=$(dpe_own "$l" "$DPE_OWN_TIMEOUT" env MASTER_ADDR=127.0.0.1 \
 			MASTER_PORT=$port $OWN_ENV "$PYTHON" "$t" \
 			--num-processes 1 "$@")
 		rc=$?
@@ -177,7 +179,7 @@ if has own; then
 	fi
 	# at one rank DeepEP's intranode kernels refuse (SWITCH_RANKS: 2, 4,
 	# 8): an exception saying so is the expected answer, a crash is not
-	dpe_own own-intranode 600 env MASTER_ADDR=127.0.0.1 \
+	dpe_own own-intranode "$DPE_OWN_TIMEOUT" env MASTER_ADDR=127.0.0.1 \
 		MASTER_PORT=$((port + 1)) "$PYTHON" tests/legacy/test_intranode.py \
 		--num-processes 1 --num-tokens 128 >"$LOG/own-intranode.why"
 	rc=$?
@@ -235,7 +237,7 @@ if has bench; then
 		nep_bench "$LOG/bench-el-$tok.out" 1 1 "plugin:python,module=deepep" "$tok"
 		rc=$?
 		step "5 bench elastic $tok" "$(okfail $rc)" "exit $rc$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/bench-el-$tok.out")"); dispatch $(nep_metric "$LOG/bench-el-$tok.out" phase_plugin_dispatch_us) us, combine $(nep_metric "$LOG/bench-el-$tok.out" phase_plugin_combine_us) us (events, mean)"
-		why=$(dpe_own "time-el-$tok" 600 "$PYTHON" \
+		why=$(dpe_own "time-el-$tok" "$DPE_OWN_TIMEOUT" "$PYTHON" \
 			"$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50)
 		rc=$?
 		step "5 DeepEP alone $tok" "$(okfail $rc)" "$why; $({ grep -m1 '^deepep-time' "$LOG/time-el-$tok.out" || nep_why "$LOG/time-el-$tok.out"; } | cut -c1-120)"
