@@ -16,7 +16,13 @@
 #   ncclep-sm90/env.sh    LD_LIBRARY_PATH and the JIT's variables (bash)
 #
 # Needs nvcc (CUDA_HOME, default /usr/local/cuda) and Open MPI's headers
-# (MPI_HOME, default Debian's). NCCL alone is about 45 CPU-minutes.
+# (MPI_HOME, default Debian's). NCCL alone is about 45 CPU-minutes, most
+# of it the collectives' device kernels: NCCL_ONLY_FUNCS passes NCCL's
+# own ONLY_FUNCS filter (src/device/generate.py), e.g. the collectives
+# epgate, torch and DeepEP call (send/recv, all-gather, broadcast,
+# all-reduce but product, reduce-scatter sum), a quarter of the kernels:
+#   NCCL_ONLY_FUNCS='SendRecv|AllGather * *|AllGatherV * *|Broadcast * *|AllReduce (Sum|MinMax|PreMulSum|SumPostDiv) * * *|ReduceScatter Sum * * *'
+# a collective left out fails at its call (NCCL's error), never silently.
 # Exit: 0 built, 1 a build step failed (its log named), 99 bad arguments.
 set -u
 if [ $# -lt 2 ] || [ ! -f "$1/makefiles/version.mk" ] ||
@@ -43,7 +49,7 @@ run() {
 }
 
 run make -C "$src" -j"$jobs" src.build CUDA_HOME="$CUDA_HOME" \
-	NVCC_GENCODE="$gencode" BUILDDIR="$build"
+	NVCC_GENCODE="$gencode" BUILDDIR="$build" ONLY_FUNCS="${NCCL_ONLY_FUNCS:-}"
 run make -C "$src/contrib/nccl_ep" -j"$jobs" MPI=1 MPI_HOME="$MPI_HOME" \
 	CUDA_HOME="$CUDA_HOME" NVCC_GENCODE="$gencode" BUILDDIR="$build" \
 	lib ep_bench ep_test
@@ -78,5 +84,6 @@ EOF
 (cd "$src" && git rev-parse HEAD 2>/dev/null || cat COMMIT 2>/dev/null ||
 	echo "source: $src") >"$root/SOURCE"
 grep -E '^NCCL_(MAJOR|MINOR|PATCH)' "$src/makefiles/version.mk" >>"$root/SOURCE"
+[ -z "${NCCL_ONLY_FUNCS:-}" ] || echo "ONLY_FUNCS=$NCCL_ONLY_FUNCS" >>"$root/SOURCE"
 run tar -cJf "$out" -C "$stage" ncclep-sm90
 echo "ncclep-build: $out ($(du -h "$out" | cut -f1))"
