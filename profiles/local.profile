@@ -1,6 +1,6 @@
 # Profile "local": this host, CPU, libfabric shm within a (virtual) node
 # and tcp across, ranks launched by `epgate launch`.  The default of
-# `epgate run` and `epgate bench profile local`; it must finish within
+# `epgate run` and `epgate bench profile local`; it should finish within
 # about a minute on a 2-core machine, launches included.  Measured here
 # (docs/gates.md, "Calibration"): the median of one launch of a point
 # moves by 25-35% from one launch to the next (which cores the 4 ranks

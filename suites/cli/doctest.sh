@@ -5,7 +5,8 @@
 # the tree's fixtures/, gates/, profiles/, slurm/ and the build's
 # plugins/, with `epgate` on PATH (the build tree's) and the small data
 # folder fixtures/run-mini as EPGATE_DATADIR; blocks opened with ```sh
-# runnable=long only with EG_CHECK_LONG=1 (make check-long), skipped
+# runnable=long only with EG_CHECK_LONG=1 (both kinds) or only (the long
+# blocks alone: suites/cli/doctest-long.sh, make check-long), skipped
 # with that reason otherwise. A line's trailing comment ("  # ...")
 # says what it must do: "must fail" exits 1, "exit 0 or 1" either,
 # "GPU" 0 or 77 (no GPU here: a skip), "Slurm", "root" and "network"
@@ -160,10 +161,12 @@ while IFS="$(printf '\t')" read -r kind a b; do
 	note=""
 	case $b in *"  #"*) note=${b#*  #} ;; esac
 	at="${where%:*}:$a"
+	# the long blocks alone: what make check ran is not run again
+	[ "$EG_CHECK_LONG" = only ] && [ "$mode" != long ] && continue
 	case $mode in
 	runnable) run_line "$at" "$cmd" "$note" 120 ;;
 	long)
-		if [ "$EG_CHECK_LONG" = 1 ]; then
+		if [ "$EG_CHECK_LONG" != 0 ]; then
 			run_line "$at" "$cmd" "$note" 300
 		else
 			eg_ok "$at: $cmd # SKIP long: make check-long (EG_CHECK_LONG=1)"
