@@ -118,8 +118,12 @@ int eg_step_generate(eg_step_t *st, uint32_t iter);
  * stage, combine, verify combine (eg_combine_checks). Findings go into
  * v, which keeps its first failure: once v has failed, the iteration runs
  * unchecked. An in-process engine whose dispatch is wrong does not run
- * combine; a multi-process engine always does (unchecked), so the
- * collective stays in step with its peers.
+ * combine. A multi-process engine whose ranks hold the job's bootstrap
+ * (one rank per process) agrees over it after each dispatch: once any
+ * rank's dispatch failed or was wrong, no rank combines and the
+ * workload's iterations end on every rank (a combine on a wrong dispatch
+ * may crash a library and lose the finding); without a bootstrap it
+ * combines (unchecked), so the collective stays in step with its peers.
  * Returns EG_OK, EG_EMISMATCH (this iteration was wrong), or the engine's
  * or harness's error (v says which): the job must not go on. */
 int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v);
@@ -134,7 +138,8 @@ int eg_step_verify_combine(eg_step_t *st, eg_rank_verdict_t *v);
  * iterations from the workload's iter on, all through the one engine
  * instance. In-process engines stop at the first failure; multi-process
  * engines run every step and iteration in lockstep with their peers
- * after a mismatch (keeping its verdict) and stop only at an error.
+ * after a mismatch (keeping its verdict) and stop at an error, or where
+ * the ranks agreed that a dispatch was wrong (eg_step_verify).
  * Returns EG_OK, EG_EMISMATCH or the error that stopped it. */
 int eg_step_verify_iters(eg_step_t *st, unsigned iters, eg_rank_verdict_t *v);
 

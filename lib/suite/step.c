@@ -50,6 +50,9 @@ struct eg_step {
 	eg_verdict_t vit;
 	uint32_t viter;
 	int vchecked, vwrong, vpending;
+	/* a rank's dispatch was wrong (or failed), agreed by every rank:
+	 * none combines, the workload's iterations end */
+	int halted;
 };
 
 unsigned eg_combine_checks(const eg_workload_t *w, uint32_t engine_flags)
@@ -533,9 +536,82 @@ static int eg__repeat(eg_step_t *st, eg_rank_verdict_t *v, uint32_t iter)
 	return EG_OK;
 }
 
+/* Every rank's word on its dispatch, before any of them combines: a
+ * multi-process engine whose ranks hold the job's bootstrap, one rank
+ * per process. An odd size and a tag, so that a peer still inside a
+ * collective of the engine's own (a plugin's allgather over the same
+ * bootstrap) is told apart, never paired with this one. */
+#define EG__AGREE_TAG 0x76644745u /* "EGdv" */
+typedef struct eg__agree {
+	uint32_t tag, bad, rank, step, iter;
+} eg__agree_t;
+
+static int eg__agrees(const eg_step_t *st)
+{
+	const eg_world_t *w = st->ctx.world;
+
+	return eg__has_peers(st) && st->ctx.boot && w && w->size > 1 &&
+	       st->n == 1;
+}
+
+/* bad: this rank's dispatch failed or was wrong; *any: some rank's
+ * was. <0 when the bootstrap failed (a peer lost, or out of step). */
+static int eg__agree(eg_step_t *st, int bad, uint32_t iter, int *any)
+{
+	const eg_world_t *w = st->ctx.world;
+	eg__agree_t mine = {EG__AGREE_TAG, (uint32_t)bad, st->first, st->step,
+			    iter};
+	eg__agree_t *all = calloc(w->size, sizeof(*all));
+	int rc;
+
+	*any = bad;
+	if (!all)
+		return EG_ENOMEM;
+	eg_where_at(st->step, iter, "dispatch verdicts");
+	rc = eg_boot_allgather(st->ctx.boot, &mine, sizeof(mine), all,
+			       w->timeout_s);
+	for (uint32_t r = 0; rc == EG_OK && r < w->size; r++) {
+		if (all[r].tag != EG__AGREE_TAG || all[r].rank != r ||
+		    all[r].step != st->step || all[r].iter != iter)
+			rc = EG_EPEER;
+		else if (all[r].bad)
+			*any = 1;
+	}
+	free(all);
+	return rc;
+}
+
+/* The ranks' word could not be had: epgate's bootstrap lost a peer (or
+ * a peer was elsewhere). Said; this rank's verdict, unless it has one. */
+static int eg__peer_lost(const eg_step_t *st, eg_rank_verdict_t *v, int rc,
+			 uint32_t iter)
+{
+	const char *e = eg_boot_error(st->ctx.boot);
+
+	if (!e || !*e)
+		e = rc == EG_EPEER ? "a peer's dispatch verdict is out of step"
+				   : eg_strerror(rc);
+	if (st->say) {
+		fprintf(stderr,
+			"%s: rank %u: %s: dispatch verdicts: a peer was lost: "
+			"%s (iteration %u)\n",
+			st->say, st->first, st->w.name, e, iter);
+		fflush(stderr);
+	}
+	if (!eg_rank_verdict_failed(v)) {
+		eg__where(v, "dispatch", iter);
+		v->engine_err = EG_EPEER;
+		snprintf(v->engine_msg, sizeof(v->engine_msg),
+			 "a peer was lost before the ranks' dispatch verdicts: "
+			 "%s",
+			 e);
+	}
+	return EG_EPEER;
+}
+
 int eg_step_verify_dispatch(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 {
-	int rc;
+	int rc, crc = EG_OK, arc, any = 0, agree = eg__agrees(st);
 
 	st->vchecked = !eg_rank_verdict_failed(v);
 	st->vwrong = st->vpending = 0;
@@ -550,18 +626,37 @@ int eg_step_verify_dispatch(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 		return eg__harness(v, rc, "generate", iter);
 	eg_where_at(st->step, iter, "dispatch");
 	rc = st->ops->dispatch(st->engine, st->in, st->recv);
-	if (rc < 0)
-		return eg__engine(st, v, rc, "dispatch", iter);
+	if (rc < 0) {
+		eg__engine(st, v, rc, "dispatch", iter);
+		/* the peers hear it where they can: their combine is off */
+		if (agree) {
+			st->halted = 1;
+			eg__agree(st, 1, iter, &any);
+		}
+		return rc;
+	}
 	if (st->vchecked) {
 		eg_where_at(st->step, iter, "dispatch check");
-		if ((rc = eg__check_dispatch(st, &st->vit)) < 0)
-			return eg__harness(v, rc, "dispatch", iter);
-		st->vwrong = eg_verdict_total_wrong(&st->vit) != 0;
+		if ((crc = eg__check_dispatch(st, &st->vit)) == EG_OK)
+			st->vwrong = eg_verdict_total_wrong(&st->vit) != 0;
 	}
-	/* in process, combine on a wrong dispatch says nothing new; over a
-	 * transport the peers combine, so this rank does too */
-	if (st->vwrong && !eg__has_peers(st))
+	/* a combine on a wrong dispatch says nothing new, and may crash a
+	 * library (a counter past its buffer), losing the finding: in
+	 * process it is not run; over a transport no rank runs it once any
+	 * rank's dispatch was wrong (agreed over the bootstrap, where the
+	 * ranks have one), and the workload ends there */
+	if (agree) {
+		arc = eg__agree(st, crc < 0 || st->vwrong, iter, &any);
+		st->halted = arc < 0 || any;
+		if (arc < 0 && crc == EG_OK && !st->vwrong)
+			return eg__peer_lost(st, v, arc, iter);
+	}
+	if (crc < 0)
+		return eg__harness(v, crc, "dispatch", iter);
+	if (st->vwrong && (!eg__has_peers(st) || st->halted))
 		return eg__mismatch(v, &st->vit, "dispatch", iter);
+	if (st->halted)
+		return EG_OK; /* a peer's dispatch was wrong: it says so */
 	st->vpending = 1;
 	return EG_OK;
 }
@@ -604,7 +699,7 @@ int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 {
 	int rc = eg_step_verify_dispatch(st, iter, v);
 
-	return rc < 0 ? rc : eg_step_verify_combine(st, v);
+	return rc < 0 || st->halted ? rc : eg_step_verify_combine(st, v);
 }
 
 /* After an iteration that began at t0: past the deadline is a failure
@@ -645,6 +740,9 @@ int eg_step_verify_iters(eg_step_t *st, unsigned iters, eg_rank_verdict_t *v)
 			rc = eg_step_verify(st, st->iter0 + it, v);
 			if (rc < 0 && rc != EG_EMISMATCH)
 				return rc;
+			if (st->halted) /* every rank ends the workload here */
+				return eg_rank_verdict_failed(v) ? EG_EMISMATCH
+								 : EG_OK;
 			if ((rc = eg__after(st, t0, s, steps, it, iters, v)) <
 			    0)
 				return rc;
