@@ -189,6 +189,9 @@ typedef struct eg_plug_run {
 	size_t hy_cap;
 	int last_mapped; /* the last dispatch filled the caller's layout */
 	uint64_t n_disp, n_comb;
+	/* a collective of epgate's bootstrap failed inside the plugin's
+	 * call: a peer was lost (or out of step), whatever it says */
+	int boot_lost;
 	char err[EG_PLUG_ERR_MAX];
 } eg_plug_run_t;
 
@@ -219,7 +222,8 @@ void eg_plug_bufs_free(eg_plug_run_t *r);
 int eg_plug_run_err(eg_plug_run_t *r, int rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A plugin call that failed: its own message into r->err; EG_ENOSYS
- * for "not supported", else EG_EPLUGIN. */
+ * for "not supported", EG_EPEER when epgate's bootstrap failed inside
+ * the call (a peer lost: the message says so first), else EG_EPLUGIN. */
 int eg_plug_run_fail(eg_plug_run_t *r, int prc, const char *stage);
 int eg_plug_run_create(eg_plug_run_t **r, const eg_plug_t *pl,
 		       const eg_workload_t *w, const eg_engine_ctx_t *ctx,

@@ -40,6 +40,18 @@ int eg_plug_run_fail(eg_plug_run_t *r, int prc, const char *stage)
 	if (prc > 0)
 		snprintf(code, sizeof(code),
 			 " (returned %d, taken as a failure)", prc);
+	if (r->boot_lost && prc != EG_PLUGIN_ENOTSUP) {
+		/* not the library's own failure: epgate lost a peer under
+		 * it (a rank that died, hung or left the collective) */
+		const char *b = r->boot ? eg_boot_error(r->boot) : NULL;
+
+		eg_plug_run_err(r, 0,
+				"plugin %s: %s: a peer was lost: epgate's "
+				"bootstrap: %s (the plugin: %s%s)",
+				r->name, stage, b && *b ? b : "failed",
+				m && *m ? m : "no message", code);
+		return EG_EPEER;
+	}
 	eg_plug_run_err(r, 0, "plugin %s: %s: %s%s", r->name, stage,
 			m && *m ? m : "failed (the plugin gave no message)",
 			code);
@@ -65,25 +77,35 @@ double eg_plug_timeout(void)
 }
 
 /* ---- the bootstrap, as the plugin sees it ---- */
+/* rc of a bootstrap collective, noted when it failed */
+static int eg__b_noted(eg_plug_run_t *r, int rc)
+{
+	if (rc < 0)
+		r->boot_lost = 1;
+	return rc;
+}
+
 static int eg__b_allgather(void *ctx, const void *mine, size_t len, void *all)
 {
 	eg_plug_run_t *r = ctx;
 
-	return eg_boot_allgather(r->boot, mine, len, all, r->world.timeout_s);
+	return eg__b_noted(
+	    r, eg_boot_allgather(r->boot, mine, len, all, r->world.timeout_s));
 }
 
 static int eg__b_bcast(void *ctx, void *buf, size_t len, uint32_t root)
 {
 	eg_plug_run_t *r = ctx;
 
-	return eg_boot_bcast(r->boot, buf, len, root, r->world.timeout_s);
+	return eg__b_noted(
+	    r, eg_boot_bcast(r->boot, buf, len, root, r->world.timeout_s));
 }
 
 static int eg__b_barrier(void *ctx)
 {
 	eg_plug_run_t *r = ctx;
 
-	return eg_boot_barrier(r->boot, r->world.timeout_s);
+	return eg__b_noted(r, eg_boot_barrier(r->boot, r->world.timeout_s));
 }
 
 static const char *eg__b_error(void *ctx)
@@ -269,9 +291,21 @@ static int eg__setup(eg_plug_run_t *r, const eg_engine_ctx_t *ctx)
 	    (rc = eg__buffers(r)) < 0)
 		return eg_plug_run_err(r, rc, "setup: %s", eg_strerror(rc));
 	eg__env(r);
+	r->boot_lost = 0;
 	rc = r->pl->p->create(&r->env, &r->inst, perr, sizeof(perr));
 	if (rc != EG_PLUGIN_OK) {
+		const char *b = r->boot ? eg_boot_error(r->boot) : NULL;
+
 		r->inst = NULL;
+		if (r->boot_lost && rc != EG_PLUGIN_ENOTSUP) {
+			eg_plug_run_err(r, 0,
+					"plugin %s: create: a peer was lost: "
+					"epgate's bootstrap: %s (the plugin: "
+					"%s)",
+					r->name, b && *b ? b : "failed",
+					perr[0] ? perr : "no message");
+			return EG_EPEER;
+		}
 		eg_plug_run_err(
 		    r, 0, "plugin %s: create: %s", r->name,
 		    perr[0] ? perr : "failed (the plugin gave no message)");

@@ -374,6 +374,7 @@ int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
 	int rc;
 
 	r->err[0] = '\0';
+	r->boot_lost = 0;
 	r->ph_have = 0;
 	if ((rc = eg__follow_step(r, in->step)) < 0 ||
 	    (rc = eg_plug_dev_probe(r, in)) < 0)
@@ -459,6 +460,7 @@ int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 	int rc;
 
 	r->err[0] = '\0';
+	r->boot_lost = 0;
 	if (verified && ((rc = eg_plug_dev_y(r, y, &y)) < 0 ||
 			 (rc = eg__native_y(r, y)) < 0 ||
 			 (rc = eg_plug_buf_poison(r, EG_PLUG_B_OUT, ob)) < 0))

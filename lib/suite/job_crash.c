@@ -46,6 +46,8 @@ typedef struct eg__scan {
 	int failed, failed_peer;      /* the first engine error's rank, and
 					 whether its message blames a peer */
 	char fail_where[256], fail_msg[EG__LINE], fail_err[160];
+	char peer_where[256]; /* the first engine error's position, any
+				 rank's: where the peers were */
 } eg__scan_t;
 
 /* "NAME[, step S of N], iteration I[, PHASE]" into jc's fields. */
@@ -149,7 +151,8 @@ static void eg__other(eg__scan_t *s, const char *line)
 static int eg__blames_peer(const char *m)
 {
 	return strstr(m, "disagree") || strstr(m, "closed its connection") ||
-	       strstr(m, "stopped the job") || strstr(m, "failed earlier");
+	       strstr(m, "stopped the job") || strstr(m, "failed earlier") ||
+	       strstr(m, "a peer was lost");
 }
 
 /* The step's own line for an engine error (lib/suite/step.c): "epgate
@@ -172,7 +175,15 @@ static int eg__engine_error(eg__scan_t *s, int r, const char *msg)
 			goto known;
 	return 0;
 known:
-	peer = eg__blames_peer(last);
+	peer = eg__blames_peer(last) || strstr(p + n, eg_strerror(EG_EPEER));
+	if (!s->peer_where[0]) {
+		/* "ERROR (step S of N, iteration I)": where it was */
+		const char *at = strrchr(p + n, '(');
+
+		snprintf(s->peer_where, sizeof(s->peer_where), "%s, %.*s, %s",
+			 name, at ? (int)strcspn(at + 1, ")") : 11,
+			 at ? at + 1 : "iteration 0", stage);
+	}
 	if (s->failed >= 0 && (peer || !s->failed_peer))
 		return 1; /* the first, unless it only blamed a peer */
 	s->failed = r;
@@ -215,6 +226,28 @@ static void eg__line(eg__scan_t *s, char *line)
 	eg__other(s, line);
 }
 
+/* A rank that died without a word (a library that reset the signal's
+ * handler: SIGSEGV, SIGKILL): where its peers were when they lost it,
+ * which in lockstep is where it was: the first engine error's position,
+ * else a peer stopped inside a workload. */
+static void eg__peers_position(eg__scan_t *s)
+{
+	eg_job_crash_t *jc = s->jc;
+	static const char note[] = " (where its peers lost it)";
+	const char *pos = s->peer_where[0] ? s->peer_where : NULL;
+	size_t n;
+
+	for (int r = 0; !pos && r < EG__RANKS; r++)
+		if (strstr(s->stopped[r], ", iteration "))
+			pos = s->stopped[r];
+	if (!pos)
+		return;
+	eg__position(jc, pos);
+	n = strlen(jc->c.where);
+	if (*jc->workload && n + sizeof(note) <= sizeof(jc->c.where))
+		memcpy(jc->c.where + n, note, sizeof(note));
+}
+
 /* No rank said it ended: the launcher's signal, else the rank waited
  * on, where it was when stopped. */
 static void eg__infer(eg__scan_t *s)
@@ -255,6 +288,8 @@ static void eg__infer(eg__scan_t *s)
 	}
 	if (jc->c.rank < EG__RANKS && s->stopped[jc->c.rank][0])
 		eg__position(jc, s->stopped[jc->c.rank]);
+	else if (jc->end == EG_JOB_END_CRASH)
+		eg__peers_position(s);
 }
 
 int eg_job_crash_read(const char *log, eg_job_crash_t *jc)
@@ -301,8 +336,12 @@ eg_status_t eg_job_crash_case(const eg_job_crash_t *jc, const eg_workload_t *w,
 			 rc);
 	if (!here) /* the log's position is another workload's */
 		c.where[0] = '\0';
-	*diag = eg_crash_diag(w, here ? jc->phase : "", here ? jc->step : 0,
-			      here ? jc->iter : w->iter, &c, repro);
+	*diag = eg_crash_diag(w,
+			      here && *jc->phase	   ? jc->phase
+			      : jc->end == EG_JOB_END_NONE ? ""
+							   : "unknown",
+			      here ? jc->step : 0, here ? jc->iter : w->iter,
+			      &c, repro);
 	json_object_set_new(*diag, "log", json_string(log ? log : ""));
 	eg_job_crash_line(jc, msg, len);
 	if (jc->end == EG_JOB_END_NONE) {

@@ -112,6 +112,86 @@ START_TEST(test_crash_launcher)
 }
 END_TEST
 
+/* A rank killed without a word (a library that reset SIGSEGV's
+ * handler): where its peers lost it names the workload, step, iteration
+ * and phase, so the case's stage is never blank; with no peer inside a
+ * workload either, the stage says it is unknown. */
+START_TEST(test_crash_silent)
+{
+	eg_job_crash_t jc;
+	json_t *d = NULL;
+	char msg[700];
+	eg_workload_t w;
+
+	ck_assert_int_eq(
+	    eg_job_crash_read(
+		eg__log("[0] epgate: rank 0: plugin x: dispatch: a peer was "
+			"lost: epgate's bootstrap: allgather: rank 1 closed "
+			"its connection (it exited or was killed)\n"
+			"[0] epgate l2-rank: rank 0: s3: dispatch: a peer "
+			"failed or went away (step 2 of 3, iteration 1)\n"
+			"[launch] rank 1 killed by signal 11\n"
+			"[0] epgate: rank 0: stopped by signal 15 (SIGTERM) "
+			"in no workload (between them)\n"),
+		&jc),
+	    0);
+	ck_assert_int_eq(jc.end, EG_JOB_END_CRASH);
+	ck_assert_int_eq(jc.c.rank, 1);
+	ck_assert_int_eq(jc.c.sig, 11);
+	ck_assert_str_eq(jc.workload, "s3");
+	ck_assert_uint_eq(jc.step, 1);
+	ck_assert_uint_eq(jc.iter, 1);
+	ck_assert_str_eq(jc.phase, "dispatch");
+	ck_assert_str_eq(jc.c.where, "s3, step 2 of 3, iteration 1, dispatch "
+				     "(where its peers lost it)");
+	eg_workload_init(&w);
+	snprintf(w.name, sizeof(w.name), "s3");
+	ck_assert_int_eq(
+	    eg_job_crash_case(&jc, &w, "R", "L", 99, &d, msg, sizeof(msg)),
+	    EG_STATUS_CRASH);
+	ck_assert_str_eq(json_string_value(json_object_get(d, "stage")),
+			 "dispatch");
+	json_decref(d);
+	/* nobody said where: unknown, not blank */
+	ck_assert_int_eq(
+	    eg_job_crash_read(eg__log("[launch] rank 1 killed by signal 11\n"),
+			      &jc),
+	    0);
+	ck_assert_int_eq(
+	    eg_job_crash_case(&jc, &w, "R", "L", 99, &d, msg, sizeof(msg)),
+	    EG_STATUS_CRASH);
+	ck_assert_str_eq(json_string_value(json_object_get(d, "stage")),
+			 "unknown");
+	json_decref(d);
+	eg_workload_fini(&w);
+}
+END_TEST
+
+/* An engine error that says a peer was lost is not the cause: the rank
+ * whose plugin failed on its own is. */
+START_TEST(test_engine_error_peer_lost)
+{
+	eg_job_crash_t jc;
+
+	ck_assert_int_eq(
+	    eg_job_crash_read(
+		eg__log("[0] epgate: rank 0: plugin x: dispatch: a peer was "
+			"lost: epgate's bootstrap: allgather: ranks "
+			"disagree\n"
+			"[0] epgate l2-rank: rank 0: w2: dispatch: a peer "
+			"failed or went away (iteration 0)\n"
+			"[1] epgate: rank 1: plugin x: combine: planted\n"
+			"[1] epgate l2-rank: rank 1: w2: combine: the plugin "
+			"under test reported an error (iteration 0)\n"),
+		&jc),
+	    0);
+	ck_assert_int_eq(jc.end, EG_JOB_END_ERROR);
+	ck_assert_int_eq(jc.c.rank, 1);
+	ck_assert_str_eq(jc.c.output, "plugin x: combine: planted");
+	ck_assert_str_eq(jc.phase, "combine");
+}
+END_TEST
+
 /* A hang: the rank waited on, where it was when stopped. */
 START_TEST(test_hang)
 {
@@ -239,6 +319,8 @@ int main(void)
 	tcase_add_test(tc, test_crash_last_words);
 	tcase_add_test(tc, test_crash_exit);
 	tcase_add_test(tc, test_crash_launcher);
+	tcase_add_test(tc, test_crash_silent);
+	tcase_add_test(tc, test_engine_error_peer_lost);
 	tcase_add_test(tc, test_hang);
 	tcase_add_test(tc, test_engine_error);
 	tcase_add_test(tc, test_no_cause);
