@@ -166,6 +166,20 @@ static int eg__workload(eg_rank_job_t *J, const eg_workload_t *w,
 	if (rc < 0) {
 		fprintf(stderr, "%s: rank %u: %s: %s\n", J->o->prog,
 			J->world.rank, w->name, eg_boot_error(J->boot));
+		J->lost = w->name;
+		/* this rank's engine failed (or was wrong) before the
+		 * exchange: the engine's failure, which ended the job (a
+		 * plugin that gave up, a peer it lost), not epgate's */
+		if (!mine.harness_err &&
+		    (mine.engine_err || eg_verdict_total_wrong(&mine.v))) {
+			fprintf(stderr,
+				"%s: rank %u: %s: its engine failed in %s "
+				"(%s): the job cannot go on\n",
+				J->o->prog, J->world.rank, w->name, mine.stage,
+				mine.engine_err ? eg_strerror(mine.engine_err)
+						: "wrong results");
+			return EG_EXIT_FAIL;
+		}
 		return EG_EXIT_HARD;
 	}
 	J->ran++;
@@ -229,17 +243,19 @@ int eg_rank_run(const eg_rank_opts_t *o)
 		goto out;
 	}
 	rc = eg__workloads(&J);
-	if (rc != EG_EXIT_HARD)
+	if (rc != EG_EXIT_HARD && !J.lost)
 		rc = J.mem->finish(&J, rc);
 	if (J.world.rank == 0 && rc != EG_EXIT_HARD)
-		printf("%s: %s: %u passed, %u failed of %d workload(s)%s%s\n",
-		       o->prog, eg_exit_word(rc), J.npassed, J.nfailed, J.ran,
-		       o->results ? "; results " : "",
-		       o->results ? o->results : "");
+		printf(
+		    "%s: %s: %u passed, %u failed of %d workload(s)%s%s%s%s\n",
+		    o->prog, eg_exit_word(rc), J.npassed, J.nfailed, J.ran,
+		    J.lost ? ", then the job ended in " : "",
+		    J.lost ? J.lost : "", o->results ? "; results " : "",
+		    o->results ? o->results : "");
 	fflush(stdout); /* before a peer's exit stops this rank */
 out:
 	/* leave together: nobody tears down endpoints a peer still reads */
-	if (J.boot && J.xstate && rc != EG_EXIT_HARD &&
+	if (J.boot && J.xstate && rc != EG_EXIT_HARD && !J.lost &&
 	    !(J.mem->broken && J.mem->broken(&J)))
 		eg_boot_barrier(J.boot, J.world.timeout_s);
 	if (J.mem)

@@ -27,6 +27,9 @@ typedef struct eg_rank_job {
 	void *stream; /* the memory space's stream, or NULL */
 	FILE *rf;     /* rank 0's results, or NULL */
 	int ran, failed;
+	/* the verdict exchange of this workload failed: no collective is
+	 * left (NULL: none did) */
+	const char *lost;
 	unsigned npassed, nfailed; /* rank 0: workloads */
 	void *priv;		   /* the memory's own */
 } eg_rank_job_t;
