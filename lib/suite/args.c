@@ -133,3 +133,54 @@ int eg_cli_load_filtered(const char *prog, const char *file, const char *filter,
 			return rc;
 	return EG_OK;
 }
+
+int eg_cli_load_data(const char *prog, const char *rel, eg_workload_list_t *wl)
+{
+	static const eg_overrides_t none;
+	char path[4096];
+	int rc = eg_find_data(rel, path, sizeof(path));
+
+	memset(wl, 0, sizeof(*wl));
+	if (rc < 0) {
+		fprintf(stderr, "%s: cannot find %s (set EPGATE_DATADIR)\n",
+			prog, rel);
+		return rc;
+	}
+	return eg_cli_load_workloads(prog, path, &none, wl);
+}
+
+int eg_cli_list_append(eg_workload_list_t *dst, eg_workload_list_t *src)
+{
+	eg_workload_t *items;
+
+	if (!src->n)
+		return EG_OK;
+	items = realloc(dst->items, (dst->n + src->n) * sizeof(*items));
+	if (!items)
+		return EG_ENOMEM;
+	memcpy(items + dst->n, src->items, src->n * sizeof(*items));
+	dst->items = items;
+	dst->n += src->n;
+	free(src->items);
+	src->items = NULL;
+	src->n = 0;
+	return EG_OK;
+}
+
+void eg_cli_keep_world(eg_workload_list_t *wl, uint32_t world)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < wl->n; i++) {
+		if (wl->items[i].world == world)
+			wl->items[k++] = wl->items[i];
+		else
+			eg_workload_fini(&wl->items[i]);
+	}
+	wl->n = k;
+}
+
+int eg_cli_is_plugin(const char *engine)
+{
+	return engine && !strncmp(engine, "plugin:", 7);
+}

@@ -212,6 +212,23 @@ int eg_cli_load_workloads(const char *prog, const char *file,
 int eg_cli_load_filtered(const char *prog, const char *file, const char *filter,
 			 const eg_overrides_t *o, eg_workload_list_t *wl);
 
+/* The workloads of a data file shipped with epgate (rel as for
+ * eg_find_data, e.g. "fixtures/workloads/plugin-w1.ini"), no keys.
+ * Prints errors; returns <0 on failure. */
+int eg_cli_load_data(const char *prog, const char *rel, eg_workload_list_t *wl);
+/* Moves src's workloads to the end of dst (src left empty). */
+int eg_cli_list_append(eg_workload_list_t *dst, eg_workload_list_t *src);
+/* Keeps, in order, the workloads of world. */
+void eg_cli_keep_world(eg_workload_list_t *wl, uint32_t world);
+/* 1 when engine names a plugin ("plugin:..."): an EP library under
+ * test, whose default matrices add the plugin battery and whose
+ * failures are verdicts (docs/plugins.md). */
+int eg_cli_is_plugin(const char *engine);
+/* A plugin's battery, the workloads its default matrices add: at world
+ * 1 (in process) and over ranks. */
+#define EG_PLUGIN_BATTERY_W1 "fixtures/workloads/plugin-w1.ini"
+#define EG_PLUGIN_BATTERY_L2 "fixtures/workloads/plugin-l2.ini"
+
 /* epgate check (lib/suite/check.c): L1 of an engine over the selected
  * workloads (or, with l2, the quick L2 set instead; with full, L1 and
  * then the full L2 set); reports default to a new run folder under
