@@ -21,9 +21,7 @@ int eg__l1_by_job(const eg_engine_ops_t *ops, const eg_workload_t *w)
 	       (ops->flags & EG_ENGINE_WORLD1) && w->world > 1;
 }
 
-/* Workload w as an INI section, from its check arguments ("epgate check
- * --name=N --world=2 ..."): every key the workload has. */
-static void eg__ini_section(FILE *f, const eg_workload_t *w)
+void eg__l1_ini_section(FILE *f, const eg_workload_t *w)
 {
 	char args[4096], *p;
 
@@ -58,7 +56,7 @@ static unsigned eg__ini(const char *path, const eg_workload_list_t *wl,
 	fprintf(f, "# epgate check: the cases of world %u left to run\n", W);
 	for (size_t i = 0; i < wl->n; i++)
 		if (wl->items[i].world == W && !done[i]) {
-			eg__ini_section(f, &wl->items[i]);
+			eg__l1_ini_section(f, &wl->items[i]);
 			n++;
 		}
 	return fclose(f) == 0 ? n : 0;

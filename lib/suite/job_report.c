@@ -121,25 +121,32 @@ static void eg__cut(eg_job_cut_t *cut, const eg_workload_list_t *wl, uint32_t W,
 	cut->at = w;
 }
 
-unsigned eg_l2_lines_report(FILE *f, const eg_workload_list_t *wl, uint32_t W,
-			    eg_tap_t *tap, eg_junit_t *junit, const char *cls,
-			    const char *prefix, double dt,
-			    const char *why_missing, eg_job_cut_t *cut,
-			    eg_job_totals_t *t)
+unsigned eg_l2_lines_collect(FILE *f, const eg_workload_list_t *wl, uint32_t W,
+			     unsigned char *seen, eg_tap_t *tap,
+			     eg_junit_t *junit, const char *cls,
+			     const char *prefix, double dt, eg_job_cut_t *cut,
+			     eg_job_totals_t *t)
 {
-	unsigned char *seen = calloc(wl->n + 1, 1);
-	char *line = NULL, desc[256];
+	char *line = NULL;
 	size_t cap = 0;
 	unsigned n = 0;
 
-	if (!seen)
-		return 0;
 	while (f && getline(&line, &cap, f) > 0)
 		n += (unsigned)eg__l2_line(line, wl, seen, tap, junit, cls,
 					   prefix, dt, t);
 	free(line);
 	if (cut)
 		eg__cut(cut, wl, W, seen, tap, junit, cls, prefix, t);
+	return n;
+}
+
+void eg_l2_lines_missing(const eg_workload_list_t *wl, uint32_t W,
+			 unsigned char *seen, eg_tap_t *tap, eg_junit_t *junit,
+			 const char *cls, const char *prefix,
+			 const char *why_missing, eg_job_totals_t *t)
+{
+	char desc[256];
+
 	for (size_t i = 0; i < wl->n; i++) {
 		if (seen[i] || wl->items[i].world != W)
 			continue;
@@ -147,7 +154,25 @@ unsigned eg_l2_lines_report(FILE *f, const eg_workload_list_t *wl, uint32_t W,
 			 wl->items[i].name);
 		eg__emit(tap, junit, cls, wl->items[i].name, desc, 0,
 			 EG_STATUS_SKIP, why_missing, NULL, t);
+		seen[i] = 1;
 	}
+}
+
+unsigned eg_l2_lines_report(FILE *f, const eg_workload_list_t *wl, uint32_t W,
+			    eg_tap_t *tap, eg_junit_t *junit, const char *cls,
+			    const char *prefix, double dt,
+			    const char *why_missing, eg_job_cut_t *cut,
+			    eg_job_totals_t *t)
+{
+	unsigned char *seen = calloc(wl->n + 1, 1);
+	unsigned n;
+
+	if (!seen)
+		return 0;
+	n = eg_l2_lines_collect(f, wl, W, seen, tap, junit, cls, prefix, dt,
+				cut, t);
+	eg_l2_lines_missing(wl, W, seen, tap, junit, cls, prefix, why_missing,
+			    t);
 	free(seen);
 	return n;
 }

@@ -51,5 +51,18 @@ unsigned eg_l2_lines_report(FILE *f, const eg_workload_list_t *wl, uint32_t W,
 			    const char *prefix, double dt,
 			    const char *why_missing, struct eg_job_cut *cut,
 			    eg_job_totals_t *t);
+/* eg_l2_lines_report in two halves, for a run that launches a job
+ * again after one that ended early (seen: wl->n flags, kept across the
+ * jobs): the lines and the cut, marking seen; then the workloads of
+ * world W still unseen, as skips saying why_missing. */
+unsigned eg_l2_lines_collect(FILE *f, const eg_workload_list_t *wl, uint32_t W,
+			     unsigned char *seen, eg_tap_t *tap,
+			     eg_junit_t *junit, const char *cls,
+			     const char *prefix, double dt,
+			     struct eg_job_cut *cut, eg_job_totals_t *t);
+void eg_l2_lines_missing(const eg_workload_list_t *wl, uint32_t W,
+			 unsigned char *seen, eg_tap_t *tap, eg_junit_t *junit,
+			 const char *cls, const char *prefix,
+			 const char *why_missing, eg_job_totals_t *t);
 
 #endif

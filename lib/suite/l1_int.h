@@ -24,6 +24,11 @@ typedef struct eg_l1_sink {
 void eg__l1_repro(const char *engine, const eg_workload_t *w, uint32_t iter,
 		  char *buf, size_t len);
 
+/* Workload w as an INI section, from its check arguments ("epgate check
+ * --name=N --world=2 ..."): every key the workload has (lib/suite/
+ * check_jobs.c; the L2 orchestration's job files too). */
+void eg__l1_ini_section(FILE *f, const eg_workload_t *w);
+
 /* 1 when check runs workload w of engine ops as a job of ranks: a
  * one-rank-per-process engine (EG_ENGINE_WORLD1) beyond world 1. */
 int eg__l1_by_job(const eg_engine_ops_t *ops, const eg_workload_t *w);

@@ -13,7 +13,7 @@
 #include "epgate/job.h"
 #include "lib/suite/job_crash.h"
 #include "lib/suite/job_report.h"
-#include "lib/suite/suite.h"
+#include "lib/suite/l1_int.h"
 
 /* make check and `epgate run`: 4 ranks in 2 virtual nodes in every
  * engine x provider x comms combination, plus a non-power-of-two world
@@ -238,14 +238,24 @@ typedef struct eg__l2 {
 	char skip_why[600]; /* the last skipped job's reason */
 } eg__l2_t;
 
+/* A job's counts into the run's. */
+static void eg__count(eg__l2_t *L, const eg_job_totals_t *t)
+{
+	L->tot->run += t->passed + t->failed + t->errors + t->crashed;
+	L->tot->passed += t->passed;
+	L->tot->failed += t->failed;
+	L->tot->errors += t->errors;
+	L->tot->skipped += t->skipped;
+	L->tot->crashed += t->crashed;
+}
+
 /* The lines a job's rank 0 wrote, as TAP points and JUnit cases, then
- * every workload it owed that no line reports, as a skip that says why
- * (lib/suite/job_report.c, shared with the batch job's report): a job
- * that dies keeps its cases in CI history. Returns how many workloads
- * the lines reported. */
+ * the workload its end cut short, when cut (lib/suite/job_report.c,
+ * shared with the batch job's report); done marks what is reported.
+ * Returns how many workloads the lines reported. */
 static unsigned eg__collect(eg__l2_t *L, const eg_l2_config_t *c,
 			    const char *name, const char *cls,
-			    const char *results, double dt, const char *why,
+			    const char *results, double dt, unsigned char *done,
 			    eg_job_cut_t *cut)
 {
 	FILE *f = fopen(results, "r");
@@ -254,17 +264,25 @@ static unsigned eg__collect(eg__l2_t *L, const eg_l2_config_t *c,
 	unsigned seen;
 
 	snprintf(prefix, sizeof(prefix), "l2 %s", name);
-	seen = eg_l2_lines_report(f, L->wl, c->world, L->tap, L->junit, cls,
-				  prefix, dt, why, cut, &t);
+	seen = eg_l2_lines_collect(f, L->wl, c->world, done, L->tap, L->junit,
+				   cls, prefix, dt, cut, &t);
 	if (f)
 		fclose(f);
-	L->tot->run += t.passed + t.failed + t.errors + t.crashed;
-	L->tot->passed += t.passed;
-	L->tot->failed += t.failed;
-	L->tot->errors += t.errors;
-	L->tot->skipped += t.skipped;
-	L->tot->crashed += t.crashed;
+	eg__count(L, &t);
 	return seen;
+}
+
+/* The workloads of the configuration no job reported: skips, why. */
+static void eg__missing(eg__l2_t *L, const eg_l2_config_t *c, const char *name,
+			const char *cls, unsigned char *done, const char *why)
+{
+	char prefix[300];
+	eg_job_totals_t t = {0};
+
+	snprintf(prefix, sizeof(prefix), "l2 %s", name);
+	eg_l2_lines_missing(L->wl, c->world, done, L->tap, L->junit, cls,
+			    prefix, why, &t);
+	eg__count(L, &t);
 }
 
 /* The command that replays workload w of this job alone (arg: the
@@ -402,8 +420,9 @@ static int eg__broken(int rc, unsigned seen, unsigned expected)
 
 /* A line per job as it ends: its counts, time and how far the run is;
  * a job that ended early, with the rank that ended, where, and the
- * command that replays that workload. */
-static void eg__job_line(eg__l2_t *L, const char *name,
+ * command that replays that workload; again: the job's number after a
+ * first one that ended early (0: the first). */
+static void eg__job_line(eg__l2_t *L, const char *name, unsigned again,
 			 const struct eg_l1_totals *before, int rc,
 			 unsigned seen, unsigned expected, const char *log,
 			 double dt, const eg_job_crash_t *jc, const char *repro)
@@ -411,12 +430,14 @@ static void eg__job_line(eg__l2_t *L, const char *name,
 	const eg_l2_opts_t *o = L->o;
 	unsigned bad = L->tot->failed + L->tot->errors + L->tot->crashed -
 		       before->failed - before->errors - before->crashed;
-	char how[700] = "";
+	char how[700] = "", job[32] = "";
 
 	if (!o->out)
 		return;
-	fprintf(o->out, "%s[%u/%u] %s: %u passed, %u failed, %.1f s",
-		o->progress ? o->progress : "", L->job, L->njobs, name,
+	if (again)
+		snprintf(job, sizeof(job), " (job %u)", again + 1);
+	fprintf(o->out, "%s[%u/%u] %s%s: %u passed, %u failed, %.1f s",
+		o->progress ? o->progress : "", L->job, L->njobs, name, job,
 		L->tot->passed - before->passed, bad, dt);
 	if (rc == EG_EXIT_SKIP && !seen) {
 		fprintf(o->out, "; skipped: %s", L->skip_why);
@@ -435,51 +456,179 @@ static void eg__job_line(eg__l2_t *L, const char *name,
 	fflush(o->out);
 }
 
+/* The workloads of world W not done yet. */
+static unsigned eg__left(const eg_workload_list_t *wl, uint32_t W,
+			 const unsigned char *done)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < wl->n; i++)
+		n += wl->items[i].world == W && !done[i];
+	return n;
+}
+
+/* The workloads of world W not done yet, as a workloads file; how many
+ * (0: it could not be written). */
+static unsigned eg__rest_file(const char *path, const eg_workload_list_t *wl,
+			      uint32_t W, const unsigned char *done)
+{
+	FILE *f = fopen(path, "w");
+	unsigned n = 0;
+
+	if (!f)
+		return 0;
+	fprintf(f,
+		"# epgate check --l2: the workloads of world %u left to "
+		"run after a job that ended early\n",
+		W);
+	for (size_t i = 0; i < wl->n; i++)
+		if (wl->items[i].world == W && !done[i]) {
+			eg__l1_ini_section(f, &wl->items[i]);
+			n++;
+		}
+	return fclose(f) == 0 ? n : 0;
+}
+
 /* One configuration: its job, then its results; the workload a job's
- * early end fell on is named with how it ended (lib/suite/job_crash.h). */
+ * early end fell on is named with how it ended (lib/suite/job_crash.h).
+ * An engine under test that is a library (a plugin): a job that it
+ * ended (a rank that crashed, exited, hung, or whose plugin failed) is
+ * that case's verdict, CRASH or FAIL, and a new job runs the workloads
+ * after it (as check does for L1, lib/suite/check_jobs.c). epgate's own
+ * engines, and a job whose log names no cause: a job error (exit 99),
+ * the workloads after it skips that say why. */
 static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *file,
 		       unsigned expected)
 {
 	const eg_l2_opts_t *o = L->o;
-	char name[256], results[4200], log[4200], cls[300], why[600];
-	char repro[4800] = "";
-	double t0 = eg_now();
-	struct eg_l1_totals before = *L->tot;
+	char name[256], results[4300], log[4300], ini[4300], cls[300];
+	char why[600] = "", repro[4800];
 	eg__job_ref_t ref = {o, c, file};
-	eg_job_crash_t jc = {0};
-	eg_job_cut_t cut = {&jc, log, 0, eg__repro, &ref, NULL};
-	unsigned seen;
-	int rc;
+	unsigned char *done = calloc(L->wl->n + 1, 1);
+	int lib = eg_cli_is_plugin(c->engine);
 
 	L->job++;
 	eg__config_name(c, name, sizeof(name));
 	snprintf(cls, sizeof(cls), "epgate.l2.%s", name);
-	snprintf(results, sizeof(results), "%s/l2-%s.jsonl", o->workdir, name);
-	snprintf(log, sizeof(log), "%s/l2-%s.log", o->workdir, name);
-	unlink(results);
+	if (!done)
+		return;
+	for (size_t i = 0; i < L->wl->n; i++)
+		done[i] = L->wl->items[i].world != c->world;
 	if (o->verbose)
 		fprintf(stderr, "  L2 %s (%u workloads) ...\n", name, expected);
-	rc = eg__launch(o, c, file, results, log);
-	double dt = eg_now() - t0;
-	eg__why(rc, log, why, sizeof(why));
-	cut.rc = rc;
-	if (rc != EG_EXIT_SKIP)
-		eg_job_crash_read(log, &jc);
-	/* the cases owed and never run are skips with why: a job that
-	 * skipped is its cases skipped, not one more case; the one its end
-	 * fell on is a case of its own when the log says how, or when the
-	 * job passed without it */
-	seen = eg__collect(
-	    L, c, name, cls, results, dt / (expected ? expected : 1), why,
-	    jc.end != EG_JOB_END_NONE || rc == EG_EXIT_PASS ? &cut : NULL);
-	eg__say_failures(L, name, results);
-	if (cut.at)
-		eg__repro(cut.at, &ref, repro, sizeof(repro));
-	if (rc == EG_EXIT_SKIP && !seen)
-		snprintf(L->skip_why, sizeof(L->skip_why), "%s", why);
-	else if (eg__broken(rc, seen, expected))
-		eg__job_error(L, name, cls, rc, seen, expected, log, dt, &jc);
-	eg__job_line(L, name, &before, rc, seen, expected, log, dt, &jc, repro);
+	for (unsigned k = 0;; k++) {
+		struct eg_l1_totals before = *L->tot;
+		unsigned left = eg__left(L->wl, c->world, done), seen;
+		const char *jf = file;
+		eg_job_crash_t jc = {0};
+		eg_job_cut_t cut = {&jc, log, 0, eg__repro, &ref, NULL};
+		double t0 = eg_now(), dt;
+		int rc, explained;
+
+		if (k == 0) {
+			snprintf(results, sizeof(results), "%s/l2-%s.jsonl",
+				 o->workdir, name);
+			snprintf(log, sizeof(log), "%s/l2-%s.log", o->workdir,
+				 name);
+		} else {
+			snprintf(results, sizeof(results),
+				 "%s/l2-%s.job%u.jsonl", o->workdir, name,
+				 k + 1);
+			snprintf(log, sizeof(log), "%s/l2-%s.job%u.log",
+				 o->workdir, name, k + 1);
+			snprintf(ini, sizeof(ini), "%s/l2-%s.job%u.ini",
+				 o->workdir, name, k + 1);
+			if (eg__rest_file(ini, L->wl, c->world, done) != left) {
+				snprintf(why, sizeof(why),
+					 "never ran: cannot write the job's "
+					 "workloads file (in %.200s)",
+					 o->workdir);
+				break;
+			}
+			jf = ini;
+		}
+		unlink(results);
+		rc = eg__launch(o, c, jf, results, log);
+		dt = eg_now() - t0;
+		eg__why(rc, log, why, sizeof(why));
+		cut.rc = rc;
+		if (rc != EG_EXIT_SKIP)
+			eg_job_crash_read(log, &jc);
+		/* the cases owed and never run are skips with why: a job
+		 * that skipped is its cases skipped, not one more case; the
+		 * one its end fell on is a case of its own when the log
+		 * says how, or when the job passed without it */
+		seen = eg__collect(
+		    L, c, name, cls, results, dt / (left ? left : 1), done,
+		    jc.end != EG_JOB_END_NONE || rc == EG_EXIT_PASS ? &cut
+								    : NULL);
+		eg__say_failures(L, name, results);
+		repro[0] = '\0';
+		if (cut.at)
+			eg__repro(cut.at, &ref, repro, sizeof(repro));
+		if (rc == EG_EXIT_SKIP && !seen) {
+			snprintf(L->skip_why, sizeof(L->skip_why), "%s", why);
+			eg__job_line(L, name, k, &before, rc, seen, left, log,
+				     dt, &jc, repro);
+			break;
+		}
+		if (!eg__broken(rc, seen, left)) {
+			eg__job_line(L, name, k, &before, rc, seen, left, log,
+				     dt, &jc, repro);
+			break;
+		}
+		/* the library ended the job in a case that has its verdict */
+		explained = lib && jc.end != EG_JOB_END_NONE && cut.at;
+		if (!explained)
+			eg__job_error(L, name, cls, rc, seen, left, log, dt,
+				      &jc);
+		eg__job_line(L, name, k, &before, rc, seen, left, log, dt, &jc,
+			     repro);
+		if (!explained || !eg__left(L->wl, c->world, done))
+			break;
+	}
+	eg__missing(L, c, name, cls, done, why);
+	free(done);
+}
+
+/* A plugin's L2 matrix: the L2 matrix, then the plugin battery over
+ * ranks (fixtures/workloads/plugin-l2.ini: shapes that reach library
+ * bugs the matrix does not), one workloads file in the run folder that
+ * every job reads. */
+static int eg__plugin_matrix(const eg_l2_opts_t *o, char *file, size_t len)
+{
+	eg_workload_list_t all = {0}, bat = {0};
+	FILE *f;
+	int rc;
+
+	snprintf(file, len, "%s/l2-workloads.ini", o->workdir);
+	if ((rc = eg_cli_load_data("epgate check --l2",
+				   "fixtures/workloads/l2-matrix.ini", &all)) <
+		0 ||
+	    (rc = eg_cli_load_data("epgate check --l2", EG_PLUGIN_BATTERY_L2,
+				   &bat)) < 0 ||
+	    (rc = eg_cli_list_append(&all, &bat)) < 0)
+		goto out;
+	if (!(f = fopen(file, "w"))) {
+		fprintf(stderr, "epgate check --l2: cannot write %s\n", file);
+		rc = EG_EIO;
+		goto out;
+	}
+	fprintf(f,
+		"# epgate check --l2 of a plugin: the L2 matrix "
+		"(fixtures/workloads/l2-matrix.ini), then the plugin "
+		"battery (%s)\n",
+		EG_PLUGIN_BATTERY_L2);
+	for (size_t i = 0; i < all.n; i++)
+		eg__l1_ini_section(f, &all.items[i]);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "epgate check --l2: cannot write %s\n", file);
+		rc = EG_EIO;
+	}
+out:
+	eg_workload_list_free(&all);
+	eg_workload_list_free(&bat);
+	return rc;
 }
 
 /* What the jobs will run, checked here first: bad input is said once. */
@@ -502,6 +651,11 @@ static int eg__prepare(const eg_l2_opts_t *o, char *file, size_t len,
 	}
 	if (o->file) {
 		snprintf(file, len, "%s", o->file);
+	} else if (o->engine && eg_cli_is_plugin(o->engine)) {
+		int rc = eg__plugin_matrix(o, file, len);
+
+		if (rc < 0)
+			return rc;
 	} else if (eg_find_data("fixtures/workloads/l2-matrix.ini", file, len) <
 		   0) {
 		fprintf(stderr, "epgate: cannot find "
