@@ -101,6 +101,10 @@ double eg_engine_combine_bound(const eg_engine_ops_t *e);
  * per process and kept until exit). NULL if unknown; for a plugin that
  * cannot be loaded the reason goes to stderr (once). */
 const eg_engine_ops_t *eg_engine_find(const char *name);
+/* After eg_engine_find gave NULL: "PROG: --engine: unknown engine
+ * \"NAME\"" on stderr, unless NAME is a plugin, whose loader already
+ * said why it could not be loaded (said once, not again). */
+void eg_engine_say_unknown(const char *prog, const char *name);
 /* The same, with the reason in err instead of on stderr. */
 const eg_engine_ops_t *eg_engine_lookup(const char *name, char *err,
 					size_t errlen);

@@ -67,6 +67,13 @@ const eg_engine_ops_t *eg_engine_find(const char *name)
 	return ops;
 }
 
+void eg_engine_say_unknown(const char *prog, const char *name)
+{
+	if (strncmp(name, EG__PLUGIN, strlen(EG__PLUGIN)))
+		fprintf(stderr, "%s: --engine: unknown engine \"%s\"\n", prog,
+			name);
+}
+
 const char *eg_engine_error(const eg_engine_ops_t *ops, void *state)
 {
 	if (!ops)

@@ -228,8 +228,7 @@ static void eg__beside(char *out, size_t len, const char *path, const char *ext)
 static int eg__precheck(const eg_check_opts_t *c)
 {
 	if (!eg_engine_find(c->engine)) {
-		fprintf(stderr, EG__PROG ": --engine: unknown engine \"%s\"\n",
-			c->engine);
+		eg_engine_say_unknown(EG__PROG, c->engine);
 		return EG_EINVAL;
 	}
 	if (eg_suite_out_file(EG__PROG, "--tap", c->report.tap) < 0 ||

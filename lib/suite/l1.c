@@ -232,9 +232,7 @@ static int eg__l1_engine(const eg_l1_opts_t *o, const eg_engine_ops_t **ops)
 {
 	*ops = eg_engine_find(o->engine);
 	if (!*ops) {
-		fprintf(stderr,
-			"epgate check: --engine: unknown engine \"%s\"\n",
-			o->engine);
+		eg_engine_say_unknown("epgate check", o->engine);
 		return EG_EINVAL;
 	}
 	/* a world-1 engine (a plugin) runs here at world 1 */

@@ -30,8 +30,7 @@ static int eg__engine(const eg_stress_opts_t *o, const eg_engine_ops_t **ops)
 {
 	*ops = eg_engine_find(o->engine);
 	if (!*ops) {
-		fprintf(stderr, EG__PROG ": --engine: unknown engine \"%s\"\n",
-			o->engine);
+		eg_engine_say_unknown(EG__PROG, o->engine);
 		return EG_EINVAL;
 	}
 	if ((((*ops)->flags & EG_ENGINE_MULTI_PROCESS) &&
