@@ -69,14 +69,20 @@ static int eg__makefile(const char *path, const char *name, const char *cflags,
 	n = snprintf(text, sizeof(text),
 		     "# %s: an epgate plugin (docs/plugins.md). `make` builds "
 		     "libeg-%s.so,\n# `make check` runs epgate's correctness "
-		     "suite on it.\nEPGATE ?= %s\n%s\nCFLAGS ?= -O2 -g -Wall "
-		     "-Wextra\n\nlibeg-%s.so: %s.c\n\t$(CC) -shared -fPIC "
-		     "$(CFLAGS) $(EPGATE_CFLAGS) -o $@ %s.c\n\ncheck: "
+		     "suite on it: the L1 matrix and the\n# plugin battery "
+		     "(plugin-w1.ini, plugin-l2.ini), world 1 in process, "
+		     "every other\n# world as a job of ranks; `make check-l2` "
+		     "the L2 matrix and the battery over\n# ranks on two "
+		     "virtual nodes.\nEPGATE ?= %s\n%s\nCFLAGS ?= -O2 -g "
+		     "-Wall -Wextra\n\nlibeg-%s.so: %s.c\n\t$(CC) -shared "
+		     "-fPIC $(CFLAGS) $(EPGATE_CFLAGS) -o $@ %s.c\n\ncheck: "
 		     "libeg-%s.so\n\t$(EPGATE) check --engine "
-		     "plugin:./libeg-%s.so\n\nclean:\n\trm -f libeg-%s.so\n\n"
-		     ".PHONY: check clean\n",
+		     "plugin:./libeg-%s.so\n\ncheck-l2: libeg-%s.so\n\t"
+		     "$(EPGATE) check --l2 --engine "
+		     "plugin:$(CURDIR)/libeg-%s.so\n\nclean:\n\trm -f "
+		     "libeg-%s.so\n\n.PHONY: check check-l2 clean\n",
 		     name, name, installed || !exe ? "epgate" : exe, cf, name,
-		     name, name, name, name, name);
+		     name, name, name, name, name, name, name);
 	if (n < 0 || (size_t)n >= sizeof(text))
 		return eg_err_set(err, len, EG_ERANGE, "%s: too long", path);
 	return eg_file_write_atomic_buf(path, text, strlen(text), err, len);
@@ -140,7 +146,8 @@ int eg_plugin_new(const eg_plugin_new_opts_t *o)
 		"planted faults) and %s/Makefile\n"
 		"build: cc -shared -fPIC %s -o %s/libeg-%s.so %s/%s.c\n"
 		"check: %s check --engine plugin:%s%s/libeg-%s.so\n"
-		"(or: make -C %s && make -C %s check)\n",
+		"(the L1 matrix and the plugin battery, every world size; "
+		"or: make -C %s && make -C %s check)\n",
 		o->prog, dir, o->name, PACKAGE_VERSION, dir, cflags, dir,
 		o->name, dir, o->name, installed || !exe ? "epgate" : exe,
 		dir[0] == '/' ? "" : "./", dir, o->name, dir, dir);
