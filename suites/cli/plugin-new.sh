@@ -2,9 +2,11 @@
 # `epgate plugin new` and `epgate plugin info` (docs/plugins.md, "A new
 # plugin"): the skeleton is written, holds none of the template's
 # planted-fault hooks, builds warning-free with the build line it prints,
-# and passes the check line it prints; the same skeleton with a planted
-# wrong combine fails that line; `info` says what a plugin declares and
-# refuses what the loader refuses, with the loader's reason.
+# and passes the check line it prints (the L1 matrix and the plugin
+# battery); the same skeleton with a planted wrong combine fails that
+# line, and so does a library bug only the battery's shapes reach;
+# `info` says what a plugin declares and refuses what the loader
+# refuses, with the loader's reason.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
 : "${EG_BUILDDIR:=.}"
 : "${CC:=cc}"
@@ -41,6 +43,17 @@ else
 	eg_not_ok "the printed check: exit $rc, want 0"
 	tail -n 8 cout | sed 's/^/# /'
 fi
+# the check line runs the plugin battery too: a library bug only its
+# shapes reach (the last chunk of combine's output left unwritten) fails
+# the line as printed, with the skeleton's library swapped for it
+sh -c "$(echo "$check" | sed "s|plugin:[^ ]*|plugin:$EG_BUILDDIR/plugins/faults/libeg-fault-last-chunk.so|")" >cout 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q '^FAIL p1-h1001: combine' cout; then
+	eg_ok "the check line runs the plugin battery: a planted last-chunk bug fails it (p1-h1001, exit 1)"
+else
+	eg_not_ok "the check line with the planted last-chunk bug: exit $rc, want 1 with p1-h1001"
+	tail -n 8 cout | sed 's/^/# /'
+fi
 sh -c "$check,layout=expert,keys=content --world=1" >cout 2>&1
 rc=$?
 if [ "$rc" -eq 0 ]; then
@@ -51,8 +64,9 @@ fi
 if command -v make >/dev/null 2>&1; then
 	make -s -C foo clean >/dev/null 2>&1
 	if make -s -C foo >mout 2>&1 && [ -f foo/libeg-foo.so ] &&
-		make -n -C foo check 2>&1 | grep -q 'check --engine plugin:./libeg-foo.so'; then
-		eg_ok "its Makefile builds it; its check target is the check line"
+		make -n -C foo check 2>&1 | grep -q 'check --engine plugin:./libeg-foo.so' &&
+		make -n -C foo check-l2 2>&1 | grep -q 'check --l2 --engine plugin:/.*/foo/libeg-foo.so'; then
+		eg_ok "its Makefile builds it; its check target is the check line, check-l2 the L2 one (absolute path)"
 	else
 		eg_not_ok "make -C foo && make -C foo check"
 		tail -n 8 mout | sed 's/^/# /'
@@ -62,7 +76,7 @@ else
 fi
 
 # planted: a combine that subtracts must fail the same check line (its
-# one workload of world 1: the full matrix ran above)
+# cases of world 1: the full matrix ran above)
 sed 's/\[(size_t)tok\[n\] \* H + h\] +=/[(size_t)tok[n] * H + h] -=/' \
 	foo/foo.c >foo/bad.c
 if cmp -s foo/foo.c foo/bad.c; then
