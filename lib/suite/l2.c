@@ -269,6 +269,8 @@ static unsigned eg__collect(eg__l2_t *L, const eg_l2_config_t *c,
 	if (f)
 		fclose(f);
 	eg__count(L, &t);
+	if (t.errors) /* a rank's harness error: epgate's own */
+		L->hard = 1;
 	return seen;
 }
 
