@@ -36,6 +36,14 @@ jobs=${3:-$(nproc)}
 : "${CUDA_HOME:=/usr/local/cuda}"
 : "${MPI_HOME:=/usr/lib/x86_64-linux-gnu/openmpi}"
 gencode="-gencode=arch=compute_90,code=sm_90"
+# NCCL's host files take -I $(CUDA_HOME)/include before the tree's own
+# headers: another NCCL's nccl.h or nccl_device/ there (a toolkit with
+# NCCL's headers copied in) would be compiled in silently, or fail on a
+# define the older headers lack. Refuse, naming the way out.
+if [ -e "$CUDA_HOME/include/nccl.h" ] || [ -e "$CUDA_HOME/include/nccl_device" ]; then
+	echo "ncclep-build: $CUDA_HOME/include holds NCCL headers of its own ($(sed -n 's/^#define NCCL_VERSION_CODE *//p' "$CUDA_HOME/include/nccl.h" 2>/dev/null)), which NCCL's build would take before its own: give a CUDA_HOME without them (a folder of links to the toolkit's files but nccl*)" >&2
+	exit 99
+fi
 build=$src/build
 log=$src/ncclep-build.log
 : >"$log"
