@@ -169,8 +169,8 @@ else
 	eg_not_ok "banner: $(banner "$R/report.html")"
 fi
 
-# --- epgate check's run folder (TAP and JUnit, no summary.json): its
-# page says the word of check's last line, a planted fault and without
+# --- epgate check's run folder (TAP, JUnit, summary.json): its page
+# says the word of check's last line, a planted fault and without
 check_page() { # TAG WORD ARGS...
 	tag=$1 word=$2
 	shift 2
@@ -189,6 +189,35 @@ check_page() { # TAG WORD ARGS...
 }
 check_page ck-fault FAIL --engine fault:drop-row
 check_page ck-pass PASS
+
+# --- a check whose library crashes (a planted abort on odd token counts,
+# one case of three): the page's banner, summary.md, summary.json and
+# check's last line count the cases alike, the CRASH as crashed, not
+# failed; the suites table has a crashed column (docs/reports.md,
+# "Status mapping")
+printf '%s\n' 'world = 1' 'hidden = 64' 'experts = 8' 'topk = 2' '[c-even]' 'tokens = 16' \
+	'[c-odd]' 'tokens = 17' '[c-small]' 'tokens = 8' >"$EG_TMP/crash.ini"
+"$EG_EPGATE" check --engine "plugin:${EG_BUILDDIR:-.}/plugins/faults/libeg-fault-abort.so" \
+	--workload "$EG_TMP/crash.ini" --reports "$EG_TMP/ck-crash" >"$EG_TMP/ck-crash.out" 2>&1
+rc=$?
+R=$(ls -d "$EG_TMP"/ck-crash/*/ | head -n 1)
+R=${R%/}
+"$EG_EPGATE" report "$R" >/dev/null 2>&1
+last=$(tail -n 1 "$EG_TMP/ck-crash.out")
+b=$(banner "$R/report.html")
+md=$(sed -n 3p "$R/summary.md")
+# "F C" of a line: its failed and crashed counts
+fc_last=$(echo "$last" | sed -n 's/^FAIL: [0-9]* passed, \([0-9]*\) failed, \([0-9]*\) crashed (exit 1)$/\1 \2/p')
+fc_page() { echo "$1" | sed -n 's/.*FAIL: \([0-9]*\) of [0-9]* test cases failed, \([0-9]*\) crashed, [0-9]* skipped (exit 1).*/\1 \2/p'; }
+if [ "$rc" -eq 1 ] && [ "$fc_last" = "0 1" ] && [ "$(fc_page "$b")" = "$fc_last" ] &&
+	[ "$(fc_page "$md")" = "$fc_last" ] && echo "$b" | grep -q '^fail ' &&
+	grep -q '"crashed": 1' "$R/summary.json" &&
+	grep -q '<tr class="suite" data-suite="epgate-l1"><td>epgate-l1</td><td class="num">3</td><td class="num">2</td><td class="num">0</td><td class="num">0</td><td class="num st-fail">1</td>' "$R/report.html"; then
+	eg_ok "a crashing library: '$last'; the banner '${b#* }', summary.md and summary.json count 1 crashed, 0 failed"
+else
+	eg_not_ok "a crashing library: exit $rc, last '$last', banner '$b', summary.md '$md'"
+	grep -o '<tr class="suite"[^\n]*</tr>' "$R/report.html" | head -n 2 | sed 's/^/# /'
+fi
 
 # --- the history page: each change point beside its gate's verdict at
 # that run, the same as the verdict table's; repro lines as typed here
