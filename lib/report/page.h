@@ -318,12 +318,16 @@ void eg__page_tally(const eg__page_t *pg, eg__tally_t *t);
  * case failed, or exit 1), "pass" (something passed), else "skip"; *word
  * as the last line of the command says it: ERROR, FAIL, PASS, SKIP. */
 const char *eg__tally_verdict(const eg__tally_t *t, const char **word);
+/* That verdict as an exit status (0, 1, 77, 99): `epgate report`'s. */
+int eg__tally_exit(const eg__tally_t *t);
 /* "WORD: F of G gates failed, ...; F of T test cases failed[, C
  * crashed], S skipped[; P of N points failed][ (exit N)]": the banner's
  * line and summary.md's, from one tally; a test case counts once, as
  * `epgate check`'s last line counts it (FAIL and ERROR as failed, CRASH
  * as crashed). */
 void eg__verdict_line(FILE *f, const eg__tally_t *t, const char *scope);
+/* The same without the run's "(exit N)". */
+void eg__verdict_text(FILE *f, const eg__tally_t *t, const char *scope);
 
 /* A failure the page lists (a gate's is shown from its verdict). */
 int eg__fail_shown(const eg__page_t *pg, const eg__fail_t *f);

@@ -107,7 +107,7 @@ void eg__page_tally(const eg__page_t *pg, eg__tally_t *t)
 
 /* The page's counts as an exit status, then the worse of it and the
  * run's own (a skip counting as nothing, as epgate run combines). */
-static int eg__tally_exit(const eg__tally_t *t)
+int eg__tally_exit(const eg__tally_t *t)
 {
 	int rc = t->errors			      ? EG_EXIT_HARD
 		 : t->fail || t->failed || t->crashed ? EG_EXIT_FAIL
@@ -173,7 +173,7 @@ static void eg__tally_say(FILE *f, const eg__tally_t *t, const char *scope)
 	}
 }
 
-void eg__verdict_line(FILE *f, const eg__tally_t *t, const char *scope)
+void eg__verdict_text(FILE *f, const eg__tally_t *t, const char *scope)
 {
 	const char *word;
 
@@ -185,6 +185,11 @@ void eg__verdict_line(FILE *f, const eg__tally_t *t, const char *scope)
 			t->points);
 	else if (t->points)
 		fprintf(f, "; %u points measured", t->points);
+}
+
+void eg__verdict_line(FILE *f, const eg__tally_t *t, const char *scope)
+{
+	eg__verdict_text(f, t, scope);
 	if (t->exit >= 0)
 		fprintf(f, " (exit %d)", t->exit);
 }
