@@ -17,7 +17,7 @@ python3 -c 'import selenium, yaml' 2>/dev/null ||
 if ! $PY -c 'import selenium, yaml' 2>/dev/null ||
 	! command -v chromium >/dev/null 2>&1 ||
 	! command -v chromedriver >/dev/null 2>&1; then
-	echo "1..0 # SKIP needs chromium, chromium-driver, python3-selenium, python3-yaml"
+	echo "1..0 # SKIP needs chromium, chromium-driver, python3-selenium, python3-yaml (sh setup.sh --report-tools)"
 	exit 0
 fi
 shots=${EPGATE_SCREENSHOTS:-}
