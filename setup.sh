@@ -4,6 +4,11 @@
 #   sh setup.sh            packages + build + epgate run
 #   sh setup.sh --deps     packages only
 #   sh setup.sh --build    packages + build
+#   sh setup.sh --report-tools  what two report tests need and skip
+#                          without: chromium, chromium-driver,
+#                          python3-selenium, python3-yaml (the browser
+#                          test) and npm's tap-parser (the TAP 14 check);
+#                          CI (.ci/run) runs it, where a skip fails
 # Exit status: epgate run's (0 pass, 1 a check failed, 77 nothing ran);
 # 99 when the packages or the build fail (each says why). Another apt
 # or dpkg holding the package lock is waited for, up to
@@ -67,6 +72,32 @@ install_deps() {
 	}
 }
 
+# The report's consumers, not the product's: headless Chromium through
+# Selenium for suites/report/browser.sh, npm's tap-parser for
+# suites/report/tap.sh (node and npm from Debian unless already here).
+REPORT_PACKAGES="chromium chromium-driver python3-selenium python3-yaml"
+report_tools() {
+	PACKAGES=$REPORT_PACKAGES
+	command -v node >/dev/null && command -v npm >/dev/null ||
+		PACKAGES="$PACKAGES nodejs npm"
+	install_deps || return 1
+	SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+	# tap-parser 18 wants node 20 or later; 17 runs on Debian 12's node
+	# 18 (--force: a Debian node-tap-parser, v11 and not on npm's path,
+	# owns /usr/bin/tap-parser)
+	tp=tap-parser@18
+	[ "$(node -p 'process.versions.node.split(".")[0]')" -ge 20 ] ||
+		tp=tap-parser@17
+	NODE_PATH=$(npm root -g) node -e 'require("tap-parser")' 2>/dev/null &&
+		return 0
+	say "installing $tp (npm install -g)"
+	$SUDO npm install -g --force --no-audit --no-fund "$tp" || {
+		say "npm install -g $tp failed (exit $?)"
+		return 1
+	}
+}
+
 build() {
 	{ [ -x configure ] || ./autogen.sh; } &&
 		{ [ -f Makefile ] || ./configure; } &&
@@ -81,12 +112,13 @@ trap 'rm -rf "$tmp"' EXIT
 case "${1:-}" in
 --deps) install_deps || exit 99 ;;
 --build) { install_deps && build; } || exit 99 ;;
+--report-tools) report_tools || exit 99 ;;
 "")
 	{ install_deps && build; } || exit 99
 	./epgate run
 	;;
 *)
-	echo "usage: sh setup.sh [--deps|--build]" >&2
+	echo "usage: sh setup.sh [--deps|--build|--report-tools]" >&2
 	exit 99
 	;;
 esac

@@ -35,7 +35,11 @@ static const char eg__report_usage[] =
     "  --title TEXT       the page's title\n"
     "  -h, --help         this text\n"
     "\n"
-    "Exit status: 0 written (whatever the verdicts), 99 bad input\n"
+    "The last line is the page's verdict, the banner's counts with\n"
+    "the exit status. Exit status: the verdict shown (docs/reports.md,\n"
+    "\"One verdict\"): 0 PASS, 1 FAIL (a gate or a test case failed\n"
+    "or crashed), 77 SKIP (nothing was judged), 99 ERROR (a gate\n"
+    "could not be judged, the run's exit 99), and 99 for bad input\n"
     "or a file that cannot be written.\n";
 
 int eg_cmd_report(int argc, char **argv)

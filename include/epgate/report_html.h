@@ -30,15 +30,21 @@ typedef struct eg_report_opts {
 	int quiet;		/* no "report: PATH" line on stdout */
 } eg_report_opts_t;
 
-/* Writes the report.  Returns an automake exit code: 0 written, 99 bad
- * input (a results or gate file that does not read: one line on stderr
- * naming it) or a file that cannot be written.  The verdicts shown do
- * not decide it: the report is a view. */
+/* Writes the report, then (unless quiet) its verdict as the last line
+ * on stdout, "WORD: <the banner's counts> (exit N)".  Returns the
+ * page's verdict as an automake exit code (docs/reports.md, "One
+ * verdict"): 0 PASS, 1 FAIL (a gate or a test case failed or crashed,
+ * or the run folder's exit 1), 77 SKIP (nothing was judged: no gate,
+ * no test case passed or failed), 99 ERROR (a gate could not be judged,
+ * or the run folder's exit 99); 99 also for bad input (a results or
+ * gate file that does not read: one line on stderr naming it) or a file
+ * that cannot be written. */
 int eg_report_write(const eg_report_opts_t *o);
 
 /* report.html and summary.md of a run folder, what `epgate run` and
- * `epgate bench profile` call last; a failure is said on stderr and
- * returned (<0), never fatal to the run. */
+ * `epgate bench profile` call last (no verdict line: the command's own
+ * last line says it); a failure to write is said on stderr and returned
+ * (<0), never fatal to the run; the verdicts do not decide it. */
 int eg_report_run_folder(const char *run_dir);
 
 #endif

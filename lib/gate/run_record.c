@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/evidence.h"
 #include "epgate/file.h"
 #include "lib/gate/gate_int.h"
 #include "lib/gate/run_record.h"
@@ -117,8 +118,20 @@ int eg__gate_summary(const eg__record_t *rec, const char *run,
 	    (int)rec->count[EG_VERDICT_INCONCLUSIVE], "stages", st, "files",
 	    json_pack("[ssss]", "gate.judged.json", "gate.junit.xml",
 		      "gate.tap", "summary.json"));
+	const eg_gate_data_t *d = rec->o->data;
 
 	json_decref(files);
+	/* a gate judges no test case: none crashed (the key as every run
+	 * folder's summary.json has it); the evidence of what it judged */
+	if (o) {
+		json_object_set_new(st, "crashed", json_integer(0));
+		json_object_set_new(json_object_get(o, "totals"), "crashed",
+				    json_integer(0));
+		if (d && d->n_cur)
+			json_object_set_new(
+			    o, "evidence",
+			    eg_results_evidence(d->cur, d->n_cur));
+	}
 	snprintf(path, sizeof(path), "%s/summary.json", run);
 	return eg__write(path, o);
 }

@@ -137,21 +137,24 @@ static void eg__suites(FILE *f, const eg__page_t *pg)
 	fputs("<h3>Suites</h3>\n<table class=\"suites\"><tr><th>suite</th>"
 	      "<th class=\"num\">tests</th><th class=\"num\">passed</th>"
 	      "<th class=\"num\">failed</th><th class=\"num\">errors</th>"
-	      "<th class=\"num\">skipped</th><th>reports</th></tr>\n",
+	      "<th class=\"num\">crashed</th><th class=\"num\">skipped</th>"
+	      "<th>reports</th></tr>\n",
 	      f);
 	for (size_t i = 0; i < pg->n_js; i++) {
 		const eg__jsuite_t *s = &pg->js[i];
 		unsigned pass = s->tests - s->failures - s->errors - s->skipped;
+		unsigned errors = s->errors - s->crashed;
 
 		eg__html(f, "<tr class=\"suite\" data-suite=\"%s\"><td>%s",
 			 s->name, s->name);
 		fprintf(f,
 			"</td><td class=\"num\">%u</td><td class=\"num\">%u"
 			"</td><td class=\"num%s\">%u</td><td class=\"num%s\">"
-			"%u</td><td class=\"num\">%u</td><td>",
+			"%u</td><td class=\"num%s\">%u</td><td "
+			"class=\"num\">%u</td><td>",
 			s->tests, pass, s->failures ? " st-fail" : "",
-			s->failures, s->errors ? " st-fail" : "", s->errors,
-			s->skipped);
+			s->failures, errors ? " st-fail" : "", errors,
+			s->crashed ? " st-fail" : "", s->crashed, s->skipped);
 		eg__link(f, s->file);
 		if (s->tap[0]) {
 			fputs(" &middot; ", f);

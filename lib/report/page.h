@@ -225,6 +225,7 @@ typedef struct eg__jsuite { /* one JUnit file's counts */
 	char name[160];
 	char file[256], tap[256]; /* names in the run folder ("" none) */
 	unsigned tests, failures, errors, skipped;
+	unsigned crashed;      /* of errors: <error type="crash"> (CRASH) */
 	unsigned inconclusive; /* of skipped: "INCONCLUSIVE: ..." gates */
 } eg__jsuite_t;
 
@@ -305,6 +306,8 @@ void eg__page_fini(eg__page_t *pg);
 typedef struct eg__tally {
 	unsigned gates, pass, fail, inconclusive, skip, errors;
 	unsigned tests, failed, skipped;
+	unsigned crashed; /* test cases whose process ended (CRASH): a
+			     column of their own, not among failed */
 	unsigned changes; /* history: change points */
 	int exit;
 	unsigned points, points_failed;
@@ -315,10 +318,16 @@ void eg__page_tally(const eg__page_t *pg, eg__tally_t *t);
  * case failed, or exit 1), "pass" (something passed), else "skip"; *word
  * as the last line of the command says it: ERROR, FAIL, PASS, SKIP. */
 const char *eg__tally_verdict(const eg__tally_t *t, const char **word);
-/* "WORD: F of G gates failed, ...; F of T test cases failed, ...[; P of
- * N points failed][ (exit N)]": the banner's line and summary.md's, from
- * one tally. */
+/* That verdict as an exit status (0, 1, 77, 99): `epgate report`'s. */
+int eg__tally_exit(const eg__tally_t *t);
+/* "WORD: F of G gates failed, ...; F of T test cases failed[, C
+ * crashed], S skipped[; P of N points failed][ (exit N)]": the banner's
+ * line and summary.md's, from one tally; a test case counts once, as
+ * `epgate check`'s last line counts it (FAIL and ERROR as failed, CRASH
+ * as crashed). */
 void eg__verdict_line(FILE *f, const eg__tally_t *t, const char *scope);
+/* The same without the run's "(exit N)". */
+void eg__verdict_text(FILE *f, const eg__tally_t *t, const char *scope);
 
 /* A failure the page lists (a gate's is shown from its verdict). */
 int eg__fail_shown(const eg__page_t *pg, const eg__fail_t *f);

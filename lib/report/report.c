@@ -261,10 +261,30 @@ static int eg__read(eg__page_t *pg, const eg_report_opts_t *o, char *err,
 	return eg__campaign(pg, o, err, len);
 }
 
-int eg_report_write(const eg_report_opts_t *o)
+/* The page's verdict as the command's last line, in the word of its exit
+ * status rc: the banner's counts (docs/reports.md, "One verdict"). */
+static void eg__last_line(const eg__page_t *pg, int rc)
+{
+	eg__tally_t t;
+
+	eg__page_tally(pg, &t);
+	eg__verdict_text(
+	    stdout, &t, pg->n_hist && !pg->n_prof ? " in the latest runs" : "");
+	if (pg->n_hist)
+		printf("; %u change point%s", t.changes,
+		       t.changes == 1 ? "" : "s");
+	printf(" (exit %d)\n", rc);
+	fflush(stdout);
+}
+
+/* Reads, judges, draws and writes (the verdict's line on stdout with
+ * say): EG_EXIT_PASS written, EG_EXIT_HARD not; the page's verdict as
+ * an exit status into *verdict. */
+static int eg__report(const eg_report_opts_t *o, int say, int *verdict)
 {
 	eg__page_t pg = {.o = o};
 	char err[EG_GATE_ERR_MAX + 512], out[4200], md[4200];
+	eg__tally_t t;
 	int rc = eg__read(&pg, o, err, sizeof(err));
 
 	if (!rc)
@@ -284,13 +304,26 @@ int eg_report_write(const eg_report_opts_t *o)
 			 o->markdown  ? o->markdown
 			 : o->run_dir ? md
 				      : NULL);
+	eg__page_tally(&pg, &t);
+	*verdict = eg__tally_exit(&t);
+	if (rc == EG_EXIT_PASS && say)
+		eg__last_line(&pg, *verdict);
 	eg__page_fini(&pg);
 	return rc;
+}
+
+int eg_report_write(const eg_report_opts_t *o)
+{
+	int verdict = EG_EXIT_HARD;
+	int rc = eg__report(o, !o->quiet, &verdict);
+
+	return rc == EG_EXIT_PASS ? verdict : rc;
 }
 
 int eg_report_run_folder(const char *run_dir)
 {
 	eg_report_opts_t o = {.run_dir = run_dir};
+	int verdict;
 
-	return eg_report_write(&o) == EG_EXIT_PASS ? EG_OK : EG_EIO;
+	return eg__report(&o, 0, &verdict) == EG_EXIT_PASS ? EG_OK : EG_EIO;
 }

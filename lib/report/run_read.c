@@ -123,9 +123,11 @@ static int eg__testsuite(eg__page_t *pg, xmlNodePtr ts, eg__jsuite_t *s)
 			if (el->type != XML_ELEMENT_NODE)
 				continue;
 			if (!xmlStrcmp(el->name, EG__X("failure")) ||
-			    !xmlStrcmp(el->name, EG__X("error")))
+			    !xmlStrcmp(el->name, EG__X("error"))) {
 				rc = eg__fail_add(pg, name, tc, el);
-			else if (!xmlStrcmp(el->name, EG__X("skipped")))
+				s->crashed +=
+				    !rc && pg->fails[pg->n_fails - 1].crash;
+			} else if (!xmlStrcmp(el->name, EG__X("skipped")))
 				s->inconclusive += eg__inconclusive(el);
 		}
 	}

@@ -62,16 +62,17 @@ static void eg__md_suites(FILE *f, const eg__page_t *pg)
 {
 	if (!pg->n_js)
 		return;
-	fputs("\n| suite | tests | passed | failed | errors | skipped |\n"
-	      "|---|---:|---:|---:|---:|---:|\n",
+	fputs("\n| suite | tests | passed | failed | errors | crashed | "
+	      "skipped |\n|---|---:|---:|---:|---:|---:|---:|\n",
 	      f);
 	for (size_t i = 0; i < pg->n_js; i++) {
 		const eg__jsuite_t *s = &pg->js[i];
 
-		fprintf(f, "| %s | %u | %u | %u | %u | %u |\n", s->name,
+		fprintf(f, "| %s | %u | %u | %u | %u | %u | %u |\n", s->name,
 			s->tests,
 			s->tests - s->failures - s->errors - s->skipped,
-			s->failures, s->errors, s->skipped);
+			s->failures, s->errors - s->crashed, s->crashed,
+			s->skipped);
 	}
 }
 

@@ -98,19 +98,21 @@ void eg__page_tally(const eg__page_t *pg, eg__tally_t *t)
 			continue;
 		}
 		t->tests += pg->js[i].tests;
-		t->failed += pg->js[i].failures + pg->js[i].errors;
+		t->failed +=
+		    pg->js[i].failures + pg->js[i].errors - pg->js[i].crashed;
+		t->crashed += pg->js[i].crashed;
 		t->skipped += pg->js[i].skipped;
 	}
 }
 
 /* The page's counts as an exit status, then the worse of it and the
  * run's own (a skip counting as nothing, as epgate run combines). */
-static int eg__tally_exit(const eg__tally_t *t)
+int eg__tally_exit(const eg__tally_t *t)
 {
-	int rc = t->errors			    ? EG_EXIT_HARD
-		 : t->fail || t->failed		    ? EG_EXIT_FAIL
-		 : t->pass || t->tests > t->skipped ? EG_EXIT_PASS
-						    : EG_EXIT_SKIP;
+	int rc = t->errors			      ? EG_EXIT_HARD
+		 : t->fail || t->failed || t->crashed ? EG_EXIT_FAIL
+		 : t->pass || t->tests > t->skipped   ? EG_EXIT_PASS
+						      : EG_EXIT_SKIP;
 
 	if (t->exit < 0 || t->exit == rc)
 		return rc;
@@ -142,8 +144,8 @@ const char *eg__tally_verdict(const eg__tally_t *t, const char **word)
 }
 
 /* "F of G gates failed<scope>, E could not be judged, I inconclusive, S
- * skipped; F of T test cases failed, S skipped", each part only when it
- * counts. */
+ * skipped; F of T test cases failed, C crashed, S skipped", each part
+ * only when it counts. */
 static void eg__tally_say(FILE *f, const eg__tally_t *t, const char *scope)
 {
 	if (!t->gates && !t->tests) {
@@ -162,12 +164,16 @@ static void eg__tally_say(FILE *f, const eg__tally_t *t, const char *scope)
 		if (t->skip)
 			fprintf(f, ", %u skipped", t->skip);
 	}
-	if (t->tests)
-		fprintf(f, "%s%u of %u test cases failed, %u skipped",
-			t->gates ? "; " : "", t->failed, t->tests, t->skipped);
+	if (t->tests) {
+		fprintf(f, "%s%u of %u test cases failed", t->gates ? "; " : "",
+			t->failed, t->tests);
+		if (t->crashed)
+			fprintf(f, ", %u crashed", t->crashed);
+		fprintf(f, ", %u skipped", t->skipped);
+	}
 }
 
-void eg__verdict_line(FILE *f, const eg__tally_t *t, const char *scope)
+void eg__verdict_text(FILE *f, const eg__tally_t *t, const char *scope)
 {
 	const char *word;
 
@@ -179,6 +185,11 @@ void eg__verdict_line(FILE *f, const eg__tally_t *t, const char *scope)
 			t->points);
 	else if (t->points)
 		fprintf(f, "; %u points measured", t->points);
+}
+
+void eg__verdict_line(FILE *f, const eg__tally_t *t, const char *scope)
+{
+	eg__verdict_text(f, t, scope);
 	if (t->exit >= 0)
 		fprintf(f, " (exit %d)", t->exit);
 }

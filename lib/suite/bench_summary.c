@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/evidence.h"
 #include "lib/suite/run_report.h"
 #include "lib/suite/suite.h"
 #include "lib/suite/sweep.h"
@@ -71,6 +72,32 @@ static void eg__stages_init(eg_stage_t st[2])
 	st[0].rc = st[1].rc = EG_EXIT_SKIP;
 }
 
+/* The evidence of what ran (docs/results-v1.md, "Evidence"): the
+ * results file's, as the ranks found it, then this process's for what
+ * they do not say (NULL when there is none). */
+static json_t *eg__evidence(const char *results)
+{
+	char err[EG_RESULTS_ERR_MAX];
+	json_t *ev = NULL, *me = eg_process_evidence(NULL), *v;
+	const char *k;
+	eg_results_t r;
+
+	if (results && *results &&
+	    eg_results_read(&r, results, err, sizeof(err)) == EG_OK) {
+		ev = eg_results_evidence(&r, 1);
+		eg_results_free(&r);
+	}
+	if (!ev)
+		return me;
+	json_object_foreach(me, k, v)
+	{
+		if (!json_object_get(ev, k))
+			json_object_set(ev, k, v);
+	}
+	json_decref(me);
+	return ev;
+}
+
 int eg_bench_summary(const char *dir, const char *profile,
 		     const eg_bench_totals_t *pt, int rc, const char *gates)
 {
@@ -82,6 +109,12 @@ int eg_bench_summary(const char *dir, const char *profile,
 	eg_bench_stages(dir, pt, rc, gates, st);
 	snprintf(path, sizeof(path), "%s/summary.json", dir);
 	r = eg_run_summary_of(path, dir, profile, NULL, st, 2, 1, rc);
+	if (r == EG_OK) {
+		json_t *ev = eg__evidence(pt->results);
+
+		r = eg_summary_evidence(path, ev);
+		json_decref(ev);
+	}
 	json_decref(st[0].failures);
 	json_decref(st[1].failures);
 	return r;

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "epgate/clock.h"
 #include "lib/suite/l1_int.h"
+#include "lib/suite/run_report.h"
 
 #define EG__PROG      "epgate check"
 #define EG__QUICK_MAX 12
@@ -66,14 +68,29 @@ static void eg__closing(FILE *out, const char *tap, const char *junit,
 	eg__closing_line(out, NULL, t, rc);
 }
 
+/* The run folder's summary.json (lib/suite/check_summary.c): the stages
+ * s[0..n) from their JUnit reports, the evidence; 99 when it cannot be
+ * written, else rc. */
+static int eg__summary(const char *run, const char *engine, eg_stage_t *s,
+		       size_t n, int rc)
+{
+	if (eg_check_summary(run, engine, s, n, rc) < 0)
+		return EG_EXIT_HARD;
+	return rc;
+}
+
 /* L2 over the quick or full configuration set, on the workloads, filter
  * and keys given (the ranks get them); a multi-process --engine replaces
  * the configurations' own. Reports default to the run folder, which also
- * keeps each job's log. */
-static int eg__check_l2(const eg_check_opts_t *c, const char *tap_path,
-			const char *junit_path, int full, eg_l1_totals_t *tot)
+ * keeps each job's log: shared, the L1 folder given (`--full`), else one
+ * of its own with its summary.json. The stage into *st when given. */
+static int eg__check_l2(const eg_check_opts_t *c, const char *shared,
+			const char *tap_path, const char *junit_path, int full,
+			eg_l1_totals_t *tot, eg_stage_t *st)
 {
 	char run[4096], tap[4200], junit[4200];
+	eg_stage_t own;
+	double t0;
 	const eg_engine_ops_t *ops = eg_engine_find(c->engine);
 	eg_l2_opts_t o = {.set = full ? EG_L2_FULL : EG_L2_QUICK,
 			  .iters = c->job.iters,
@@ -100,7 +117,10 @@ static int eg__check_l2(const eg_check_opts_t *c, const char *tap_path,
 	}
 	if (t && atof(t) > 0)
 		o.timeout_s = atof(t);
-	if (eg_suite_run_dir(EG__PROG, c->report.reports, run, sizeof(run)) < 0)
+	if (shared && *shared)
+		snprintf(run, sizeof(run), "%s", shared);
+	else if (eg_suite_run_dir(EG__PROG, c->report.reports, run,
+				  sizeof(run)) < 0)
 		return EG_EXIT_HARD;
 	snprintf(tap, sizeof(tap), "%s/check-l2.tap", run);
 	snprintf(junit, sizeof(junit), "%s/check-l2.junit.xml", run);
@@ -109,8 +129,15 @@ static int eg__check_l2(const eg_check_opts_t *c, const char *tap_path,
 	fprintf(o.out, EG__PROG ": L2 (%s set), job logs in %s\n",
 		full ? "full" : "quick", run);
 	fflush(o.out);
+	t0 = eg_now();
 	rc = eg_l2_run(&o, tot);
-	if (eg_suite_run_dir_drop(run) || (rc == EG_EXIT_HARD && !tot->run))
+	if (eg_suite_run_dir_drop(run))
+		return rc; /* nothing ran: the message said why */
+	eg_check_stage(st ? st : &own, 1, o.junit_path, tot, rc, eg_now() - t0,
+		       c->engine);
+	if (!st) /* a folder of its own */
+		rc = eg__summary(run, c->engine, &own, 1, rc);
+	if (rc == EG_EXIT_HARD && !tot->run)
 		return rc; /* nothing ran: the message said why */
 	eg__closing(o.out, o.tap_path, o.junit_path, tot, rc);
 	return rc;
@@ -152,19 +179,20 @@ static int eg__plugin_default(const eg_check_opts_t *c)
 }
 
 /* L1 over the selected workloads; reports default to a new run folder
- * (their paths in tap and junit, 4200 bytes each), which also keeps the
- * files of the jobs of ranks. */
+ * (run, 4096 bytes, "" when none; the reports' paths in tap and junit,
+ * 4200 bytes each), which also keeps the files of the jobs of ranks;
+ * the stage into st. */
 static int eg__check_l1(const eg_check_opts_t *c, eg_workload_list_t *wl,
-			eg_l1_opts_t *o, char *tap, char *junit,
-			eg_l1_totals_t *tot)
+			eg_l1_opts_t *o, char *run, char *tap, char *junit,
+			eg_l1_totals_t *tot, eg_stage_t *st)
 {
-	char run[4096] = "";
 	size_t jobs = eg__by_jobs(o->engine, wl);
-	int rc;
+	double t0;
+	int rc, dropped;
 
 	if (!o->tap_path || !o->junit_path || jobs) {
-		if (eg_suite_run_dir(EG__PROG, c->report.reports, run,
-				     sizeof(run)) < 0)
+		if (eg_suite_run_dir(EG__PROG, c->report.reports, run, 4096) <
+		    0)
 			return EG_EXIT_HARD;
 		snprintf(tap, 4200, "%s/check.tap", run);
 		snprintf(junit, 4200, "%s/check.junit.xml", run);
@@ -194,8 +222,17 @@ static int eg__check_l1(const eg_check_opts_t *c, eg_workload_list_t *wl,
 			"per world size; files in %s)\n",
 			wl->n - jobs, jobs, run);
 	fflush(o->out);
+	t0 = eg_now();
 	rc = eg_l1_run(o, wl, tot);
-	if (eg_suite_run_dir_drop(run) || (rc == EG_EXIT_HARD && !tot->run))
+	if ((dropped = eg_suite_run_dir_drop(run)))
+		run[0] = '\0';
+	if (run[0]) {
+		eg_check_stage(st, 0, o->junit_path, tot, rc, eg_now() - t0,
+			       o->engine);
+		if (!c->full)
+			rc = eg__summary(run, o->engine, st, 1, rc);
+	}
+	if (dropped || (rc == EG_EXIT_HARD && !tot->run))
 		return rc; /* nothing ran: the message said why */
 	eg__closing(o->out, o->tap_path, o->junit_path, tot, rc);
 	return rc;
@@ -322,14 +359,16 @@ int eg_check(const eg_check_opts_t *c)
 			  .out = eg__out(c),
 			  .progress = "  L1  "};
 	eg_workload_list_t wl = {0};
-	char tap[4200], junit[4200], l2tap[4300], l2junit[4300];
+	char run[4096] = "", tap[4200], junit[4200], l2tap[4300], l2junit[4300];
 	eg_l1_totals_t t1 = {0}, t2 = {0};
+	eg_stage_t st[2] = {{0}};
 	int rc, rc2;
 
 	if (eg__precheck(c) < 0)
 		return EG_EXIT_HARD;
 	if (c->l2 && !c->full)
-		return eg__check_l2(c, c->report.tap, c->report.junit, 0, &t2);
+		return eg__check_l2(c, NULL, c->report.tap, c->report.junit, 0,
+				    &t2, NULL);
 	if ((rc = eg__selected(c, &wl)) != EG_EXIT_PASS) {
 		eg_workload_list_free(&wl);
 		return rc;
@@ -339,16 +378,19 @@ int eg_check(const eg_check_opts_t *c)
 		eg_workload_list_free(&wl);
 		return EG_EXIT_PASS;
 	}
-	rc = eg__check_l1(c, &wl, &o, tap, junit, &t1);
+	rc = eg__check_l1(c, &wl, &o, run, tap, junit, &t1, &st[0]);
 	eg_workload_list_free(&wl);
 	if (!c->full)
 		return rc;
-	/* L2 reports beside L1's (check.tap -> check-l2.tap); the last
-	 * line says both */
+	/* L2 reports beside L1's (check.tap -> check-l2.tap), its jobs' logs
+	 * in L1's folder; the last line and summary.json say both */
 	eg__beside(l2tap, sizeof(l2tap), o.tap_path, ".tap");
 	eg__beside(l2junit, sizeof(l2junit), o.junit_path, ".junit.xml");
-	rc2 = eg__check_l2(c, l2tap, l2junit, 1, &t2);
+	rc2 = eg__check_l2(c, run, l2tap, l2junit, 1, &t2,
+			   run[0] ? &st[1] : NULL);
 	rc = eg__worse(rc, rc2);
+	if (run[0])
+		rc = eg__summary(run, c->engine, st, st[1].name ? 2 : 1, rc);
 	t1.passed += t2.passed;
 	t1.failed += t2.failed;
 	t1.errors += t2.errors;

@@ -3,12 +3,11 @@
  * is this epgate's: installed (its pkg-config file, else its include
  * folder) when the running epgate is the installed one, else the source
  * tree's include/. */
-#define _XOPEN_SOURCE 700 /* realpath */
+#define _XOPEN_SOURCE 700 /* PATH_MAX */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,18 +19,15 @@
 #include "epgate/file.h"
 #include "epgate/job.h"
 #include "lib/suite/plugin_cmd.h"
+#include "lib/suite/suite.h"
 
 #define EG__NAME_MAX 48
 
-/* 1 when this process is the epgate of configure's bindir. */
+/* 1 when this process is an installed epgate (not the build tree's:
+ * make install's, or one staged with DESTDIR). */
 static int eg__installed(void)
 {
-	char exe[PATH_MAX], bin[PATH_MAX];
-	const char *self = eg_self_exe();
-
-	if (!self || !realpath(self, exe) || !realpath(EG_BINDIR, bin))
-		return 0;
-	return !strcmp(dirname(exe), bin);
+	return eg_suite_build_tree() == 0;
 }
 
 static int eg__name_ok(const char *s)

@@ -160,11 +160,13 @@ static eg_tally_t eg__sum(const eg_stage_t *st, size_t n)
 static void eg__legacy(json_t *j, const eg_stage_t *s, const char *run)
 {
 	char tap[4400], junit[4400];
+	struct stat sb;
 
-	if (!s->ran)
-		return;
 	snprintf(tap, sizeof(tap), "%s/%s.tap", run, s->name);
 	snprintf(junit, sizeof(junit), "%s/%s.junit.xml", run, s->name);
+	/* epgate run's reports only (check's are named check*.junit.xml) */
+	if (!s->ran || stat(junit, &sb) < 0)
+		return;
 	json_object_set_new(
 	    j, s->name,
 	    json_pack(
@@ -174,14 +176,15 @@ static void eg__legacy(json_t *j, const eg_stage_t *s, const char *run)
 		"errors", (int)s->t.errors, "tap", tap, "junit", junit));
 }
 
-static json_t *eg__summary_json(const char *run, const char *profile,
-				const char *engine, const eg_stage_t *st,
-				size_t n, int done, int rc)
+static json_t *eg__summary_json(const char *run, const char *command,
+				const char *profile, const char *engine,
+				const eg_stage_t *st, size_t n, int done,
+				int rc)
 {
 	json_t *all = eg__files(run), *stages = json_array();
 	eg_tally_t t = eg__sum(st, n);
 	json_t *j = json_pack(
-	    "{s:s, s:s, s:s, s:o, s:o, s:{s:i, s:i, s:i, s:i, s:i}}", "schema",
+	    "{s:s, s:s?, s:s, s:o, s:o, s:{s:i, s:i, s:i, s:i, s:i}}", "schema",
 	    "epgate/run-summary/v1", "profile", profile, "run_dir", run, "exit",
 	    done ? json_integer(rc) : json_null(), "verdict",
 	    json_string(done ? eg_exit_word(rc) : "running"), "totals",
@@ -191,6 +194,8 @@ static json_t *eg__summary_json(const char *run, const char *profile,
 
 	json_object_set_new(json_object_get(j, "totals"), "crashed",
 			    json_integer((int)t.crashed));
+	if (j && command)
+		json_object_set_new(j, "command", json_string(command));
 	if (j && engine)
 		json_object_set_new(j, "engine_l1", json_string(engine));
 	for (size_t i = 0; j && i < n; i++)
@@ -209,12 +214,13 @@ static json_t *eg__summary_json(const char *run, const char *profile,
 	return j;
 }
 
-int eg_run_summary_of(const char *path, const char *run, const char *profile,
-		      const char *engine, const eg_stage_t *st, size_t n,
-		      int done, int rc)
+int eg_run_summary_cmd(const char *path, const char *run, const char *command,
+		       const char *profile, const char *engine,
+		       const eg_stage_t *st, size_t n, int done, int rc)
 {
 	char err[4400], *text = NULL;
-	json_t *j = eg__summary_json(run, profile, engine, st, n, done, rc);
+	json_t *j =
+	    eg__summary_json(run, command, profile, engine, st, n, done, rc);
 	int bad;
 
 	text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
@@ -228,6 +234,14 @@ int eg_run_summary_of(const char *path, const char *run, const char *profile,
 		return EG_EIO;
 	}
 	return EG_OK;
+}
+
+int eg_run_summary_of(const char *path, const char *run, const char *profile,
+		      const char *engine, const eg_stage_t *st, size_t n,
+		      int done, int rc)
+{
+	return eg_run_summary_cmd(path, run, NULL, profile, engine, st, n, done,
+				  rc);
 }
 
 int eg_run_summary(const char *path, const char *run, const char *engine,
@@ -249,8 +263,8 @@ static void eg__count(FILE *f, const eg_stage_t *s, unsigned v)
 
 static void eg__table(FILE *f, const eg_stage_t *st, size_t n)
 {
-	fprintf(f, "  %-6s %-7s %7s %7s %7s %9s  %s\n", "stage", "verdict",
-		"passed", "failed", "skipped", "time", "what");
+	fprintf(f, "  %-6s %-7s %7s %7s %7s %7s %9s  %s\n", "stage", "verdict",
+		"passed", "failed", "crashed", "skipped", "time", "what");
 	for (size_t i = 0; i < n; i++) {
 		const eg_stage_t *s = &st[i];
 
@@ -258,7 +272,8 @@ static void eg__table(FILE *f, const eg_stage_t *st, size_t n)
 			s->ran || s->rc == EG_EXIT_HARD ? eg_exit_word(s->rc)
 							: "SKIP");
 		eg__count(f, s, s->t.passed);
-		eg__count(f, s, s->t.failed + s->t.errors);
+		eg__count(f, s, s->t.failed + s->t.errors - s->t.crashed);
+		eg__count(f, s, s->t.crashed);
 		eg__count(f, s, s->t.skipped + s->t.inconclusive);
 		if (s->ran && s->seconds >= 0)
 			fprintf(f, " %7.1f s", s->seconds);
@@ -280,13 +295,14 @@ static void eg__failures(FILE *f, const eg_stage_t *st, size_t n)
 		{
 			if (shown == EG_SAY_FAILURES)
 				break;
+			const char *kind =
+			    json_string_value(json_object_get(v, "kind"));
+
 			fprintf(
 			    f, "  %s %s: %s: %s\n",
-			    !strcmp(
-				json_string_value(json_object_get(v, "kind")),
-				"error")
-				? "ERROR"
-				: "FAIL",
+			    !strcmp(kind, "error")   ? "ERROR"
+			    : !strcmp(kind, "crash") ? "CRASH"
+						     : "FAIL",
 			    st[i].label,
 			    json_string_value(json_object_get(v, "case")),
 			    json_string_value(json_object_get(v, "message")));
@@ -379,8 +395,13 @@ void eg_run_last_line(FILE *f, const eg_stage_t *st, size_t n, int rc)
 {
 	eg_tally_t t = eg__sum(st, n);
 
-	fprintf(f, "%s: %u passed, %u failed, %u skipped", eg_exit_word(rc),
-		t.passed, t.failed + t.errors, t.skipped);
+	/* a case counts once, as check's last line and the page count it:
+	 * failed (FAIL, ERROR) or crashed (CRASH) */
+	fprintf(f, "%s: %u passed, %u failed", eg_exit_word(rc), t.passed,
+		t.failed + t.errors - t.crashed);
+	if (t.crashed)
+		fprintf(f, ", %u crashed", t.crashed);
+	fprintf(f, ", %u skipped", t.skipped);
 	if (t.inconclusive)
 		fprintf(f, ", %u inconclusive", t.inconclusive);
 	fprintf(f, " (exit %d)\n", rc);

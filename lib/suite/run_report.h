@@ -56,6 +56,23 @@ int eg_run_summary(const char *path, const char *run, const char *engine,
 int eg_run_summary_of(const char *path, const char *run, const char *profile,
 		      const char *engine, const eg_stage_t *st, size_t n,
 		      int done, int rc);
+/* ... with "command" (NULL: none) and profile NULL as null. */
+int eg_run_summary_cmd(const char *path, const char *run, const char *command,
+		       const char *profile, const char *engine,
+		       const eg_stage_t *st, size_t n, int done, int rc);
+
+/* `epgate check`'s run folder (lib/suite/check_summary.c): stage s of
+ * L1 or L2 (name "l1" or "l2") from the JUnit report junit it wrote
+ * (counts, CRASH cases, failures), its totals and exit code; then
+ * RUN/summary.json of those stages, command "check", with the evidence
+ * of this process (the libraries as loaded, a plugin engine's library,
+ * the knobs: what the JUnit properties hold). <0 after a message. */
+struct eg_l1_totals;
+void eg_check_stage(eg_stage_t *s, int l2, const char *junit,
+		    const struct eg_l1_totals *t, int rc, double seconds,
+		    const char *engine);
+int eg_check_summary(const char *run, const char *engine, eg_stage_t *st,
+		     size_t n, int rc);
 
 /* The closing lines: the stage table, each failing stage's first
  * failures, the reports (every file of the run folder, by stage) and the

@@ -90,9 +90,15 @@ struct eg_l1_totals;
 int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot);
 
 /* Locates a data file shipped with epgate (e.g. "fixtures/workloads/
- * l1-matrix.ini"): $EPGATE_DATADIR, then the source tree, then the
- * installed pkgdatadir. */
+ * l1-matrix.ini"): $EPGATE_DATADIR; then, for the program of the build
+ * tree, the source tree and the installed pkgdatadir; for an installed
+ * one, PREFIX/share/epgate beside its bin/ and the pkgdatadir compiled
+ * in, never the source tree; then the current folder. */
 int eg_find_data(const char *rel, char *out, size_t len);
+/* 1 when the running program lies inside the build tree it was
+ * compiled in (./epgate, the test programs), 0 when it is elsewhere (an
+ * installed, staged or carried copy), -1 when that cannot be told. */
+int eg_suite_build_tree(void);
 
 /* Where a command writes (lib/suite/paths.c); each prints one line
  * "PROG: OPTION PATH: why" and returns <0 when it cannot:

@@ -4,9 +4,11 @@
 # version what the library itself answers, asked here through ctypes
 # when python3 is there), the host, and for a plugin arm the library
 # under test as it declares it; the knobs are in the context; an
-# evidence gate rules on those fields (a planted mismatch fails); and
-# `epgate run` keeps the evidence in summary.json, every JUnit file's
-# properties and report.html's header.
+# evidence gate rules on those fields (a planted mismatch fails); every
+# run folder's summary.json keeps the evidence (bench profile, gate,
+# check with a planted aborting library: its CRASH case counted and
+# listed, check --l2, run), every JUnit file's properties and
+# report.html's header show it.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
 : "${EG_BUILDDIR:=.}"
 cd "$EG_TMP" || exit 99
@@ -112,6 +114,88 @@ if grep -q '<property name="lib_version" value="1.0"/>' "$j" &&
 	eg_ok "the gate's JUnit: the results' evidence as properties"
 else
 	eg_not_ok "the gate's JUnit: no evidence properties"
+fi
+
+# every run folder's summary.json carries the evidence: bench profile's
+# (the results', the plugin arm's library among them) and gate's (the
+# results it judged)
+sj_evidence() { # SUMMARY KEY=VALUE...: summary.json's evidence has each
+	python3 -c 'import json, sys
+e = json.load(open(sys.argv[1])).get("evidence") or {}
+for kv in sys.argv[2:]:
+    k, v = kv.split("=", 1)
+    assert v in (e.get(k) or "").split(" | "), (k, e.get(k))' "$@" 2>&1
+}
+b=$(ls "$EG_TMP"/runs/*/summary.json | tail -n 1)
+gs=$(ls "$EG_TMP"/g/*/summary.json | tail -n 1)
+if [ -n "$b" ] && [ -z "$(sj_evidence "$b" host="$host" lib_name=epgate-template transport_class=shm)" ] &&
+	[ -n "$gs" ] && [ -z "$(sj_evidence "$gs" lib_version=1.0 host="$host")" ] &&
+	[ -n "$(sj_evidence "$gs" lib_version=9.9)" ]; then
+	eg_ok "bench profile's and gate's summary.json: the evidence (host, the plugin arm's library, the transport; a planted lib_version 9.9 is not there)"
+else
+	eg_not_ok "summary.json evidence: bench '$(sj_evidence "$b" host="$host" lib_name=epgate-template transport_class=shm)', gate '$(sj_evidence "$gs" lib_version=1.0 host="$host")'"
+fi
+
+# epgate check's run folder: summary.json with its stage, the CRASH cases
+# counted as such and listed with their repro lines, the evidence (the
+# library under test); its page shows the evidence under the verdict.
+# Planted: a library that aborts on odd token counts (one case of two).
+cat >crash.ini <<'INI'
+world = 1
+hidden = 64
+experts = 8
+topk = 2
+[c1-even]
+tokens = 16
+[c1-odd]
+tokens = 17
+INI
+"$EG_EPGATE" check --engine "plugin:$EG_BUILDDIR/plugins/faults/libeg-fault-abort.so" \
+	--workload crash.ini --reports "$EG_TMP/ck" >ck.out 2>&1
+rc=$?
+d=$(ls -d "$EG_TMP"/ck/*/ 2>/dev/null | tail -n 1)
+if [ "$rc" -eq 1 ] && python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["command"] == "check" and j["exit"] == 1 and j["verdict"] == "FAIL", j
+s = j["stages"]
+assert [x["name"] for x in s] == ["l1"], s
+s = s[0]
+assert (s["passed"], s["failed"], s["errors"], s["crashed"]) == (1, 0, 1, 1), s
+assert j["totals"]["crashed"] == 1, j["totals"]
+f = s["failures"]
+assert len(f) == 1 and f[0]["kind"] == "crash" and f[0]["case"] == "c1-odd", f
+assert "SIGABRT" in f[0]["message"] and "--name=c1-odd" in f[0]["repro"], f
+assert "check.junit.xml" in s["files"], s["files"]
+e = j["evidence"]
+assert e["lib_name"] == "epgate-template" and e["host"] == sys.argv[2], e' "$d/summary.json" "$host" 2>py.err; then
+	eg_ok "check of an aborting plugin (exit $rc): summary.json has stage l1 with 1 crashed, the CRASH case with its repro, the library's evidence"
+else
+	eg_not_ok "check of an aborting plugin: exit $rc, summary.json: $(ls "$d" 2>/dev/null | tr '\n' ' ')"
+	sed 's/^/# /' py.err | tail -n 4
+fi
+"$EG_EPGATE" report "${d%/}" >rep.out 2>&1
+if grep -q '<table class="evidence" id="evidence">' "$d/report.html" &&
+	grep -q '<tr data-key="lib_name"><th>lib_name</th><td>epgate-template</td>' "$d/report.html" &&
+	grep -q "<tr data-key=\"host\"><th>host</th><td>$host</td>" "$d/report.html"; then
+	eg_ok "the check folder's page: the evidence under its verdict (lib_name, host)"
+else
+	eg_not_ok "the check folder's page: no evidence header"
+fi
+# L2 (check --l2): its run folder's summary.json, stage l2
+"$EG_EPGATE" check --l2 --filter w2-base --iters 1 --reports "$EG_TMP/ck2" >ck2.out 2>&1
+rc=$?
+d=$(ls -d "$EG_TMP"/ck2/*/ 2>/dev/null | tail -n 1)
+if [ "$rc" -eq 0 ] && python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["command"] == "check" and j["exit"] == 0 and j["verdict"] == "PASS", j
+s = j["stages"]
+assert [x["name"] for x in s] == ["l2"] and s[0]["passed"] >= 1 and s[0]["crashed"] == 0, s
+assert "check-l2.junit.xml" in s[0]["files"], s[0]["files"]
+assert j["evidence"]["host"] == sys.argv[2], j["evidence"]' "$d/summary.json" "$host" 2>py.err; then
+	eg_ok "check --l2 (exit $rc): summary.json has stage l2 and the evidence"
+else
+	eg_not_ok "check --l2: exit $rc, summary.json: $(ls "$d" 2>/dev/null | tr '\n' ' ')"
+	sed 's/^/# /' py.err | tail -n 4
 fi
 
 # epgate run: summary.json, every JUnit file, report.html's header

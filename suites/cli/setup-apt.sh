@@ -63,6 +63,35 @@ else
 	eg_not_ok "another apt failure: exit $rc, want 99"
 	sed 's/^/# /' "$EG_TMP/out"
 fi
+# --report-tools: the browser test's packages through the same apt step,
+# then npm's tap-parser (a fake node 18 without it: @17); planted: apt
+# failing is exit 99 before npm
+printf '#!/bin/sh\ncase "$*" in -p*) echo 18 ;; *) exit 1 ;; esac\n' >"$F/node"
+printf '#!/bin/sh\necho "npm $*" >>"%s"\n[ "$1" = root ] && echo /nowhere\nexit 0\n' "$EG_TMP/calls" >"$F/npm"
+chmod +x "$F/node" "$F/npm"
+tools() {
+	rm -f "$EG_TMP/count" "$EG_TMP/calls"
+	PATH="$F:$PATH" EPGATE_APT_RETRY_S=1 sh "$EG_SRCDIR/setup.sh" --report-tools \
+		>"$EG_TMP/out" 2>&1
+}
+tools
+rc=$?
+if [ "$rc" -eq 0 ] &&
+	grep -q '^install .*chromium chromium-driver python3-selenium python3-yaml' "$EG_TMP/calls" &&
+	grep -q '^npm install -g .*tap-parser@17$' "$EG_TMP/calls"; then
+	eg_ok "setup.sh --report-tools: chromium, chromium-driver, python3-selenium, python3-yaml, then npm's tap-parser@17 (node 18)"
+else
+	eg_not_ok "setup.sh --report-tools: exit $rc"
+	sed 's/^/# /' "$EG_TMP/calls" "$EG_TMP/out" 2>/dev/null
+fi
+FAIL=1 tools
+rc=$?
+if [ "$rc" -eq 99 ] && ! grep -q '^npm install' "$EG_TMP/calls" &&
+	grep -q 'apt-get update failed' "$EG_TMP/out"; then
+	eg_ok "setup.sh --report-tools with apt failing: exit 99, npm not run"
+else
+	eg_not_ok "setup.sh --report-tools with apt failing: exit $rc"
+fi
 sh "$EG_SRCDIR/setup.sh" --frobnicate >"$EG_TMP/out" 2>&1
 rc=$?
 if [ "$rc" -eq 99 ] && grep -q '^usage: sh setup.sh' "$EG_TMP/out"; then

@@ -2,7 +2,10 @@
 # epgate report (docs/reports.md): the page of a campaign, of a run
 # folder and of a history store, checked in its HTML (the browser test,
 # browser.sh, checks what Chromium shows); its Markdown summary; the page
-# without gnuplot; bad input.
+# without gnuplot; bad input. Its exit status and last line are the
+# page's verdict (docs/reports.md, "One verdict"): 1 for the seed's
+# failing gates, 0 for the measured campaigns', 77 for a page that judges
+# nothing, 99 for bad input.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
 
 S=$EG_SRCDIR
@@ -18,8 +21,9 @@ count() { grep -o "$1" "$2" | wc -l; }
 rc=$?
 want=$(sed -n 's/^\(not \)\{0,1\}ok [0-9]* - \([a-z0-9.-]*\): .*/\2/p' "$EG_TMP/seed.tap" | sort | tr '\n' ' ')
 got=$(sed -n 's/.*<tr class="gate [a-z]*" id="[^"]*" data-profile="[^"]*" data-gate="\([^"]*\)".*/\1/p' "$EG_TMP/seed.html" | sort | tr '\n' ' ')
-if [ "$rc" -eq 0 ] && [ -n "$want" ] && [ "$want" = "$got" ]; then
-	eg_ok "report of the seed campaign: all $(echo "$got" | wc -w) gates of the gate file"
+if [ "$rc" -eq 1 ] && [ -n "$want" ] && [ "$want" = "$got" ] &&
+	[ "$(tail -n 1 "$EG_TMP/out")" = "FAIL: 3 of 16 gates failed, 3 inconclusive, 1 skipped (exit 1)" ]; then
+	eg_ok "report of the seed campaign: all $(echo "$got" | wc -w) gates of the gate file; exit 1 and '$(tail -n 1 "$EG_TMP/out")', its gates' verdict"
 else
 	eg_not_ok "report of the seed campaign: exit $rc, gates [$got], want [$want]"
 	sed 's/^/# /' "$EG_TMP/out"
@@ -75,10 +79,10 @@ fi
 EPGATE_GNUPLOT=none "$EG_EPGATE" report --results "$SEED" --gates "$G" \
 	-o "$EG_TMP/nog.html" >/dev/null 2>&1
 rc=$?
-if [ "$rc" -eq 0 ] && [ "$(count '<svg' "$EG_TMP/nog.html")" -eq 0 ] &&
+if [ "$rc" -eq 1 ] && [ "$(count '<svg' "$EG_TMP/nog.html")" -eq 0 ] &&
 	grep -q 'id="chart-note">charts need gnuplot (Debian package gnuplot-nox)' "$EG_TMP/nog.html" &&
 	[ "$(count 'data-metric=' "$EG_TMP/nog.html")" -eq "$(count 'data-metric=' "$EG_TMP/seed.html")" ]; then
-	eg_ok "without gnuplot: exit 0, no chart, the note, every number still in the tables"
+	eg_ok "without gnuplot: exit 1 (the gates' verdict), no chart, the note, every number still in the tables"
 else
 	eg_not_ok "without gnuplot: exit $rc"
 fi
@@ -87,7 +91,7 @@ chmod +x "$EG_TMP/badgp"
 EPGATE_GNUPLOT=$EG_TMP/badgp "$EG_EPGATE" report --results "$SEED" --gates "$G" \
 	-o "$EG_TMP/badgp.html" >/dev/null 2>&1
 rc=$?
-if [ "$rc" -eq 0 ] && grep -q 'id="chart-note">gnuplot: line 3: broken' "$EG_TMP/badgp.html"; then
+if [ "$rc" -eq 1 ] && grep -q 'id="chart-note">gnuplot: line 3: broken' "$EG_TMP/badgp.html"; then
 	eg_ok "a gnuplot that fails: the page says its error and keeps the tables"
 else
 	eg_not_ok "failing gnuplot: exit $rc"
@@ -100,13 +104,25 @@ for p in h200x2-nvlink h200x2-xnode; do
 	rc=$?
 	n=$(grep -c '^  - name:' "$S/gates/$p.gate")
 	if [ "$rc" -eq 0 ] && [ "$(count 'class="gate ' "$EG_TMP/$p.html")" -eq "$n" ] &&
-		[ "$(count '<svg' "$EG_TMP/$p.html")" -ge 5 ]; then
-		eg_ok "$p: its $n gates (gates/$p.gate, found from the profile) and $(count '<svg' "$EG_TMP/$p.html") charts"
+		[ "$(count '<svg' "$EG_TMP/$p.html")" -ge 5 ] &&
+		tail -n 1 "$EG_TMP/$p.out" | grep -q '^PASS: 0 of [0-9]* gates failed.* (exit 0)$'; then
+		eg_ok "$p: its $n gates (gates/$p.gate, found from the profile) and $(count '<svg' "$EG_TMP/$p.html") charts; exit 0, '$(tail -n 1 "$EG_TMP/$p.out")'"
 	else
 		eg_not_ok "$p: exit $rc"
 		sed 's/^/# /' "$EG_TMP/$p.out"
 	fi
 done
+# a campaign of a profile without a gate file: nothing judged, exit 77
+sed 's/"profile": "p5en-ep16"/"profile": "no-such-profile"/' "$SEED" >"$EG_TMP/nogates.json"
+"$EG_EPGATE" report --results "$EG_TMP/nogates.json" -o "$EG_TMP/nogates.html" >"$EG_TMP/out" 2>&1
+rc=$?
+if [ "$rc" -eq 77 ] && grep -q 'no-such-profile' "$EG_TMP/nogates.json" &&
+	tail -n 1 "$EG_TMP/out" | grep -q '^SKIP: nothing was judged.* (exit 77)$' &&
+	grep -q 'data-verdict="skip">SKIP: nothing was judged' "$EG_TMP/nogates.html"; then
+	eg_ok "a campaign no gate file judges: the page and '$(tail -n 1 "$EG_TMP/out")', exit 77"
+else
+	eg_not_ok "a campaign no gate file judges: exit $rc, $(tail -n 1 "$EG_TMP/out")"
+fi
 
 # --- a run folder: suites from its JUnit files, every failed case with
 # its repro, the gates judged again in process (their JUnit failures not
@@ -123,7 +139,7 @@ printf '{"schema": "epgate/run-summary/v1", "profile": "p5en-ep16", "exit": 1}\n
 rc=$?
 cases=$(count '<failure ' "$R/l1.junit.xml")
 repro=$(count '<pre class="repro">epgate check ' "$R/report.html")
-if [ "$rc" -eq 0 ] && [ "$cases" -ge 1 ] &&
+if [ "$rc" -eq 1 ] && [ "$cases" -ge 1 ] &&
 	[ "$(count 'data-kind="case"' "$R/report.html")" -eq "$cases" ] &&
 	[ "$repro" -eq "$cases" ] &&
 	[ "$(count 'data-kind="gate"' "$R/report.html")" -eq 3 ] &&
@@ -166,13 +182,14 @@ H=$S/fixtures/history
 rc=$?
 row() { grep "<tr data-gate=\"$1\">" "$EG_TMP/hist.html" | grep -o 'data-verdict="[a-z]*"' | sed 's/data-verdict=//; s/"//g' | tr '\n' ' '; }
 changes=$(sed -n 's/<tr class="change"><td>\([0-9TZ]*\)<\/td>.*<code>\([a-z0-9-]*\)<\/code><\/a><\/td><td><code>\([^<]*\)<\/code>.*\(worse\|better\)<\/td><\/tr>/\1 \2 \3 \4/p' "$EG_TMP/hist.html")
-if [ "$rc" -eq 0 ] && [ "$(row xnode-vllm-parity)" = "pass inconclusive pass fail fail " ] &&
+if [ "$rc" -eq 1 ] && tail -n 1 "$EG_TMP/out" | grep -q '^FAIL: [0-9]* of [0-9]* gates failed in the latest runs.*change points (exit 1)$' &&
+	[ "$(row xnode-vllm-parity)" = "pass inconclusive pass fail fail " ] &&
 	[ "$(row multicomm-serving-wins)" = "fail fail inconclusive inconclusive inconclusive " ] &&
 	[ "$(echo "$changes" | grep -c '^20261123T020000Z xnode-vllm-parity vllm-decode-c[0-9]*-a2a worse$')" -eq 4 ] &&
 	echo "$changes" | grep -q '^20261116T020000Z tok-s-regression mc-serving-k8-a2a better$' &&
 	echo "$changes" | grep -q '^20261129T210637Z step-time-budget xnode-concurrency/a2a/concurrency=1024 worse$' &&
 	! echo "$changes" | grep -q '20261109T020000Z'; then
-	eg_ok "history: verdicts flip where the data did, change points on 16 Nov (better), 23 Nov and 29 Nov (worse), none for the 1% wobble"
+	eg_ok "history: verdicts flip where the data did, change points on 16 Nov (better), 23 Nov and 29 Nov (worse), none for the 1% wobble; exit 1, the latest runs' verdict"
 else
 	eg_not_ok "history: exit $rc; vllm [$(row xnode-vllm-parity)], wins [$(row multicomm-serving-wins)]"
 	echo "$changes" | head -n 20 | sed 's/^/# /'
@@ -219,7 +236,7 @@ if command -v chromium >/dev/null 2>&1; then
 	"$EG_EPGATE" report --results "$SEED" --gates "$G" -o "$EG_TMP/s.html" \
 		--screenshot "$EG_TMP/s.png" >"$EG_TMP/out" 2>&1
 	rc=$?
-	if [ "$rc" -eq 0 ] && [ "$(head -c 8 "$EG_TMP/s.png" | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ]; then
+	if [ "$rc" -eq 1 ] && [ "$(head -c 8 "$EG_TMP/s.png" | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ]; then
 		eg_ok "--screenshot: a PNG of the page ($(wc -c <"$EG_TMP/s.png") bytes)"
 	else
 		eg_not_ok "--screenshot: exit $rc"

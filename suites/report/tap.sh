@@ -86,7 +86,7 @@ fi
 
 # --- npm's tap-parser, strict, on version 14: no error, same counts
 if ! node -e 'require("tap-parser")' >/dev/null 2>&1; then
-	eg_ok "tap-parser (TAP 14) # SKIP tap-parser not installed (npm install -g tap-parser; CI does)"
+	eg_ok "tap-parser (TAP 14) # SKIP tap-parser not installed (sh setup.sh --report-tools; CI does)"
 else
 	for f in gate check job; do
 		out=$(node "$S/suites/report/tap14.js" "$EG_TMP/v14/$f.tap")

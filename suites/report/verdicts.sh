@@ -2,8 +2,9 @@
 # Every verdict true on every path (docs/reports.md, "One verdict"): what
 # a command decides (its exit status and last line), what it keeps
 # (summary.json) and what its page says (the banner of report.html, the
-# first line of summary.md) agree, for `gate`, `bench profile` and the
-# pages `epgate report` makes of their folders; what the pages draw
+# first line of summary.md) agree, for `gate`, `bench profile`, `check`
+# and the pages `epgate report` makes of their folders, whose exit status
+# and last line are the page's verdict; what the pages draw
 # matches the data (lines in x order, change points beside their run's
 # verdict); a job that dies is said as such; a calibration's last line
 # counts every gate calibrated; a regression gate against a history
@@ -62,22 +63,27 @@ else
 fi
 
 # one_verdict WHAT RC OUT RUN WORD: the exit status, the last line of OUT,
-# RUN/summary.json, the banner of RUN/report.html and the first line of
-# RUN/summary.md all say WORD (PASS, FAIL, ERROR, SKIP)
+# RUN/summary.json, the banner of RUN/report.html, the first line of
+# RUN/summary.md and `epgate report RUN` (its exit status, and its last
+# line: the banner's) all say WORD (PASS, FAIL, ERROR, SKIP)
 one_verdict() {
 	what=$1 rc=$2 out=$3 run=$4 word=$5
 	case $word in PASS) want=0 ;; FAIL) want=1 ;; SKIP) want=77 ;; *) want=99 ;; esac
 	last=$(tail -n 1 "$out")
+	"$EG_EPGATE" report "$run" >"$EG_TMP/report.out" 2>&1
+	rrc=$?
+	rlast=$(tail -n 1 "$EG_TMP/report.out")
 	b=$(banner "$run/report.html")
 	sj=$({ tr -d ' \n' <"$run/summary.json"; } 2>/dev/null)
 	lc=$(echo "$word" | tr 'A-Z' 'a-z')
 	if [ "$rc" -eq "$want" ] && echo "$last" | grep -q "^$word: .*(exit $want)\$" &&
 		echo "$sj" | grep -q "\"exit\":$want,\"verdict\":\"$word\"" &&
 		echo "$b" | grep -q "^$lc $word: .*(exit $want)\$" &&
-		[ "$(head -n 1 "$run/summary.md")" = "## epgate: $word" ]; then
-		eg_ok "$what: exit $rc, '$last', summary.json, the banner '${b#* }' and summary.md agree"
+		[ "$(head -n 1 "$run/summary.md")" = "## epgate: $word" ] &&
+		[ "$rrc" -eq "$want" ] && [ "$rlast" = "${b#* }" ]; then
+		eg_ok "$what: exit $rc, '$last', summary.json, the banner '${b#* }', summary.md and epgate report (exit $rrc) agree"
 	else
-		eg_not_ok "$what: exit $rc (want $want), last '$last', banner '$b', summary.md '$(head -n 1 "$run/summary.md" 2>/dev/null)'"
+		eg_not_ok "$what: exit $rc (want $want), last '$last', banner '$b', summary.md '$(head -n 1 "$run/summary.md" 2>/dev/null)', epgate report exit $rrc, '$rlast'"
 	fi
 }
 
@@ -169,26 +175,59 @@ else
 	eg_not_ok "banner: $(banner "$R/report.html")"
 fi
 
-# --- epgate check's run folder (TAP and JUnit, no summary.json): its
-# page says the word of check's last line, a planted fault and without
+# --- epgate check's run folder (TAP, JUnit, summary.json): its page
+# says the word of check's last line, a planted fault and without
 check_page() { # TAG WORD ARGS...
 	tag=$1 word=$2
 	shift 2
 	"$EG_EPGATE" check --quick --reports "$EG_TMP/$tag" "$@" >"$EG_TMP/$tag.out" 2>&1
 	rc=$?
 	R=$(ls -d "$EG_TMP/$tag"/*/ | head -n 1)
-	"$EG_EPGATE" report "${R%/}" >/dev/null 2>&1
+	"$EG_EPGATE" report "${R%/}" >"$EG_TMP/$tag.report" 2>&1
+	rrc=$?
 	lc=$(echo "$word" | tr 'A-Z' 'a-z')
 	if tail -n 1 "$EG_TMP/$tag.out" | grep -q "^$word: .*(exit $rc)\$" &&
-		banner "$R/report.html" | grep -q "^$lc $word: " &&
+		banner "$R/report.html" | grep -q "^$lc $word: " && [ "$rrc" -eq "$rc" ] &&
+		[ "$(tail -n 1 "$EG_TMP/$tag.report")" = "$(banner "$R/report.html" | cut -d' ' -f2-)" ] &&
 		[ "$(head -n 1 "$R/summary.md")" = "## epgate: $word" ]; then
-		eg_ok "check $*: exit $rc, '$(tail -n 1 "$EG_TMP/$tag.out")', the page '$(banner "$R/report.html" | cut -d' ' -f2-)'"
+		eg_ok "check $*: exit $rc, '$(tail -n 1 "$EG_TMP/$tag.out")', the page '$(banner "$R/report.html" | cut -d' ' -f2-)', epgate report exit $rrc"
 	else
-		eg_not_ok "check $*: exit $rc, '$(tail -n 1 "$EG_TMP/$tag.out")', the page '$(banner "$R/report.html")'"
+		eg_not_ok "check $*: exit $rc, '$(tail -n 1 "$EG_TMP/$tag.out")', the page '$(banner "$R/report.html")', epgate report exit $rrc: $(tail -n 1 "$EG_TMP/$tag.report")"
 	fi
 }
 check_page ck-fault FAIL --engine fault:drop-row
 check_page ck-pass PASS
+
+# --- a check whose library crashes (a planted abort on odd token counts,
+# one case of three): the page's banner, summary.md, summary.json and
+# check's last line count the cases alike, the CRASH as crashed, not
+# failed; the suites table has a crashed column (docs/reports.md,
+# "Status mapping")
+printf '%s\n' 'world = 1' 'hidden = 64' 'experts = 8' 'topk = 2' '[c-even]' 'tokens = 16' \
+	'[c-odd]' 'tokens = 17' '[c-small]' 'tokens = 8' >"$EG_TMP/crash.ini"
+"$EG_EPGATE" check --engine "plugin:${EG_BUILDDIR:-.}/plugins/faults/libeg-fault-abort.so" \
+	--workload "$EG_TMP/crash.ini" --reports "$EG_TMP/ck-crash" >"$EG_TMP/ck-crash.out" 2>&1
+rc=$?
+R=$(ls -d "$EG_TMP"/ck-crash/*/ | head -n 1)
+R=${R%/}
+"$EG_EPGATE" report "$R" >"$EG_TMP/ck-crash.report" 2>&1
+rrc=$?
+last=$(tail -n 1 "$EG_TMP/ck-crash.out")
+b=$(banner "$R/report.html")
+md=$(sed -n 3p "$R/summary.md")
+# "F C" of a line: its failed and crashed counts
+fc_last=$(echo "$last" | sed -n 's/^FAIL: [0-9]* passed, \([0-9]*\) failed, \([0-9]*\) crashed (exit 1)$/\1 \2/p')
+fc_page() { echo "$1" | sed -n 's/.*FAIL: \([0-9]*\) of [0-9]* test cases failed, \([0-9]*\) crashed, [0-9]* skipped (exit 1).*/\1 \2/p'; }
+if [ "$rc" -eq 1 ] && [ "$fc_last" = "0 1" ] && [ "$(fc_page "$b")" = "$fc_last" ] &&
+	[ "$(fc_page "$md")" = "$fc_last" ] && echo "$b" | grep -q '^fail ' &&
+	[ "$rrc" -eq 1 ] && [ "$(fc_page "$(tail -n 1 "$EG_TMP/ck-crash.report")")" = "$fc_last" ] &&
+	grep -q '"crashed": 1' "$R/summary.json" &&
+	grep -q '<tr class="suite" data-suite="epgate-l1"><td>epgate-l1</td><td class="num">3</td><td class="num">2</td><td class="num">0</td><td class="num">0</td><td class="num st-fail">1</td>' "$R/report.html"; then
+	eg_ok "a crashing library: '$last'; the banner '${b#* }', summary.md and summary.json count 1 crashed, 0 failed"
+else
+	eg_not_ok "a crashing library: exit $rc, last '$last', banner '$b', summary.md '$md'"
+	grep -o '<tr class="suite"[^\n]*</tr>' "$R/report.html" | head -n 2 | sed 's/^/# /'
+fi
 
 # --- the history page: each change point beside its gate's verdict at
 # that run, the same as the verdict table's; repro lines as typed here
