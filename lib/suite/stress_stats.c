@@ -8,6 +8,25 @@
 
 #include "lib/suite/stress.h"
 
+/* The p quantile of Beta(a, b) by bisection on GSL's CDF: GSL's own
+ * gsl_cdf_beta_Pinv fails to converge for common cases (2 failures in
+ * 260 calls) and its error handler aborts the process. The CDF is
+ * monotone in x, so 64 halvings pin the quantile to 2^-64. */
+static double eg__beta_quantile(double p, double a, double b)
+{
+	double lo = 0, hi = 1;
+
+	for (int i = 0; i < 64; i++) {
+		double mid = lo + (hi - lo) / 2;
+
+		if (gsl_cdf_beta_P(mid, a, b) < p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo + (hi - lo) / 2;
+}
+
 void eg_stress_interval(uint64_t x, uint64_t n, double *lo, double *hi)
 {
 	const double a = 0.05;
@@ -17,8 +36,8 @@ void eg_stress_interval(uint64_t x, uint64_t n, double *lo, double *hi)
 		return;
 	}
 	/* the exact binomial interval: beta quantiles of a/2 and 1-a/2 */
-	*lo = x ? gsl_cdf_beta_Pinv(a / 2, (double)x, (double)(n - x + 1)) : 0;
-	*hi = x < n ? gsl_cdf_beta_Pinv(1 - a / 2, (double)(x + 1),
+	*lo = x ? eg__beta_quantile(a / 2, (double)x, (double)(n - x + 1)) : 0;
+	*hi = x < n ? eg__beta_quantile(1 - a / 2, (double)(x + 1),
 					(double)(n - x))
 		    : 1;
 }
