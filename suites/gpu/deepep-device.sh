@@ -57,6 +57,13 @@ EG_TMP=$LOG
 WORK=${TMPDIR:-/tmp}/deepep-work
 mkdir -p "$WORK" || exit 99
 SRC=$(cd "$1" 2>/dev/null && pwd) || { echo "deepep-device: no folder $1" >&2; exit 99; }
+# DeepEP is built in a copy under WORK: a device call replaces the
+# carried tree (and an in-place build with it), WORK stays while warm
+if [ "$(cat "$SRC/COMMIT" 2>/dev/null)" != "$(cat "$WORK/deepep-src/COMMIT" 2>/dev/null)" ] ||
+	[ ! -d "$WORK/deepep-src" ]; then
+	rm -rf "$WORK/deepep-src" && cp -R "$SRC" "$WORK/deepep-src" || exit 99
+fi
+SRC=$WORK/deepep-src
 : "${PYTHON:=/opt/torch/.venv/bin/python3}"
 : "${DPE_STEPS:=build env own cases bench}"
 has() { case " $DPE_STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -85,7 +92,12 @@ else
 fi
 [ -n "$NROOT" ] || { echo "deepep-device: no NCCL bundle in $2" >&2; exit 99; }
 EGD=$3
-case $EGD in *.tar.xz) mkdir -p "$WORK/eg" && tar -xJf "$EGD" -C "$WORK/eg" && EGD=$WORK/eg ;; esac
+# the bundle's bridge was built for the build host's Python: the build
+# step compiles the one used here, which a later call must not overwrite
+case $EGD in *.tar.xz) mkdir -p "$WORK/eg" &&
+	tar -xJf "$EGD" -C "$WORK/eg" --exclude=./plugins/python/libeg-python.so &&
+	EGD=$WORK/eg ;;
+esac
 EG_EPGATE=
 for f in "$EGD/epgate" "$EGD/bin/epgate"; do
 	[ -x "$f" ] && { EG_EPGATE=$(cd "$(dirname "$f")" && pwd)/epgate; break; }
@@ -171,6 +183,12 @@ if has own; then
 		OWN_ENV="EP_REUSE_NCCL_COMM=0"
 		own own-elastic-owncomm tests/elastic/test_ep.py --test-first-only \
 			--num-tokens 4096 --hidden 7168 --num-topk 8 --num-experts 256
+		# its own communicator works: the cases use it, and say so
+		if [ $? -eq 0 ] && [ -z "${DPE_REUSE_COMM:-}" ]; then
+			EP_REUSE_NCCL_COMM=0
+			export EP_REUSE_NCCL_COMM
+			step "3 setup for the cases" ok "EP_REUSE_NCCL_COMM=0: torch's communicator crashed DeepEP, its own did not"
+		fi
 		venv_nccl=$("$PYTHON" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
 		OWN_ENV="LD_PRELOAD= LD_LIBRARY_PATH=$venv_nccl:$LD_LIBRARY_PATH EP_SUPPRESS_NCCL_CHECK=1"
 		own own-elastic-venvnccl tests/elastic/test_ep.py --test-first-only \
@@ -213,6 +231,7 @@ if has cases || has cases-elastic || has cases-det || has cases-ll ||
 		has_case "$1" || continue
 		dpe_check "$1" "$2" "$LOG/$3" >"$LOG/$1.result" 2>&1
 		st=$(head -n 1 "$LOG/$1.result" | grep -q '^ok' && echo ok || echo FAIL)
+		head -n 1 "$LOG/$1.result" | grep -q '^ok.*# SKIP' && st=SKIP
 		step "4 cases $1" "$st" "$(head -n 1 "$LOG/$1.result" | sed 's/^[a-z ]*[0-9]* - //' | cut -c1-150)"
 	done
 	if has_case l2; then
