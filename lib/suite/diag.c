@@ -119,6 +119,16 @@ json_t *eg_crash_diag(const eg_workload_t *w, const char *stage, unsigned step,
 	return d;
 }
 
+int eg_rank_declined(const eg_rank_verdict_t *all, uint32_t W)
+{
+	for (uint32_t r = 0; r < W; r++)
+		if (all[r].harness_err || all[r].engine_err != EG_ENOSYS ||
+		    strcmp(all[r].stage, "create") ||
+		    eg_verdict_total_wrong(&all[r].v))
+			return 0;
+	return W > 0;
+}
+
 json_t *eg_rank_results_line(const eg_workload_t *w,
 			     const eg_rank_verdict_t *all, uint32_t W,
 			     const char *repro, json_t *extra)
@@ -157,6 +167,8 @@ json_t *eg_rank_results_line(const eg_workload_t *w,
 			bad_rank = (int32_t)r;
 	if (harness_err)
 		status = "error";
+	else if (eg_rank_declined(all, W))
+		status = "skip"; /* the diag says why: engine_message */
 	else if (engine_err || eg_verdict_total_wrong(&v))
 		status = "fail";
 	json_t *line = json_object();

@@ -86,6 +86,11 @@ static int eg__l2_line(const char *line, const eg_workload_list_t *wl,
 	if (!strcmp(st, "pass"))
 		eg__emit(tap, junit, cls, wname, desc, dt, EG_STATUS_PASS, NULL,
 			 NULL, t);
+	else if (!strcmp(st, "skip")) /* the engine declined it at create */
+		eg__emit(tap, junit, cls, wname, desc, dt, EG_STATUS_SKIP,
+			 json_string_value(json_object_get(
+			     json_object_get(j, "diag"), "engine_message")),
+			 NULL, t);
 	else if (!strcmp(st, "error"))
 		eg__emit(tap, junit, cls, wname, desc, dt, EG_STATUS_ERROR,
 			 "harness error", json_object_get(j, "diag"), t);

@@ -375,7 +375,7 @@ static void eg__say_failures(eg__l2_t *L, const char *name, const char *results)
 		const char *w =
 		    json_string_value(json_object_get(j, "workload"));
 
-		if (st && w && strcmp(st, "pass") &&
+		if (st && w && strcmp(st, "pass") && strcmp(st, "skip") &&
 		    (L->said < EG_SAY_FAILURES || L->o->verbose)) {
 			snprintf(who, sizeof(who), "l2 %s: %s", name, w);
 			eg_case_say(L->o->out, who, json_object_get(j, "diag"),

@@ -121,7 +121,11 @@ static void eg__line(eg_rank_job_t *J, const eg_workload_t *w,
 	eg__repro(J, w, repro, sizeof(repro));
 	line = eg_rank_results_line(w, all, J->world.size, repro, extra);
 	st = json_string_value(json_object_get(line, "status"));
-	if (st && strcmp(st, "pass")) {
+	if (st && !strcmp(st, "skip")) {
+		if (!J->rf) /* by hand: why, as check's SKIP says it */
+			fprintf(stderr, "%s: %s: skipped: %s\n", J->o->prog,
+				w->name, all[0].engine_msg);
+	} else if (st && strcmp(st, "pass")) {
 		J->nfailed++;
 		/* by hand there is no orchestrator to say it: say it here */
 		if (!J->rf)
@@ -183,8 +187,11 @@ static int eg__workload(eg_rank_job_t *J, const eg_workload_t *w,
 		return EG_EXIT_HARD;
 	}
 	J->ran++;
-	for (uint32_t r = 0; r < J->world.size; r++)
-		J->failed |= eg_rank_verdict_failed(&all[r]);
+	if (eg_rank_declined(all, J->world.size))
+		J->skipped++;
+	else
+		for (uint32_t r = 0; r < J->world.size; r++)
+			J->failed |= eg_rank_verdict_failed(&all[r]);
 	if (J->world.rank == 0)
 		eg__line(J, w, all, eg_now() - t0);
 	return 0;
@@ -212,7 +219,7 @@ static int eg__workloads(eg_rank_job_t *J)
 	if (rc)
 		return rc;
 	return J->failed ? EG_EXIT_FAIL
-			 : (J->ran ? EG_EXIT_PASS : EG_EXIT_SKIP);
+			 : (J->ran > J->skipped ? EG_EXIT_PASS : EG_EXIT_SKIP);
 }
 
 int eg_rank_run(const eg_rank_opts_t *o)
@@ -246,12 +253,13 @@ int eg_rank_run(const eg_rank_opts_t *o)
 	if (rc != EG_EXIT_HARD && !J.lost)
 		rc = J.mem->finish(&J, rc);
 	if (J.world.rank == 0 && rc != EG_EXIT_HARD)
-		printf(
-		    "%s: %s: %u passed, %u failed of %d workload(s)%s%s%s%s\n",
-		    o->prog, eg_exit_word(rc), J.npassed, J.nfailed, J.ran,
-		    J.lost ? ", then the job ended in " : "",
-		    J.lost ? J.lost : "", o->results ? "; results " : "",
-		    o->results ? o->results : "");
+		printf("%s: %s: %u passed, %u failed, %d skipped of %d "
+		       "workload(s)%s%s%s%s\n",
+		       o->prog, eg_exit_word(rc), J.npassed, J.nfailed,
+		       J.skipped, J.ran,
+		       J.lost ? ", then the job ended in " : "",
+		       J.lost ? J.lost : "", o->results ? "; results " : "",
+		       o->results ? o->results : "");
 	fflush(stdout); /* before a peer's exit stops this rank */
 out:
 	/* leave together: nobody tears down endpoints a peer still reads */

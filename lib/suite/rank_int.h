@@ -24,9 +24,9 @@ typedef struct eg_rank_job {
 	/* the transport the engines run over (memory's open) */
 	const eg_xport_ops_t *xops;
 	void *xstate;
-	void *stream; /* the memory space's stream, or NULL */
-	FILE *rf;     /* rank 0's results, or NULL */
-	int ran, failed;
+	void *stream;		  /* the memory space's stream, or NULL */
+	FILE *rf;		  /* rank 0's results, or NULL */
+	int ran, failed, skipped; /* skipped: every rank declined */
 	/* the verdict exchange of this workload failed: no collective is
 	 * left (NULL: none did) */
 	const char *lost;

@@ -188,9 +188,12 @@ void eg_say_more_failures(FILE *out, unsigned said,
 int eg_suite_exit(const struct eg_l1_totals *tot, int hard);
 
 /* Rank 0's results line for a workload from every rank's verdict:
- * {"workload", "status" (pass, fail, error), the members of extra (may
+ * {"workload", "status" (pass, skip, fail, error), the members of extra (may
  * be NULL; its references are taken), "diag" when not passed, with the
  * "rank" of the first error, else of the first mismatch}. */
+/* Every rank's engine declined the workload at create (EG_ENOSYS: a
+ * plugin's declared limits): a skip, as in L1, not a failure. */
+int eg_rank_declined(const eg_rank_verdict_t *all, uint32_t W);
 json_t *eg_rank_results_line(const eg_workload_t *w,
 			     const eg_rank_verdict_t *all, uint32_t W,
 			     const char *repro, json_t *extra);

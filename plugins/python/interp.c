@@ -49,6 +49,23 @@ static void eg__after_child(void)
 	PyGILState_Release(eg__fork_gil);
 }
 
+/* Python's atexit functions at the process's exit: the bridge never
+ * finalizes the interpreter, and a library's threads must be stopped
+ * before C's exit runs the destructors (torch's NCCL watchdog aborted an
+ * L2 rank at exit without dist.destroy_process_group). A handler of a
+ * shared object runs at its dlclose instead, if that comes first. */
+static void eg__at_exit(void)
+{
+	PyGILState_STATE g;
+
+	if (eg__started <= 0 || !Py_IsInitialized())
+		return;
+	g = PyGILState_Ensure();
+	if (PyRun_SimpleString("import atexit\natexit._run_exitfuncs()\n"))
+		PyErr_Clear();
+	PyGILState_Release(g);
+}
+
 /* epgate loads the bridge with RTLD_LOCAL, and libpython with it: the
  * extension modules Python loads later (numpy, torch) expect libpython's
  * symbols in the global scope, so it is promoted there. */
@@ -116,6 +133,7 @@ int eg_py_start(char *err, size_t len)
 	/* epgate's stdout carries its reports (TAP) */
 	PyRun_SimpleString("import sys, epgate\nsys.stdout = sys.stderr\n");
 	pthread_atfork(eg__before_fork, eg__after_parent, eg__after_child);
+	(void)atexit(eg__at_exit);
 	eg__started = 1;
 	(void)PyEval_SaveThread(); /* every call takes the GIL itself */
 	return EG_PLUGIN_OK;

@@ -109,4 +109,58 @@ else
 	eg_not_ok "3 ranks, an adapter that raises: exit $rc, no \"$want\""
 	tail -n 15 "$EG_TMP/raise.out" | sed 's/^/# /'
 fi
+# beyond the declared limits (max_topk 3): every rank declines at create,
+# a skip saying why (as check's L1), never a failure; only skips: 77
+cat >"$EG_TMP/narrow_ep.py" <<'PY'
+from numpy_ep import create, dispatch, combine, destroy, declare, parse
+def query(options):
+    d = declare(parse(options))
+    d["max_topk"] = 3
+    return d
+PY
+job narrow 2 "module=narrow_ep,path=$EG_TMP" w2- 1
+rc=$?
+n=$(grep -c "^\[w2-" "$matrix")
+big=$(awk '/^\[w2-/ { w = 1; next } /^\[/ { w = 0 } w && /^topk *= *([4-9]|[1-9][0-9])/ { n++ } END { print n + 0 }' "$matrix")
+sk=$(count narrow '"status":"skip"')
+p=$(count narrow '"status":"pass"')
+if [ "$rc" -eq 0 ] && [ "$big" -gt 0 ] && [ "$sk" -eq "$big" ] &&
+	[ "$p" -eq $((n - big)) ] &&
+	grep -q "top-k 4 above its limit 3" "$EG_TMP/narrow.jsonl"; then
+	eg_ok "2 ranks, max_topk 3: $sk of $n workloads skipped saying why, $p pass, exit 0"
+else
+	eg_not_ok "2 ranks, max_topk 3: exit $rc, $sk skipped (want $big), $p pass (want $((n - big)))"
+	tail -n 10 "$EG_TMP/narrow.out" | sed 's/^/# /'
+fi
+job narrow 2 "module=narrow_ep,path=$EG_TMP" w2-base 1
+rc=$?
+if [ "$rc" -eq 77 ] && [ "$(count narrow '"status":"skip"')" -eq 1 ]; then
+	eg_ok "2 ranks, every workload declined: exit 77"
+else
+	eg_not_ok "2 ranks, every workload declined: exit $rc (want 77)"
+fi
+
+# the adapter's atexit functions run at every rank's exit (the bridge
+# never finalizes Python; torch's NCCL watchdog, left running, aborted a
+# rank at exit): each rank writes its mark
+cat >"$EG_TMP/atexit_ep.py" <<'PY'
+import atexit, os
+from numpy_ep import query, create, dispatch, combine, destroy
+def _mark(path=os.environ["EG_ATEXIT_MARK"]):
+    with open("%s.%d" % (path, os.getpid()), "w") as f:
+        f.write("ran\n")
+atexit.register(_mark)
+PY
+rm -f "$EG_TMP"/mark.*
+export EG_ATEXIT_MARK="$EG_TMP/mark"
+job atexit 2 "module=atexit_ep,path=$EG_TMP" w2-base 1
+rc=$?
+marks=$(ls "$EG_TMP"/mark.* 2>/dev/null | wc -l)
+if [ "$rc" -eq 0 ] && [ "$marks" -eq 2 ]; then
+	eg_ok "2 ranks: the adapter's atexit functions ran at each rank's exit"
+else
+	eg_not_ok "2 ranks, atexit: exit $rc, $marks of 2 ranks ran the adapter's atexit functions"
+	tail -n 10 "$EG_TMP/atexit.out" | sed 's/^/# /'
+fi
+
 eg_done

@@ -7,6 +7,7 @@ bootstrap, epgate's arrays as torch tensors and its stream as torch's.
 Nothing here imports torch at module level: query runs in the process
 that forks each case (L1), and torch must not be loaded before the fork.
 """
+import atexit
 import datetime
 import importlib
 import importlib.util
@@ -99,7 +100,17 @@ def group(env):
         timeout=datetime.timedelta(seconds=max(env.timeout_s, 60)),
         device_id=torch.device("cuda", env.cuda_device))
     _GROUP = dist.distributed_c10d._get_default_group()
+    # torch wants the group destroyed before the process exits: its NCCL
+    # watchdog, left running, aborted a rank at exit (the bridge runs
+    # Python's atexit functions at the process's exit)
+    atexit.register(_close)
     return _GROUP
+
+
+def _close():
+    import torch.distributed as dist
+    if dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def stream(env):
