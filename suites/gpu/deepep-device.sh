@@ -203,8 +203,8 @@ if has own; then
 	rc=$?
 	port=$((port + 1))
 	if [ "$rc" -ge 1 ] && [ "$rc" -le 127 ] &&
-		grep -q 'Unsupported number of EP ranks\|Unsupported ranks' "$LOG/own-intranode.out"; then
-		step "3 own-intranode" ok "refuses W=1 as expected: $(grep -m1 -o 'Unsupported[^)]*' "$LOG/own-intranode.out" | cut -c1-90)"
+		grep -q 'Unsupported number of EP ranks\|Unsupported ranks\|RuntimeError: Assertion exception' "$LOG/own-intranode.out"; then
+		step "3 own-intranode" ok "refuses W=1 with an exception, not a crash: $(grep -m1 -o 'Unsupported[^)]*\|Assertion exception.*' "$LOG/own-intranode.out" | cut -c1-120)"
 	else
 		step "3 own-intranode" FAIL "$(cat "$LOG/own-intranode.why"); $(nep_why "$LOG/own-intranode.out" | cut -c1-120)"
 	fi
