@@ -4,11 +4,20 @@
  * microseconds on this core, "work:US>T:US2" the same but US2 at points of
  * more than T tokens (a slowdown confined to some points, for the A/B
  * gates' tests); "loop:N" is that loop with exactly N iterations (so two
- * runs do the same work).  `epgate bench --overhead` times both through
- * the driver to measure the harness's own overhead. */
+ * runs do the same work); "sim:US" and "sim:US>T:US2" spin nothing and
+ * report US microseconds with a 2% log-normal spread drawn per step, so
+ * that the gates' own tests hold their verdicts under any load (a busy
+ * loop on a shared 2-core machine measures the machine).  `epgate bench
+ * --overhead` times empty and work through the driver to measure the
+ * harness's own overhead. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 
 #include "epgate/bench_driver.h"
 #include "epgate/error.h"
@@ -17,7 +26,24 @@
 typedef struct eg__null {
 	uint64_t iterations; /* 0: empty */
 	uint64_t steps;
+	double sim_s; /* sim:US: the step's modeled seconds; 0 otherwise */
+	gsl_rng *rng; /* sim:US's spread */
 } eg__null_t;
+
+/* sim:US's seed: the arm, the point and this process (each launch is
+ * one), so launches draw apart and two arms never share draws. */
+static unsigned long eg__sim_seed(const char *arm, const eg_workload_t *w)
+{
+	static unsigned long count;
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (const char *c = arm; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	h = (h ^ w->tokens) * 1099511628211ull;
+	h = (h ^ (uint64_t)getpid()) * 1099511628211ull;
+	h = (h ^ ++count) * 1099511628211ull;
+	return (unsigned long)(h ^ (h >> 32));
+}
 
 /* "US" or "US>T:US2" (US2 at points of more than T tokens): the work's
  * microseconds at this workload's point; nonzero when malformed. */
@@ -50,7 +76,7 @@ static int eg__null_setup(const eg_world_t *world, eg_boot_t *boot,
 {
 	eg__null_t *n;
 	uint64_t us = 0, loops = 0;
-	int bad = 0;
+	int bad = 0, sim = !strncmp(s->engine, "sim:", 4);
 
 	(void)world;
 	(void)boot;
@@ -60,20 +86,32 @@ static int eg__null_setup(const eg_world_t *world, eg_boot_t *boot,
 	/* work:US and loop:N take whole numbers (lib/base/num.c) */
 	if (!strncmp(s->engine, "work:", 5))
 		bad = eg__work(s->engine + 5, w, &us);
+	else if (sim)
+		bad = eg__work(s->engine + 4, w, &us);
 	else if (!strncmp(s->engine, "loop:", 5))
 		bad = eg_parse_u64(NULL, s->engine + 5, 1, UINT64_MAX, 0,
 				   &loops, NULL, 0);
 	if (strcmp(s->engine, "empty") && (bad || !(us || loops))) {
 		snprintf(err, errlen,
 			 "null: unknown arm \"%s\" (empty, work:US, "
-			 "work:US>T:US2, loop:N)",
+			 "work:US>T:US2, loop:N, sim:US, sim:US>T:US2)",
 			 s->engine);
 		return EG_EINVAL;
 	}
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return EG_ENOMEM;
-	n->iterations = us ? eg_bench_spin_calibrate((double)us) : loops;
+	if (sim) {
+		n->sim_s = (double)us * 1e-6;
+		n->rng = gsl_rng_alloc(gsl_rng_taus2);
+		if (!n->rng) {
+			free(n);
+			return EG_ENOMEM;
+		}
+		gsl_rng_set(n->rng, eg__sim_seed(s->engine, w));
+	} else
+		n->iterations =
+		    us ? eg_bench_spin_calibrate((double)us) : loops;
 	*state = n;
 	return EG_OK;
 }
@@ -93,7 +131,8 @@ static int eg__null_step(void *state, eg_bench_times_t *t)
 
 	if (n->iterations)
 		eg_bench_spin(n->iterations);
-	t->dispatch_s = eg_now() - t0;
+	t->dispatch_s = n->rng ? n->sim_s * exp(gsl_ran_gaussian(n->rng, 0.02))
+			       : eg_now() - t0;
 	t->expert_s = 0;
 	t->combine_s = 0;
 	n->steps++;
@@ -115,7 +154,11 @@ static int eg__null_counters(void *state, eg_bench_counters_t *c)
 
 static void eg__null_teardown(void *state)
 {
-	free(state);
+	eg__null_t *n = state;
+
+	if (n)
+		gsl_rng_free(n->rng);
+	free(n);
 }
 
 const eg_bench_backend_ops_t eg_bench_backend_null = {

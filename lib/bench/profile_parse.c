@@ -283,6 +283,9 @@ static int eg__arm_ok(const char *transport, const char *arm)
 
 		if (!strcmp(arm, "empty"))
 			return 1;
+		if (!strncmp(arm, "sim:", 4))
+			return !eg_parse_uint(NULL, arm + 4, 1, 1000000000, &v,
+					      NULL, 0);
 		return (!strncmp(arm, "work:", 5) ||
 			!strncmp(arm, "loop:", 5)) &&
 		       !eg_parse_uint(NULL, arm + 5, 1, 1000000000, &v, NULL,
@@ -312,7 +315,7 @@ static int eg__arms(eg_yaml_t *y, const yaml_node_t *n, const eg_profile_t *pf,
 			    "arms: unknown arm \"%s\" for transport %s (%s)",
 			    s->arms[i], pf->transport,
 			    !strcmp(pf->transport, "null")
-				? "empty, work:US, loop:N"
+				? "empty, work:US, loop:N, sim:US"
 				: "a2a, dense, plugin:PATH[,key=value], "
 				  "slow:N%:ARM");
 		for (size_t j = 0; j < i; j++)
