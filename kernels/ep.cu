@@ -1,8 +1,8 @@
 /* EP kernels: layout, pack, receive finishing, expert stage, combine, the
  * dense scatter and the device verifier. Each has a host twin with the
- * same bits (kernels/ep_host.c, lib/ep.c's eg_expert_stage, lib/verify.c);
- * built with --fmad=false like gen.cu. Small per-call tables (views,
- * token counts, y pointers, the receive prefix) travel as kernel
+ * same bits (lib/core/ep_host.c, lib/core/ep.c's eg_expert_stage,
+ * lib/core/verify.c); built with --fmad=false like gen.cu. Small per-call
+ * tables (views, token counts, y pointers, the receive prefix) travel as kernel
  * parameters, so no wrapper copies from pageable host memory: such a copy
  * would wait for the stream, and a stream held by a dead peer's NCCL
  * kernel would hang the host past every deadline. */
@@ -673,7 +673,7 @@ extern "C" int eg_recv_copy_cuda(eg_recv_t *dst, const eg_recv_t *src,
 /* -------------------------------------------------------------- verifier */
 
 /* A recorded mismatch with its place in the host verifier's walk:
- * (section, major, minor) ascending is the order lib/verify.c finds them
+ * (section, major, minor) ascending is the order lib/core/verify.c finds them
  * in (1 rank_prefix, 2 expert_count, 3 rows, 4 row set; combine 0). */
 struct eg__vrec {
 	uint32_t sec, minor;

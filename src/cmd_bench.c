@@ -9,7 +9,7 @@
 
 #include "epgate/engine.h"
 #include "epgate/nccl_raw.h"
-#include "lib/suite/sweep.h"
+#include "lib/campaign/sweep.h"
 #include "src/cmd.h"
 #include "src/opts.h"
 

@@ -1,9 +1,9 @@
 /* epgate bench ab PROFILE --a ARM --b ARM: argv -> an A/B job
- * (lib/suite/bench_ab.c). */
+ * (lib/campaign/bench_ab.c). */
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/suite/sweep.h"
+#include "lib/campaign/sweep.h"
 #include "src/cmd.h"
 #include "src/opts.h"
 

@@ -1,8 +1,8 @@
 /* epgate bench calibrate DIR: argv -> the calibration replay
- * (lib/suite/calib_run.c). */
+ * (lib/campaign/calib_run.c). */
 #include <stdio.h>
 
-#include "lib/suite/calib.h"
+#include "lib/campaign/calib.h"
 #include "src/cmd.h"
 #include "src/opts.h"
 

@@ -1,9 +1,9 @@
 /* epgate bench engine [NAME]: argv -> eg_bench_engine
- * (lib/suite/bench_engine.c). */
+ * (lib/campaign/bench_engine.c). */
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/suite/bench_run.h"
+#include "lib/campaign/bench_run.h"
 #include "src/cmd.h"
 #include "src/opts.h"
 

@@ -1,8 +1,8 @@
 /* epgate bench profile NAME | bench list NAME: argv -> the sweep
- * orchestrator (lib/suite/sweep.c, bench_profile.c). */
+ * orchestrator (lib/campaign/sweep.c, bench_profile.c). */
 #include <stdio.h>
 
-#include "lib/suite/sweep.h"
+#include "lib/campaign/sweep.h"
 #include "src/cmd.h"
 #include "src/opts.h"
 

@@ -1,8 +1,8 @@
 /* epgate bench-rank (internal): argv -> eg_bench_rank_run
- * (lib/suite/sweep_rank.c). */
+ * (lib/campaign/sweep_rank.c). */
 #include <stdio.h>
 
-#include "lib/suite/sweep.h"
+#include "lib/campaign/sweep.h"
 #include "src/cmd.h"
 #include "src/opts.h"
 

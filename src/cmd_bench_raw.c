@@ -1,11 +1,11 @@
 /* epgate bench raw [COLL]: argv -> the fabric raw benchmark
- * (lib/suite/bench_raw.c), or with a collective NCCL's, with nccl-tests'
+ * (lib/campaign/bench_raw.c), or with a collective NCCL's, with nccl-tests'
  * definitions (lib/bench/nccl_raw_sweep.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "epgate/nccl_raw.h"
-#include "lib/suite/bench_run.h"
+#include "lib/campaign/bench_run.h"
 #include "src/cmd.h"
 #include "src/opts.h"
 

@@ -5,6 +5,7 @@
 
 #include "epgate/job.h"
 #include "epgate/launch.h"
+#include "lib/base/data_path.h"
 #include "src/cmd.h"
 #include "src/opts.h"
 

@@ -1,5 +1,5 @@
 /* epgate report: argv -> what to show -> eg_report_write
- * (lib/report/report.c). */
+ * (lib/page/report.c). */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,6 +1,7 @@
-/* epgate run: argv -> eg_run_local (lib/suite/run.c). */
+/* epgate run: argv -> eg_run_local (lib/campaign/run.c). */
 #include <stdio.h>
 
+#include "lib/campaign/run.h"
 #include "src/cmd.h"
 #include "src/opts.h"
 

@@ -1,9 +1,9 @@
-/* epgate stress: argv -> eg_stress (lib/suite/stress.c). */
+/* epgate stress: argv -> eg_stress (lib/stress/stress.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/suite/stress.h"
+#include "lib/stress/stress.h"
 #include "src/cmd.h"
 #include "src/opts.h"
 

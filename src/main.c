@@ -30,7 +30,7 @@ static const eg__cmd_t eg__cmds[] = {
     {"launch", eg_cmd_launch, "N local ranks of a command (-n N -- CMD ...)",
      0},
     {"bench", eg_cmd_bench,
-     "measurements: profile, list, engine, raw, overhead", 0},
+     "measurements: profile, list, engine, raw, overhead, ab, calibrate", 0},
     {"gate", eg_cmd_gate, "judges results files by a gate file", 0},
     {"report", eg_cmd_report,
      "an HTML report of a run folder, results or a history", 0},

@@ -14,7 +14,7 @@
 
 #include "epgate/opts_groups.h"
 #include "lib/suite/suite.h"
-#include "lib/suite/sweep.h"
+#include "lib/campaign/sweep.h"
 
 /* ---- option groups ---------------------------------------------------- */
 
@@ -30,7 +30,7 @@ unsigned eg_cli_bench_warmup(const eg_job_opts_t *j, int nccl);
 
 /* Campaign (the commands that run a profile): --results FILE,
  * --gates FILE, --launches L, --remeasure R, --seed N into an
- * eg_bench_run_opts_t (lib/suite/sweep.h), whose defaults eg_cli_parse
+ * eg_bench_run_opts_t (lib/campaign/sweep.h), whose defaults eg_cli_parse
  * sets (the gates applied, progress as stderr allows); and the one
  * argument, the profile's NAME or FILE. */
 

@@ -1,5 +1,5 @@
 /* EP kernels on the GPU (kernels/ep.cu) and their host twins
- * (kernels/ep_host.c): layout, pack, receive finishing, expert stage,
+ * (lib/core/ep_host.c): layout, pack, receive finishing, expert stage,
  * combine, the dense engine's scatter, and a device verifier. Every kernel
  * produces the same bits as its twin (no FMA contraction on either side,
  * fp32 accumulation in the same order); suites/gpu/test_ep_cuda compares

@@ -1,5 +1,5 @@
 /* Element types and their bit-exact conversions (host side; the same
- * bit manipulations are in kernels/gen_core.h for device code). */
+ * bit manipulations are in include/epgate/gen_core.h for device code). */
 #ifndef EPGATE_DTYPE_H
 #define EPGATE_DTYPE_H
 

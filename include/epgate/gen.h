@@ -1,7 +1,7 @@
 /* Counter-based generation of every rank's input (Philox4x32-10 from
  * Random123). Any element is a pure function of (seed, rank, index), so
  * any process can regenerate any rank's input; the bit-level recipe is in
- * kernels/gen_core.h and shared by the host twin and the CUDA kernel. */
+ * include/epgate/gen_core.h and shared by the host twin and the CUDA kernel. */
 #ifndef EPGATE_GEN_H
 #define EPGATE_GEN_H
 

@@ -33,8 +33,10 @@ typedef struct eg_job {
 	void *arg;
 } eg_job_t;
 
-/* This executable's path, read once; NULL when it cannot be found. */
-const char *eg_self_exe(void);
+/* 1 when this process's jobs go through srun: inside an allocation
+ * (SLURM_JOB_ID set), not itself a task of a step (no SLURM_STEP_ID),
+ * and EPGATE_LAUNCHER is not "local". */
+int eg_job_under_slurm(void);
 
 /* Runs the job and waits for it: the launcher's exit status (automake
  * codes; EG_EXIT_HARD when it died of a signal); <0 with a message in

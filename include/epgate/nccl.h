@@ -1,5 +1,5 @@
-/* The NCCL transport (lib/nccl/): K communicators, each on its own CUDA
- * stream, created from unique ids that rank 0 broadcasts over the
+/* The NCCL transport (lib/transport/nccl.c): K communicators, each on its own
+ * CUDA stream, created from unique ids that rank 0 broadcasts over the
  * bootstrap; nonblocking by default, so every wait has a deadline that
  * aborts them (ncclCommAbort) and names the step. The GPU engines "nccl-a2a"
  * and "nccl-dense" run on device buffers over it, the "nccl" measurement

@@ -4,7 +4,7 @@
  * composes its option fragments). keys and given are the command line's
  * (the group's options a command takes, those given); the library reads
  * the values. The campaign group is eg_bench_run_opts_t
- * (lib/suite/sweep.h). */
+ * (lib/campaign/sweep.h). */
 #ifndef EPGATE_OPTS_GROUPS_H
 #define EPGATE_OPTS_GROUPS_H
 

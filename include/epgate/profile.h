@@ -112,6 +112,9 @@ typedef struct eg_bench_point {
 	unsigned launches;
 } eg_bench_point_t;
 
+/* Finds a profile by name (profiles/NAME.profile in the data folders,
+ * lib/base/data_path.c) or takes a path as is (lib/bench/profile_find.c). */
+int eg_bench_find_profile(const char *name, char *path, size_t len);
 /* Parses a profile.  Errors: "path:line: message", <0. */
 int eg_profile_load(eg_profile_t *p, const char *path, char *err,
 		    size_t errlen);

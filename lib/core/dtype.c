@@ -1,4 +1,4 @@
-/* Element types. The conversions delegate to kernels/gen_core.h so that
+/* Element types. The conversions delegate to include/epgate/gen_core.h so that
  * host and device share one definition of every bit. */
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* Per-element EP arithmetic shared by the CUDA kernels (kernels/ep.cu) and
- * their host twins (kernels/ep_host.c): routing tests, typed loads and
+ * their host twins (lib/core/ep_host.c): routing tests, typed loads and
  * stores through the bit conversions of gen_core.h, the expert function
  * and the combine sum. Buffers are aligned arrays of their element type
  * (device allocations, or host buffers of the same layout). */
@@ -64,7 +64,7 @@ EG_HD uint32_t eg_ep_combine_dtype(uint32_t dtype)
 	return dtype == EG_GEN_FP8 ? EG_GEN_BF16 : dtype;
 }
 
-/* Expert output of element h of a received row (the order of lib/ep.c's
+/* Expert output of element h of a received row (the order of lib/core/ep.c's
  * eg_expert_stage: dequantize, then k ascending, acc = acc + w * (x + b)).
  * Ids outside [0, L) are skipped. */
 EG_HD float eg_ep_expert_elem(const eg_gen_params_t *p, uint32_t rank,

@@ -1,6 +1,6 @@
 /* Host twins of the EP kernels of kernels/ep.cu, and the wire-section
  * helpers both sides use. Sequential loops over the same per-element
- * arithmetic (kernels/ep_core.h), so the bits agree with the device. */
+ * arithmetic (lib/core/ep_core.h), so the bits agree with the device. */
 #include <string.h>
 
 #include "epgate/cuda_ep.h"

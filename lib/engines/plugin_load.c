@@ -13,6 +13,7 @@
 #include "epgate/error.h"
 #include "epgate/job.h"
 #include "epgate/mem.h"
+#include "lib/base/data_path.h"
 #include "plugin_int.h"
 
 #ifndef EG_PKGLIBDIR

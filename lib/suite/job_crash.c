@@ -1,7 +1,7 @@
 /* Why a job ended early, from its log (lib/suite/job_crash.h). The lines
  * read are the launcher's ("[launch] rank 2 killed by signal 11"), the
  * ranks' last words ("[2] epgate: rank 2: ended by signal 6 (SIGABRT) in
- * POSITION", lib/suite/where.c) and a waiting peer's deadline ("... rank
+ * POSITION", lib/step/where.c) and a waiting peer's deadline ("... rank
  * 0 still waits on ranks 2"); every other line of a rank is kept, its
  * last few, as what that rank said before it ended. */
 #ifndef _GNU_SOURCE
@@ -13,7 +13,7 @@
 
 #include "epgate/error.h"
 #include "lib/suite/job_crash.h"
-#include "lib/suite/where.h"
+#include "lib/step/where.h"
 
 #define EG__RANKS 64 /* ranks whose last lines are kept */
 #define EG__KEEP  4  /* lines kept per rank */
@@ -155,7 +155,7 @@ static int eg__blames_peer(const char *m)
 	       strstr(m, "a peer was lost");
 }
 
-/* The step's own line for an engine error (lib/suite/step.c): "epgate
+/* The step's own line for an engine error (lib/step/step.c): "epgate
  * l2-rank: rank R: WORKLOAD: STAGE: ERROR", STAGE create, dispatch or
  * combine; the rank's line before it is the engine's message. */
 static int eg__engine_error(eg__scan_t *s, int r, const char *msg)

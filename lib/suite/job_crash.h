@@ -1,6 +1,6 @@
 /* Why a job of ranks ended before its last workload, read from its log
  * (lib/suite/job_crash.c): the rank that ended first and how (a signal,
- * an exit() inside a workload: lib/suite/where.h's last words, or the
+ * an exit() inside a workload: lib/step/where.h's last words, or the
  * launcher's "[launch] rank R killed by signal N"), or the rank its
  * peers waited on (a hang, "still waits on ranks R"), or the rank whose
  * engine returned an error ("epgate l2-rank: rank R: W: dispatch: ..."),

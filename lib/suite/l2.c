@@ -11,6 +11,7 @@
 #include "epgate/clock.h"
 #include "epgate/evidence.h"
 #include "epgate/job.h"
+#include "lib/base/data_path.h"
 #include "lib/suite/job_crash.h"
 #include "lib/suite/job_report.h"
 #include "lib/suite/l1_int.h"

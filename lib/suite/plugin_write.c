@@ -27,7 +27,7 @@
  * make install's, or one staged with DESTDIR). */
 static int eg__installed(void)
 {
-	return eg_suite_build_tree() == 0;
+	return eg_build_tree() == 0;
 }
 
 static int eg__name_ok(const char *s)

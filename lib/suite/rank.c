@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "lib/suite/rank_int.h"
-#include "lib/suite/where.h"
+#include "lib/step/where.h"
 
 static const eg_rank_memory_t *eg__memory(const char *name)
 {

@@ -84,7 +84,7 @@ void eg_run_last_line(FILE *f, const eg_stage_t *st, size_t n, int rc);
 
 /* A sweep's two stages (bench: the points measured and failed; gates:
  * the counts of dir/bench-gates.junit.xml, when they ran), as `epgate
- * run` and `epgate bench` record them (lib/suite/bench_summary.c); gates
+ * run` and `epgate bench` record them (lib/campaign/bench_summary.c); gates
  * names the gate file. */
 struct eg_bench_totals;
 void eg_bench_stages(const char *dir, const struct eg_bench_totals *pt, int rc,

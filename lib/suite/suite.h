@@ -1,6 +1,7 @@
-/* The epgate command: subcommands and the suites they drive. */
-#ifndef EPGATE_CLI_H
-#define EPGATE_CLI_H
+/* The suites (L1, L2, check, the rank programs, a job's report) and the
+ * helpers the commands above them share: arguments, run folders. */
+#ifndef EG_SUITE_SUITE_H
+#define EG_SUITE_SUITE_H
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -12,6 +13,7 @@
 #include "epgate/epgate.h"
 #include "epgate/opts_groups.h"
 #include "epgate/step.h"
+#include "lib/base/data_path.h"
 #include "epgate/world.h"
 
 /* One rank of an L2 job (under `epgate launch` or srun): every workload
@@ -88,17 +90,6 @@ typedef struct eg_l2_opts {
 /* Returns an automake exit code; totals like L1. */
 struct eg_l1_totals;
 int eg_l2_run(const eg_l2_opts_t *o, struct eg_l1_totals *tot);
-
-/* Locates a data file shipped with epgate (e.g. "fixtures/workloads/
- * l1-matrix.ini"): $EPGATE_DATADIR; then, for the program of the build
- * tree, the source tree and the installed pkgdatadir; for an installed
- * one, PREFIX/share/epgate beside its bin/ and the pkgdatadir compiled
- * in, never the source tree; then the current folder. */
-int eg_find_data(const char *rel, char *out, size_t len);
-/* 1 when the running program lies inside the build tree it was
- * compiled in (./epgate, the test programs), 0 when it is elsewhere (an
- * installed, staged or carried copy), -1 when that cannot be told. */
-int eg_suite_build_tree(void);
 
 /* Where a command writes (lib/suite/paths.c); each prints one line
  * "PROG: OPTION PATH: why" and returns <0 when it cannot:
@@ -252,15 +243,5 @@ typedef struct eg_check_opts {
 	eg_report_cli_t report; /* tap, junit: NULL = RUN/... */
 } eg_check_opts_t;
 int eg_check(const eg_check_opts_t *o);
-
-/* epgate run (lib/suite/run.c): the main job on the local profile: L1
- * (engine over the L1 matrix), L2 quick, the local profile's sweeps and
- * gates, into one new run folder under reports with summary.json. */
-typedef struct eg_run_opts {
-	eg_report_cli_t report; /* reports: "reports/runs" */
-	const char *engine;	/* L1's, "self" */
-	int verbose;
-} eg_run_opts_t;
-int eg_run_local(const eg_run_opts_t *o);
 
 #endif

@@ -12,21 +12,8 @@
 
 #include "epgate/error.h"
 #include "epgate/job.h"
+#include "lib/base/data_path.h"
 #include "lib/world/job_int.h"
-
-const char *eg_self_exe(void)
-{
-	static char self[4096];
-	static int done;
-
-	if (!done) {
-		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-		self[n > 0 ? n : 0] = '\0';
-		done = 1;
-	}
-	return self[0] ? self : NULL;
-}
 
 /* The launcher's argv; free() it (the numbers live in num). */
 static const char **eg__argv(const eg_job_t *j, const char *self,

@@ -5,11 +5,6 @@
 
 #include "epgate/job.h"
 
-/* 1 when this process's jobs go through srun: inside an allocation
- * (SLURM_JOB_ID set), not itself a task of a step (no SLURM_STEP_ID),
- * and EPGATE_LAUNCHER is not "local". */
-int eg_job_under_slurm(void);
-
 /* srun's argv for the job, NULL-ended (free() it; the numbers live in
  * num): the job's ranks as tasks in block layout, one bad rank ending
  * the step, on its virtual nodes' count of the allocation's nodes when

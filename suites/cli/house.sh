@@ -1,9 +1,13 @@
 #!/bin/sh
-# The shape of the house (README.md, "What is in the tree"): the product lives in
-# src/ (the command), lib/ and kernels/, the suites hold only tests, no
-# binary is tracked and no product function is over 100 lines
-# (suites/cli/commands.sh checks that `epgate help` lists every command).  Each check is also
-# fed a planted violation, so none of them can pass vacuously.
+# The shape of the house (README.md, "What is in the tree", issue 28): the
+# product lives in src/ (the command), lib/ and kernels/, the suites hold
+# only tests, no binary is tracked, no product function is over 100
+# lines; lib/'s folders stand on floors and every arrow between folders
+# (read off the build's objects) goes down one; no folder holds over a
+# tenth of the product; no folder includes another's *_int.h; every path
+# README.md and docs/ name exists (suites/cli/commands.sh checks that
+# `epgate help` lists every command). Each check is also fed a planted
+# violation, so none of them can pass vacuously.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
 cd "$EG_SRCDIR" || exit 99
 command -v git >/dev/null && git rev-parse --git-dir >/dev/null 2>&1 || {
@@ -70,4 +74,170 @@ mkdir -p "$EG_TMP/repo" && git -C "$EG_TMP/repo" init -q &&
 if [ "$(binaries "$EG_TMP/repo")" = bin ]; then
 	eg_ok "a planted binary is reported"
 else eg_not_ok "a planted binary is reported"; fi
+# ---- the floors ----------------------------------------------------------
+# Which folder may call which (README.md, "What is in the tree"). The
+# arrows are read off the build's own objects -- a symbol one folder's
+# objects use and another folder's define -- so a call counts whichever
+# header declared it. Every arrow goes down at least one floor; the one
+# exception is kernels/ and lib/core/, twins by design (the device
+# kernels and their host twins sit on one floor and call each other).
+cat >"$EG_TMP/floors" <<'EOF2'
+lib/base 0
+lib/core 1
+kernels 1
+lib/report 1
+lib/stats 1
+lib/world 1
+lib/transport 2
+lib/engines 3
+lib/results 3
+lib/gate 4
+lib/step 4
+lib/bench 5
+lib/suite 5
+lib/page 6
+lib/stress 6
+lib/campaign 7
+src 8
+EOF2
+# arrows: "FROM TO" per pair of folders, from the objects under the build
+arrows() {
+	(cd "${EG_BUILDDIR:-.}" && objs=$(find lib src kernels -name '*.o') &&
+		nm -A -g --defined-only $objs | awk '{ print "D", $1, $NF }' &&
+		nm -A -u $objs | awk '{ print "U", $1, $NF }') |
+		awk '{ d = $2; sub(/\/[^\/]*:.*$/, "", d) }
+		$1 == "D" { def[$3] = d; next }
+		{ use[d " " $3] = 1 }
+		END { for (k in use) { split(k, a, " ")
+			if ((a[2] in def) && def[a[2]] != a[1]) print a[1], def[a[2]] } }' |
+		sort -u
+}
+# judge FLOORS < arrows: each arrow that does not go down, and why
+judge() {
+	awk 'NR == FNR { floor[$1] = $2; next }
+	($1 == "kernels" && $2 == "lib/core") || ($1 == "lib/core" && $2 == "kernels") { next }
+	!($1 in floor) || !($2 in floor) { print $1 " -> " $2 ": a folder with no floor"; next }
+	floor[$1] <= floor[$2] { print $1 " (" floor[$1] ") -> " $2 " (" floor[$2] "): not down" }' "$1" -
+}
+arrows >"$EG_TMP/arrows"
+n=$(wc -l <"$EG_TMP/arrows")
+bad=$(judge "$EG_TMP/floors" <"$EG_TMP/arrows")
+if [ "$n" -ge 40 ] && [ -z "$bad" ]; then
+	eg_ok "every one of $n arrows between folders goes down a floor (kernels and lib/core: twins)"
+else
+	eg_not_ok "the floors: $n arrows"
+	echo "$bad" | sed 's/^/# /'
+fi
+printf 'lib/page lib/gate\nlib/report lib/page\nlib/gate lib/step\nlib/newroom lib/base\nkernels lib/core\n' |
+	judge "$EG_TMP/floors" >"$EG_TMP/planted"
+if [ "$(wc -l <"$EG_TMP/planted")" -eq 3 ] && grep -q '^lib/report (1) -> lib/page (6): not down' "$EG_TMP/planted" &&
+	grep -q '^lib/gate (4) -> lib/step (4): not down' "$EG_TMP/planted" &&
+	grep -q '^lib/newroom -> lib/base: a folder with no floor' "$EG_TMP/planted"; then
+	eg_ok "planted: an arrow up, one along a floor and a folder with no floor are reported"
+else
+	eg_not_ok "planted arrows"
+	sed 's/^/# /' "$EG_TMP/planted"
+fi
+
+# No folder holds more than a tenth of the product's lines.
+share() { # FILE...: "PERCENT FOLDER" for the biggest folder
+	wc -l "$@" | awk '$2 != "total" { d = $2; sub(/\/[^\/]*$/, "", d); n[d] += $1; t += $1 }
+		END { for (d in n) if (n[d] > m) { m = n[d]; big = d }
+			printf "%.1f %s\n", 100 * m / t, big }'
+}
+top=$(share $(git ls-files 'src/*.[ch]' 'lib/*.[ch]' 'kernels/*' 'plugins/*.[ch]' 'include/*.h'))
+if awk -v p="${top%% *}" 'BEGIN { exit !(p <= 10) }'; then
+	eg_ok "no folder over 10% of the product's lines (the biggest: ${top#* }, ${top%% *}%)"
+else
+	eg_not_ok "a folder over 10% of the product's lines: ${top#* }, ${top%% *}%"
+fi
+mkdir -p "$EG_TMP/big/a" "$EG_TMP/big/b"
+seq 1 11 >"$EG_TMP/big/a/x.c" && seq 1 89 >"$EG_TMP/big/b/y.c"
+top=$(share "$EG_TMP/big/a/x.c" "$EG_TMP/big/b/y.c")
+if [ "$top" = "89.0 $EG_TMP/big/b" ]; then
+	eg_ok "planted: a folder of 89 of 100 lines is the biggest, at 89%"
+else
+	eg_not_ok "planted shares: $top"
+fi
+
+# Neighbours use accessors, never another folder's internal header
+# (*_int.h); the tests may (white-box). The one exception: the NCCL
+# engines share the NCCL transport's internals (lib/engines/nccl_eng.h,
+# built only with CUDA and NCCL).
+int_use() {
+	grep -n '#include "lib/[a-z]*/[a-z_]*_int\.h"' "$@" /dev/null |
+		awk -F: '{ split($3, a, "\""); split(a[2], b, "/"); split($1, c, "/")
+			if (c[1] "/" c[2] != b[1] "/" b[2] &&
+			    !($1 == "lib/engines/nccl_eng.h" && a[2] == "lib/transport/nccl_int.h"))
+				print $1 ": " a[2] }'
+}
+bad=$(int_use $(git ls-files 'src/*.[ch]' 'lib/*.[ch]' 'kernels/*' 'plugins/*.[ch]' 'include/*.h'))
+if [ -z "$bad" ]; then eg_ok "no product file includes another folder's *_int.h"; else
+	eg_not_ok "another folder's internals: $bad"; fi
+mkdir -p "$EG_TMP/lib/page"
+echo '#include "lib/world/job_int.h"' >"$EG_TMP/lib/page/x.c"
+if (cd "$EG_TMP" && int_use lib/page/x.c | grep -q 'lib/page/x.c: lib/world/job_int.h'); then
+	eg_ok "planted: lib/page including lib/world/job_int.h is reported"
+else eg_not_ok "planted: an internal header of another folder"; fi
+
+# ---- docs ----------------------------------------------------------------
+# Every path README.md and docs/ name exists: a tracked file or folder,
+# a glob that matches one, or what the build makes (there, or named in
+# Makefile.am: the CUDA-only targets); NAME, PROFILE, <...> are
+# placeholders.
+doc_paths() {
+	grep -ohE '(^|[^A-Za-z0-9_./$-])(src|lib|kernels|suites|fixtures|gates|slurm|plugins|include|docs|profiles|\.ci)/[A-Za-z0-9_.*/<>-]*[A-Za-z0-9_*>/]' "$@" |
+		sed 's/^[^a-z.]//' | sort -u
+}
+missing() { # PATH...: the ones that do not exist
+	git ls-files >"$EG_TMP/tracked"
+	for p in "$@"; do
+		case "$p" in *NAME* | *PROFILE* | *'<'*) continue ;; esac
+		q=${p%/}
+		case "$q" in
+		*'*'*)
+			found=0
+			while read -r t; do case "$t" in $q) found=1 && break ;; esac; done <"$EG_TMP/tracked"
+			[ "$found" -eq 1 ] && continue
+			;;
+		*)
+			grep -qxF "$q" "$EG_TMP/tracked" && continue
+			grep -q "^$q/" "$EG_TMP/tracked" && continue
+			[ -e "${EG_BUILDDIR:-.}/$q" ] && continue
+			grep -qF "$q" Makefile.am && continue
+			;;
+		esac
+		echo "$p"
+	done
+}
+docs=$(doc_paths README.md docs/*.md)
+bad=$(missing $docs)
+if [ -z "$bad" ]; then
+	eg_ok "every path named in README.md and docs/ exists ($(echo "$docs" | wc -l) paths)"
+else
+	eg_not_ok "paths named in README.md or docs/ that do not exist: $(echo $bad)"
+fi
+printf 'Code: `lib/ep.c`, `lib/core/ep.c`, `lib/stress/*.c`, `lib/suite/stress*.c`.\n' >"$EG_TMP/doc.md"
+bad=$(missing $(doc_paths "$EG_TMP/doc.md"))
+if [ "$(echo $bad)" = "lib/ep.c lib/suite/stress*.c" ]; then
+	eg_ok "planted: a doc naming lib/ep.c and lib/suite/stress*.c is reported"
+else
+	eg_not_ok "planted doc paths: $(echo $bad)"
+fi
+# Every EPGATE_* variable the product's C code reads is in
+# docs/environment.md.
+undocumented() { # FILE...: the EPGATE_* names read there and not listed
+	grep -ohE 'getenv\("EPGATE_[A-Z0-9_]+"\)' "$@" /dev/null | sed 's/getenv("//; s/")//' |
+		sort -u | while read -r v; do
+		grep -q "\`$v\`" docs/environment.md || echo "$v"
+	done
+}
+bad=$(undocumented $(git ls-files 'src/*.[ch]' 'lib/*.[ch]' 'kernels/*' 'plugins/*.[ch]'))
+if [ -z "$bad" ]; then
+	eg_ok "every EPGATE_* variable the product reads is in docs/environment.md"
+else eg_not_ok "variables read and not in docs/environment.md: $(echo $bad)"; fi
+printf 'const char *s = getenv("EPGATE_NOT_LISTED"), *t = getenv("EPGATE_TIMEOUT");\n' >"$EG_TMP/env.c"
+if [ "$(undocumented "$EG_TMP/env.c")" = EPGATE_NOT_LISTED ]; then
+	eg_ok "planted: a read of an unlisted EPGATE_NOT_LISTED is reported"
+else eg_not_ok "planted: an unlisted variable"; fi
 eg_done

@@ -1,7 +1,7 @@
 /* The device EP kernels (kernels/ep.cu) against their host twins, element
  * for element: layout, pack (wire buffers and receive views), finish,
  * expert stage, combine, the dense select and scatter, and the device
- * verifier against lib/verify.c on clean and planted-fault buffers.
+ * verifier against lib/core/verify.c on clean and planted-fault buffers.
  * Exit 0 all equal, 1 any difference, 77 no CUDA (build or device),
  * 99 CUDA error. */
 #ifdef HAVE_CONFIG_H

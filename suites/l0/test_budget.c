@@ -1,5 +1,5 @@
 /* Budgets (lib/core/workload_budget.c) and the verified step's up-front
- * refusal and deadline (lib/suite/step.c): a workload whose memory grows
+ * refusal and deadline (lib/step/step.c): a workload whose memory grows
  * as W^2 in one process, one whose verification would take hours, the
  * variables that raise the budgets, and an iteration past its deadline. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The host twins of the EP kernels (kernels/ep_host.c) assembled into both
+/* The host twins of the EP kernels (lib/core/ep_host.c) assembled into both
  * GPU engines' data paths on one host, against the dense reference:
  * a2a = layout per source, pack into wire buffers, sections moved in K
  * slices (as the K communicators do), finish, expert stage, combine in

@@ -1,6 +1,6 @@
 /* epgate stress's pieces that need no engine: the failure rate's
  * interval, the resource watch's judgement and sampling, a case's
- * verdict (lib/suite/stress_stats.c, lib/bench/watch.c). */
+ * verdict (lib/stress/stress_stats.c, lib/bench/watch.c). */
 #include <fcntl.h>
 #include <math.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 
 #include "eg_test.h"
 #include "epgate/watch.h"
-#include "lib/suite/stress.h"
+#include "lib/stress/stress.h"
 
 /* Clopper-Pearson: the closed forms at 0 and n failures, and in between
  * the binomial tails at the ends are alpha/2 each (GSL's binomial, not

@@ -11,7 +11,7 @@
 
 /* Fixture: rank d=1 of W=2, E=4 (L=2), K=2, H=8, bf16; three rows from
  * (0,0), (0,2), (1,1). Allocated here (calloc) so the test does not
- * depend on lib/ep.c. */
+ * depend on lib/core/ep.c. */
 enum { W = 2, E = 4, L = 2, K = 2, H = 8, D = 1, NR = 3, T = 4 };
 
 static eg_workload_t wl;

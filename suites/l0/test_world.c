@@ -17,6 +17,7 @@
 #include "epgate/boot.h"
 #include "epgate/job.h"
 #include "epgate/world.h"
+#include "lib/base/data_path.h"
 
 #define SECRET "00112233445566778899aabbccddeeff"
 

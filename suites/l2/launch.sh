@@ -210,7 +210,7 @@ kill -KILL "$lp"
 wait "$lp" 2>/dev/null
 lp=
 i=0
-while [ -n "$(alive h2)" ] && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
+while [ -n "$(alive h2)" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 rc=0 ms=0
 check h2 "launcher killed by SIGKILL: its ranks die with it" none_alive h2
 

@@ -7,8 +7,9 @@
 # case naming the field, every workload still reported; a crash is
 # "rank 2 killed by signal 11"; a hang is the peers' deadline; an error
 # carries the plugin's own string; nothing is left running. The faults
-# that only ranks, steps and nodes reach are caught here: a library that
-# decides routing epochs per rank, one that rounds per node.
+# that only ranks and nodes reach (a library that decides routing epochs
+# per rank, one that rounds per node) are suites/l2/plugin-nodes.sh's,
+# in make check.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
 : "${EG_BUILDDIR:=.}"
 
@@ -69,7 +70,7 @@ for spec in "2 1 -" "3 2 ,layout=expert" "4 2 ,layout=rank,keys=content"; do
 done
 
 # the battery's faults: each fails the workload that reaches it on the
-# field that names it; round-per-node only across nodes
+# field that names it
 while read -r fault W R case field; do
 	EPGATE_TIMEOUT=3 bjob f "plugin:$fdir/libeg-fault-$fault.so" "$W" "$R" \
 		"$case"
@@ -91,32 +92,7 @@ write-past 3 2 p3-h333 native_guard
 input-written 3 2 p3-steps native_input
 dedup-slots 3 2 p3-fp8-dup topk_w
 expert-id-8bit 4 2 p4-e1040 topk_idx
-round-per-node 4 2 p4-rand combine
 LIST
-# one node: the same rounding is the final cast, bit for bit right
-bjob f "plugin:$fdir/libeg-fault-round-per-node.so" 4 4 p4-rand
-rc=$?
-if [ "$rc" -eq 0 ] && grep -q '"status":"pass"' "$EG_TMP/f.jsonl"; then
-	eg_ok "4 ranks on one node, fault round-per-node: passes (it takes two nodes)"
-else
-	eg_not_ok "4 ranks on one node, fault round-per-node: exit $rc"
-	tail -n 20 "$EG_TMP/f.out" | sed 's/^/# /'
-fi
-# a library that decides routing epochs from its own rank's input (as
-# epgate once did): with a rank empty in a step the ranks disagree, every
-# rank says so; the template itself passes the same steps (above)
-EPGATE_TIMEOUT=3 bjob f "plugin:$fdir/libeg-fault-epoch-per-rank.so" 3 2 \
-	p3-steps
-rc=$?
-want='ranks disagree about routing_epoch'
-if [ "$rc" -ne 0 ] && [ "$(grep -c "$want" "$EG_TMP/f.out")" -ge 3 ] &&
-	! leftovers; then
-	eg_ok "3 ranks, fault epoch-per-rank: exit $rc, $(grep -m1 -o "$want.*" "$EG_TMP/f.out" | cut -c1-70)"
-else
-	eg_not_ok "3 ranks, fault epoch-per-rank: exit $rc, no \"$want\" on every rank"
-	tail -n 20 "$EG_TMP/f.out" | sed 's/^/# /'
-fi
-
 # wrong results: every workload reported, those where the last rank
 # has rows to spoil failed on the field, none an error
 for f in "copy-differs ,layout=expert native_copy" "drop-row - missing_rows" \

@@ -1,0 +1,120 @@
+/* `epgate stress` (docs/stress.md): every case (workload) through one
+ * engine for a budget of calls or seconds, in rounds of four kinds --
+ * re-drawn routing and data every call, identical inputs over and over,
+ * back-to-back calls unchecked but the last, and (--overlap) two
+ * instances whose calls interleave -- to measure a failure *rate* with its
+ * interval, keep every failure with the command that replays it, judge
+ * nondeterminism where the engine promises a fixed order, and watch the
+ * resources the calls hold. In-process engines and world-1 plugins (each
+ * instance in a forked child with a deadline per call). */
+#ifndef EG_STRESS_STRESS_H
+#define EG_STRESS_STRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "epgate/watch.h"
+#include "lib/suite/suite.h"
+
+typedef enum eg_stress_mode {
+	EG_STRESS_REDRAW = 0,  /* new routing and values every call */
+	EG_STRESS_SAME = 1,    /* one input, called again and again */
+	EG_STRESS_BURST = 2,   /* calls back to back, only the last checked */
+	EG_STRESS_OVERLAP = 3, /* two instances, their steps interleaved */
+	EG_STRESS_MODES = 4,
+} eg_stress_mode_t;
+
+/* "redraw", "identical", "burst", "overlap" */
+extern const char *const eg_stress_mode_names[EG_STRESS_MODES];
+
+typedef struct eg_stress_opts {
+	const char *engine;	   /* "self" */
+	const char *workload_file; /* NULL: the L1 matrix */
+	eg_overrides_t overrides;
+	const char *filter;
+	double for_s;	    /* the run's time budget, shared by the cases */
+	unsigned calls;	    /* > 0: exactly this many calls per case */
+	unsigned min_calls; /* with for_s: checked calls per case, at least */
+	unsigned round;	    /* calls per round (16) */
+	int overlap;	    /* rounds of two instances at once */
+	int verbose;
+	eg_report_cli_t report; /* reports, tap, junit */
+	const char *json;	/* NULL: RUN/stress.json */
+} eg_stress_opts_t;
+
+/* One failure: where in the case's sequence, its inputs, what. */
+typedef struct eg_stress_fail {
+	uint64_t call;	  /* the call's index in the case, from 0 */
+	uint32_t iter;	  /* its inputs: iteration (routing and values) */
+	uint8_t mode;	  /* eg_stress_mode_t */
+	uint8_t instance; /* 1: the second instance of an overlap round */
+	int8_t replay;	  /* 1 failed again on its inputs at once, 0 passed,
+			     -1 not replayed (an error ended the case) */
+	char stage[24];	  /* "dispatch", "combine", ... */
+	char what[200];	  /* "2 wrong: combine 2", or the error */
+} eg_stress_fail_t;
+
+typedef struct eg_stress_case {
+	const eg_workload_t *w;
+	int skipped; /* the engine does not take it (skip_why) */
+	char skip_why[256];
+	uint64_t calls, checked, failures, replays;
+	uint64_t mode_checked[EG_STRESS_MODES], mode_failed[EG_STRESS_MODES];
+	double rate, lo, hi; /* failures / checked, Clopper-Pearson 95% */
+	/* identical inputs: calls compared with the round's first, those
+	 * whose combine bytes differed, the first of them */
+	int promised; /* the engine promises the same bytes (its order) */
+	uint64_t same_compared, same_differ, differ_call;
+	uint32_t differ_iter;
+	/* every failure seen (up to EG_STRESS_FAILS_MAX; dropped counts the
+	 * rest) */
+	eg_stress_fail_t *fails;
+	size_t n_fails, cap_fails;
+	uint64_t dropped;
+	int ended; /* an error ended the case: end says which, where */
+	int hard;  /* ... and it was epgate's own (a harness error) */
+	char end[600];
+	/* resources from the end of the first full cycle to the end */
+	int watched, grew;
+	eg_watch_sample_t w0, w1;
+	uint64_t watch_calls; /* calls between the two samples */
+	char watch[256];
+	double seconds;
+} eg_stress_case_t;
+
+#define EG_STRESS_FAILS_MAX 1000000u
+
+/* One case through ops for budget_s seconds (o->calls: that many calls
+ * instead). Fills c (zeroed by the caller, c->w set). Returns EG_OK; the
+ * verdict is in c. */
+int eg_stress_case_run(const eg_stress_opts_t *o, const eg_engine_ops_t *ops,
+		       double budget_s, eg_stress_case_t *c);
+void eg_stress_case_fini(eg_stress_case_t *c);
+
+/* The case failed: a failure, a broken promise of determinism, resources
+ * beyond their bound, or an error. */
+int eg_stress_case_failed(const eg_stress_case_t *c);
+
+/* The 95% Clopper-Pearson interval of x failures in n calls (GSL's beta
+ * quantiles); n = 0: [0, 1]. */
+void eg_stress_interval(uint64_t x, uint64_t n, double *lo, double *hi);
+
+/* The commands that replay failure f of case c (f NULL: the first):
+ * inputs, that iteration's inputs alone; sequence, every call of the
+ * case up to and including it (for a fault that counts calls). */
+void eg_stress_repro(const eg_stress_opts_t *o, const eg_stress_case_t *c,
+		     const eg_stress_fail_t *f, char *inputs, size_t ilen,
+		     char *sequence, size_t slen);
+
+/* The case as the reports carry it (lib/stress/stress_report.c): a JSON
+ * object with every failure, the TAP point's diagnostics (the first
+ * failures), one terminal line. */
+json_t *eg_stress_case_json(const eg_stress_opts_t *o,
+			    const eg_stress_case_t *c, size_t max_fails);
+void eg_stress_case_say(FILE *f, const eg_stress_opts_t *o,
+			const eg_stress_case_t *c);
+
+/* The whole run (lib/stress/stress.c): an automake exit code. */
+int eg_stress(const eg_stress_opts_t *o);
+
+#endif

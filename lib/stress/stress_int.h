@@ -1,0 +1,47 @@
+/* The insides of `epgate stress` shared by lib/suite/stress_*.c. */
+#ifndef EG_STRESS_STRESS_INT_H
+#define EG_STRESS_STRESS_INT_H
+
+#include <stdint.h>
+
+#include "epgate/step.h"
+#include "lib/stress/stress.h"
+
+/* Iteration iter's routing seed: every iteration its own routing and
+ * values, a function of the workload's seed and iter alone. */
+uint64_t eg_stress_seed(const eg_workload_t *w, uint32_t iter);
+
+/* The case's instance (an engine on its step, host memory, the budgets
+ * and the deadline of EPGATE_TIMEOUT): EG_OK, or <0 with the case
+ * skipped (the engine does not take it) or ended. */
+int eg_stress_open(eg_stress_case_t *c, const eg_engine_ops_t *ops,
+		   eg_step_t **st);
+
+/* A failure kept: its call, inputs, mode, instance, the replay's
+ * verdict, and what v says (the fields that were wrong, or the error). */
+void eg_stress_record(eg_stress_case_t *c, const eg_step_t *st,
+		      const eg_rank_verdict_t *v, uint64_t call, uint32_t iter,
+		      int mode, int instance, int replay);
+/* An error that ends the case, said with the stage, the call and the
+ * rank(s) it happened on; where: the round's mode ("replay"). */
+void eg_stress_end(eg_stress_case_t *c, const eg_engine_ops_t *ops,
+		   const eg_step_t *st, const eg_rank_verdict_t *v, int rc,
+		   uint32_t iter, const char *where);
+/* The same for an unchecked (burst) call, which has no verdict: kept as
+ * a failure too. */
+void eg_stress_end_unchecked(eg_stress_case_t *c, const eg_engine_ops_t *ops,
+			     const eg_step_t *st, int rc, uint32_t iter);
+
+/* The watchdog of in-process engines (a plugin's instance has its own
+ * deadline in its child): a call that does not return within
+ * EPGATE_TIMEOUT + 30 s ends the run (exit 99) with one line naming the
+ * case, the stage, the call and the iteration. */
+void eg_stress_watchdog_start(double timeout_s);
+void eg_stress_watchdog_arm(const char *stage, const char *name, uint64_t call,
+			    uint32_t iter);
+void eg_stress_watchdog_disarm(void);
+
+/* EPGATE_TIMEOUT, or 60 s. */
+double eg_stress_timeout(void);
+
+#endif

@@ -1,0 +1,215 @@
+/* `epgate stress`: a case as the reports carry it -- JSON (every
+ * failure), the TAP point's diagnostics (the first ones) and the
+ * terminal's lines (lib/stress/stress.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/stress/stress.h"
+
+static const char *eg__replay_word(int r)
+{
+	return r > 0 ? "failed again" : r == 0 ? "passed" : "not replayed";
+}
+
+static json_t *eg__fail_json(const eg_stress_fail_t *f)
+{
+	return json_pack("{sI sI ss si ss ss ss}", "call", (json_int_t)f->call,
+			 "iteration", (json_int_t)f->iter, "mode",
+			 eg_stress_mode_names[f->mode], "instance", f->instance,
+			 "stage", f->stage, "what", f->what, "replay",
+			 eg__replay_word(f->replay));
+}
+
+/* What kind of failure the case shows, from where and how it failed. */
+static const char *eg__category(const eg_stress_case_t *c)
+{
+	size_t again = 0, passed = 0;
+
+	if (!c->failures)
+		return c->promised && c->same_differ ? "nondeterministic"
+						     : "none";
+	if (c->ended && c->failures == 1)
+		return "error: the call failed and ended the case";
+	if (c->mode_failed[EG_STRESS_OVERLAP] == c->failures &&
+	    c->checked > c->mode_checked[EG_STRESS_OVERLAP])
+		return "overlap only: wrong only when two instances' calls "
+		       "interleave";
+	for (size_t i = 0; i < c->n_fails; i++) {
+		again += c->fails[i].replay > 0;
+		passed += c->fails[i].replay == 0;
+	}
+	if (passed)
+		return "intermittent: some failures passed when their inputs "
+		       "were replayed at once (state or timing)";
+	if (again)
+		return "input-dependent: every failure failed again on its "
+		       "inputs";
+	return "error";
+}
+
+static json_t *eg__nondet_json(const eg_stress_case_t *c)
+{
+	const char *v = !c->same_compared ? "not judged (no identical calls)"
+			: !c->same_differ ? "none: identical inputs gave "
+					    "identical bytes"
+			: c->promised ? "nondeterministic: identical inputs "
+					"gave different bytes"
+				      : "not promised (no fixed order): "
+					"identical inputs gave different "
+					"bytes";
+	json_t *o =
+	    json_pack("{sb sI sI ss}", "promised", c->promised, "compared",
+		      (json_int_t)c->same_compared, "differing",
+		      (json_int_t)c->same_differ, "verdict", v);
+
+	if (o && c->same_differ) {
+		json_object_set_new(o, "first_call",
+				    json_integer((json_int_t)c->differ_call));
+		json_object_set_new(o, "first_iteration",
+				    json_integer((json_int_t)c->differ_iter));
+	}
+	return o;
+}
+
+static json_t *eg__watch_json(const eg_stress_case_t *c)
+{
+	const double mib = 1024.0 * 1024.0;
+	json_t *o;
+
+	if (!c->watched)
+		return json_pack("{sb ss}", "watched", 0, "verdict",
+				 "not watched (fewer calls than one cycle)");
+	o = json_pack(
+	    "{sb sI sf sf si si si ss ss}", "watched", 1, "calls",
+	    (json_int_t)c->watch_calls, "rss_mib_start", c->w0.rss_bytes / mib,
+	    "rss_mib_end", c->w1.rss_bytes / mib, "fds_start", (int)c->w0.fds,
+	    "fds_end", (int)c->w1.fds, "processes", (int)c->w1.procs, "verdict",
+	    c->grew ? "grew past the bound" : "within bound", "detail",
+	    c->watch);
+	if (o && c->w0.have_dev && c->w1.have_dev) {
+		json_object_set_new(o, "device_mib_start",
+				    json_real(c->w0.dev_bytes / mib));
+		json_object_set_new(o, "device_mib_end",
+				    json_real(c->w1.dev_bytes / mib));
+	}
+	return o;
+}
+
+static json_t *eg__modes_json(const eg_stress_case_t *c)
+{
+	json_t *o = json_object();
+
+	for (int m = 0; o && m < EG_STRESS_MODES; m++)
+		json_object_set_new(o, eg_stress_mode_names[m],
+				    json_pack("{sI sI}", "checked",
+					      (json_int_t)c->mode_checked[m],
+					      "failed",
+					      (json_int_t)c->mode_failed[m]));
+	return o;
+}
+
+static json_t *eg__first_json(const eg_stress_opts_t *o,
+			      const eg_stress_case_t *c)
+{
+	char in[6000], seq[6000];
+	json_t *f;
+
+	if (!c->n_fails)
+		return json_null();
+	eg_stress_repro(o, c, NULL, in, sizeof(in), seq, sizeof(seq));
+	f = eg__fail_json(&c->fails[0]);
+	json_object_set_new(f, "repro_inputs", json_string(in));
+	json_object_set_new(f, "repro_sequence", json_string(seq));
+	return f;
+}
+
+json_t *eg_stress_case_json(const eg_stress_opts_t *o,
+			    const eg_stress_case_t *c, size_t max_fails)
+{
+	json_t *j, *all = json_array();
+	char sum[256];
+
+	eg_workload_summary(c->w, sum, sizeof(sum));
+	j = json_pack("{ss ss ss}", "workload", c->w->name, "shape", sum,
+		      "status",
+		      c->skipped		 ? "skip"
+		      : c->hard			 ? "error"
+		      : eg_stress_case_failed(c) ? "fail"
+						 : "pass");
+	if (!j || !all)
+		return json_decref(j), json_decref(all), NULL;
+	if (c->skipped) {
+		json_object_set_new(j, "skip", json_string(c->skip_why));
+		json_decref(all);
+		return j;
+	}
+	json_object_set_new(j, "calls", json_integer((json_int_t)c->calls));
+	json_object_set_new(j, "checked", json_integer((json_int_t)c->checked));
+	json_object_set_new(j, "failures",
+			    json_integer((json_int_t)c->failures));
+	json_object_set_new(j, "rate", json_real(c->rate));
+	json_object_set_new(j, "ci95", json_pack("[f f]", c->lo, c->hi));
+	json_object_set_new(j, "replays", json_integer((json_int_t)c->replays));
+	json_object_set_new(j, "seconds", json_real(c->seconds));
+	json_object_set_new(j, "modes", eg__modes_json(c));
+	json_object_set_new(j, "category", json_string(eg__category(c)));
+	json_object_set_new(j, "first_failure", eg__first_json(o, c));
+	json_object_set_new(j, "nondeterminism", eg__nondet_json(c));
+	json_object_set_new(j, "resources", eg__watch_json(c));
+	if (c->ended)
+		json_object_set_new(j, "error", json_string(c->end));
+	for (size_t i = 0; i < c->n_fails && i < max_fails; i++)
+		json_array_append_new(all, eg__fail_json(&c->fails[i]));
+	json_object_set_new(j, "failures_listed", all);
+	json_object_set_new(
+	    j, "failures_not_listed",
+	    json_integer((json_int_t)(c->failures - json_array_size(all))));
+	return j;
+}
+
+static void eg__say_counts(FILE *f, const eg_stress_case_t *c)
+{
+	fprintf(f,
+		"%llu calls (%llu checked), %llu failed: rate %.3g%% [%.3g%%, "
+		"%.3g%%] (95%%, Clopper-Pearson)",
+		(unsigned long long)c->calls, (unsigned long long)c->checked,
+		(unsigned long long)c->failures, 100 * c->rate, 100 * c->lo,
+		100 * c->hi);
+}
+
+void eg_stress_case_say(FILE *f, const eg_stress_opts_t *o,
+			const eg_stress_case_t *c)
+{
+	json_t *nd;
+	char in[6000], seq[6000];
+
+	if (c->skipped) {
+		fprintf(f, "  SKIP %s: %s\n", c->w->name, c->skip_why);
+		return;
+	}
+	fprintf(f, "  %s %s: ", eg_stress_case_failed(c) ? "FAIL" : "pass",
+		c->w->name);
+	eg__say_counts(f, c);
+	nd = eg__nondet_json(c);
+	fprintf(f, "\n    nondeterminism: %s (%llu identical calls)\n",
+		json_string_value(json_object_get(nd, "verdict")),
+		(unsigned long long)c->same_compared);
+	json_decref(nd);
+	fprintf(f, "    resources: %s\n",
+		c->watched ? c->watch
+			   : "not watched (fewer calls than one "
+			     "cycle)");
+	if (c->ended)
+		fprintf(f, "    ended: %s\n", c->end);
+	if (!c->n_fails)
+		return;
+	fprintf(f,
+		"    first failure: call %llu (iteration %u, %s): %s: %s; "
+		"replayed at once: %s\n    category: %s\n",
+		(unsigned long long)c->fails[0].call, c->fails[0].iter,
+		eg_stress_mode_names[c->fails[0].mode], c->fails[0].stage,
+		c->fails[0].what, eg__replay_word(c->fails[0].replay),
+		eg__category(c));
+	eg_stress_repro(o, c, NULL, in, sizeof(in), seq, sizeof(seq));
+	fprintf(f, "    inputs:   %s\n    sequence: %s\n", in, seq);
+}
