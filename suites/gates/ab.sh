@@ -40,6 +40,23 @@ else
 	eg_not_ok "the run folder of bench ab"
 	ls "$RUN" | sed 's/^/# /'
 fi
+# one verdict on every path: the exit status, the last line, summary.json,
+# summary.md, the page's banner, and the gate run summary.json's repro
+# line names (run again: the same verdict from the files alone)
+last=$(tail -n 1 "$EG_TMP/ab.out")
+js=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["totals"]; print(d["exit"], d["verdict"], t["passed"], t["failed"])' "${RUN}summary.json" 2>/dev/null)
+md=$(sed -n 1p "${RUN}summary.md" 2>/dev/null)
+ban=$(sed -n 's/.*<div class="banner [a-z]*" id="verdict" data-verdict="\([a-z]*\)">.*/\1/p' "${RUN}report.html" 2>/dev/null)
+repro=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([f["repro"] for s in d["stages"] for f in s["failures"]][0])' "${RUN}summary.json" 2>/dev/null)
+again=$(cd "$EG_TMP" && $(echo "$repro" | sed "s|^epgate |$E |") 2>&1 | tail -n 1)
+again_rc=$(cd "$EG_TMP" && $(echo "$repro" | sed "s|^epgate |$E |") >/dev/null 2>&1; echo $?)
+if [ "$last" = "FAIL: 6 passed, 2 failed, 0 skipped (exit 1)" ] && [ "$js" = "1 FAIL 6 2" ] &&
+	[ "$md" = "## epgate: FAIL" ] && [ "$ban" = fail ] && [ "$again_rc" -eq 1 ] &&
+	[ "$again" = "FAIL: 2 gates: 0 pass, 2 fail, 0 inconclusive, 0 skip (exit 1)" ]; then
+	eg_ok "one verdict: exit 1, '$last', summary.json, summary.md, the banner and the repro run again"
+else
+	eg_not_ok "bench ab's verdicts disagree: exit $rc, '$last', summary.json '$js', '$md', banner '$ban', repro '$repro' gave $again_rc '$again'"
+fi
 # the two arms alternate: even launches A first, odd ones B first
 log=$(ls "$RUN"/bench-p1.*.log 2>/dev/null | head -n 1)
 if [ -n "$log" ] && grep 'bench: point' "$log" | head -n 1 | grep -q 'sim:150'; then

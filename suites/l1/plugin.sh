@@ -51,12 +51,17 @@ while read -r fault opts case want; do
 	[ "$opts" = - ] && opts=
 	rm -f "$EG_TMP/f.tap"
 	t0=$(date +%s)
-	EPGATE_TIMEOUT=2 "$EG_EPGATE" check --engine "plugin:$fso$opts" \
+	# a short deadline for the hang alone: the others keep the default,
+	# so a loaded machine cannot turn a slow right call into a hang; the
+	# time taken is said, never judged
+	set --
+	[ "$fault" = hang ] && set -- env EPGATE_TIMEOUT=2
+	"$@" "$EG_EPGATE" check --engine "plugin:$fso$opts" \
 		--workload "$matrix" --filter "$case" --iters 1 \
 		--tap="$EG_TMP/f.tap" --junit="$EG_TMP/f.xml" >"$EG_TMP/out" 2>&1
 	rc=$?
 	dt=$(($(date +%s) - t0))
-	if [ "$rc" -eq 1 ] && [ "$dt" -le 30 ] &&
+	if [ "$rc" -eq 1 ] &&
 		grep -q '^not ok' "$EG_TMP/f.tap" &&
 		grep -q -- "$want" "$EG_TMP/f.tap" &&
 		grep -q '<failure\|<error [^>]*type="crash"' "$EG_TMP/f.xml"; then

@@ -37,7 +37,7 @@ else
 	eg_not_ok "4 ranks, 2 virtual nodes, template: exit $rc"
 	tail -n 20 "$EG_TMP/t.out" | sed 's/^/# /'
 fi
-EPGATE_TIMEOUT=3 bjob f "plugin:$fdir/libeg-fault-round-per-node.so" 4 2 p4-rand
+bjob f "plugin:$fdir/libeg-fault-round-per-node.so" 4 2 p4-rand
 rc=$?
 if [ "$rc" -eq 1 ] && grep -q '"status":"fail".*"combine":[1-9]' "$EG_TMP/f.jsonl" &&
 	! leftovers; then
@@ -63,7 +63,7 @@ else
 	eg_not_ok "3 ranks, template: p3-steps: exit $rc"
 	tail -n 20 "$EG_TMP/t3.out" | sed 's/^/# /'
 fi
-EPGATE_TIMEOUT=3 bjob e "plugin:$fdir/libeg-fault-epoch-per-rank.so" 3 2 p3-steps
+bjob e "plugin:$fdir/libeg-fault-epoch-per-rank.so" 3 2 p3-steps
 rc=$?
 want='ranks disagree about routing_epoch'
 if [ "$rc" -ne 0 ] && [ "$(grep -c "$want" "$EG_TMP/e.out")" -ge 3 ] && ! leftovers; then
