@@ -33,9 +33,9 @@ static const char *const eg__agg[] = {"none", "geomean", "median"};
 /* The calibration gates of one campaign kind: per metric and statistic,
  * every point and the geometric mean; arm judged by history or baseline,
  * or versus [b, a]. */
-static int eg__gates(const char *metrics, const char *arm, const char *b,
-		     const char *a, eg_gate_file_t *gf, char *err,
-		     size_t errlen)
+static int eg__campaign_gates(const char *metrics, const char *arm,
+			      const char *b, const char *a, eg_gate_file_t *gf,
+			      char *err, size_t errlen)
 {
 	char *text = NULL, m[64];
 	size_t len = 0;
@@ -378,9 +378,9 @@ static void eg__replay(eg__cal_t *k)
 			char err[512];
 
 			if (!c->a || !c->b ||
-			    eg__gates(k->o->metrics ? k->o->metrics
-						    : EG__METRICS,
-				      NULL, c->b, c->a, &gf, err, sizeof(err)))
+			    eg__campaign_gates(
+				k->o->metrics ? k->o->metrics : EG__METRICS,
+				NULL, c->b, c->a, &gf, err, sizeof(err)))
 				continue;
 			eg__ab_one(k, i, &gf, 0, v0);
 			if (!pl) {
@@ -419,7 +419,7 @@ static void eg__mde_one(eg__cal_t *k, size_t i, int mode,
 
 	if ((mode != 2 && !b) ||
 	    (mode == 2 &&
-	     eg__gates(keep, NULL, c->b, c->a, &gf, err, sizeof(err))))
+	     eg__campaign_gates(keep, NULL, c->b, c->a, &gf, err, sizeof(err))))
 		goto out;
 	if (mode == 2)
 		g = &gf;
@@ -648,7 +648,8 @@ static int eg__setup(eg__cal_t *k)
 			snprintf(k->c[i].arm, sizeof(k->c[i].arm), "%s", arm);
 	k->judged =
 	    k->o->judged ? k->o->judged : (k->total * 2 + 2) / 3; /* 9 -> 6 */
-	if (eg__gates(keep, arm, NULL, NULL, &k->gf_prof, err, sizeof(err)))
+	if (eg__campaign_gates(keep, arm, NULL, NULL, &k->gf_prof, err,
+			       sizeof(err)))
 		return EG_EPARSE;
 	k->n_gates = k->gf_prof.n_gates;
 	for (int m = 0; m < 3; m++)

@@ -272,9 +272,9 @@ static int eg__run(eg__run_t *r)
 	fflush(stdout);
 	r->t0 = eg_now();
 	for (uint32_t k = 0; k < r->launches; k++)
-		eg__pass(r, k, 0);
+		eg__campaign_pass(r, k, 0);
 	if (!r->hard && r->gates[0])
-		eg__remeasure(r);
+		eg__campaign_remeasure(r);
 	eg_results_close(r->wr);
 	r->wr = NULL;
 	tot->seconds = eg_now() - r->t0;
@@ -294,14 +294,14 @@ static int eg__run(eg__run_t *r)
 		return EG_EXIT_SKIP;
 	}
 	if (r->gates[0]) {
-		tot->gate_exit = eg__gates(r);
+		tot->gate_exit = eg__campaign_gates(r);
 		if (tot->gate_exit == EG_EXIT_HARD)
 			ex = EG_EXIT_HARD;
 		else if (tot->gate_exit == EG_EXIT_FAIL && ex == EG_EXIT_PASS)
 			ex = EG_EXIT_FAIL;
 	}
 	if (r->o->history && !tot->failed && !r->hard &&
-	    eg__history_store(r) < 0)
+	    eg__campaign_history_store(r) < 0)
 		ex = EG_EXIT_HARD;
 	/* the verdict kept before the page reads it */
 	if (!r->o->no_summary &&
@@ -337,7 +337,7 @@ static int eg__plan_run(eg__run_t *r)
 	int rc;
 
 	r->seed = eg__seed(r->o);
-	if ((rc = eg__units(r, err, sizeof(err))) < 0) {
+	if ((rc = eg__campaign_units(r, err, sizeof(err))) < 0) {
 		fprintf(stderr, EG__PROG ": %s\n", err);
 		return rc;
 	}

@@ -36,7 +36,7 @@ static int eg__baseline(const eg__run_t *r, eg_results_t **bl, size_t *nbl)
 	return rc;
 }
 
-void eg__remeasure(eg__run_t *r)
+void eg__campaign_remeasure(eg__run_t *r)
 {
 	eg_results_t *bl = NULL;
 	size_t nbl = 0;
@@ -55,7 +55,7 @@ void eg__remeasure(eg__run_t *r)
 			json_decref(ids);
 			break; /* the real gate run says what is wrong */
 		}
-		n = eg__pick(r, ids);
+		n = eg__campaign_pick(r, ids);
 		json_decref(ids);
 		if (!n)
 			break;
@@ -66,13 +66,13 @@ void eg__remeasure(eg__run_t *r)
 		r->remeasure_total += r->round_launches;
 		r->total += (unsigned)n * r->round_launches;
 		for (unsigned j = 0; j < r->round_launches && !r->hard; j++)
-			eg__pass(r, next++, 1);
+			eg__campaign_pass(r, next++, 1);
 	}
 out:
 	eg_results_free_all(bl, nbl);
 }
 
-int eg__gates(eg__run_t *r)
+int eg__campaign_gates(eg__run_t *r)
 {
 	char tap[4200], junit[4200];
 	eg_results_t *bl = NULL;
@@ -101,7 +101,7 @@ int eg__gates(eg__run_t *r)
 	return rc;
 }
 
-int eg__history_store(eg__run_t *r)
+int eg__campaign_history_store(eg__run_t *r)
 {
 	char err[EG_RESULTS_ERR_MAX], stored[4400];
 	eg_results_t cur;

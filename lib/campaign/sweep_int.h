@@ -63,24 +63,24 @@ typedef struct eg__run {
 /* The units of the run: every point of the profile (its arm, or the
  * planted engine in its place), or with an A/B pair both arms at each
  * point of the chosen arm. */
-int eg__units(eg__run_t *r, char *err, size_t errlen);
+int eg__campaign_units(eg__run_t *r, char *err, size_t errlen);
 
 /* One pass: every unit with more than pass launches (or, remeasure, the
  * picked ones) once, one job per (world, nodes), jobs and points in an
  * order shuffled by (seed, pass). */
-void eg__pass(eg__run_t *r, uint32_t pass, int remeasure);
+void eg__campaign_pass(eg__run_t *r, uint32_t pass, int remeasure);
 
 /* Picks the units whose ids are in ids (a JSON array); A/B pairs go
  * together.  Returns how many were picked. */
-size_t eg__pick(eg__run_t *r, const json_t *ids);
+size_t eg__campaign_pick(eg__run_t *r, const json_t *ids);
 
 /* Rounds of extra launches of the points the gates cannot settle or
  * would fail on (sweep_gates.c). */
-void eg__remeasure(eg__run_t *r);
+void eg__campaign_remeasure(eg__run_t *r);
 /* The final gate run over the points held (reports into the run folder,
  * the history's last campaigns as the baseline); its exit code. */
-int eg__gates(eg__run_t *r);
+int eg__campaign_gates(eg__run_t *r);
 /* The campaign into the history folder; <0 after a message. */
-int eg__history_store(eg__run_t *r);
+int eg__campaign_history_store(eg__run_t *r);
 
 #endif

@@ -55,7 +55,7 @@ static int eg__unit_add(eg__run_t *r, size_t i, const char *engine,
 	return 0;
 }
 
-int eg__units(eg__run_t *r, char *err, size_t errlen)
+int eg__campaign_units(eg__run_t *r, char *err, size_t errlen)
 {
 	const eg_bench_run_opts_t *o = r->o;
 	const char *plant_arm = NULL, *ab_arm = o->ab_arm ? o->ab_arm : "a2a";
@@ -94,7 +94,7 @@ int eg__units(eg__run_t *r, char *err, size_t errlen)
 	return 0;
 }
 
-size_t eg__pick(eg__run_t *r, const json_t *ids)
+size_t eg__campaign_pick(eg__run_t *r, const json_t *ids)
 {
 	size_t k, n = 0;
 	json_t *v;
@@ -479,7 +479,7 @@ static size_t eg__groups(const eg__run_t *r, uint32_t (*g)[2], size_t max,
 	return ng;
 }
 
-void eg__pass(eg__run_t *r, uint32_t pass, int remeasure)
+void eg__campaign_pass(eg__run_t *r, uint32_t pass, int remeasure)
 {
 	eg_rng_t *g = eg_rng_new(r->seed * 0x9e3779b97f4a7c15ull + pass + 1);
 	size_t *perm = calloc(r->n_pts + 1, sizeof(*perm)), ng;

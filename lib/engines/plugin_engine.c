@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/sized.h"
 #include "plugin_int.h"
 
 typedef struct eg__pe {
@@ -40,11 +41,8 @@ static int eg__pe_open(eg__pe_t *e, const eg_workload_t *w,
 	if (!ctx->world && eg__fork_wanted())
 		return eg_plug_proxy_create(
 		    &e->proxy, e->pl, w,
-		    ctx->size >= offsetof(eg_engine_ctx_t, flags) +
-				     sizeof(ctx->flags)
-			? ctx->flags
-			: 0,
-		    err, len);
+		    EG_HAS(ctx, eg_engine_ctx_t, flags) ? ctx->flags : 0, err,
+		    len);
 	return eg_plug_run_create(&e->run, e->pl, w, ctx, err, len);
 }
 

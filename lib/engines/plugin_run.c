@@ -16,6 +16,7 @@
 #include "epgate/error.h"
 #include "epgate/mem.h"
 #include "epgate/nccl.h"
+#include "epgate/sized.h"
 #include "plugin_int.h"
 
 int eg_plug_run_err(eg_plug_run_t *r, int rc, const char *fmt, ...)
@@ -116,9 +117,7 @@ static const char *eg__b_error(void *ctx)
 /* The job's world and bootstrap, or a world of one of our own. */
 static int eg__world(eg_plug_run_t *r, const eg_engine_ctx_t *ctx)
 {
-	int has_boot =
-	    ctx->size >= offsetof(eg_engine_ctx_t, boot) + sizeof(ctx->boot) &&
-	    ctx->boot;
+	int has_boot = EG_HAS(ctx, eg_engine_ctx_t, boot) && ctx->boot;
 	int rc;
 
 	if (ctx->world) {
@@ -338,8 +337,7 @@ int eg_plug_run_create(eg_plug_run_t **out, const eg_plug_t *pl,
 	r->G = pl->caps.layout == EG_PLUGIN_LAYOUT_FLAT		? 1
 	       : pl->caps.layout == EG_PLUGIN_LAYOUT_RANK_MAJOR ? r->W
 								: r->L;
-	r->bench = ctx->size >=
-		       offsetof(eg_engine_ctx_t, flags) + sizeof(ctx->flags) &&
+	r->bench = EG_HAS(ctx, eg_engine_ctx_t, flags) &&
 		   (ctx->flags & EG_ENGINE_CTX_BENCH);
 	r->timing = r->bench && eg__phases_wanted();
 	r->env.cuda_device = -1;

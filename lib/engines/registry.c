@@ -6,6 +6,7 @@
 
 #include "epgate/engine.h"
 #include "epgate/nccl.h"
+#include "epgate/sized.h"
 #include "plugin_int.h"
 
 #define EG__FAULT_REF(id) &eg_engine_fault_##id,
@@ -80,8 +81,7 @@ const char *eg_engine_error(const eg_engine_ops_t *ops, void *state)
 		return NULL;
 	if (!state)
 		return eg_plug_create_error(ops);
-	if (ops->size < offsetof(eg_engine_ops_t, error) + sizeof(ops->error) ||
-	    !ops->error)
+	if (!EG_HAS(ops, eg_engine_ops_t, error) || !ops->error)
 		return NULL;
 	return ops->error(state);
 }
@@ -97,17 +97,14 @@ const char *const *eg_engine_names(void)
 
 eg_rows_rule_t eg_engine_rows(const eg_engine_ops_t *e)
 {
-	if (!e || e->size < offsetof(eg_engine_ops_t, dispatch_rows) +
-				sizeof(e->dispatch_rows))
+	if (!e || !EG_HAS(e, eg_engine_ops_t, dispatch_rows))
 		return EG_ROWS_NONE;
 	return e->dispatch_rows;
 }
 
 double eg_engine_combine_bound(const eg_engine_ops_t *e)
 {
-	if (!e ||
-	    e->size < offsetof(eg_engine_ops_t, combine_bound) +
-			  sizeof(e->combine_bound) ||
+	if (!e || !EG_HAS(e, eg_engine_ops_t, combine_bound) ||
 	    !(e->combine_bound > 0))
 		return 1.0;
 	return e->combine_bound;

@@ -23,6 +23,7 @@
 #include "epgate/clock.h"
 #include "epgate/engine.h"
 #include "epgate/error.h"
+#include "epgate/sized.h"
 
 #define EG__SLOTS 16
 #define EG__NAME  256
@@ -116,8 +117,7 @@ static void eg__slow_destroy(void *state)
 	free(s);
 }
 
-#define EG__HAS(o, f)                                                          \
-	((o)->size >= offsetof(eg_engine_ops_t, f) + sizeof((o)->f) && (o)->f)
+#define EG__HAS(o, f) (EG_HAS((o), eg_engine_ops_t, f) && (o)->f)
 
 static int eg__slow_phases(void *state, eg_engine_phase_t *p, size_t max)
 {

@@ -203,7 +203,7 @@ static int eg__campaigns(const eg__twin_t *t, size_t n, size_t nb, int median,
 	}
 	eg__regress_init(out, nb, 1);
 	for (size_t j = 0; j < n; j++) {
-		double s = eg__log_se(t[j].cm);
+		double s = eg__gate_log_se(t[j].cm);
 
 		for (size_t k = 0; k < nb; k++)
 			ref[j] += log(t[j].bm[k]->s.median) / (double)nb;
@@ -217,7 +217,7 @@ static int eg__campaigns(const eg__twin_t *t, size_t n, size_t nb, int median,
 	for (size_t j = 0; j < n; j++)
 		v[j] = log(t[j].cm->s.median) - ref[j];
 	y = eg__center(v, n, median);
-	eg__history_t(x, nb, y, sqrt(se), o, out);
+	eg__gate_history_t(x, nb, y, sqrt(se), o, out);
 	EG_FREE(x, ref, v);
 	return 0;
 }

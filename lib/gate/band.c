@@ -81,7 +81,7 @@ int eg__band_verdicts(const eg_gate_t *g, eg__band_t *b, size_t n)
 }
 
 /* A point to measure again, once. */
-void eg__remeasure_add(eg_gate_result_t *res, const eg_point_t *p)
+void eg__gate_remeasure_add(eg_gate_result_t *res, const eg_point_t *p)
 {
 	if (!p || eg_gate_ids_has(res->remeasure, p->id))
 		return;
@@ -94,7 +94,7 @@ void eg__remeasure_add(eg_gate_result_t *res, const eg_point_t *p)
 
 /* " (interval [lo, hi])" for a noisy value, else "": on the log scale
  * for a positive one, as it is judged. */
-static const char *eg__iv(const eg__cell_t *e, double alpha, char *buf,
+static const char *eg__iv(const eg__gate_cell_t *e, double alpha, char *buf,
 			  size_t len)
 {
 	double z = gsl_cdf_ugaussian_Pinv(1 - alpha);
@@ -117,12 +117,12 @@ static void eg__bound_say(const eg_gate_t *g, const eg__cells_t *c,
 			  const eg__band_t *b, const char *thr,
 			  eg_gate_result_t *res)
 {
-	const eg__cell_t *f = NULL, *in = NULL, *mn = NULL, *mx = NULL;
+	const eg__gate_cell_t *f = NULL, *in = NULL, *mn = NULL, *mx = NULL;
 	size_t ni = 0;
 	char iv[96];
 
 	for (size_t i = 0; i < c->n; i++) {
-		const eg__cell_t *e = &c->c[i];
+		const eg__gate_cell_t *e = &c->c[i];
 
 		if (b[i].verdict == EG_VERDICT_FAIL && !f)
 			f = e;
@@ -134,31 +134,33 @@ static void eg__bound_say(const eg_gate_t *g, const eg__cells_t *c,
 			mx = e;
 	}
 	if (f && !b[f - c->c].finite)
-		eg__say(res, "not a number at %s (%g: 0/0 or x/0), want %s",
-			f->at, f->v, thr);
+		eg__gate_say(res,
+			     "not a number at %s (%g: 0/0 or x/0), want %s",
+			     f->at, f->v, thr);
 	else if (f)
-		eg__say(res, "%.4g at %s, want %s%s", f->v, f->at, thr,
-			eg__iv(f, g->st.alpha, iv, sizeof(iv)));
+		eg__gate_say(res, "%.4g at %s, want %s%s", f->v, f->at, thr,
+			     eg__iv(f, g->st.alpha, iv, sizeof(iv)));
 	else if (in)
-		eg__say(res,
-			"%.4g at %s straddles %s%s; %zu point(s) to measure "
-			"again",
-			in->v, in->at, thr,
-			eg__iv(in, g->st.alpha, iv, sizeof(iv)), ni);
+		eg__gate_say(
+		    res,
+		    "%.4g at %s straddles %s%s; %zu point(s) to measure "
+		    "again",
+		    in->v, in->at, thr, eg__iv(in, g->st.alpha, iv, sizeof(iv)),
+		    ni);
 	else if (c->n == 1)
-		eg__say(res, "%.4g %s", mn->v, thr);
+		eg__gate_say(res, "%.4g %s", mn->v, thr);
 	else
-		eg__say(res, "%.4g .. %.4g over %zu points, all %s", mn->v,
-			mx->v, c->n, thr);
+		eg__gate_say(res, "%.4g .. %.4g over %zu points, all %s", mn->v,
+			     mx->v, c->n, thr);
 }
 
-static json_t *eg__band_cell(const eg__cell_t *e, const eg__band_t *b)
+static json_t *eg__band_cell(const eg__gate_cell_t *e, const eg__band_t *b)
 {
-	json_t *o = eg__cell_json(e);
+	json_t *o = eg__gate_cell_json(e);
 
 	if (o && b->noisy && b->finite)
 		json_object_set_new(o, "p_outside",
-				    json_real(eg__r4(b->p_fail)));
+				    json_real(eg__gate_r4(b->p_fail)));
 	if (o && b->verdict != EG_VERDICT_PASS)
 		json_object_set_new(
 		    o, "verdict",
@@ -167,9 +169,9 @@ static json_t *eg__band_cell(const eg__cell_t *e, const eg__band_t *b)
 }
 
 /* Bound and parity: every value within [lo, hi]. */
-int eg__rule_bound(const eg_gate_file_t *gf, const eg_gate_t *g,
-		   const eg__cells_t *c, eg_gate_result_t *res, char *err,
-		   size_t len)
+int eg__gate_rule_bound(const eg_gate_file_t *gf, const eg_gate_t *g,
+			const eg__cells_t *c, eg_gate_result_t *res, char *err,
+			size_t len)
 {
 	int parity = g->rule == EG_RULE_PARITY, rc;
 	double lo = parity ? g->band[0] : g->min;
@@ -185,7 +187,7 @@ int eg__rule_bound(const eg_gate_file_t *gf, const eg_gate_t *g,
 		return EG_ENOMEM;
 	}
 	if (parity)
-		json_object_set_new(res->diag, "band", eg__pair(lo, hi));
+		json_object_set_new(res->diag, "band", eg__gate_pair(lo, hi));
 	if (!isnan(g->min) && !parity)
 		json_object_set_new(res->diag, "min", json_real(g->min));
 	if (!isnan(g->max) && !parity)
@@ -213,8 +215,8 @@ int eg__rule_bound(const eg_gate_file_t *gf, const eg_gate_t *g,
 			 res->verdict == EG_VERDICT_PASS)
 			res->verdict = EG_VERDICT_INCONCLUSIVE;
 		if (b[i].verdict != EG_VERDICT_PASS && b[i].noisy) {
-			eg__remeasure_add(res, c->c[i].p);
-			eg__remeasure_add(res, c->c[i].q);
+			eg__gate_remeasure_add(res, c->c[i].p);
+			eg__gate_remeasure_add(res, c->c[i].q);
 		}
 	}
 	eg__bound_say(g, c, b, thr, res);
@@ -225,8 +227,8 @@ out:
 }
 
 /* The factor high/low of one series, with its standard error. */
-static void eg__factor(const eg__cell_t *lo, const eg__cell_t *hi, double *f,
-		       double *se)
+static void eg__factor(const eg__gate_cell_t *lo, const eg__gate_cell_t *hi,
+		       double *f, double *se)
 {
 	double rl = lo->se / lo->v, rh = hi->se / hi->v;
 
@@ -237,15 +239,15 @@ static void eg__factor(const eg__cell_t *lo, const eg__cell_t *hi, double *f,
 /* The low and high cells of one series; a repeated one is an error. */
 static int eg__ends(const eg_gate_file_t *gf, const eg_gate_t *g,
 		    const eg__cells_t *c, const size_t *idx, size_t n,
-		    const eg__cell_t **lo, const eg__cell_t **hi, char *err,
-		    size_t len)
+		    const eg__gate_cell_t **lo, const eg__gate_cell_t **hi,
+		    char *err, size_t len)
 {
 	*lo = *hi = NULL;
 	for (size_t i = 0; i < n; i++) {
-		const eg__cell_t *e = &c->c[idx[i]], **slot = NULL;
+		const eg__gate_cell_t *e = &c->c[idx[i]], **slot = NULL;
 		double x;
 
-		if (!eg__axis_num(e, &x))
+		if (!eg__gate_axis_num(e, &x))
 			continue;
 		if (x == g->low)
 			slot = lo;
@@ -254,20 +256,20 @@ static int eg__ends(const eg_gate_file_t *gf, const eg_gate_t *g,
 		if (!slot)
 			continue;
 		if (*slot)
-			return eg__gerr(gf, g->axis_line, err, len,
-					"gate \"%s\": points \"%s\" and \"%s\" "
-					"are the same series at %s=%g; filter "
-					"them apart",
-					g->name, (*slot)->p->id, e->p->id,
-					g->axis, x);
+			return eg__gate_gerr(
+			    gf, g->axis_line, err, len,
+			    "gate \"%s\": points \"%s\" and \"%s\" "
+			    "are the same series at %s=%g; filter "
+			    "them apart",
+			    g->name, (*slot)->p->id, e->p->id, g->axis, x);
 		*slot = e;
 	}
 	return 0;
 }
 
 /* One recovery series judged: its diagnostics appended, *b filled. */
-static void eg__recovery_one(const eg_gate_t *g, const eg__cell_t *lo,
-			     const eg__cell_t *hi, json_t *series,
+static void eg__recovery_one(const eg_gate_t *g, const eg__gate_cell_t *lo,
+			     const eg__gate_cell_t *hi, json_t *series,
 			     eg__band_t *b, double *f)
 {
 	double se;
@@ -276,22 +278,23 @@ static void eg__recovery_one(const eg_gate_t *g, const eg__cell_t *lo,
 	eg__factor(lo, hi, f, &se);
 	eg__band_judge(*f, se, g->min_factor, NAN, g->st.alpha, b);
 	json_object_set_new(d, "series", json_string(lo->group));
-	json_object_set_new(d, "at_low", eg__cell_json(lo));
-	json_object_set_new(d, "at_high", eg__cell_json(hi));
-	json_object_set_new(d, "factor", json_real(eg__r4(*f)));
+	json_object_set_new(d, "at_low", eg__gate_cell_json(lo));
+	json_object_set_new(d, "at_high", eg__gate_cell_json(hi));
+	json_object_set_new(d, "factor", json_real(eg__gate_r4(*f)));
 	if (b->noisy && b->finite) {
 		double z = gsl_cdf_ugaussian_Pinv(1 - g->st.alpha);
 
-		json_object_set_new(
-		    d, "factor_interval",
-		    eg__pair(*f * exp(-z * se / *f), *f * exp(z * se / *f)));
-		json_object_set_new(d, "p_below", json_real(eg__r4(b->p_fail)));
+		json_object_set_new(d, "factor_interval",
+				    eg__gate_pair(*f * exp(-z * se / *f),
+						  *f * exp(z * se / *f)));
+		json_object_set_new(d, "p_below",
+				    json_real(eg__gate_r4(b->p_fail)));
 	}
 	json_array_append_new(series, d);
 }
 
 /* The verdict and summary of a recovery gate over its ns series. */
-static void eg__recovery_say(const eg_gate_t *g, const eg__cell_t **ends,
+static void eg__recovery_say(const eg_gate_t *g, const eg__gate_cell_t **ends,
 			     const eg__band_t *b, const double *f, size_t ns,
 			     eg_gate_result_t *res)
 {
@@ -301,8 +304,8 @@ static void eg__recovery_say(const eg_gate_t *g, const eg__cell_t **ends,
 
 	if (!ns) {
 		res->verdict = EG_VERDICT_SKIP;
-		eg__say(res, "no data: no series has both %s=%g and %s=%g",
-			g->axis, g->low, g->axis, g->high);
+		eg__gate_say(res, "no data: no series has both %s=%g and %s=%g",
+			     g->axis, g->low, g->axis, g->high);
 		return;
 	}
 	res->verdict = EG_VERDICT_PASS;
@@ -319,8 +322,8 @@ static void eg__recovery_say(const eg_gate_t *g, const eg__cell_t **ends,
 		}
 		if (b[i].verdict != EG_VERDICT_PASS && b[i].noisy)
 			for (int e = 0; e < 2; e++) {
-				eg__remeasure_add(res, ends[2 * i + e]->p);
-				eg__remeasure_add(res, ends[2 * i + e]->q);
+				eg__gate_remeasure_add(res, ends[2 * i + e]->p);
+				eg__gate_remeasure_add(res, ends[2 * i + e]->q);
 			}
 	}
 	res->verdict = worst == 2   ? EG_VERDICT_FAIL
@@ -330,25 +333,25 @@ static void eg__recovery_say(const eg_gate_t *g, const eg__cell_t **ends,
 		snprintf(why, sizeof(why), " (not a number: 0/0 or x/0)");
 	else if (worst == 1)
 		snprintf(why, sizeof(why), " (the interval straddles it)");
-	eg__say(res, "%.3gx from %s=%g to %g in %s, want >= %g%s", f[pick],
-		g->axis, g->low, g->high, ends[2 * pick]->group, g->min_factor,
-		why);
+	eg__gate_say(res, "%.3gx from %s=%g to %g in %s, want >= %g%s", f[pick],
+		     g->axis, g->low, g->high, ends[2 * pick]->group,
+		     g->min_factor, why);
 }
 
-int eg__rule_recovery(const eg_gate_file_t *gf, const eg_gate_t *g,
-		      const eg__cells_t *c, eg_gate_result_t *res, char *err,
-		      size_t len)
+int eg__gate_rule_recovery(const eg_gate_file_t *gf, const eg_gate_t *g,
+			   const eg__cells_t *c, eg_gate_result_t *res,
+			   char *err, size_t len)
 {
 	size_t *idx = calloc(c->n + 1, sizeof(*idx)),
 	       *start = calloc(c->n + 2, sizeof(*start)), ns = 0;
 	eg__band_t *b = calloc(c->n + 1, sizeof(*b));
-	const eg__cell_t **ends = calloc(2 * c->n + 2, sizeof(*ends));
+	const eg__gate_cell_t **ends = calloc(2 * c->n + 2, sizeof(*ends));
 	double *f = calloc(c->n + 1, sizeof(*f));
 	json_t *series = json_array();
 	int rc = EG_ENOMEM, ng;
 
 	if (!idx || !start || !b || !ends || !f || !series ||
-	    (ng = eg__groups(c, idx, start)) < 0)
+	    (ng = eg__gate_groups(c, idx, start)) < 0)
 		goto out;
 	json_object_set_new(res->diag, "axis", json_string(g->axis));
 	json_object_set_new(res->diag, "low", json_real(g->low));
@@ -357,7 +360,7 @@ int eg__rule_recovery(const eg_gate_file_t *gf, const eg_gate_t *g,
 	json_object_set_new(res->diag, "correction",
 			    json_string(eg_correction_name(g->st.correction)));
 	for (int k = 0; k < ng; k++) {
-		const eg__cell_t *lo, *hi;
+		const eg__gate_cell_t *lo, *hi;
 
 		if ((rc = eg__ends(gf, g, c, idx + start[k],
 				   start[k + 1] - start[k], &lo, &hi, err,

@@ -89,11 +89,12 @@ static int eg__check_names(const eg_gate_file_t *gf, const eg_gate_t *g,
 					       : eg_axis_known(x);
 
 		if (!known && !eg__present(d, what, x))
-			return eg__gerr(gf, line, err, len,
-					"gate \"%s\": unknown %s \"%s\" (in no "
-					"results file and %s)",
-					g->name, eg__kinds[what].word, x,
-					eg__kinds[what].else_);
+			return eg__gate_gerr(
+			    gf, line, err, len,
+			    "gate \"%s\": unknown %s \"%s\" (in no "
+			    "results file and %s)",
+			    g->name, eg__kinds[what].word, x,
+			    eg__kinds[what].else_);
 	}
 	return 0;
 }
@@ -144,11 +145,12 @@ int eg_gate_file_check(const eg_gate_file_t *gf, const eg_gate_data_t *d,
 		 * file without one is judged, not refused */
 		if (points && g->field && !eg_evidence_key(g->field) &&
 		    !eg__present(d, EG__FIELD, g->field))
-			return eg__gerr(gf, g->field_line, err, errlen,
-					"gate \"%s\": unknown evidence field "
-					"\"%s\" (in no results file; "
-					"transport or provider?)",
-					g->name, g->field);
+			return eg__gate_gerr(
+			    gf, g->field_line, err, errlen,
+			    "gate \"%s\": unknown evidence field "
+			    "\"%s\" (in no results file; "
+			    "transport or provider?)",
+			    g->name, g->field);
 	}
 	return 0;
 }
@@ -156,9 +158,12 @@ int eg_gate_file_check(const eg_gate_file_t *gf, const eg_gate_data_t *d,
 /* The rule that judges a campaign's cells, by the gate's rule; regression
  * compares campaigns instead (eg__rule_regression) and has none. */
 static eg__cells_rule_t *const eg__cells_rules[] = {
-    [EG_RULE_BOUND] = eg__rule_bound, [EG_RULE_PARITY] = eg__rule_bound,
-    [EG_RULE_FLAT] = eg__rule_flat,   [EG_RULE_RECOVERY] = eg__rule_recovery,
-    [EG_RULE_TREND] = eg__rule_trend, [EG_RULE_EVIDENCE] = eg__rule_evidence,
+    [EG_RULE_BOUND] = eg__gate_rule_bound,
+    [EG_RULE_PARITY] = eg__gate_rule_bound,
+    [EG_RULE_FLAT] = eg__gate_rule_flat,
+    [EG_RULE_RECOVERY] = eg__gate_rule_recovery,
+    [EG_RULE_TREND] = eg__gate_rule_trend,
+    [EG_RULE_EVIDENCE] = eg__rule_evidence,
 };
 #define EG__N_RULES (sizeof(eg__cells_rules) / sizeof(eg__cells_rules[0]))
 
@@ -184,7 +189,7 @@ int eg_gate_eval(const eg_gate_file_t *gf, const eg_gate_t *g,
 			    json_string(eg_rule_name(g->rule)));
 	json_object_set_new(
 	    res->diag, "metric",
-	    json_string(eg__metric_label(g, label, sizeof(label))));
+	    json_string(eg__gate_metric_label(g, label, sizeof(label))));
 	if (g->rule == EG_RULE_REGRESSION) {
 		rc = eg__rule_regression(gf, g, d, res, err, errlen);
 		goto done;
@@ -212,7 +217,7 @@ int eg_gate_eval(const eg_gate_file_t *gf, const eg_gate_t *g,
 	    (unsigned)g->rule < EG__N_RULES ? eg__cells_rules[g->rule] : NULL;
 	rc = rule ? rule(gf, g, &c, res, err, errlen) : EG_EINVAL;
 done:
-	eg__cells_free(&c);
+	eg__gate_cells_free(&c);
 	if (rc) {
 		eg_gate_result_fini(res);
 		return rc;

@@ -17,24 +17,24 @@ typedef struct eg__cell {
 	const json_t *x;	  /* p's value on the gate's axis, or NULL */
 	char *group; /* suite, arm and the other axes (series key) */
 	char *at;    /* "suite axis=value ..." for messages */
-} eg__cell_t;
+} eg__gate_cell_t;
 
 typedef struct eg__cells {
-	eg__cell_t *c;
+	eg__gate_cell_t *c;
 	size_t n;
 } eg__cells_t;
 
 /* "path:line: message" into err; returns EG_EPARSE. */
-int eg__gerr(const eg_gate_file_t *gf, int line, char *err, size_t len,
-	     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int eg__gate_gerr(const eg_gate_file_t *gf, int line, char *err, size_t len,
+		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* Does p pass the gate's filter?  strict = 0 lets an axis the point does
  * not have match (a denominator arm that does not vary along it). */
-int eg__filter_match(const eg_gate_t *g, const eg_point_t *p, int strict);
-int eg__arm_selected(const eg_gate_t *g, const char *arm);
+int eg__gate_filter_match(const eg_gate_t *g, const eg_point_t *p, int strict);
+int eg__gate_arm_selected(const eg_gate_t *g, const char *arm);
 /* Do the axes both points have agree by eq (b may lack some of a's)? */
-int eg__axes_agree(const eg_point_t *a, const eg_point_t *b,
-		   int (*eq)(const json_t *, const json_t *));
+int eg__gate_axes_agree(const eg_point_t *a, const eg_point_t *b,
+			int (*eq)(const json_t *, const json_t *));
 
 /* Cells of the gate over files: its arms (or ratio numerators) passing
  * the filter and having the metric (with metric = 0: every such point,
@@ -43,23 +43,23 @@ int eg__axes_agree(const eg_point_t *a, const eg_point_t *b,
 int eg__select(const eg_gate_file_t *gf, const eg_gate_t *g,
 	       const eg_results_t *files, size_t nf, int metric,
 	       eg__cells_t *out, size_t *unpaired, char *err, size_t len);
-void eg__cells_free(eg__cells_t *c);
+void eg__gate_cells_free(eg__cells_t *c);
 
 /* Groups: cells sharing group keys, in first-seen order.  Fills idx with
  * cell indices group by group and start[g] .. start[g+1] bounds group g;
  * returns the number of groups (<0 on allocation failure). */
-int eg__groups(const eg__cells_t *c, size_t *idx, size_t *start);
+int eg__gate_groups(const eg__cells_t *c, size_t *idx, size_t *start);
 
 /* Numeric view of a cell's axis value; 0 if it is not a number. */
-int eg__axis_num(const eg__cell_t *c, double *out);
+int eg__gate_axis_num(const eg__gate_cell_t *c, double *out);
 
 /* Diagnostics helpers. */
-double eg__r4(double v); /* 4 significant digits, for reading */
-json_t *eg__cell_json(const eg__cell_t *c);
-json_t *eg__pair(double a, double b);
-const char *eg__metric_label(const eg_gate_t *g, char *buf, size_t len);
+double eg__gate_r4(double v); /* 4 significant digits, for reading */
+json_t *eg__gate_cell_json(const eg__gate_cell_t *c);
+json_t *eg__gate_pair(double a, double b);
+const char *eg__gate_metric_label(const eg_gate_t *g, char *buf, size_t len);
 /* The result's one-line summary, printf-style. */
-void eg__say(eg_gate_result_t *res, const char *fmt, ...)
+void eg__gate_say(eg_gate_result_t *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* One value judged against a closed band [lo, hi] (NAN: open) with its
@@ -78,7 +78,7 @@ void eg__band_judge(double v, double se, double lo, double hi, double alpha,
  * else inconclusive. */
 int eg__band_verdicts(const eg_gate_t *g, eg__band_t *b, size_t n);
 /* The id of p (may be NULL) into res->remeasure, once. */
-void eg__remeasure_add(eg_gate_result_t *res, const eg_point_t *p);
+void eg__gate_remeasure_add(eg_gate_result_t *res, const eg_point_t *p);
 
 /* lib/gate/regress.c: the options are usable; out set to "nothing known
  * yet"; the three-way verdict from out's interval. */
@@ -91,16 +91,16 @@ void eg__regress_decide(const eg_regress_opts_t *o, eg_regress_out_t *out);
  * standard error of log(median) a metric's interval implies; the
  * campaigns' samples pooled into out (free out->samples and
  * out->launch_n). */
-void eg__history_t(const double *x, size_t nb, double y, double se_floor,
-		   const eg_regress_opts_t *o, eg_regress_out_t *out);
-double eg__log_se(const eg_metric_t *m);
+void eg__gate_history_t(const double *x, size_t nb, double y, double se_floor,
+			const eg_regress_opts_t *o, eg_regress_out_t *out);
+double eg__gate_log_se(const eg_metric_t *m);
 /* The minimum detectable effect of a history-t comparison whose
  * prediction spreads sp (log scale) over nb campaigns: the change a
  * campaign must show to fail at alpha with a power of 95%; NAN when
  * there is no spread to tell. */
-double eg__history_mde(double sp, size_t nb, double alpha,
-		       const eg_regress_opts_t *o);
-int eg__pool(const eg_metric_t *const *b, size_t nb, eg_metric_t *out);
+double eg__gate_history_mde(double sp, size_t nb, double alpha,
+			    const eg_regress_opts_t *o);
+int eg__gate_pool(const eg_metric_t *const *b, size_t nb, eg_metric_t *out);
 
 /* One point of an aggregate (lib/gate/aggregate.c): the current point
  * and metric, and its twin in each baseline campaign (NULL where a
@@ -128,7 +128,8 @@ int eg__ratio_files(const eg_gate_t *g, const char *label,
  * file that measured it in one launch, that message into why (1). */
 void eg__older_say(char *buf, size_t len, const eg_results_t *f,
 		   const char *field);
-const eg_results_t *eg__file_of(const eg_gate_data_t *d, const eg_point_t *p);
+const eg_results_t *eg__gate_file_of(const eg_gate_data_t *d,
+				     const eg_point_t *p);
 int eg__older_launches(const eg_gate_data_t *d, const eg_point_t *cur,
 		       const eg_point_t *const *bp, size_t nb, char *why,
 		       size_t len);
@@ -138,8 +139,8 @@ int eg__older_launches(const eg_gate_data_t *d, const eg_point_t *cur,
 typedef int eg__cells_rule_t(const eg_gate_file_t *gf, const eg_gate_t *g,
 			     const eg__cells_t *c, eg_gate_result_t *res,
 			     char *err, size_t len);
-eg__cells_rule_t eg__rule_bound, eg__rule_flat, eg__rule_recovery,
-    eg__rule_trend, eg__rule_evidence;
+eg__cells_rule_t eg__gate_rule_bound, eg__gate_rule_flat,
+    eg__gate_rule_recovery, eg__gate_rule_trend, eg__rule_evidence;
 int eg__rule_regression(const eg_gate_file_t *gf, const eg_gate_t *g,
 			const eg_gate_data_t *d, eg_gate_result_t *res,
 			char *err, size_t len);

@@ -16,7 +16,8 @@ void eg__older_say(char *buf, size_t len, const eg_results_t *f,
 		 f->path ? f->path : "(results)", field);
 }
 
-const eg_results_t *eg__file_of(const eg_gate_data_t *d, const eg_point_t *p)
+const eg_results_t *eg__gate_file_of(const eg_gate_data_t *d,
+				     const eg_point_t *p)
 {
 	const eg_results_t *sets[2] = {d->cur, d->base};
 	size_t ns[2] = {d->n_cur, d->base ? d->n_base : 0};
@@ -33,7 +34,7 @@ const eg_results_t *eg__file_of(const eg_gate_data_t *d, const eg_point_t *p)
 static const eg_results_t *eg__one_launch(const eg_gate_data_t *d,
 					  const eg_point_t *p)
 {
-	const eg_results_t *f = eg__file_of(d, p);
+	const eg_results_t *f = eg__gate_file_of(d, p);
 
 	return f && eg_results_older(f) && !p->passes ? f : NULL;
 }

@@ -117,7 +117,7 @@ static int eg__ratio_file(const eg_gate_t *g, const char *label,
 			if (!strcmp(c->arm, g->ratio[1]) &&
 			    !strcmp(c->suite, p->suite) &&
 			    eg_point_metric(c, g->metric) &&
-			    eg__axes_agree(p, c, json_equal))
+			    eg__gate_axes_agree(p, c, json_equal))
 				q = c;
 		}
 		if (!q)

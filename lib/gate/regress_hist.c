@@ -11,9 +11,10 @@
  * always.  s is floored by the current campaign's own standard error, so
  * a run of lucky campaigns cannot make the interval narrower than one
  * campaign's noise.  The same spread gives the comparison's power: its
- * minimum detectable effect (eg__history_mde).  With fewer than EG_HISTORY_MIN
- * campaigns there is no spread to estimate: their launches are pooled into one
- * baseline and the within-campaign statistics decide (said in the diagnostics).
+ * minimum detectable effect (eg__gate_history_mde).  With fewer than
+ * EG_HISTORY_MIN campaigns there is no spread to estimate: their launches are
+ * pooled into one baseline and the within-campaign statistics decide (said in
+ * the diagnostics).
  */
 #include <math.h>
 #include <stdio.h>
@@ -28,8 +29,8 @@
 /* Fail needs the log change above th + t(1-alpha) sp; a true change d
  * lands there 19 times in 20 when d - t(0.95) sp clears it (the same
  * Student spread for the campaign's own scatter). */
-double eg__history_mde(double sp, size_t nb, double alpha,
-		       const eg_regress_opts_t *o)
+double eg__gate_history_mde(double sp, size_t nb, double alpha,
+			    const eg_regress_opts_t *o)
 {
 	double df = (double)nb - 1, k;
 
@@ -42,8 +43,8 @@ double eg__history_mde(double sp, size_t nb, double alpha,
 	return 1 - exp(log(1 - o->min_effect) - k * sp);
 }
 
-void eg__history_t(const double *x, size_t nb, double y, double se_floor,
-		   const eg_regress_opts_t *o, eg_regress_out_t *out)
+void eg__gate_history_t(const double *x, size_t nb, double y, double se_floor,
+			const eg_regress_opts_t *o, eg_regress_out_t *out)
 {
 	double mu = 0, ss = 0, s, sp, t, th, T;
 
@@ -62,7 +63,7 @@ void eg__history_t(const double *x, size_t nb, double y, double se_floor,
 	out->lo = exp(y - mu - t * sp) - 1;
 	out->hi = exp(y - mu + t * sp) - 1;
 	out->spread = sp;
-	out->mde = eg__history_mde(sp, nb, o->alpha, o);
+	out->mde = eg__gate_history_mde(sp, nb, o->alpha, o);
 	th = log(o->better == EG_BETTER_LOWER ? 1 + o->min_effect
 					      : 1 - o->min_effect);
 	if (sp > 0) {
@@ -76,7 +77,7 @@ void eg__history_t(const double *x, size_t nb, double y, double se_floor,
 }
 
 /* The standard error of log(median) from a metric's stored interval. */
-double eg__log_se(const eg_metric_t *m)
+double eg__gate_log_se(const eg_metric_t *m)
 {
 	double se = eg_stats_log_se(&m->s);
 
@@ -85,7 +86,7 @@ double eg__log_se(const eg_metric_t *m)
 
 /* The baseline campaigns pooled: samples and launches one after the
  * other, as one campaign of many launches. */
-int eg__pool(const eg_metric_t *const *b, size_t nb, eg_metric_t *out)
+int eg__gate_pool(const eg_metric_t *const *b, size_t nb, eg_metric_t *out)
 {
 	size_t n = 0, L = 0, k = 0, l = 0;
 
@@ -139,7 +140,8 @@ int eg_regress_history(const eg_metric_t *const *base, size_t nb,
 	if (nb < EG_HISTORY_MIN) {
 		eg_metric_t pool;
 
-		if (!cur->n_samples || (rc = eg__pool(base, nb, &pool)) < 0) {
+		if (!cur->n_samples ||
+		    (rc = eg__gate_pool(base, nb, &pool)) < 0) {
 			if (nb == 1)
 				return eg_regress_compare(base[0], cur, o, out);
 			eg__regress_init(out, nb, cur->s.n);
@@ -159,7 +161,8 @@ int eg_regress_history(const eg_metric_t *const *base, size_t nb,
 	eg__regress_init(out, nb, 1);
 	for (size_t j = 0; j < nb; j++)
 		x[j] = log(base[j]->s.median);
-	eg__history_t(x, nb, log(cur->s.median), eg__log_se(cur), o, out);
+	eg__gate_history_t(x, nb, log(cur->s.median), eg__gate_log_se(cur), o,
+			   out);
 	free(x);
 	return 0;
 }

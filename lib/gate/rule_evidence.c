@@ -21,7 +21,8 @@ typedef struct eg__ev {
 } eg__ev_t;
 
 /* One cell: pass, a mismatch, or an older file's missing field. */
-static void eg__ev_cell(const eg_gate_t *g, const eg__cell_t *e, eg__ev_t *s)
+static void eg__ev_cell(const eg_gate_t *g, const eg__gate_cell_t *e,
+			eg__ev_t *s)
 {
 	json_t *v =
 	    e->p->evidence ? json_object_get(e->p->evidence, g->field) : NULL;
@@ -63,22 +64,24 @@ static void eg__ev_verdict(const eg_gate_t *g, size_t n, const eg__ev_t *s,
 
 	if (!n) {
 		res->verdict = EG_VERDICT_SKIP;
-		eg__say(res, "no data: no point passes the filter");
+		eg__gate_say(res, "no data: no point passes the filter");
 	} else if (s->first_at) {
 		res->verdict = EG_VERDICT_FAIL;
-		eg__say(res, "%s %s at %s, want %s%s", g->field, s->first_bad,
-			s->first_at, g->expect[0],
-			g->n_expect > 1 ? " ..." : "");
+		eg__gate_say(res, "%s %s at %s, want %s%s", g->field,
+			     s->first_bad, s->first_at, g->expect[0],
+			     g->n_expect > 1 ? " ..." : "");
 	} else if (s->n_older) {
 		res->verdict = EG_VERDICT_INCONCLUSIVE;
 		eg__older_say(why, sizeof(why), s->older, g->field);
-		eg__say(res, "%.300s (%zu of %zu points)", why, s->n_older, n);
+		eg__gate_say(res, "%.300s (%zu of %zu points)", why, s->n_older,
+			     n);
 	} else {
 		res->verdict = EG_VERDICT_PASS;
-		eg__say(res, "%s %s on all %zu points%s", g->field, s->seen, n,
-			json_object_size(s->derived)
-			    ? " (derived for an older epgate's file)"
-			    : "");
+		eg__gate_say(res, "%s %s on all %zu points%s", g->field,
+			     s->seen, n,
+			     json_object_size(s->derived)
+				 ? " (derived for an older epgate's file)"
+				 : "");
 	}
 }
 

@@ -56,7 +56,7 @@ static uint64_t eg__seed(const char *a, const char *b)
 
 /* One comparison and what it was made of. */
 typedef struct eg__cmp {
-	const eg__cell_t *e;
+	const eg__gate_cell_t *e;
 	const eg_point_t **bp; /* twins, one per baseline campaign */
 	const eg_metric_t **bm;
 	size_t nb, have;
@@ -151,7 +151,7 @@ static json_t *eg__series(const eg_gate_data_t *d, const eg__cmp_t *c,
 	at[n] = c->nb;
 	x[n++] = cm->s.median;
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(v, json_real(eg__r4(x[i])));
+		json_array_append_new(v, json_real(eg__gate_r4(x[i])));
 	for (size_t i = 0; i < n; i++)
 		x[i] = log(x[i]);
 	eg_stats_changepoints(x, n, 3, 0.05, 199, 0xc0ffee, cp, 8, &ncp);
@@ -165,7 +165,7 @@ static json_t *eg__series(const eg_gate_data_t *d, const eg__cmp_t *c,
 				      json_pack("{s:I, s:s, s:f}", "from",
 						(json_int_t)cp[i].at, "created",
 						when ? when : "(current)", "p",
-						eg__r4(cp[i].p)));
+						eg__gate_r4(cp[i].p)));
 	}
 	json_object_set_new(o, "medians", v);
 	json_object_set_new(o, "change_points", a);
@@ -230,11 +230,11 @@ static int eg__twins(const eg_gate_file_t *gf, const eg_gate_t *g,
 		c->bp[j] =
 		    eg__twin_in(f, nf, c->e->p, g->versus[1], g->metric, &dup);
 		if (dup)
-			return eg__gerr(gf, g->line, err, len,
-					"gate \"%s\": points \"%s\" and \"%s\" "
-					"are both twins of \"%s\"",
-					g->name, c->bp[j]->id, dup->id,
-					c->e->p->id);
+			return eg__gate_gerr(
+			    gf, g->line, err, len,
+			    "gate \"%s\": points \"%s\" and \"%s\" "
+			    "are both twins of \"%s\"",
+			    g->name, c->bp[j]->id, dup->id, c->e->p->id);
 		if (c->bp[j]) {
 			c->bm[j] = eg_point_metric(c->bp[j], g->metric);
 			c->have++;
@@ -255,18 +255,18 @@ static json_t *eg__cmp_json(const eg__cmp_t *c, int rejected)
 	json_object_set_new(j, "arm", json_string(c->e->p->arm));
 	if (b)
 		json_object_set_new(j, "baseline", json_string(b->id));
-	json_object_set_new(j, "median", json_real(eg__r4(c->e->v)));
+	json_object_set_new(j, "median", json_real(eg__gate_r4(c->e->v)));
 	json_object_set_new(j, "change_pct",
-			    json_real(eg__r4(100 * o->change)));
+			    json_real(eg__gate_r4(100 * o->change)));
 	if (!isnan(o->lo))
 		json_object_set_new(j, "interval_pct",
-				    eg__pair(100 * o->lo, 100 * o->hi));
+				    eg__gate_pair(100 * o->lo, 100 * o->hi));
 	if (!isnan(o->p_worse))
 		json_object_set_new(j, "p_worse",
-				    json_real(eg__r4(o->p_worse)));
+				    json_real(eg__gate_r4(o->p_worse)));
 	if (!strcmp(o->method, "history-t") && !isnan(o->mde))
 		json_object_set_new(j, "mde_pct",
-				    json_real(eg__r4(100 * o->mde)));
+				    json_real(eg__gate_r4(100 * o->mde)));
 	json_object_set_new(
 	    j, "n",
 	    json_pack("[II]", (json_int_t)o->n_base, (json_int_t)o->n_cur));
@@ -321,9 +321,9 @@ static void eg__verdicts(const eg_gate_t *g, const eg_regress_opts_t *o,
 		}
 		json_array_append_new(cmps, eg__cmp_json(&c[i], rej[i]));
 		if (out->verdict != EG_VERDICT_PASS) {
-			eg__remeasure_add(res, c[i].e->p);
+			eg__gate_remeasure_add(res, c[i].e->p);
 			for (size_t k = 0; g->versus[0] && k < c[i].nb; k++)
-				eg__remeasure_add(res, c[i].bp[k]);
+				eg__gate_remeasure_add(res, c[i].bp[k]);
 		}
 		if (out->verdict == EG_VERDICT_FAIL && !nf++)
 			snprintf(first, sizeof(first),
@@ -375,7 +375,7 @@ static void eg__gate_mde(const eg_gate_t *g, const eg_regress_opts_t *o,
 
 		if (!out->method || strcmp(out->method, "history-t"))
 			continue;
-		m = eg__history_mde(out->spread, out->n_base, a, o);
+		m = eg__gate_history_mde(out->spread, out->n_base, a, o);
 		if (!isnan(m) && (isnan(worst) || m > worst)) {
 			worst = m;
 			nb = out->n_base;
@@ -384,7 +384,7 @@ static void eg__gate_mde(const eg_gate_t *g, const eg_regress_opts_t *o,
 	if (isnan(worst))
 		return;
 	json_object_set_new(res->diag, "mde_pct",
-			    json_real(eg__r4(100 * worst)));
+			    json_real(eg__gate_r4(100 * worst)));
 	len = strlen(res->summary);
 	snprintf(res->summary + len, sizeof(res->summary) - len,
 		 "; MDE %.0f%% (%zu campaigns)", 100 * worst, nb);
@@ -436,10 +436,10 @@ static int eg__opts(const eg_gate_file_t *gf, const eg_gate_t *g,
 	if (o->better == EG_BETTER_NONE && mi)
 		o->better = mi->better;
 	if (o->better == EG_BETTER_NONE)
-		return eg__gerr(gf, g->metric_line, err, len,
-				"gate \"%s\": which way is better for %s? "
-				"give better: lower or higher",
-				g->name, g->metric);
+		return eg__gate_gerr(gf, g->metric_line, err, len,
+				     "gate \"%s\": which way is better for %s? "
+				     "give better: lower or higher",
+				     g->name, g->metric);
 	json_object_set_new(res->diag, "statistic",
 			    json_string(o->statistic == EG_REGRESS_MWU
 					    ? "mann-whitney"
@@ -508,10 +508,11 @@ static int eg__compare_all(const eg_gate_file_t *gf, const eg_gate_t *g,
 		if (g->aggregate != EG_AGG_NONE)
 			continue;
 		if ((rc = eg__compare(g, d, x, o)) < 0)
-			return eg__gerr(gf, g->line, err, len,
-					"gate \"%s\": cannot compare \"%s\" "
-					"with its baseline: %s",
-					g->name, x->e->p->id, eg_strerror(rc));
+			return eg__gate_gerr(
+			    gf, g->line, err, len,
+			    "gate \"%s\": cannot compare \"%s\" "
+			    "with its baseline: %s",
+			    g->name, x->e->p->id, eg_strerror(rc));
 	}
 	return 0;
 }
@@ -540,7 +541,7 @@ static int eg__rule_aggregate(const eg_gate_file_t *gf, const eg_gate_t *g,
 			      eg_regress_opts_t *o, json_t *cmps,
 			      eg_gate_result_t *res, char *err, size_t len)
 {
-	eg__cell_t cell = *c[0].e;
+	eg__gate_cell_t cell = *c[0].e;
 	eg__cmp_t one = c[0];
 	char at[96];
 	int rej, rc;
@@ -548,9 +549,9 @@ static int eg__rule_aggregate(const eg_gate_file_t *gf, const eg_gate_t *g,
 
 	rc = eg__aggregate_one(g, d, c, n, o, &one.out, &used);
 	if (rc < 0)
-		return eg__gerr(gf, g->line, err, len,
-				"gate \"%s\": cannot aggregate: %s", g->name,
-				eg_strerror(rc));
+		return eg__gate_gerr(gf, g->line, err, len,
+				     "gate \"%s\": cannot aggregate: %s",
+				     g->name, eg_strerror(rc));
 	eg__aggregate_older(g, d, c, n, &one.out);
 	snprintf(at, sizeof(at), "the %s of %zu point(s)",
 		 g->aggregate == EG_AGG_MEDIAN ? "median" : "geometric mean",
@@ -563,9 +564,9 @@ static int eg__rule_aggregate(const eg_gate_file_t *gf, const eg_gate_t *g,
 	eg__verdicts(g, o, &one, 1, &rej, cmps, res);
 	eg__gate_mde(g, o, &one, 1, res);
 	for (size_t i = 0; res->verdict != EG_VERDICT_PASS && i < n; i++) {
-		eg__remeasure_add(res, c[i].e->p);
+		eg__gate_remeasure_add(res, c[i].e->p);
 		for (size_t k = 0; g->versus[0] && k < c[i].nb; k++)
-			eg__remeasure_add(res, c[i].bp[k]);
+			eg__gate_remeasure_add(res, c[i].bp[k]);
 	}
 	return 0;
 }
@@ -666,6 +667,6 @@ out:
 	eg__cmps_free(c, cells.n);
 	free(p);
 	free(rej);
-	eg__cells_free(&cells);
+	eg__gate_cells_free(&cells);
 	return rc;
 }

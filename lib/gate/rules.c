@@ -23,10 +23,10 @@ static int eg__sort_axis(const eg_gate_file_t *gf, const eg_gate_t *g,
 			double a, b;
 			size_t t;
 
-			eg__axis_num(&c->c[idx[j - 1]], &a);
-			eg__axis_num(&c->c[idx[j]], &b);
+			eg__gate_axis_num(&c->c[idx[j - 1]], &a);
+			eg__gate_axis_num(&c->c[idx[j]], &b);
 			if (a == b)
-				return eg__gerr(
+				return eg__gate_gerr(
 				    gf, g->axis_line, err, len,
 				    "gate \"%s\": points \"%s\" and \"%s\" are "
 				    "the same series at %s=%g; filter them "
@@ -55,7 +55,7 @@ static int eg__grp_make(const eg__cells_t *c, struct eg__grp *gr)
 	gr->ng = 0;
 	if (!gr->idx || !gr->start)
 		return EG_ENOMEM;
-	gr->ng = eg__groups(c, gr->idx, gr->start);
+	gr->ng = eg__gate_groups(c, gr->idx, gr->start);
 	return gr->ng < 0 ? gr->ng : 0;
 }
 
@@ -70,7 +70,7 @@ static int eg__all_numeric(const eg__cells_t *c, const size_t *idx, size_t n)
 	double d;
 
 	for (size_t i = 0; i < n; i++)
-		if (!eg__axis_num(&c->c[idx[i]], &d))
+		if (!eg__gate_axis_num(&c->c[idx[i]], &d))
 			return 0;
 	return 1;
 }
@@ -101,14 +101,14 @@ static int eg__flat_one(const eg_gate_file_t *gf, const eg_gate_t *g,
 		goto out;
 	s.have_se = 1;
 	for (size_t i = 0; i < n; i++) {
-		const eg__cell_t *e = &c->c[idx[i]];
+		const eg__gate_cell_t *e = &c->c[idx[i]];
 
 		s.v[i] = e->v;
 		s.se[i] = e->se;
 		if (!(e->se > 0))
 			s.have_se = 0;
 		if (numeric)
-			eg__axis_num(e, &s.x[i]);
+			eg__gate_axis_num(e, &s.x[i]);
 	}
 	if (numeric) {
 		int pos = 1;
@@ -116,10 +116,10 @@ static int eg__flat_one(const eg_gate_file_t *gf, const eg_gate_t *g,
 		for (size_t i = 0; i < n; i++)
 			pos &= s.x[i] > 0;
 		if (g->scale == EG_SCALE_LOG2 && !pos) {
-			rc = eg__gerr(gf, g->axis_line, err, len,
-				      "gate \"%s\": scale log2 needs axis "
-				      "values > 0",
-				      g->name);
+			rc = eg__gate_gerr(gf, g->axis_line, err, len,
+					   "gate \"%s\": scale log2 needs axis "
+					   "values > 0",
+					   g->name);
 			goto out;
 		}
 		*log2x = g->scale == EG_SCALE_LOG2 ||
@@ -135,8 +135,8 @@ static int eg__flat_one(const eg_gate_file_t *gf, const eg_gate_t *g,
 		json_t *vals = json_array(), *d = json_object();
 
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(vals,
-					      eg__cell_json(&c->c[idx[i]]));
+			json_array_append_new(
+			    vals, eg__gate_cell_json(&c->c[idx[i]]));
 		json_object_set_new(d, "series",
 				    json_string(c->c[idx[0]].group));
 		json_object_set_new(d, "values", vals);
@@ -146,9 +146,9 @@ static int eg__flat_one(const eg_gate_file_t *gf, const eg_gate_t *g,
 
 			json_object_set_new(
 			    d, *log2x ? "slope_per_doubling" : "slope",
-			    json_real(eg__r4(b)));
+			    json_real(eg__gate_r4(b)));
 			json_object_set_new(d, "slope_ci",
-					    eg__pair(b - h, b + h));
+					    eg__gate_pair(b - h, b + h));
 			json_object_set_new(d, "slope_error",
 					    json_string(fo->slope.from_scatter
 							    ? "scatter"
@@ -181,15 +181,15 @@ static void eg__series_end(eg_gate_result_t *res, json_t *series,
 	json_object_set_new(res->diag, "series", series);
 	if (!judged) {
 		res->verdict = EG_VERDICT_SKIP;
-		eg__say(res,
-			"no data: no series with 2 or more points along %s",
-			g->axis);
+		eg__gate_say(
+		    res, "no data: no series with 2 or more points along %s",
+		    g->axis);
 	}
 }
 
-int eg__rule_flat(const eg_gate_file_t *gf, const eg_gate_t *g,
-		  const eg__cells_t *c, eg_gate_result_t *res, char *err,
-		  size_t len)
+int eg__gate_rule_flat(const eg_gate_file_t *gf, const eg_gate_t *g,
+		       const eg__cells_t *c, eg_gate_result_t *res, char *err,
+		       size_t len)
 {
 	struct eg__grp gr;
 	json_t *series = json_array();
@@ -200,7 +200,7 @@ int eg__rule_flat(const eg_gate_file_t *gf, const eg_gate_t *g,
 	if ((rc = eg__grp_make(c, &gr)))
 		goto out;
 	json_object_set_new(res->diag, "band",
-			    eg__pair(g->band[0], g->band[1]));
+			    eg__gate_pair(g->band[0], g->band[1]));
 	json_object_set_new(res->diag, "max_slope", json_real(g->st.max_slope));
 	json_object_set_new(res->diag, "alpha", json_real(g->st.alpha));
 	res->verdict = EG_VERDICT_PASS;
@@ -222,31 +222,35 @@ int eg__rule_flat(const eg_gate_file_t *gf, const eg_gate_t *g,
 		if (fo.verdict == EG_VERDICT_FAIL && !failed++) {
 			res->verdict = EG_VERDICT_FAIL;
 			if (fo.n_out_of_band) {
-				const eg__cell_t *e = &c->c[idx[fo.first_out]];
+				const eg__gate_cell_t *e =
+				    &c->c[idx[fo.first_out]];
 
-				eg__say(res, "%.4g at %s is outside [%g, %g]",
-					e->v, e->at, g->band[0], g->band[1]);
+				eg__gate_say(
+				    res, "%.4g at %s is outside [%g, %g]", e->v,
+				    e->at, g->band[0], g->band[1]);
 			} else {
-				eg__say(res,
-					"trend %+.3g per %s of %s (+-%.2g at "
-					"alpha %g, max_slope %g) in %s",
-					fo.slope.slope, unit, g->axis,
-					fo.slope.crit * fo.slope.se_slope,
-					g->st.alpha, g->st.max_slope,
-					c->c[idx[0]].group);
+				eg__gate_say(
+				    res,
+				    "trend %+.3g per %s of %s (+-%.2g at "
+				    "alpha %g, max_slope %g) in %s",
+				    fo.slope.slope, unit, g->axis,
+				    fo.slope.crit * fo.slope.se_slope,
+				    g->st.alpha, g->st.max_slope,
+				    c->c[idx[0]].group);
 			}
 		} else if (!failed && judged == 1) {
 			if (fo.trend_tested)
-				eg__say(res,
-					"within [%g, %g], slope %+.3g per %s "
-					"of %s: no significant trend",
-					g->band[0], g->band[1], fo.slope.slope,
-					unit, g->axis);
+				eg__gate_say(
+				    res,
+				    "within [%g, %g], slope %+.3g per %s "
+				    "of %s: no significant trend",
+				    g->band[0], g->band[1], fo.slope.slope,
+				    unit, g->axis);
 			else
-				eg__say(res,
-					"within [%g, %g] (trend not "
-					"tested)",
-					g->band[0], g->band[1]);
+				eg__gate_say(res,
+					     "within [%g, %g] (trend not "
+					     "tested)",
+					     g->band[0], g->band[1]);
 		}
 	}
 	eg__series_end(res, series, g, judged);
@@ -255,7 +259,7 @@ int eg__rule_flat(const eg_gate_file_t *gf, const eg_gate_t *g,
 		char first[sizeof(res->summary)];
 
 		snprintf(first, sizeof(first), "%s", res->summary);
-		eg__say(res, "%d series; first: %s", judged, first);
+		eg__gate_say(res, "%d series; first: %s", judged, first);
 	}
 	rc = 0;
 out:
@@ -266,9 +270,9 @@ out:
 
 static const char *const eg__dir_names[] = {"up", "down", "not-down", "not-up"};
 
-int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
-		   const eg__cells_t *c, eg_gate_result_t *res, char *err,
-		   size_t len)
+int eg__gate_rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
+			const eg__cells_t *c, eg_gate_result_t *res, char *err,
+			size_t len)
 {
 	struct eg__grp gr;
 	json_t *series = json_array();
@@ -289,7 +293,7 @@ int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
 	for (int k = 0; k < gr.ng; k++) {
 		size_t *idx = gr.idx + gr.start[k];
 		size_t n = gr.start[k + 1] - gr.start[k];
-		const eg__cell_t *a, *b;
+		const eg__gate_cell_t *a, *b;
 		double f, xa, xb;
 		json_t *d, *vals;
 		int ok;
@@ -297,8 +301,8 @@ int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
 		if (n < 2)
 			continue;
 		for (size_t i = 0; i < n; i++)
-			if (!eg__axis_num(&c->c[idx[i]], &xa)) {
-				rc = eg__gerr(
+			if (!eg__gate_axis_num(&c->c[idx[i]], &xa)) {
+				rc = eg__gate_gerr(
 				    gf, g->axis_line, err, len,
 				    "gate \"%s\": trend needs "
 				    "numbers on axis %s; point "
@@ -312,31 +316,31 @@ int eg__rule_trend(const eg_gate_file_t *gf, const eg_gate_t *g,
 		judged++;
 		a = &c->c[idx[0]];
 		b = &c->c[idx[n - 1]];
-		eg__axis_num(a, &xa);
-		eg__axis_num(b, &xb);
+		eg__gate_axis_num(a, &xa);
+		eg__gate_axis_num(b, &xb);
 		f = b->v / a->v;
 		/* 0/0 or x/0 cannot be judged: it fails */
 		ok = isfinite(f) && (ge ? f >= g->factor : f <= g->factor);
 		d = json_object();
 		vals = json_array();
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(vals,
-					      eg__cell_json(&c->c[idx[i]]));
+			json_array_append_new(
+			    vals, eg__gate_cell_json(&c->c[idx[i]]));
 		json_object_set_new(d, "series", json_string(a->group));
 		json_object_set_new(d, "values", vals);
-		json_object_set_new(d, "change", json_real(eg__r4(f)));
+		json_object_set_new(d, "change", json_real(eg__gate_r4(f)));
 		json_array_append_new(series, d);
 		if (!ok && !failed++) {
 			res->verdict = EG_VERDICT_FAIL;
-			eg__say(res,
-				"%.3gx from %s=%g to %g in %s, %s wants "
-				"%s %g",
-				f, g->axis, xa, xb, a->group, dn,
-				ge ? ">=" : "<=", g->factor);
+			eg__gate_say(res,
+				     "%.3gx from %s=%g to %g in %s, %s wants "
+				     "%s %g",
+				     f, g->axis, xa, xb, a->group, dn,
+				     ge ? ">=" : "<=", g->factor);
 		} else if (!failed && judged == 1) {
-			eg__say(res, "%.3gx from %s=%g to %g (%s: %s %g)", f,
-				g->axis, xa, xb, dn,
-				ge ? ">=" : "<=", g->factor);
+			eg__gate_say(res, "%.3gx from %s=%g to %g (%s: %s %g)",
+				     f, g->axis, xa, xb, dn,
+				     ge ? ">=" : "<=", g->factor);
 		}
 	}
 	eg__series_end(res, series, g, judged);

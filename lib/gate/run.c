@@ -171,7 +171,7 @@ static void eg__row(const eg_gate_t *g, const char *verdict, const char *result,
 
 	printf("%-12s %-30s %-9s %-22s %s\n", verdict, g->name,
 	       eg_rule_name(g->rule),
-	       eg__metric_label(g, metric, sizeof(metric)), result);
+	       eg__gate_metric_label(g, metric, sizeof(metric)), result);
 	printf("%-12s \"%s\"\n", "", g->sentence ? g->sentence : "");
 	if (diag && !strcmp(verdict, "FAIL"))
 		eg__failing(g, diag);

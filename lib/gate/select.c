@@ -11,8 +11,8 @@
 #include "epgate/error.h"
 #include "gate_int.h"
 
-int eg__gerr(const eg_gate_file_t *gf, int line, char *err, size_t len,
-	     const char *fmt, ...)
+int eg__gate_gerr(const eg_gate_file_t *gf, int line, char *err, size_t len,
+		  const char *fmt, ...)
 {
 	char msg[640];
 	va_list ap;
@@ -47,7 +47,7 @@ static int eg__in_values(const json_t *values, const json_t *v)
 	return 0;
 }
 
-int eg__filter_match(const eg_gate_t *g, const eg_point_t *p, int strict)
+int eg__gate_filter_match(const eg_gate_t *g, const eg_point_t *p, int strict)
 {
 	for (size_t i = 0; i < g->n_filter; i++) {
 		const eg_gate_filter_t *f = &g->filter[i];
@@ -75,7 +75,7 @@ int eg__filter_match(const eg_gate_t *g, const eg_point_t *p, int strict)
 	return 1;
 }
 
-int eg__arm_selected(const eg_gate_t *g, const char *arm)
+int eg__gate_arm_selected(const eg_gate_t *g, const char *arm)
 {
 	if (g->ratio[0])
 		return !strcmp(arm, g->ratio[0]);
@@ -89,8 +89,8 @@ int eg__arm_selected(const eg_gate_t *g, const char *arm)
 	return 0;
 }
 
-int eg__axes_agree(const eg_point_t *a, const eg_point_t *b,
-		   int (*eq)(const json_t *, const json_t *))
+int eg__gate_axes_agree(const eg_point_t *a, const eg_point_t *b,
+			int (*eq)(const json_t *, const json_t *))
 {
 	const char *k;
 	json_t *v;
@@ -189,7 +189,7 @@ static char *eg__label(const char *suite, const char *arm, json_t *axes,
 	return s;
 }
 
-void eg__cells_free(eg__cells_t *c)
+void eg__gate_cells_free(eg__cells_t *c)
 {
 	for (size_t i = 0; c->c && i < c->n; i++) {
 		free(c->c[i].group);
@@ -217,8 +217,8 @@ static const eg_point_t *eg__partner(const eg_gate_t *g,
 			if (strcmp(q->arm, g->ratio[1]) ||
 			    strcmp(q->suite, p->suite) ||
 			    !eg_point_metric(q, g->metric) ||
-			    !eg__filter_match(g, q, 0) ||
-			    !eg__axes_agree(p, q, eg__value_eq))
+			    !eg__gate_filter_match(g, q, 0) ||
+			    !eg__gate_axes_agree(p, q, eg__value_eq))
 				continue;
 			if (found) {
 				*amb = q;
@@ -229,7 +229,7 @@ static const eg_point_t *eg__partner(const eg_gate_t *g,
 	return found;
 }
 
-static void eg__fill(eg__cell_t *c, const eg_gate_t *g)
+static void eg__fill(eg__gate_cell_t *c, const eg_gate_t *g)
 {
 	const eg_metric_t *a, *b;
 	double z = 1.959963984540054; /* the stored intervals are 95% */
@@ -275,20 +275,20 @@ int eg__select(const eg_gate_file_t *gf, const eg_gate_t *g,
 		for (size_t i = 0; i < files[f].n_points; i++) {
 			const eg_point_t *p = &files[f].points[i], *q = NULL,
 					 *amb;
-			eg__cell_t *c;
+			eg__gate_cell_t *c;
 			char armbuf[256];
 			const char *arm = p->arm;
 
-			if (!eg__arm_selected(g, p->arm) ||
-			    !eg__filter_match(g, p, 1) ||
+			if (!eg__gate_arm_selected(g, p->arm) ||
+			    !eg__gate_filter_match(g, p, 1) ||
 			    (metric && !eg_point_metric(p, g->metric)) ||
 			    (g->axis && !json_object_get(p->axes, g->axis)))
 				continue;
 			if (g->ratio[0]) {
 				q = eg__partner(g, files, nf, p, &amb);
 				if (amb) {
-					eg__cells_free(out);
-					return eg__gerr(
+					eg__gate_cells_free(out);
+					return eg__gate_gerr(
 					    gf, g->ratio_line, err, len,
 					    "gate \"%s\": point \"%s\" pairs "
 					    "with both \"%s\" and \"%s\" of "
@@ -314,7 +314,7 @@ int eg__select(const eg_gate_file_t *gf, const eg_gate_t *g,
 			c->at = eg__label(p->suite, NULL, p->axes, NULL);
 			c->group = eg__label(p->suite, arm, p->axes, g);
 			if (!c->at || !c->group) {
-				eg__cells_free(out);
+				eg__gate_cells_free(out);
 				return EG_ENOMEM;
 			}
 			if (metric)
@@ -325,7 +325,7 @@ int eg__select(const eg_gate_file_t *gf, const eg_gate_t *g,
 	return 0;
 }
 
-int eg__groups(const eg__cells_t *c, size_t *idx, size_t *start)
+int eg__gate_groups(const eg__cells_t *c, size_t *idx, size_t *start)
 {
 	size_t ng = 0, k = 0;
 	char *seen = calloc(c->n ? c->n : 1, 1);
@@ -347,7 +347,7 @@ int eg__groups(const eg__cells_t *c, size_t *idx, size_t *start)
 	return (int)ng;
 }
 
-int eg__axis_num(const eg__cell_t *c, double *out)
+int eg__gate_axis_num(const eg__gate_cell_t *c, double *out)
 {
 	if (!c->x || !json_is_number(c->x))
 		return 0;
@@ -355,7 +355,7 @@ int eg__axis_num(const eg__cell_t *c, double *out)
 	return 1;
 }
 
-double eg__r4(double v)
+double eg__gate_r4(double v)
 {
 	char b[32];
 
@@ -365,7 +365,7 @@ double eg__r4(double v)
 	return strtod(b, NULL);
 }
 
-void eg__say(eg_gate_result_t *res, const char *fmt, ...)
+void eg__gate_say(eg_gate_result_t *res, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -374,12 +374,12 @@ void eg__say(eg_gate_result_t *res, const char *fmt, ...)
 	va_end(ap);
 }
 
-json_t *eg__pair(double a, double b)
+json_t *eg__gate_pair(double a, double b)
 {
-	return json_pack("[ff]", eg__r4(a), eg__r4(b));
+	return json_pack("[ff]", eg__gate_r4(a), eg__gate_r4(b));
 }
 
-json_t *eg__cell_json(const eg__cell_t *c)
+json_t *eg__gate_cell_json(const eg__gate_cell_t *c)
 {
 	json_t *o = json_object();
 
@@ -387,16 +387,16 @@ json_t *eg__cell_json(const eg__cell_t *c)
 		return NULL;
 	json_object_set_new(o, "at", json_string(c->at));
 	if (!isnan(c->v))
-		json_object_set_new(o, "value", json_real(eg__r4(c->v)));
+		json_object_set_new(o, "value", json_real(eg__gate_r4(c->v)));
 	if (!isnan(c->lo))
-		json_object_set_new(o, "ci95", eg__pair(c->lo, c->hi));
+		json_object_set_new(o, "ci95", eg__gate_pair(c->lo, c->hi));
 	json_object_set_new(o, "point", json_string(c->p->id));
 	if (c->q)
 		json_object_set_new(o, "over", json_string(c->q->id));
 	return o;
 }
 
-const char *eg__metric_label(const eg_gate_t *g, char *buf, size_t len)
+const char *eg__gate_metric_label(const eg_gate_t *g, char *buf, size_t len)
 {
 	if (!g->metric)
 		snprintf(buf, len, "evidence.%s", g->field);

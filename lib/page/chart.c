@@ -27,7 +27,7 @@ static int eg__room(void *arr, size_t n, size_t *cap, size_t sz)
 	return EG_OK;
 }
 
-void *eg__push(void *arr, size_t n, size_t sz)
+void *eg__page_push(void *arr, size_t n, size_t sz)
 {
 	void **a = arr;
 	char *p = realloc(*a, (n + 1) * sz);
@@ -46,7 +46,7 @@ int eg__chart_series(eg__chart_t *c, const char *label, int color, int dash)
 	for (size_t i = 0; i < c->n_s; i++)
 		if (!strcmp(c->s[i].label, label))
 			return (int)i;
-	if (!(p = eg__push(&c->s, c->n_s, sizeof(*p))))
+	if (!(p = eg__page_push(&c->s, c->n_s, sizeof(*p))))
 		return EG_ENOMEM;
 	snprintf(p->label, sizeof(p->label), "%s", label);
 	p->color = color;
@@ -54,8 +54,8 @@ int eg__chart_series(eg__chart_t *c, const char *label, int color, int dash)
 	return (int)c->n_s++;
 }
 
-int eg__series_add(eg__series_t *s, double x, double y, double lo, double hi,
-		   int st)
+int eg__page_series_add(eg__series_t *s, double x, double y, double lo,
+			double hi, int st)
 {
 	if (eg__room(&s->p, s->n, &s->cap, sizeof(*s->p)))
 		return EG_ENOMEM;
@@ -83,7 +83,7 @@ void eg__chart_sort(eg__chart_t *c)
 
 eg__mark_t *eg__chart_mark(eg__chart_t *c, int kind, double a, double b)
 {
-	eg__mark_t *m = eg__push(&c->m, c->n_m, sizeof(*m));
+	eg__mark_t *m = eg__page_push(&c->m, c->n_m, sizeof(*m));
 
 	if (!m)
 		return NULL;

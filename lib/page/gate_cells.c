@@ -10,11 +10,11 @@
 #include "epgate/error.h"
 #include "lib/page/page.h"
 
-static int eg__cells_push(eg__cells_t *c, const eg__cell_t *x)
+static int eg__cells_push(eg__cells_t *c, const eg__page_cell_t *x)
 {
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 16;
-		eg__cell_t *p = realloc(c->c, cap * sizeof(*p));
+		eg__page_cell_t *p = realloc(c->c, cap * sizeof(*p));
 
 		if (!p)
 			return EG_ENOMEM;
@@ -25,14 +25,14 @@ static int eg__cells_push(eg__cells_t *c, const eg__cell_t *x)
 	return EG_OK;
 }
 
-void eg__cells_fini(eg__cells_t *c)
+void eg__page_cells_fini(eg__cells_t *c)
 {
 	free(c->c);
 	memset(c, 0, sizeof(*c));
 }
 
 /* One judged value {value, ci95, point, over}; NULL when not one. */
-static int eg__cell_read(const json_t *o, eg__cell_t *x)
+static int eg__cell_read(const json_t *o, eg__page_cell_t *x)
 {
 	const json_t *ci = json_object_get(o, "ci95");
 
@@ -68,7 +68,8 @@ static int eg__inside(const eg_gate_t *g, double v)
 
 /* The value the gate judged, exactly: the median at id, or the ratio of
  * the medians at id and over (what the engine divides). */
-static void eg__exact(const eg_gate_t *g, const eg__src_t *src, eg__cell_t *x)
+static void eg__exact(const eg_gate_t *g, const eg__src_t *src,
+		      eg__page_cell_t *x)
 {
 	const eg_metric_t *a = NULL, *b = NULL;
 
@@ -114,7 +115,7 @@ static int eg__values(const eg_gate_t *g, const eg__src_t *src,
 
 	json_array_foreach(vals, i, o)
 	{
-		eg__cell_t x;
+		eg__page_cell_t x;
 		int bad;
 
 		if (eg__cell_read(o, &x))
@@ -158,7 +159,7 @@ static int eg__ends(const eg_gate_t *g, const eg__src_t *src, const json_t *s,
 {
 	const json_t *vals = json_object_get(s, "values");
 	const json_t *a, *b;
-	eg__cell_t x, y;
+	eg__page_cell_t x, y;
 	int ok;
 
 	if (g->rule == EG_RULE_RECOVERY) {
@@ -196,7 +197,7 @@ static int eg__comparisons(const eg_gate_t *g, const eg__src_t *src,
 	{
 		const char *v =
 		    json_string_value(json_object_get(o, "verdict"));
-		eg__cell_t x = {.lo = NAN, .hi = NAN, .series = -1};
+		eg__page_cell_t x = {.lo = NAN, .hi = NAN, .series = -1};
 
 		x.id = json_string_value(json_object_get(o, "baseline"));
 		x.v = json_number_value(json_object_get(o, "median"));

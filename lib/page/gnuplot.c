@@ -36,17 +36,17 @@ static const char *const eg__palette[] = {
 static const char *const eg__pass_rgb[] = {"#2ca02c", "#138d90", "#6b8e23"};
 static const char *const eg__fail_rgb[] = {"#d62728", "#a50f15", "#e7298a"};
 
-const char *eg__series_rgb(int color)
+const char *eg__page_series_rgb(int color)
 {
 	return eg__palette[(unsigned)color % 8];
 }
 
-int eg__series_dt(const eg__series_t *s)
+int eg__page_series_dt(const eg__series_t *s)
 {
 	return s->dash > 0 ? s->dash : 1;
 }
 
-const char *eg__mark_rgb(const eg__mark_t *m)
+const char *eg__page_mark_rgb(const eg__mark_t *m)
 {
 	switch (m->kind) {
 	case EG__MK_TIE:
@@ -61,7 +61,7 @@ const char *eg__mark_rgb(const eg__mark_t *m)
 	}
 }
 
-int eg__mark_dt(const eg__mark_t *m)
+int eg__page_mark_dt(const eg__mark_t *m)
 {
 	return m->kind == EG__MK_TIE ? 3 : m->kind == EG__MK_REF ? 1 : 2;
 }
@@ -376,8 +376,8 @@ static void eg__marks(FILE *f, const eg__chart_t *c, const eg__range_t *y)
 {
 	for (size_t i = 0; i < c->n_m; i++) {
 		const eg__mark_t *m = &c->m[i];
-		const char *rgb = eg__mark_rgb(m);
-		int dt = eg__mark_dt(m);
+		const char *rgb = eg__page_mark_rgb(m);
+		int dt = eg__page_mark_dt(m);
 
 		if (m->off)
 			continue;
@@ -434,8 +434,8 @@ static void eg__plot(FILE *f, const eg__chart_t *c)
 			"$%ss%zu u 1:2:3:4 w %s lc rgb '%s' dt %d lw 2 pt 7 "
 			"ps %s notitle, \\\n  ",
 			c->id, i, c->cat ? "yerrorbars" : "yerrorlines",
-			eg__series_rgb(c->s[i].color), eg__series_dt(&c->s[i]),
-			c->cat ? "1.1" : "0.7");
+			eg__page_series_rgb(c->s[i].color),
+			eg__page_series_dt(&c->s[i]), c->cat ? "1.1" : "0.7");
 		for (size_t j = 0; j < c->s[i].n; j++)
 			st[c->s[i].p[j].st % 3] = 1;
 		for (int k = 1; k <= 2; k++)
@@ -530,7 +530,7 @@ static char *eg__inline(const char *path, const eg__chart_t *c)
 
 		if (!strncmp(s, "<title>Gnuplot</title>", 22)) {
 			fputs("<title>", o);
-			eg__esc(o, c->title);
+			eg__page_esc(o, c->title);
 			fputs("</title>", o);
 			s += 21;
 			continue;

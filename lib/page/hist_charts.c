@@ -40,7 +40,7 @@ static uint64_t eg__fnv(const char *a, const char *b)
 /* The metric behind a cell: the run's own (with its samples), or for a
  * ratio a summary from the gate's value and interval. */
 static const eg_metric_t *eg__metric(const eg__hrun_t *r, const eg_gate_t *g,
-				     const eg__cell_t *x, eg_metric_t *tmp)
+				     const eg__page_cell_t *x, eg_metric_t *tmp)
 {
 	const eg_point_t *p = NULL, *q = NULL;
 
@@ -131,19 +131,20 @@ static int eg__limits(eg__chart_t *c, const eg_gate_t *g, int fail)
 		if ((m = eg__chart_mark(c, EG__MK_BAND, g->band[0],
 					g->band[1])))
 			snprintf(m->label, sizeof(m->label), "%s: [%s, %s]",
-				 g->name, eg__num(g->band[0], a, sizeof(a)),
-				 eg__num(g->band[1], b, sizeof(b)));
+				 g->name,
+				 eg__page_num(g->band[0], a, sizeof(a)),
+				 eg__page_num(g->band[1], b, sizeof(b)));
 	} else if (g->rule == EG_RULE_BOUND) {
 		if (!isnan(g->min) &&
 		    (m = eg__chart_mark(c, EG__MK_MIN, g->min, NAN))) {
 			snprintf(m->label, sizeof(m->label), "%s: \u2265 %s",
-				 g->name, eg__num(g->min, a, sizeof(a)));
+				 g->name, eg__page_num(g->min, a, sizeof(a)));
 			m->fail = fail;
 		}
 		if (!isnan(g->max) &&
 		    (m = eg__chart_mark(c, EG__MK_MAX, g->max, NAN)))
 			snprintf(m->label, sizeof(m->label), "%s: \u2264 %s",
-				 g->name, eg__num(g->max, b, sizeof(b)));
+				 g->name, eg__page_num(g->max, b, sizeof(b)));
 	} else {
 		return EG_OK;
 	}
@@ -215,13 +216,13 @@ static int eg__run_values(eg__hist_t *h, size_t r, size_t k, eg__chart_t *c,
 	int rc = eg__gate_cells(&h->runs[r].gr[k], &h->runs[r].r, 1, &cl);
 
 	for (size_t i = 0; !rc && i < cl.n; i++) {
-		const eg__cell_t *x = &cl.c[i];
+		const eg__page_cell_t *x = &cl.c[i];
 		eg_metric_t tmp = {0};
 		const eg_metric_t *cur = eg__metric(&h->runs[r], g, x, &tmp);
 		int s = eg__chart_series(c, x->id, (int)c->n_s, 1);
 
-		if (s < 0 || eg__series_add(&c->s[s], h->runs[r].t, x->v, x->lo,
-					    x->hi, x->st)) {
+		if (s < 0 || eg__page_series_add(&c->s[s], h->runs[r].t, x->v,
+						 x->lo, x->hi, x->st)) {
 			rc = EG_ENOMEM;
 			break;
 		}
@@ -251,7 +252,7 @@ static int eg__run_values(eg__hist_t *h, size_t r, size_t k, eg__chart_t *c,
 		(*pv)[s].real = cur == &tmp ? NULL : cur;
 		(*pv)[s].run = r;
 	}
-	eg__cells_fini(&cl);
+	eg__page_cells_fini(&cl);
 	return rc;
 }
 
@@ -268,8 +269,9 @@ static int eg__gate_chart(eg__hist_t *h, size_t k, eg__chart_t *c)
 			 g->ratio[0], g->ratio[1]);
 	else
 		snprintf(c->ylabel, sizeof(c->ylabel), "%s%s%s%s", g->metric,
-			 *eg__unit(g->metric) ? " (" : "", eg__unit(g->metric),
-			 *eg__unit(g->metric) ? ")" : "");
+			 *eg__page_unit(g->metric) ? " (" : "",
+			 eg__page_unit(g->metric),
+			 *eg__page_unit(g->metric) ? ")" : "");
 	snprintf(c->title, sizeof(c->title), "%s on %s: %s over time",
 		 h->profile, h->machine, g->name);
 	snprintf(c->xlabel, sizeof(c->xlabel), "run (UTC)");
@@ -312,7 +314,7 @@ static int eg__flat_chart(const eg__chart_t *c)
 	return 1;
 }
 
-int eg__history_charts(eg__hist_t *h, unsigned *next)
+int eg__page_history_charts(eg__hist_t *h, unsigned *next)
 {
 	int rc = EG_OK;
 
@@ -322,7 +324,7 @@ int eg__history_charts(eg__hist_t *h, unsigned *next)
 
 		if (!h->gf.gates[k].metric)
 			continue;
-		if (!(c = eg__push(&h->ch, h->n_ch, sizeof(*c))))
+		if (!(c = eg__page_push(&h->ch, h->n_ch, sizeof(*c))))
 			return EG_ENOMEM;
 		snprintf(c->id, sizeof(c->id), "c%u", *next);
 		rc = eg__gate_chart(h, k, c);

@@ -59,7 +59,7 @@ static int eg__run(eg__hist_t *h, const char *dir, const char *file, char *err,
 		   size_t len)
 {
 	char path[4400];
-	eg__hrun_t *r = eg__push(&h->runs, h->n_runs, sizeof(*r));
+	eg__hrun_t *r = eg__page_push(&h->runs, h->n_runs, sizeof(*r));
 	size_t n;
 	int rc;
 
@@ -149,8 +149,8 @@ static int eg__group(eg__hist_t *h, const char *dir, const char *gates,
 	qsort(h->runs, h->n_runs, sizeof(*h->runs), eg__by_time);
 	if (gates)
 		snprintf(h->gates_path, sizeof(h->gates_path), "%s", gates);
-	else if (eg__find_gates(h->profile, h->gates_path,
-				sizeof(h->gates_path))) {
+	else if (eg__page_find_gates(h->profile, h->gates_path,
+				     sizeof(h->gates_path))) {
 		snprintf(h->gerr, sizeof(h->gerr),
 			 "no gate file for profile %s", h->profile);
 		return EG_OK;
@@ -164,7 +164,7 @@ static int eg__group(eg__hist_t *h, const char *dir, const char *gates,
 static int eg__hist_add(eg__hist_t **out, size_t *n, const char *profile,
 			const char *machine)
 {
-	eg__hist_t *h = eg__push(out, *n, sizeof(*h));
+	eg__hist_t *h = eg__page_push(out, *n, sizeof(*h));
 
 	if (!h)
 		return EG_ENOMEM;

@@ -79,7 +79,7 @@ static const char eg__css[] =
     "border-radius:8px;padding:4px 16px 10px;margin:16px 0}\n"
     "footer{color:var(--muted);font-size:12px;margin-top:40px}\n";
 
-void eg__badge(FILE *f, const char *word)
+void eg__page_badge(FILE *f, const char *word)
 {
 	fprintf(f, "<span class=\"badge %s\">%s</span>", word, word);
 }
@@ -91,7 +91,7 @@ static void eg__banner(FILE *f, const eg__page_t *pg)
 	const char *cls, *word;
 
 	eg__page_tally(pg, &t);
-	cls = eg__tally_verdict(&t, &word);
+	cls = eg__page_tally_verdict(&t, &word);
 	fprintf(f,
 		"<div class=\"banner %s\" id=\"verdict\" data-verdict=\"%s\">",
 		cls, cls);
@@ -155,10 +155,10 @@ static void eg__suites(FILE *f, const eg__page_t *pg)
 			s->tests, pass, s->failures ? " st-fail" : "",
 			s->failures, errors ? " st-fail" : "", errors,
 			s->crashed ? " st-fail" : "", s->crashed, s->skipped);
-		eg__link(f, s->file);
+		eg__page_link(f, s->file);
 		if (s->tap[0]) {
 			fputs(" &middot; ", f);
-			eg__link(f, s->tap);
+			eg__page_link(f, s->tap);
 		}
 		fputs("</td></tr>\n", f);
 	}
@@ -171,25 +171,25 @@ int eg__html_write(FILE *f, const eg__page_t *pg)
 	      "charset=\"utf-8\">\n<meta name=\"viewport\" "
 	      "content=\"width=device-width, initial-scale=1\">\n<title>",
 	      f);
-	eg__esc(f, pg->title);
+	eg__page_esc(f, pg->title);
 	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n",
 		eg__css);
 	eg__html(f, "<h1>%s</h1>\n", pg->title);
-	eg__nav(f, pg);
+	eg__page_nav(f, pg);
 	fputs("<section id=\"summary\">\n", f);
 	eg__banner(f, pg);
 	eg__meta(f, pg);
 	eg__html_evidence(f, pg); /* what ran (html_evidence.c) */
 	eg__suites(f, pg);
-	eg__gate_tables(f, pg);
+	eg__page_gate_tables(f, pg);
 	fputs("</section>\n", f);
-	eg__failures(f, pg);
+	eg__page_failures(f, pg);
 	for (size_t i = 0; i < pg->n_prof; i++)
-		eg__profile(f, &pg->prof[i]);
+		eg__page_profile(f, &pg->prof[i]);
 	if (pg->n_hist)
 		fputs("<section id=\"history\">\n<h2>History</h2>\n", f);
 	for (size_t i = 0; i < pg->n_hist; i++)
-		eg__history(f, &pg->hist[i]);
+		eg__page_history(f, &pg->hist[i]);
 	if (pg->n_hist)
 		fputs("</section>\n", f);
 	fprintf(f,

@@ -12,12 +12,12 @@
 
 #include "lib/page/html_int.h"
 
-void eg__link(FILE *f, const char *name)
+void eg__page_link(FILE *f, const char *name)
 {
 	eg__html(f, "<a href=\"%s\">%s</a>", name, name);
 }
 
-void eg__nav(FILE *f, const eg__page_t *pg)
+void eg__page_nav(FILE *f, const eg__page_t *pg)
 {
 	fputs("<nav><a href=\"#summary\">Summary</a><a "
 	      "href=\"#failures\">Failures</a>",
@@ -55,7 +55,7 @@ static void eg__chart_links(FILE *f, const eg__prof_t *p, const char *gate)
 				continue;
 			fprintf(f, "%s<a href=\"#%s\">", n++ ? ", " : "",
 				c->id);
-			eg__esc(f, p->su[s].name);
+			eg__page_esc(f, p->su[s].name);
 			fputs("</a>", f);
 			break;
 		}
@@ -63,24 +63,24 @@ static void eg__chart_links(FILE *f, const eg__prof_t *p, const char *gate)
 
 static void eg__gate_row(FILE *f, const eg__prof_t *p, const eg__gres_t *r)
 {
-	const char *w = eg__gres_word(r);
+	const char *w = eg__page_gres_word(r);
 
 	fprintf(f, "<tr class=\"gate %s\" id=\"gate-", w);
 	eg__html(f, "%s-%s\" data-profile=\"%s\" data-gate=\"%s", p->name,
 		 r->g->name, p->name, r->g->name);
 	fprintf(f, "\" data-verdict=\"%s\"><td>", w);
-	eg__badge(f, w);
+	eg__page_badge(f, w);
 	eg__html(f, "</td><td><code>%s</code></td><td class=\"sentence\">%s",
 		 r->g->name, r->g->sentence);
 	fprintf(f, "</td><td>%s</td><td class=\"detail\">",
 		eg_rule_name(r->g->rule));
-	eg__esc(f, r->hard ? r->err : r->res.summary);
+	eg__page_esc(f, r->hard ? r->err : r->res.summary);
 	fputs("</td><td>", f);
 	eg__chart_links(f, p, r->g->name);
 	fputs("</td></tr>\n", f);
 }
 
-void eg__gate_tables(FILE *f, const eg__page_t *pg)
+void eg__page_gate_tables(FILE *f, const eg__page_t *pg)
 {
 	for (size_t i = 0; i < pg->n_prof; i++) {
 		const eg__prof_t *p = &pg->prof[i];
@@ -122,7 +122,7 @@ static const char *eg__shown(const char *path, char *buf, size_t len)
 	return buf;
 }
 
-void eg__repro_gate(FILE *f, const eg__repro_t *r)
+void eg__page_repro_gate(FILE *f, const eg__repro_t *r)
 {
 	char buf[PATH_MAX];
 
@@ -148,20 +148,20 @@ static void eg__diagnostics(FILE *f, const char *text)
 static void eg__gate_failure(FILE *f, const char *where, const eg__repro_t *rp,
 			     const eg__gres_t *r)
 {
-	const char *w = eg__gres_word(r);
+	const char *w = eg__page_gres_word(r);
 	char *yaml = r->hard ? NULL : eg_json_to_yaml(r->res.diag, 0);
 
 	fprintf(f, "<div class=\"failure%s\" data-kind=\"gate\" data-name=\"",
 		r->hard ? " error" : "");
 	eg__html(f, "%s\"><h4>", r->g->name);
-	eg__badge(f, w);
+	eg__page_badge(f, w);
 	eg__html(f,
 		 " gate <code>%s</code> <span class=\"meta\">of %s</span></h4>"
 		 "\n<p class=\"sentence\">%s</p>\n<p class=\"diagnosis\"><b>%s"
 		 "</b></p>\n",
 		 r->g->name, where, r->g->sentence,
 		 r->hard ? r->err : r->res.summary);
-	eg__repro_gate(f, rp);
+	eg__page_repro_gate(f, rp);
 	if (yaml)
 		eg__diagnostics(f, yaml);
 	fputs("</div>\n", f);
@@ -175,7 +175,7 @@ static void eg__case_failure(FILE *f, const eg__fail_t *x)
 		: x->error ? " error"
 			   : "");
 	eg__html(f, "%s\"><h4>", x->name);
-	eg__badge(f, x->crash ? "crash" : x->error ? "error" : "fail");
+	eg__page_badge(f, x->crash ? "crash" : x->error ? "error" : "fail");
 	eg__html(f,
 		 " <code>%s</code> <span class=\"meta\">%s</span></h4>\n"
 		 "<p class=\"diagnosis\"><b>%s</b></p>\n",
@@ -209,7 +209,7 @@ static void eg__hist_failures(FILE *f, const eg__hist_t *h)
 			eg__gate_failure(f, where, &rp, &last->gr[k]);
 }
 
-void eg__failures(FILE *f, const eg__page_t *pg)
+void eg__page_failures(FILE *f, const eg__page_t *pg)
 {
 	eg__tally_t t;
 
@@ -231,7 +231,7 @@ void eg__failures(FILE *f, const eg__page_t *pg)
 		if (pg->hist[i].n_runs && pg->hist[i].have_gf)
 			eg__hist_failures(f, &pg->hist[i]);
 	for (size_t i = 0; i < pg->n_fails; i++)
-		if (eg__fail_shown(pg, &pg->fails[i]))
+		if (eg__page_fail_shown(pg, &pg->fails[i]))
 			eg__case_failure(f, &pg->fails[i]);
 	fputs("</section>\n", f);
 }

@@ -21,8 +21,8 @@ static void eg__matrix(FILE *f, const eg__hist_t *h)
 			eg__html(f, "<td title=\"%s",
 				 g->hard ? g->err : g->res.summary);
 			fprintf(f, "\" data-run=\"%s\" data-verdict=\"%s\">",
-				h->runs[r].stamp, eg__gres_word(g));
-			eg__badge(f, eg__gres_word(g));
+				h->runs[r].stamp, eg__page_gres_word(g));
+			eg__page_badge(f, eg__page_gres_word(g));
 			fputs("</td>", f);
 		}
 		fputs("</tr>\n", f);
@@ -74,7 +74,7 @@ static void eg__changes(FILE *f, const eg__hist_t *h)
 		const char *stamp =
 		    json_string_value(json_object_get(c, "stamp"));
 		const eg__gres_t *g = eg__verdict_at(h, gate, stamp);
-		const char *w = g ? eg__gres_word(g) : "skip";
+		const char *w = g ? eg__page_gres_word(g) : "skip";
 
 		eg__html(f, "<tr class=\"change\"><td>%s", stamp);
 		fprintf(f, "</td><td><a href=\"#%s\"><code>",
@@ -85,14 +85,14 @@ static void eg__changes(FILE *f, const eg__hist_t *h)
 			"</code></td><td class=\"num\">%+.1f%%</td><td "
 			"class=\"verdict\" data-verdict=\"%s\">",
 			json_real_value(json_object_get(c, "change_pct")), w);
-		eg__badge(f, w);
+		eg__page_badge(f, w);
 		fprintf(f, "</td><td class=\"dir %s\">%s</td></tr>\n",
 			worse ? "worse" : "better", worse ? "worse" : "better");
 	}
 	fputs("</table>\n", f);
 }
 
-void eg__history(FILE *f, const eg__hist_t *h)
+void eg__page_history(FILE *f, const eg__hist_t *h)
 {
 	eg__html(f,
 		 "<section class=\"suite hist\" id=\"history-%s-%s\" "
@@ -112,6 +112,6 @@ void eg__history(FILE *f, const eg__hist_t *h)
 	eg__changes(f, h);
 	fputs("<div class=\"charts\">\n", f);
 	for (size_t i = 0; i < h->n_ch; i++)
-		eg__figure(f, &h->ch[i], h->profile);
+		eg__page_figure(f, &h->ch[i], h->profile);
 	fputs("</div>\n</section>\n", f);
 }

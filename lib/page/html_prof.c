@@ -34,8 +34,8 @@ static void eg__legend(FILE *f, const eg__chart_t *c)
 
 	fputs("<div class=\"legend\">", f);
 	for (size_t i = 0; i < c->n_s; i++) {
-		eg__entry(f, "line", eg__series_rgb(c->s[i].color),
-			  eg__series_dt(&c->s[i]), c->s[i].label);
+		eg__entry(f, "line", eg__page_series_rgb(c->s[i].color),
+			  eg__page_series_dt(&c->s[i]), c->s[i].label);
 		for (size_t j = 0; j < c->s[i].n; j++)
 			st[c->s[i].p[j].st % 3] = 1;
 	}
@@ -55,7 +55,7 @@ static void eg__legend(FILE *f, const eg__chart_t *c)
 			 : m->off < 0 ? " (below the chart)"
 				      : "");
 		eg__entry(f, m->kind == EG__MK_BAND ? "band" : "line",
-			  eg__mark_rgb(m), eg__mark_dt(m), text);
+			  eg__page_mark_rgb(m), eg__page_mark_dt(m), text);
 	}
 	if (st[EG__ST_PASS])
 		eg__entry(f, "dot", "#2ca02c", 1, "judged: pass");
@@ -64,7 +64,7 @@ static void eg__legend(FILE *f, const eg__chart_t *c)
 	fputs("</div>\n", f);
 }
 
-void eg__figure(FILE *f, const eg__chart_t *c, const char *suite)
+void eg__page_figure(FILE *f, const eg__chart_t *c, const char *suite)
 {
 	fprintf(f, "<figure class=\"chart\" id=\"%s\" data-suite=\"", c->id);
 	eg__html(f, "%s\" data-chart=\"%s\" data-gates=\"%s\">\n", suite,
@@ -97,7 +97,7 @@ static void eg__context(FILE *f, const eg__prof_t *p)
 
 		fprintf(f, "<p class=\"meta\">%s results <code>",
 			p->cur[i].recorded ? "recorded" : "measured");
-		eg__esc(f, p->cur[i].path);
+		eg__page_esc(f, p->cur[i].path);
 		fprintf(f, "</code>: %zu points", p->cur[i].n_points);
 		for (const char *const *k = keys; *k; k++) {
 			const json_t *v = json_object_get(ctx, *k);
@@ -108,7 +108,7 @@ static void eg__context(FILE *f, const eg__prof_t *p)
 			if (!v)
 				continue;
 			fprintf(f, " &middot; %s ", *k);
-			eg__esc(f, s ? s : json_string_value(v));
+			eg__page_esc(f, s ? s : json_string_value(v));
 			free(s);
 		}
 		fputs("</p>\n", f);
@@ -116,8 +116,8 @@ static void eg__context(FILE *f, const eg__prof_t *p)
 			fputs("<details class=\"meta\"><summary>notes</summary>"
 			      "<p>",
 			      f);
-			eg__esc(f, json_string_value(
-				       json_object_get(ctx, "notes")));
+			eg__page_esc(f, json_string_value(
+					    json_object_get(ctx, "notes")));
 			fputs("</p></details>\n", f);
 		}
 	}
@@ -131,11 +131,11 @@ static void eg__suite_gates(FILE *f, const eg__prof_t *p, const char *suite)
 	for (size_t i = 0; p->gr && i < p->gf.n_gates; i++) {
 		const eg__gres_t *r = &p->gr[i];
 
-		if (!eg__gate_judges(p, i, suite))
+		if (!eg__page_gate_judges(p, i, suite))
 			continue;
 		fputs(any++ ? "" : "<ul class=\"gates\">\n", f);
 		fputs("<li>", f);
-		eg__badge(f, eg__gres_word(r));
+		eg__page_badge(f, eg__page_gres_word(r));
 		eg__html(f,
 			 " <a href=\"#gate-%s-%s\"><code>%s</code></a> %s "
 			 "<span class=\"meta\">%s</span></li>\n",
@@ -159,14 +159,15 @@ static void eg__value(FILE *f, const char *attr, const char *what,
 		st == EG__ST_FAIL   ? " st-fail"
 		: st == EG__ST_PASS ? " st-pass"
 				    : "");
-	eg__esc(f, id);
+	eg__page_esc(f, id);
 	fprintf(f, "\" %s=\"", attr);
-	eg__esc(f, what);
+	eg__page_esc(f, what);
 	fprintf(f, "\" data-value=\"%.17g\">%s", v,
-		fmt ? a : eg__num(v, a, sizeof(a)));
+		fmt ? a : eg__page_num(v, a, sizeof(a)));
 	if (isfinite(lo) && isfinite(hi))
 		fprintf(f, " <span class=\"ci\">[%s, %s]</span>",
-			eg__num(lo, b, sizeof(b)), eg__num(hi, c, sizeof(c)));
+			eg__page_num(lo, b, sizeof(b)),
+			eg__page_num(hi, c, sizeof(c)));
 	fputs("</td>", f);
 }
 
@@ -175,11 +176,11 @@ static void eg__cell(FILE *f, const eg__prof_t *p, const eg_point_t *pt,
 		     const char *col)
 {
 	char metric[128], num[64], den[64];
-	const eg__cell_t *x;
+	const eg__page_cell_t *x;
 	int st;
 
 	if (sscanf(col, "%127s %63[^/]/%63s", metric, num, den) == 3) {
-		st = eg__cell_status(p, metric, num, den, pt->id, &x);
+		st = eg__page_cell_status(p, metric, num, den, pt->id, &x);
 		if (x && x->over) /* a ratio near 1: four decimals tell it
 				      from its threshold (1.1005 > 1.1) */
 			eg__value(f, "data-ratio", col, pt->id, x->v, x->lo,
@@ -194,7 +195,7 @@ static void eg__cell(FILE *f, const eg__prof_t *p, const eg_point_t *pt,
 		fputs("<td></td>", f);
 		return;
 	}
-	st = eg__cell_status(p, col, NULL, NULL, pt->id, NULL);
+	st = eg__page_cell_status(p, col, NULL, NULL, pt->id, NULL);
 	eg__value(f, "data-metric", col, pt->id, m->s.median, m->s.ci_lo,
 		  m->s.ci_hi, st, NULL);
 }
@@ -204,7 +205,7 @@ static void eg__points(FILE *f, const eg__prof_t *p, const eg__psuite_t *s)
 	eg__axes_t a;
 	char buf[64];
 
-	if (eg__axes_of(p, s->name, s->axis[0] ? s->axis : NULL, &a))
+	if (eg__page_axes_of(p, s->name, s->axis[0] ? s->axis : NULL, &a))
 		return;
 	eg__html(f,
 		 "<table class=\"points\" data-suite=\"%s\"><tr><th>point</th>"
@@ -230,8 +231,8 @@ static void eg__points(FILE *f, const eg__prof_t *p, const eg__psuite_t *s)
 					     : a.split[k - (a.x != NULL)];
 
 			fputs("<td>", f);
-			eg__esc(
-			    f, eg__axis_str(json_object_get(a.pts[i]->axes, ax),
+			eg__page_esc(f, eg__page_axis_str(
+					    json_object_get(a.pts[i]->axes, ax),
 					    buf, sizeof(buf)));
 			fputs("</td>", f);
 		}
@@ -240,7 +241,7 @@ static void eg__points(FILE *f, const eg__prof_t *p, const eg__psuite_t *s)
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
-	eg__axes_fini(&a);
+	eg__page_axes_fini(&a);
 }
 
 static void eg__suite(FILE *f, const eg__prof_t *p, const eg__psuite_t *s)
@@ -255,13 +256,13 @@ static void eg__suite(FILE *f, const eg__prof_t *p, const eg__psuite_t *s)
 	eg__suite_gates(f, p, s->name);
 	fputs("<div class=\"charts\">\n", f);
 	for (size_t i = 0; i < s->n_charts; i++)
-		eg__figure(f, &p->ch[s->first_chart + i], s->name);
+		eg__page_figure(f, &p->ch[s->first_chart + i], s->name);
 	fputs("</div>\n", f);
 	eg__points(f, p, s);
 	fputs("</section>\n", f);
 }
 
-void eg__profile(FILE *f, const eg__prof_t *p)
+void eg__page_profile(FILE *f, const eg__prof_t *p)
 {
 	eg__html(f,
 		 "<section class=\"profile\" id=\"profile-%s\" "

@@ -7,7 +7,7 @@
 
 #include "lib/page/page.h"
 
-void eg__esc(FILE *f, const char *s)
+void eg__page_esc(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
 		const char *e = *s == '&'    ? "&amp;"
@@ -31,7 +31,7 @@ void eg__html(FILE *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	for (; *fmt; fmt++) {
 		if (fmt[0] == '%' && fmt[1] == 's')
-			eg__esc(f, va_arg(ap, const char *));
+			eg__page_esc(f, va_arg(ap, const char *));
 		else if (fmt[0] == '%' && fmt[1] == '%')
 			fputc('%', f);
 		else {
@@ -43,7 +43,7 @@ void eg__html(FILE *f, const char *fmt, ...)
 	va_end(ap);
 }
 
-const char *eg__num(double v, char *buf, size_t len)
+const char *eg__page_num(double v, char *buf, size_t len)
 {
 	if (isnan(v))
 		snprintf(buf, len, "-");
@@ -54,14 +54,14 @@ const char *eg__num(double v, char *buf, size_t len)
 	return buf;
 }
 
-const char *eg__gres_word(const eg__gres_t *g)
+const char *eg__page_gres_word(const eg__gres_t *g)
 {
 	if (g->hard)
 		return "error";
 	return eg_gate_verdict_name(g->res.verdict);
 }
 
-const char *eg__unit(const char *metric)
+const char *eg__page_unit(const char *metric)
 {
 	const eg_metric_info_t *m = eg_metric_info(metric);
 

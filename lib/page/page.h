@@ -32,10 +32,10 @@ typedef struct eg__cell {
 	int st;
 	int series; /* index of the diag series it belongs to, or -1 */
 	int ref;    /* the series' reference value (trend, recovery) */
-} eg__cell_t;
+} eg__page_cell_t;
 
 typedef struct eg__cells {
-	eg__cell_t *c;
+	eg__page_cell_t *c;
 	size_t n, cap;
 } eg__cells_t;
 
@@ -44,7 +44,7 @@ typedef struct eg__cells {
  * to 4 digits). */
 int eg__gate_cells(const eg__gres_t *gr, const eg_results_t *files, size_t nf,
 		   eg__cells_t *out);
-void eg__cells_fini(eg__cells_t *c);
+void eg__page_cells_fini(eg__cells_t *c);
 
 /* ---- charts ---------------------------------------------------------- */
 
@@ -105,13 +105,13 @@ typedef struct eg__chart {
 /* One more element, zeroed, at the end of the array *arr of n elements
  * of sz bytes (chart.c): its address, or NULL (*arr unchanged) when out
  * of memory.  The caller counts it. */
-void *eg__push(void *arr, size_t n, size_t sz);
+void *eg__page_push(void *arr, size_t n, size_t sz);
 
 /* The series called label (made with color and dash when new): its
  * index, or <0.  Series move when one is added: index them anew. */
 int eg__chart_series(eg__chart_t *c, const char *label, int color, int dash);
-int eg__series_add(eg__series_t *s, double x, double y, double lo, double hi,
-		   int st);
+int eg__page_series_add(eg__series_t *s, double x, double y, double lo,
+			double hi, int st);
 eg__mark_t *eg__chart_mark(eg__chart_t *c, int kind, double a, double b);
 /* Every series in x order (the lines join the points as sorted). */
 void eg__chart_sort(eg__chart_t *c);
@@ -121,10 +121,10 @@ void eg__chart_fini(eg__chart_t *c);
 
 /* The colours and dash types charts use (gnuplot.c), for the legends
  * the page draws under them. */
-const char *eg__series_rgb(int color);
-int eg__series_dt(const eg__series_t *s);
-const char *eg__mark_rgb(const eg__mark_t *m);
-int eg__mark_dt(const eg__mark_t *m);
+const char *eg__page_series_rgb(int color);
+int eg__page_series_dt(const eg__series_t *s);
+const char *eg__page_mark_rgb(const eg__mark_t *m);
+int eg__page_mark_dt(const eg__mark_t *m);
 
 /* Draws charts with one gnuplot run, setting each svg.  Returns 1 when
  * drawn, 0 when there is no gnuplot (msg says so), <0 when gnuplot
@@ -172,11 +172,12 @@ typedef struct eg__prof {
 } eg__prof_t;
 
 /* Does gate gi judge a point of suite? */
-int eg__gate_judges(const eg__prof_t *p, size_t gi, const char *suite);
+int eg__page_gate_judges(const eg__prof_t *p, size_t gi, const char *suite);
 /* The worst status (EG__ST_*) the gates of (metric, num/den or NULL)
  * gave point id, and (cell, may be NULL) the first value judged. */
-int eg__cell_status(const eg__prof_t *p, const char *metric, const char *num,
-		    const char *den, const char *id, const eg__cell_t **cell);
+int eg__page_cell_status(const eg__prof_t *p, const char *metric,
+			 const char *num, const char *den, const char *id,
+			 const eg__page_cell_t **cell);
 /* Loads the gate file (or says why not in gerr) and evaluates every
  * gate on cur (and base); <0 only on a hard error worth stopping for
  * (a gate file that does not parse: err). */
@@ -188,7 +189,7 @@ void eg__prof_fini(eg__prof_t *p);
 const eg_point_t *eg__prof_point(const eg__prof_t *p, const char *id);
 /* The gate file of a profile: the profile's gates: key, else
  * gates/NAME.gate; <0 if none. */
-int eg__find_gates(const char *profile, char *out, size_t len);
+int eg__page_find_gates(const char *profile, char *out, size_t len);
 
 /* What a suite's points vary along (suite_axes.c). */
 #define EG__AXES_MAX 16
@@ -205,19 +206,19 @@ typedef struct eg__axes {
 	char fixed[160]; /* the one category when nothing varies */
 } eg__axes_t;
 
-int eg__axes_of(const eg__prof_t *p, const char *suite, const char *prefer,
-		eg__axes_t *a);
-void eg__axes_fini(eg__axes_t *a);
+int eg__page_axes_of(const eg__prof_t *p, const char *suite, const char *prefer,
+		     eg__axes_t *a);
+void eg__page_axes_fini(eg__axes_t *a);
 /* "first k=v ..." over the split axes */
-void eg__axes_label(const eg__axes_t *a, const eg_point_t *pt,
-		    const char *first, char *buf, size_t len);
+void eg__page_axes_label(const eg__axes_t *a, const eg_point_t *pt,
+			 const char *first, char *buf, size_t len);
 /* the point's x on chart c (a category index on a categorical axis;
  * when nothing varies, the category none); 1 when the point lacks the
  * (numeric) x axis: a dense arm that does not vary along num_comms */
-int eg__axes_x(const eg__axes_t *a, eg__chart_t *c, const eg_point_t *pt,
-	       const char *none, double *x);
+int eg__page_axes_x(const eg__axes_t *a, eg__chart_t *c, const eg_point_t *pt,
+		    const char *none, double *x);
 /* an axis value as text ("32", "decode") */
-const char *eg__axis_str(const json_t *v, char *buf, size_t len);
+const char *eg__page_axis_str(const json_t *v, char *buf, size_t len);
 
 /* ---- a run folder ------------------------------------------------------ */
 
@@ -259,7 +260,7 @@ typedef struct eg__hist {
 
 int eg__history_load(const char *dir, const char *gates, eg__hist_t **out,
 		     size_t *n, char *err, size_t len);
-int eg__history_charts(eg__hist_t *h, unsigned *next);
+int eg__page_history_charts(eg__hist_t *h, unsigned *next);
 void eg__history_free(eg__hist_t *h, size_t n);
 
 /* ---- the page ---------------------------------------------------------- */
@@ -294,7 +295,7 @@ int eg__run_judged(eg__page_t *pg, const char *dir, char ***claimed,
 		   size_t *n_claimed);
 /* The profile a results file belongs to: its context's, else its file
  * name's (bench-NAME.json, bench-NAME.wW.nN.json). */
-void eg__results_profile(const eg_results_t *r, char *out, size_t len);
+void eg__page_results_profile(const eg_results_t *r, char *out, size_t len);
 /* Appends a sentence to the page's note. */
 void eg__page_note(eg__page_t *pg, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -317,9 +318,9 @@ void eg__page_tally(const eg__page_t *pg, eg__tally_t *t);
  * (a gate could not be judged, or exit 99), "fail" (a gate or a test
  * case failed, or exit 1), "pass" (something passed), else "skip"; *word
  * as the last line of the command says it: ERROR, FAIL, PASS, SKIP. */
-const char *eg__tally_verdict(const eg__tally_t *t, const char **word);
+const char *eg__page_tally_verdict(const eg__tally_t *t, const char **word);
 /* That verdict as an exit status (0, 1, 77, 99): `epgate report`'s. */
-int eg__tally_exit(const eg__tally_t *t);
+int eg__page_tally_exit(const eg__tally_t *t);
 /* "WORD: F of G gates failed, ...; F of T test cases failed[, C
  * crashed], S skipped[; P of N points failed][ (exit N)]": the banner's
  * line and summary.md's, from one tally; a test case counts once, as
@@ -330,26 +331,26 @@ void eg__verdict_line(FILE *f, const eg__tally_t *t, const char *scope);
 void eg__verdict_text(FILE *f, const eg__tally_t *t, const char *scope);
 
 /* A failure the page lists (a gate's is shown from its verdict). */
-int eg__fail_shown(const eg__page_t *pg, const eg__fail_t *f);
+int eg__page_fail_shown(const eg__page_t *pg, const eg__fail_t *f);
 /* A PNG of the page in headless Chromium (screenshot.c). */
 int eg__screenshot(const char *html, const char *png, const eg__page_t *pg,
 		   char *err, size_t len);
 /* The page as HTML and as the short Markdown summary. */
 int eg__html_write(FILE *f, const eg__page_t *pg);
-int eg__md_write(FILE *f, const eg__page_t *pg, const char *html_name);
+int eg__page_md_write(FILE *f, const eg__page_t *pg, const char *html_name);
 
 /* ---- helpers (html_util.c) --------------------------------------------- */
 
 /* text with &, <, >, " and ' escaped */
-void eg__esc(FILE *f, const char *s);
-/* fmt as it is, but each %s the next argument escaped (eg__esc) and %%
+void eg__page_esc(FILE *f, const char *s);
+/* fmt as it is, but each %s the next argument escaped (eg__page_esc) and %%
  * a %: markup and the text in it in one call */
 void eg__html(FILE *f, const char *fmt, ...);
 /* a number as shown: 4 significant digits, integers from 1000 up */
-const char *eg__num(double v, char *buf, size_t len);
+const char *eg__page_num(double v, char *buf, size_t len);
 /* "pass", "fail", "inconclusive", "skip", "error" */
-const char *eg__gres_word(const eg__gres_t *g);
+const char *eg__page_gres_word(const eg__gres_t *g);
 /* the unit of a metric ("" when unknown) */
-const char *eg__unit(const char *metric);
+const char *eg__page_unit(const char *metric);
 
 #endif

@@ -28,7 +28,7 @@ static eg__key_t eg__gate_key(const eg_gate_t *g)
 	return (eg__key_t){g->metric, g->ratio[0], g->ratio[1]};
 }
 
-int eg__gate_judges(const eg__prof_t *p, size_t i, const char *suite)
+int eg__page_gate_judges(const eg__prof_t *p, size_t i, const char *suite)
 {
 	const eg__cells_t *c = p->cells ? &p->cells[i] : NULL;
 
@@ -97,7 +97,7 @@ static size_t eg__keys(const eg__prof_t *p, const eg__axes_t *a,
 	for (size_t i = 0; p->have_gf && p->cells && i < p->gf.n_gates; i++) {
 		const eg_gate_t *g = &p->gf.gates[i];
 
-		if (!g->metric || !eg__gate_judges(p, i, suite))
+		if (!g->metric || !eg__page_gate_judges(p, i, suite))
 			continue;
 		nf = eg__key_add(flat, nf, (eg__key_t){g->metric, NULL, NULL});
 		if (g->ratio[0])
@@ -113,8 +113,9 @@ static size_t eg__keys(const eg__prof_t *p, const eg__axes_t *a,
 	return n;
 }
 
-int eg__cell_status(const eg__prof_t *p, const char *metric, const char *num,
-		    const char *den, const char *id, const eg__cell_t **cell)
+int eg__page_cell_status(const eg__prof_t *p, const char *metric,
+			 const char *num, const char *den, const char *id,
+			 const eg__page_cell_t **cell)
 {
 	eg__key_t k = {metric, num, den};
 	int st = EG__ST_NONE;
@@ -127,7 +128,7 @@ int eg__cell_status(const eg__prof_t *p, const char *metric, const char *num,
 		if (!gk.metric || !eg__key_eq(&gk, &k))
 			continue;
 		for (size_t j = 0; j < p->cells[i].n; j++) {
-			const eg__cell_t *x = &p->cells[i].c[j];
+			const eg__page_cell_t *x = &p->cells[i].c[j];
 
 			if (strcmp(x->id, id))
 				continue;
@@ -142,7 +143,7 @@ int eg__cell_status(const eg__prof_t *p, const char *metric, const char *num,
 /* The worst status the gates of key gave point id (FAIL > PASS). */
 static int eg__status(const eg__prof_t *p, const eg__key_t *k, const char *id)
 {
-	return eg__cell_status(p, k->metric, k->num, k->den, id, NULL);
+	return eg__page_cell_status(p, k->metric, k->num, k->den, id, NULL);
 }
 
 static int eg__arm_color(const char *arm)
@@ -178,7 +179,7 @@ static int eg__ref(eg__chart_t *c, const eg__axes_t *a, const eg_point_t *pt,
 		return EG_ENOMEM;
 	k->color = eg__arm_color(pt->arm);
 	snprintf(k->label, sizeof(k->label), "%s (any %s): %s", pt->arm, a->x,
-		 eg__num(m->s.median, v, sizeof(v)));
+		 eg__page_num(m->s.median, v, sizeof(v)));
 	return EG_OK;
 }
 
@@ -198,10 +199,10 @@ static int eg__fill_metric(const eg__prof_t *p, const eg__axes_t *a,
 
 		if (!m)
 			continue;
-		eg__axes_label(a, pt, pt->arm, label, sizeof(label));
-		eg__axes_label(a, pt, "", split, sizeof(split));
+		eg__page_axes_label(a, pt, pt->arm, label, sizeof(label));
+		eg__page_axes_label(a, pt, "", split, sizeof(split));
 		dash = 1 + eg__dash(dashes, split);
-		s = eg__axes_x(a, c, pt, pt->arm, &x);
+		s = eg__page_axes_x(a, c, pt, pt->arm, &x);
 		if (s == 1) { /* not along the axis: a line across */
 			rc = eg__ref(c, a, pt, m);
 			continue;
@@ -209,8 +210,8 @@ static int eg__fill_metric(const eg__prof_t *p, const eg__axes_t *a,
 		if (s < 0 ||
 		    (s = eg__chart_series(c, label, eg__arm_color(pt->arm),
 					  dash)) < 0 ||
-		    eg__series_add(&c->s[s], x, m->s.median, m->s.ci_lo,
-				   m->s.ci_hi, eg__status(p, k, pt->id)))
+		    eg__page_series_add(&c->s[s], x, m->s.median, m->s.ci_lo,
+					m->s.ci_hi, eg__status(p, k, pt->id)))
 			rc = EG_ENOMEM;
 	}
 	json_decref(dashes);
@@ -229,7 +230,7 @@ static int eg__fill_ratio(const eg__prof_t *p, const eg__axes_t *a,
 		if (!gk.metric || !eg__key_eq(&gk, k))
 			continue;
 		for (size_t j = 0; j < p->cells[i].n; j++) {
-			const eg__cell_t *x = &p->cells[i].c[j];
+			const eg__page_cell_t *x = &p->cells[i].c[j];
 			const eg_point_t *pt = eg__prof_point(p, x->id);
 			char label[160];
 			double xv;
@@ -239,15 +240,16 @@ static int eg__fill_ratio(const eg__prof_t *p, const eg__axes_t *a,
 			    json_object_get(seen, x->id))
 				continue;
 			json_object_set_new(seen, x->id, json_true());
-			eg__axes_label(a, pt, "", label, sizeof(label));
+			eg__page_axes_label(a, pt, "", label, sizeof(label));
 			if (!label[0])
 				snprintf(label, sizeof(label), "%s/%s", k->num,
 					 k->den);
-			if (eg__axes_x(a, c, pt, label, &xv) != 0 ||
+			if (eg__page_axes_x(a, c, pt, label, &xv) != 0 ||
 			    (s = eg__chart_series(c, label, 2 + (int)c->n_s,
 						  1)) < 0 ||
-			    eg__series_add(&c->s[s], xv, x->v, x->lo, x->hi,
-					   eg__status(p, k, x->id))) {
+			    eg__page_series_add(&c->s[s], xv, x->v, x->lo,
+						x->hi,
+						eg__status(p, k, x->id))) {
 				json_decref(seen);
 				return EG_ENOMEM;
 			}
@@ -270,7 +272,7 @@ static int eg__targets(const eg__prof_t *p, const eg__axes_t *a, size_t gi,
 	char v[32], fb[32];
 
 	for (size_t i = 0; i + 1 < cl->n; i++) {
-		const eg__cell_t *r = &cl->c[i], *e = &cl->c[i + 1];
+		const eg__page_cell_t *r = &cl->c[i], *e = &cl->c[i + 1];
 		const eg_point_t *pr = eg__prof_point(p, r->id);
 		const eg_point_t *pe = eg__prof_point(p, e->id);
 		eg__mark_t *m;
@@ -278,8 +280,8 @@ static int eg__targets(const eg__prof_t *p, const eg__axes_t *a, size_t gi,
 
 		if (!r->ref || e->series != r->series || !pr || !pe ||
 		    strcmp(pr->suite, a->pts[0]->suite) ||
-		    eg__axes_x(a, c, pr, pr->arm, &x0) ||
-		    eg__axes_x(a, c, pe, pe->arm, &x1))
+		    eg__page_axes_x(a, c, pr, pr->arm, &x0) ||
+		    eg__page_axes_x(a, c, pe, pe->arm, &x1))
 			continue;
 		m = eg__chart_mark(c,
 				   up ? EG__MK_TARGET_MIN : EG__MK_TARGET_MAX,
@@ -292,9 +294,9 @@ static int eg__targets(const eg__prof_t *p, const eg__axes_t *a, size_t gi,
 		m->fail = e->st == EG__ST_FAIL;
 		snprintf(m->label, sizeof(m->label), "%s: %s %s\u00d7 %s = %s",
 			 g->name, up ? "\u2265" : "\u2264",
-			 eg__num(f, fb, sizeof(fb)),
+			 eg__page_num(f, fb, sizeof(fb)),
 			 g->rule == EG_RULE_RECOVERY ? "low" : "first",
-			 eg__num(r->v * f, v, sizeof(v)));
+			 eg__page_num(r->v * f, v, sizeof(v)));
 	}
 	return EG_OK;
 }
@@ -314,14 +316,15 @@ static int eg__gate_marks(const eg__prof_t *p, const eg__axes_t *a, size_t gi,
 		m = eg__chart_mark(c, EG__MK_BAND, g->band[0], g->band[1]);
 		if (m)
 			snprintf(m->label, sizeof(m->label), "%s: [%s, %s]",
-				 g->name, eg__num(g->band[0], lo, sizeof(lo)),
-				 eg__num(g->band[1], hi, sizeof(hi)));
+				 g->name,
+				 eg__page_num(g->band[0], lo, sizeof(lo)),
+				 eg__page_num(g->band[1], hi, sizeof(hi)));
 		break;
 	case EG_RULE_BOUND:
 		if (!isnan(g->min) &&
 		    (m = eg__chart_mark(c, EG__MK_MIN, g->min, NAN)))
 			snprintf(m->label, sizeof(m->label), "%s: \u2265 %s",
-				 g->name, eg__num(g->min, lo, sizeof(lo)));
+				 g->name, eg__page_num(g->min, lo, sizeof(lo)));
 		if (m) {
 			m->color = color;
 			m->fail = fail;
@@ -329,7 +332,7 @@ static int eg__gate_marks(const eg__prof_t *p, const eg__axes_t *a, size_t gi,
 		if (!isnan(g->max) &&
 		    (m = eg__chart_mark(c, EG__MK_MAX, g->max, NAN)))
 			snprintf(m->label, sizeof(m->label), "%s: \u2264 %s",
-				 g->name, eg__num(g->max, hi, sizeof(hi)));
+				 g->name, eg__page_num(g->max, hi, sizeof(hi)));
 		break;
 	case EG_RULE_TREND:
 	case EG_RULE_RECOVERY:
@@ -378,7 +381,7 @@ static int eg__covary_tics(const eg__axes_t *a, eg__chart_t *c)
 			n += (size_t)snprintf(
 			    label + n, sizeof(label) - n, "\n%s=%s",
 			    a->covary[k],
-			    eg__axis_str(
+			    eg__page_axis_str(
 				json_object_get(a->pts[i]->axes, a->covary[k]),
 				v, sizeof(v)));
 		if (eg__chart_tic(c, json_number_value(x), label))
@@ -397,9 +400,9 @@ static int eg__chart(eg__prof_t *p, const eg__axes_t *a, const char *suite,
 	if (k->num)
 		snprintf(c->ylabel, sizeof(c->ylabel), "%s %s/%s", k->metric,
 			 k->num, k->den);
-	else if (*eg__unit(k->metric))
+	else if (*eg__page_unit(k->metric))
 		snprintf(c->ylabel, sizeof(c->ylabel), "%s (%s)", k->metric,
-			 eg__unit(k->metric));
+			 eg__page_unit(k->metric));
 	else
 		snprintf(c->ylabel, sizeof(c->ylabel), "%s", k->metric);
 	snprintf(c->xlabel, sizeof(c->xlabel), "%s", a->xlabel);
@@ -418,7 +421,7 @@ static int eg__chart(eg__prof_t *p, const eg__axes_t *a, const char *suite,
 		eg__key_t gk = eg__gate_key(&p->gf.gates[i]);
 
 		if (!gk.metric || !eg__key_eq(&gk, k) ||
-		    !eg__gate_judges(p, i, suite))
+		    !eg__page_gate_judges(p, i, suite))
 			continue;
 		rc = eg__gate_marks(p, a, i, c, color++);
 		n +=
@@ -454,7 +457,7 @@ static int eg__columns(eg__psuite_t *s, const eg__key_t *keys, size_t n)
 static const char *eg__gate_axis(const eg__prof_t *p, const char *suite)
 {
 	for (size_t i = 0; p->have_gf && p->cells && i < p->gf.n_gates; i++)
-		if (p->gf.gates[i].axis && eg__gate_judges(p, i, suite))
+		if (p->gf.gates[i].axis && eg__page_gate_judges(p, i, suite))
 			return p->gf.gates[i].axis;
 	return NULL;
 }
@@ -464,7 +467,7 @@ static int eg__suite(eg__prof_t *p, eg__psuite_t *s, unsigned *next)
 	eg__key_t keys[EG__KEYS_MAX];
 	eg__axes_t a;
 	size_t n;
-	int rc = eg__axes_of(p, s->name, eg__gate_axis(p, s->name), &a);
+	int rc = eg__page_axes_of(p, s->name, eg__gate_axis(p, s->name), &a);
 
 	if (rc)
 		return rc;
@@ -472,7 +475,7 @@ static int eg__suite(eg__prof_t *p, eg__psuite_t *s, unsigned *next)
 	n = eg__keys(p, &a, s->name, keys);
 	s->first_chart = p->n_ch;
 	for (size_t i = 0; !rc && i < n; i++) {
-		eg__chart_t *ch = eg__push(&p->ch, p->n_ch, sizeof(*ch));
+		eg__chart_t *ch = eg__page_push(&p->ch, p->n_ch, sizeof(*ch));
 
 		if (!ch) {
 			rc = EG_ENOMEM;
@@ -485,7 +488,7 @@ static int eg__suite(eg__prof_t *p, eg__psuite_t *s, unsigned *next)
 	}
 	if (!rc)
 		rc = eg__columns(s, keys, n);
-	eg__axes_fini(&a);
+	eg__page_axes_fini(&a);
 	return rc;
 }
 
@@ -504,7 +507,7 @@ int eg__prof_charts(eg__prof_t *p, unsigned *next)
 				;
 			if (k < p->n_su)
 				continue;
-			if (!(su = eg__push(&p->su, p->n_su, sizeof(*su))))
+			if (!(su = eg__page_push(&p->su, p->n_su, sizeof(*su))))
 				return EG_ENOMEM;
 			snprintf(su->name, sizeof(su->name), "%s", name);
 			p->n_su++;

@@ -11,7 +11,7 @@
 #include "lib/page/page.h"
 #include "lib/base/data_path.h"
 
-int eg__find_gates(const char *profile, char *out, size_t len)
+int eg__page_find_gates(const char *profile, char *out, size_t len)
 {
 	char path[4096], err[EG_PROFILE_ERR_MAX], rel[512];
 	eg_profile_t p;
@@ -73,8 +73,8 @@ int eg__prof_judge(eg__prof_t *p, char *err, size_t len)
 			    p->n_base};
 	char gerr[EG_GATE_ERR_MAX];
 
-	if (!p->gates_path[0] &&
-	    eg__find_gates(p->name, p->gates_path, sizeof(p->gates_path))) {
+	if (!p->gates_path[0] && eg__page_find_gates(p->name, p->gates_path,
+						     sizeof(p->gates_path))) {
 		snprintf(p->gerr, sizeof(p->gerr),
 			 "no gate file for profile %s (gates/%s.gate, or the "
 			 "profile's gates:)",
@@ -101,7 +101,7 @@ void eg__prof_fini(eg__prof_t *p)
 		if (!p->gr[i].hard && p->gr[i].g)
 			eg_gate_result_fini(&p->gr[i].res);
 	for (size_t i = 0; p->cells && i < p->gf.n_gates; i++)
-		eg__cells_fini(&p->cells[i]);
+		eg__page_cells_fini(&p->cells[i]);
 	for (size_t i = 0; i < p->n_su; i++) {
 		for (size_t k = 0; k < p->su[i].n_cols; k++)
 			free(p->su[i].cols[k]);

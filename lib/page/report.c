@@ -24,7 +24,7 @@ void eg__page_note(eg__page_t *pg, const char *fmt, ...)
 	va_end(ap);
 }
 
-int eg__fail_shown(const eg__page_t *pg, const eg__fail_t *f)
+int eg__page_fail_shown(const eg__page_t *pg, const eg__fail_t *f)
 {
 	/* a gate's failure is shown from the in-process verdict */
 	for (size_t i = 0; i < pg->n_prof; i++)
@@ -88,13 +88,13 @@ static int eg__campaign(eg__page_t *pg, const eg_report_opts_t *o, char *err,
 static void eg__gates_of_run(const eg__page_t *pg, eg__prof_t *p)
 {
 	if (!pg->run_dir[0] ||
-	    !eg__find_gates(p->name, p->gates_path, sizeof(p->gates_path)))
+	    !eg__page_find_gates(p->name, p->gates_path, sizeof(p->gates_path)))
 		return;
 	p->gates_path[0] = '\0';
 	for (size_t i = 0; i < pg->n_js; i++)
 		if (!strncmp(pg->js[i].name, "gates.", 6) &&
-		    !eg__find_gates(pg->js[i].name + 6, p->gates_path,
-				    sizeof(p->gates_path)))
+		    !eg__page_find_gates(pg->js[i].name + 6, p->gates_path,
+					 sizeof(p->gates_path)))
 			return;
 	p->gates_path[0] = '\0';
 }
@@ -153,7 +153,7 @@ static int eg__judge_and_draw(eg__page_t *pg, const eg_report_opts_t *o,
 			rc = eg__prof_charts(p, &next);
 	}
 	for (size_t i = 0; !rc && i < pg->n_hist; i++)
-		rc = eg__history_charts(&pg->hist[i], &next);
+		rc = eg__page_history_charts(&pg->hist[i], &next);
 	if (rc)
 		return rc;
 	all = calloc(next + 1, sizeof(*all));
@@ -208,7 +208,7 @@ static int eg__fill_md(FILE *f, void *arg)
 {
 	const eg__md_arg_t *a = arg;
 
-	return eg__md_write(f, a->pg, a->html);
+	return eg__page_md_write(f, a->pg, a->html);
 }
 
 /* The page, its Markdown summary and its screenshot, as asked. */
@@ -305,7 +305,7 @@ static int eg__report(const eg_report_opts_t *o, int say, int *verdict)
 			 : o->run_dir ? md
 				      : NULL);
 	eg__page_tally(&pg, &t);
-	*verdict = eg__tally_exit(&t);
+	*verdict = eg__page_tally_exit(&t);
 	if (rc == EG_EXIT_PASS && say)
 		eg__last_line(&pg, *verdict);
 	eg__page_fini(&pg);

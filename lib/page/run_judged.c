@@ -121,7 +121,7 @@ static int eg__record(eg__page_t *pg, const char *dir, const char *name,
 				   json_is_true(json_object_get(j, "history")),
 				   &base, &nb, err, sizeof(err));
 	if (rc >= 0 && nc)
-		p = eg__push(&pg->prof, pg->n_prof, sizeof(*p));
+		p = eg__page_push(&pg->prof, pg->n_prof, sizeof(*p));
 	if (rc >= 0 && nc && !p)
 		rc = EG_ENOMEM;
 	else if (rc != EG_ENOMEM && (rc < 0 || !nc))
@@ -136,7 +136,7 @@ static int eg__record(eg__page_t *pg, const char *dir, const char *name,
 		return rc == EG_ENOMEM ? rc : EG_OK;
 	}
 	pg->n_prof++;
-	eg__results_profile(&cur[0], p->name, sizeof(p->name));
+	eg__page_results_profile(&cur[0], p->name, sizeof(p->name));
 	eg__path(dir, json_object_get(j, "gates"), p->gates_path,
 		 sizeof(p->gates_path));
 	snprintf(p->judged, sizeof(p->judged), "%s", name);

@@ -71,7 +71,7 @@ static char *eg__repro(const char *body)
 static int eg__fail_add(eg__page_t *pg, const char *suite, xmlNodePtr tc,
 			xmlNodePtr el)
 {
-	eg__fail_t *f = eg__push(&pg->fails, pg->n_fails, sizeof(*f));
+	eg__fail_t *f = eg__page_push(&pg->fails, pg->n_fails, sizeof(*f));
 	xmlChar *body;
 
 	if (!f)
@@ -140,7 +140,7 @@ static int eg__junit(eg__page_t *pg, const char *dir, const char *file)
 	char path[4400];
 	xmlDocPtr doc;
 	xmlNodePtr root;
-	eg__jsuite_t *s = eg__push(&pg->js, pg->n_js, sizeof(*s));
+	eg__jsuite_t *s = eg__page_push(&pg->js, pg->n_js, sizeof(*s));
 	int rc = EG_OK;
 
 	if (!s)
@@ -216,7 +216,7 @@ static int eg__list(const char *dir, const char *prefix, const char *suffix,
 	return eg_file_names(dir, eg__keep, fix, eg__cmp, out, n);
 }
 
-void eg__results_profile(const eg_results_t *r, char *out, size_t len)
+void eg__page_results_profile(const eg_results_t *r, char *out, size_t len)
 {
 	const char *p =
 	    json_string_value(json_object_get(r->context, "profile"));
@@ -245,11 +245,11 @@ int eg__page_add_results(eg__page_t *pg, eg_results_t *r, const char *profile)
 	if (profile)
 		snprintf(name, sizeof(name), "%s", profile);
 	else
-		eg__results_profile(r, name, sizeof(name));
+		eg__page_results_profile(r, name, sizeof(name));
 	for (i = 0; i < pg->n_prof && strcmp(pg->prof[i].name, name); i++)
 		;
 	if (i == pg->n_prof) {
-		if (!(p = eg__push(&pg->prof, pg->n_prof, sizeof(*p))))
+		if (!(p = eg__page_push(&pg->prof, pg->n_prof, sizeof(*p))))
 			return EG_ENOMEM;
 		snprintf(p->name, sizeof(p->name), "%s", name);
 		pg->n_prof++;

@@ -175,7 +175,7 @@ static void eg__fixed_label(eg__axes_t *a)
 			continue;
 		n += (size_t)snprintf(a->fixed + n, sizeof(a->fixed) - n,
 				      "%s%s=%s", n ? " " : "", *k,
-				      eg__axis_str(v, buf, sizeof(buf)));
+				      eg__page_axis_str(v, buf, sizeof(buf)));
 		if (n >= sizeof(a->fixed))
 			break;
 	}
@@ -203,8 +203,8 @@ static void eg__xlabel(eg__axes_t *a)
 			sizeof(a->xlabel) - strlen(a->xlabel) - 1);
 }
 
-int eg__axes_of(const eg__prof_t *p, const char *suite, const char *prefer,
-		eg__axes_t *a)
+int eg__page_axes_of(const eg__prof_t *p, const char *suite, const char *prefer,
+		     eg__axes_t *a)
 {
 	const char *var[EG__AXES_MAX];
 	size_t nv;
@@ -245,13 +245,13 @@ int eg__axes_of(const eg__prof_t *p, const char *suite, const char *prefer,
 	return EG_OK;
 }
 
-void eg__axes_fini(eg__axes_t *a)
+void eg__page_axes_fini(eg__axes_t *a)
 {
 	free(a->pts);
 	memset(a, 0, sizeof(*a));
 }
 
-const char *eg__axis_str(const json_t *v, char *buf, size_t len)
+const char *eg__page_axis_str(const json_t *v, char *buf, size_t len)
 {
 	if (json_is_string(v))
 		return json_string_value(v);
@@ -262,8 +262,8 @@ const char *eg__axis_str(const json_t *v, char *buf, size_t len)
 	return buf;
 }
 
-void eg__axes_label(const eg__axes_t *a, const eg_point_t *pt,
-		    const char *first, char *buf, size_t len)
+void eg__page_axes_label(const eg__axes_t *a, const eg_point_t *pt,
+			 const char *first, char *buf, size_t len)
 {
 	size_t n = (size_t)snprintf(buf, len, "%s", first ? first : "");
 
@@ -272,13 +272,13 @@ void eg__axes_label(const eg__axes_t *a, const eg_point_t *pt,
 
 		n += (size_t)snprintf(
 		    buf + n, len - n, "%s%s=%s", n ? " " : "", a->split[i],
-		    eg__axis_str(json_object_get(pt->axes, a->split[i]), v,
-				 sizeof(v)));
+		    eg__page_axis_str(json_object_get(pt->axes, a->split[i]), v,
+				      sizeof(v)));
 	}
 }
 
-int eg__axes_x(const eg__axes_t *a, eg__chart_t *c, const eg_point_t *pt,
-	       const char *none, double *x)
+int eg__page_axes_x(const eg__axes_t *a, eg__chart_t *c, const eg_point_t *pt,
+		    const char *none, double *x)
 {
 	char buf[64];
 	const json_t *v = a->x ? json_object_get(pt->axes, a->x) : NULL;
@@ -290,7 +290,8 @@ int eg__axes_x(const eg__axes_t *a, eg__chart_t *c, const eg_point_t *pt,
 		*x = json_number_value(v);
 		return EG_OK;
 	}
-	k = eg__chart_cat(c, a->x ? eg__axis_str(v, buf, sizeof(buf)) : none);
+	k = eg__chart_cat(c,
+			  a->x ? eg__page_axis_str(v, buf, sizeof(buf)) : none);
 	if (k < 0)
 		return k;
 	*x = k;

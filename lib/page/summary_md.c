@@ -48,7 +48,7 @@ static void eg__md_gates(FILE *f, const eg__prof_t *p)
 	      f);
 	for (size_t i = 0; i < p->gf.n_gates; i++) {
 		const eg__gres_t *r = &p->gr[i];
-		const char *w = eg__gres_word(r);
+		const char *w = eg__page_gres_word(r);
 
 		fprintf(f, "| %s %s | `%s` | ", eg__mark(w), w, r->g->name);
 		eg__cell(f, r->g->sentence);
@@ -81,14 +81,14 @@ static void eg__md_fails(FILE *f, const eg__page_t *pg)
 	unsigned n = 0, shown = 0;
 
 	for (size_t i = 0; i < pg->n_fails; i++)
-		n += (unsigned)eg__fail_shown(pg, &pg->fails[i]);
+		n += (unsigned)eg__page_fail_shown(pg, &pg->fails[i]);
 	if (!n)
 		return;
 	fprintf(f, "\n### Failed cases (%u)\n\n", n);
 	for (size_t i = 0; i < pg->n_fails && shown < EG__MD_FAILS; i++) {
 		const eg__fail_t *x = &pg->fails[i];
 
-		if (!eg__fail_shown(pg, x))
+		if (!eg__page_fail_shown(pg, x))
 			continue;
 		shown++;
 		fprintf(f, "- `%s` %s: ", x->name, x->cls);
@@ -101,13 +101,13 @@ static void eg__md_fails(FILE *f, const eg__page_t *pg)
 		fprintf(f, "- ... %u more in the report\n", n - shown);
 }
 
-int eg__md_write(FILE *f, const eg__page_t *pg, const char *html_name)
+int eg__page_md_write(FILE *f, const eg__page_t *pg, const char *html_name)
 {
 	eg__tally_t t;
 	const char *v;
 
 	eg__page_tally(pg, &t);
-	eg__tally_verdict(&t, &v);
+	eg__page_tally_verdict(&t, &v);
 	fprintf(f, "## epgate: %s\n\n", v);
 	eg__verdict_line(f, &t, "");
 	fprintf(f, ". Charts, every failure and its repro: [%s](%s)", html_name,

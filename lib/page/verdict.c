@@ -107,7 +107,7 @@ void eg__page_tally(const eg__page_t *pg, eg__tally_t *t)
 
 /* The page's counts as an exit status, then the worse of it and the
  * run's own (a skip counting as nothing, as epgate run combines). */
-int eg__tally_exit(const eg__tally_t *t)
+int eg__page_tally_exit(const eg__tally_t *t)
 {
 	int rc = t->errors			      ? EG_EXIT_HARD
 		 : t->fail || t->failed || t->crashed ? EG_EXIT_FAIL
@@ -125,9 +125,9 @@ int eg__tally_exit(const eg__tally_t *t)
 	return t->exit == EG_EXIT_SKIP ? rc : EG_EXIT_HARD;
 }
 
-const char *eg__tally_verdict(const eg__tally_t *t, const char **word)
+const char *eg__page_tally_verdict(const eg__tally_t *t, const char **word)
 {
-	switch (eg__tally_exit(t)) {
+	switch (eg__page_tally_exit(t)) {
 	case EG_EXIT_PASS:
 		*word = "PASS";
 		return "pass";
@@ -177,7 +177,7 @@ void eg__verdict_text(FILE *f, const eg__tally_t *t, const char *scope)
 {
 	const char *word;
 
-	eg__tally_verdict(t, &word);
+	eg__page_tally_verdict(t, &word);
 	fprintf(f, "%s: ", word);
 	eg__tally_say(f, t, scope);
 	if (t->points_failed)

@@ -23,12 +23,12 @@ static int eg__num(json_t *o, const char *key, const char *p, double *out,
 	*out = NAN;
 	if (!v)
 		return 0;
-	eg__fmt(q, sizeof(q), "%s.%s", p, key);
+	eg__results_fmt(q, sizeof(q), "%s.%s", p, key);
 	if (!json_is_number(v))
-		return eg__rbad(e, q, "expected a number");
+		return eg__results_rbad(e, q, "expected a number");
 	*out = json_number_value(v);
 	if (!isfinite(*out))
-		return eg__rbad(e, q, "not a finite number");
+		return eg__results_rbad(e, q, "not a finite number");
 	return 0;
 }
 
@@ -38,21 +38,22 @@ static int eg__samples(json_t *a, const char *p, eg_metric_t *m, eg__rerr_t *e)
 	size_t i;
 	json_t *v;
 
-	eg__fmt(q, sizeof(q), "%s.samples", p);
+	eg__results_fmt(q, sizeof(q), "%s.samples", p);
 	if (!json_is_array(a) || !json_array_size(a))
-		return eg__rbad(e, q, "expected a non-empty array of numbers");
+		return eg__results_rbad(
+		    e, q, "expected a non-empty array of numbers");
 	m->n_samples = json_array_size(a);
 	m->samples = malloc(m->n_samples * sizeof(*m->samples));
 	if (!m->samples)
 		return EG_ENOMEM;
 	json_array_foreach(a, i, v)
 	{
-		eg__fmt(q, sizeof(q), "%s.samples[%zu]", p, i);
+		eg__results_fmt(q, sizeof(q), "%s.samples[%zu]", p, i);
 		if (!json_is_number(v))
-			return eg__rbad(e, q, "expected a number");
+			return eg__results_rbad(e, q, "expected a number");
 		m->samples[i] = json_number_value(v);
 		if (!isfinite(m->samples[i]))
-			return eg__rbad(e, q, "not a finite number");
+			return eg__results_rbad(e, q, "not a finite number");
 	}
 	return 0;
 }
@@ -65,11 +66,12 @@ static int eg__launch_counts(json_t *a, const char *p, eg_metric_t *m,
 	size_t i, sum = 0;
 	json_t *v;
 
-	eg__fmt(q, sizeof(q), "%s.launches", p);
+	eg__results_fmt(q, sizeof(q), "%s.launches", p);
 	if (!m->samples)
-		return eg__rbad(e, q, "launch counts without samples");
+		return eg__results_rbad(e, q, "launch counts without samples");
 	if (!json_is_array(a) || !json_array_size(a))
-		return eg__rbad(e, q, "expected a non-empty array of counts");
+		return eg__results_rbad(e, q,
+					"expected a non-empty array of counts");
 	m->n_launches = json_array_size(a);
 	m->launch_n = calloc(m->n_launches, sizeof(*m->launch_n));
 	if (!m->launch_n)
@@ -79,17 +81,18 @@ static int eg__launch_counts(json_t *a, const char *p, eg_metric_t *m,
 		json_int_t c = json_is_integer(v) ? json_integer_value(v) : -1;
 
 		if (c < 0 || c > 0x7fffffff) {
-			eg__fmt(q, sizeof(q), "%s.launches[%zu]", p, i);
-			return eg__rbad(e, q, "expected an integer >= 0");
+			eg__results_fmt(q, sizeof(q), "%s.launches[%zu]", p, i);
+			return eg__results_rbad(e, q,
+						"expected an integer >= 0");
 		}
 		m->launch_n[i] = (uint32_t)c;
 		sum += (size_t)c;
 	}
 	if (sum != m->n_samples)
-		return eg__rbad(e, q,
-				"they add up to %zu, but there are %zu "
-				"samples",
-				sum, m->n_samples);
+		return eg__results_rbad(e, q,
+					"they add up to %zu, but there are %zu "
+					"samples",
+					sum, m->n_samples);
 	return 0;
 }
 
@@ -109,15 +112,17 @@ static int eg__known_range(const eg_metric_t *m, const char *p, eg__rerr_t *e)
 		return 0;
 	for (int i = 0; i < 5; i++)
 		if (v[i] < 0) {
-			eg__fmt(q, sizeof(q), "%s.%s", p, k[i]);
-			return eg__rbad(e, q, "%g: %s (%s) cannot be negative",
-					v[i], m->name, mi->unit);
+			eg__results_fmt(q, sizeof(q), "%s.%s", p, k[i]);
+			return eg__results_rbad(
+			    e, q, "%g: %s (%s) cannot be negative", v[i],
+			    m->name, mi->unit);
 		}
 	for (size_t i = 0; i < m->n_samples; i++)
 		if (m->samples[i] < 0) {
-			eg__fmt(q, sizeof(q), "%s.samples[%zu]", p, i);
-			return eg__rbad(e, q, "%g: %s (%s) cannot be negative",
-					m->samples[i], m->name, mi->unit);
+			eg__results_fmt(q, sizeof(q), "%s.samples[%zu]", p, i);
+			return eg__results_rbad(
+			    e, q, "%g: %s (%s) cannot be negative",
+			    m->samples[i], m->name, mi->unit);
 		}
 	return 0;
 }
@@ -136,27 +141,28 @@ static int eg__summary(json_t *o, const char *p, eg_summary_t *s, eg__rerr_t *e)
 	    (rc = eg__num(o, "ci_lo", p, &s->ci_lo, e)) ||
 	    (rc = eg__num(o, "ci_hi", p, &s->ci_hi, e)))
 		return rc;
-	eg__fmt(q, sizeof(q), "%s.median", p);
+	eg__results_fmt(q, sizeof(q), "%s.median", p);
 	if (isnan(s->median))
-		return eg__rbad(e, q, "missing (a number is required)");
-	eg__fmt(q, sizeof(q), "%s.n", p);
+		return eg__results_rbad(e, q, "missing (a number is required)");
+	eg__results_fmt(q, sizeof(q), "%s.n", p);
 	n = json_object_get(o, "n");
 	if (!n)
-		return eg__rbad(e, q, "missing (an integer >= 1 is required)");
+		return eg__results_rbad(
+		    e, q, "missing (an integer >= 1 is required)");
 	if (!json_is_integer(n) || json_integer_value(n) < 1)
-		return eg__rbad(e, q, "expected an integer >= 1");
+		return eg__results_rbad(e, q, "expected an integer >= 1");
 	s->n = (size_t)json_integer_value(n);
 	if (isnan(s->ci_lo) != isnan(s->ci_hi))
-		return eg__rbad(e, p, "ci_lo and ci_hi come together");
-	eg__fmt(q, sizeof(q), "%s.ci_hi", p);
+		return eg__results_rbad(e, p, "ci_lo and ci_hi come together");
+	eg__results_fmt(q, sizeof(q), "%s.ci_hi", p);
 	if (s->ci_lo > s->ci_hi)
-		return eg__rbad(e, q, "below ci_lo");
-	eg__fmt(q, sizeof(q), "%s.p90", p);
+		return eg__results_rbad(e, q, "below ci_lo");
+	eg__results_fmt(q, sizeof(q), "%s.p90", p);
 	if (s->p10 > s->p90)
-		return eg__rbad(e, q, "below p10");
-	eg__fmt(q, sizeof(q), "%s.cv", p);
+		return eg__results_rbad(e, q, "below p10");
+	eg__results_fmt(q, sizeof(q), "%s.cv", p);
 	if (s->cv < 0)
-		return eg__rbad(e, q, "negative");
+		return eg__results_rbad(e, q, "negative");
 	return 0;
 }
 
@@ -190,19 +196,19 @@ static int eg__fill(json_t *o, const char *p, const char *id, eg_metric_t *m,
 
 	if (isnan(med))
 		return EG_ENOMEM;
-	eg__fmt(q, sizeof(q), "%s.median", p);
+	eg__results_fmt(q, sizeof(q), "%s.median", p);
 	if (fabs(med - s->median) > tol)
-		return eg__rbad(e, q,
-				"%.17g, but the median of the samples is %.17g",
-				s->median, med);
+		return eg__results_rbad(
+		    e, q, "%.17g, but the median of the samples is %.17g",
+		    s->median, med);
 	if ((rc = eg__num(o, "cv_within", p, &m->cv_within, e)) ||
 	    (rc = eg__num(o, "cv_between", p, &m->cv_between, e)))
 		return rc;
-	eg__fmt(q, sizeof(q), "%s.cv_within", p);
+	eg__results_fmt(q, sizeof(q), "%s.cv_within", p);
 	if (m->cv_within < 0 || m->cv_between < 0)
-		return eg__rbad(e, q, "negative spread");
+		return eg__results_rbad(e, q, "negative spread");
 	if (!m->launch_n && (!isnan(m->cv_within) || !isnan(m->cv_between)))
-		return eg__rbad(e, q, "spread without launch counts");
+		return eg__results_rbad(e, q, "spread without launch counts");
 	if (m->launch_n && isnan(m->cv_within) && isnan(m->cv_between) &&
 	    (rc = eg_stats_launch_spread(&x, &cw, &cb)) == 0) {
 		m->cv_within = cw;
@@ -238,8 +244,8 @@ int eg__metric(json_t *o, const char *p, const char *id, eg_metric_t *m,
 
 	m->cv_within = m->cv_between = NAN;
 	if (!json_is_object(o))
-		return eg__rbad(e, p, "expected an object");
-	if ((rc = eg__keys_allowed(o, allowed, p, e)) ||
+		return eg__results_rbad(e, p, "expected an object");
+	if ((rc = eg__results_keys_allowed(o, allowed, p, e)) ||
 	    (rc = eg__summary(o, p, &m->s, e)))
 		return rc;
 	if ((a = json_object_get(o, "samples")) &&
@@ -251,16 +257,16 @@ int eg__metric(json_t *o, const char *p, const char *id, eg_metric_t *m,
 	    (rc = eg__launch_counts(a, p, m, e)))
 		return rc;
 	if (!m->samples) {
-		eg__fmt(q, sizeof(q), "%s.cv_within", p);
+		eg__results_fmt(q, sizeof(q), "%s.cv_within", p);
 		if (json_object_get(o, "cv_within") ||
 		    json_object_get(o, "cv_between"))
-			return eg__rbad(e, q, "spread without samples");
+			return eg__results_rbad(e, q, "spread without samples");
 		return 0;
 	}
-	eg__fmt(q, sizeof(q), "%s.n", p);
+	eg__results_fmt(q, sizeof(q), "%s.n", p);
 	if (m->s.n != m->n_samples)
-		return eg__rbad(e, q, "%zu, but there are %zu samples", m->s.n,
-				m->n_samples);
+		return eg__results_rbad(e, q, "%zu, but there are %zu samples",
+					m->s.n, m->n_samples);
 	return eg__fill(o, p, id, m, e);
 }
 
@@ -271,9 +277,9 @@ static int eg__passes(json_t *a, const char *q, eg_point_t *pt, eg__rerr_t *e)
 	json_t *v;
 
 	if (!json_is_array(a) || !json_array_size(a))
-		return eg__rbad(e, q,
-				"expected a non-empty array of launch "
-				"numbers");
+		return eg__results_rbad(e, q,
+					"expected a non-empty array of launch "
+					"numbers");
 	pt->n_passes = json_array_size(a);
 	if (!(pt->passes = calloc(pt->n_passes, sizeof(*pt->passes))))
 		return EG_ENOMEM;
@@ -282,46 +288,49 @@ static int eg__passes(json_t *a, const char *q, eg_point_t *pt, eg__rerr_t *e)
 		json_int_t c = json_is_integer(v) ? json_integer_value(v) : -1;
 
 		if (c < 0 || c > 0x7fffffff)
-			return eg__rbad(e, q, "[%zu]: expected an integer >= 0",
-					i);
+			return eg__results_rbad(
+			    e, q, "[%zu]: expected an integer >= 0", i);
 		pt->passes[i] = (uint32_t)c;
 		if (i && pt->passes[i] <= pt->passes[i - 1])
-			return eg__rbad(e, q,
-					"[%zu]: %u after %u (launch numbers "
-					"increase)",
-					i, pt->passes[i], pt->passes[i - 1]);
+			return eg__results_rbad(
+			    e, q,
+			    "[%zu]: %u after %u (launch numbers "
+			    "increase)",
+			    i, pt->passes[i], pt->passes[i - 1]);
 	}
 	return 0;
 }
 
-int eg__point_launches(json_t *o, const char *jpath, eg_point_t *pt,
-		       eg__rerr_t *e)
+int eg__results_point_launches(json_t *o, const char *jpath, eg_point_t *pt,
+			       eg__rerr_t *e)
 {
 	json_t *a = json_object_get(o, "passes"), *r;
 	char q[320];
 	int rc;
 
-	eg__fmt(q, sizeof(q), "%s.passes", jpath);
+	eg__results_fmt(q, sizeof(q), "%s.passes", jpath);
 	if (a && (rc = eg__passes(a, q, pt, e)))
 		return rc;
 	for (size_t i = 0; a && i < pt->n_metrics; i++) {
 		const eg_metric_t *m = &pt->metrics[i];
 
 		if (m->launch_n && m->n_launches != pt->n_passes)
-			return eg__rbad(e, q,
-					"%zu launch(es), but metric %s has %zu "
-					"launch count(s)",
-					pt->n_passes, m->name, m->n_launches);
+			return eg__results_rbad(
+			    e, q,
+			    "%zu launch(es), but metric %s has %zu "
+			    "launch count(s)",
+			    pt->n_passes, m->name, m->n_launches);
 	}
-	eg__fmt(q, sizeof(q), "%s.remeasured", jpath);
+	eg__results_fmt(q, sizeof(q), "%s.remeasured", jpath);
 	if (!(r = json_object_get(o, "remeasured")))
 		return 0;
 	if (!json_is_integer(r) || json_integer_value(r) < 0 ||
 	    (size_t)json_integer_value(r) > pt->n_passes)
-		return eg__rbad(e, q,
-				"expected an integer from 0 to the number of "
-				"launches (%zu)",
-				pt->n_passes);
+		return eg__results_rbad(
+		    e, q,
+		    "expected an integer from 0 to the number of "
+		    "launches (%zu)",
+		    pt->n_passes);
 	pt->remeasured = (unsigned)json_integer_value(r);
 	return 0;
 }

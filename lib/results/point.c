@@ -166,11 +166,12 @@ int eg_point_to_json(const eg_point_t *p, json_t **out, const char *name,
 	if (*out)
 		return 0;
 	if (rc == EG_EINVAL)
-		eg__rbad(&e, jpath,
-			 "incomplete point (id, suite, arm, a finite median "
-			 "and n are required)");
+		eg__results_rbad(
+		    &e, jpath,
+		    "incomplete point (id, suite, arm, a finite median "
+		    "and n are required)");
 	else if (rc == EG_ERANGE)
-		eg__rbad(&e, jpath, "a sample is not a finite number");
+		eg__results_rbad(&e, jpath, "a sample is not a finite number");
 	else
 		snprintf(err, errlen, "%s: %s: %s", name, jpath,
 			 eg_strerror(rc));
@@ -182,7 +183,7 @@ int eg_point_from_json(json_t *o, eg_point_t *p, const char *name,
 {
 	eg__rerr_t e = {name, err, errlen};
 
-	return eg__point_from_json(o, jpath, p, &e);
+	return eg__results_point_from_json(o, jpath, p, &e);
 }
 
 int eg_point_line(const eg_point_t *p, char **line, const char *name, char *err,

@@ -75,7 +75,7 @@ int eg_arm_known(const char *name)
 	return eg__in_list(eg_known_arms, name);
 }
 
-void eg__fmt(char *buf, size_t len, const char *fmt, ...)
+void eg__results_fmt(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -84,7 +84,7 @@ void eg__fmt(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-int eg__rbad(eg__rerr_t *e, const char *jpath, const char *fmt, ...)
+int eg__results_rbad(eg__rerr_t *e, const char *jpath, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -120,8 +120,8 @@ int eg_results_name_ok(const char *s)
 	return 1;
 }
 
-int eg__keys_allowed(json_t *o, const char *const *allowed, const char *jpath,
-		     eg__rerr_t *e)
+int eg__results_keys_allowed(json_t *o, const char *const *allowed,
+			     const char *jpath, eg__rerr_t *e)
 {
 	const char *k;
 	json_t *v;
@@ -131,9 +131,9 @@ int eg__keys_allowed(json_t *o, const char *const *allowed, const char *jpath,
 		if (!eg__in_list(allowed, k)) {
 			char p[256];
 
-			eg__fmt(p, sizeof(p), "%s%s%s", jpath,
-				*jpath ? "." : "", k);
-			return eg__rbad(e, p, "unknown key");
+			eg__results_fmt(p, sizeof(p), "%s%s%s", jpath,
+					*jpath ? "." : "", k);
+			return eg__results_rbad(e, p, "unknown key");
 		}
 	}
 	return 0;
@@ -146,17 +146,18 @@ static int eg__str(json_t *o, const char *key, int required, const char *jpath,
 	json_t *v = json_object_get(o, key);
 	char p[256];
 
-	eg__fmt(p, sizeof(p), "%s%s%s", jpath, *jpath ? "." : "", key);
+	eg__results_fmt(p, sizeof(p), "%s%s%s", jpath, *jpath ? "." : "", key);
 	*out = NULL;
 	if (!v) {
 		if (required)
-			return eg__rbad(e, p, "missing (a string is required)");
+			return eg__results_rbad(
+			    e, p, "missing (a string is required)");
 		return 0;
 	}
 	if (!json_is_string(v))
-		return eg__rbad(e, p, "expected a string");
+		return eg__results_rbad(e, p, "expected a string");
 	if (!*json_string_value(v))
-		return eg__rbad(e, p, "empty string");
+		return eg__results_rbad(e, p, "empty string");
 	*out = json_string_value(v);
 	return 0;
 }
@@ -167,14 +168,14 @@ static int eg__str_array(json_t *a, const char *p, eg__rerr_t *e)
 	json_t *v;
 
 	if (!json_is_array(a))
-		return eg__rbad(e, p, "expected an array of strings");
+		return eg__results_rbad(e, p, "expected an array of strings");
 	json_array_foreach(a, i, v)
 	{
 		if (!json_is_string(v)) {
 			char q[256];
 
-			eg__fmt(q, sizeof(q), "%s[%zu]", p, i);
-			return eg__rbad(e, q, "expected a string");
+			eg__results_fmt(q, sizeof(q), "%s[%zu]", p, i);
+			return eg__results_rbad(e, q, "expected a string");
 		}
 	}
 	return 0;
@@ -187,14 +188,14 @@ static int eg__str_object(json_t *o, const char *p, eg__rerr_t *e)
 	json_t *v;
 
 	if (!json_is_object(o))
-		return eg__rbad(e, p, "expected an object of strings");
+		return eg__results_rbad(e, p, "expected an object of strings");
 	json_object_foreach(o, k, v)
 	{
 		if (!json_is_string(v)) {
 			char q[256];
 
-			eg__fmt(q, sizeof(q), "%s.%s", p, k);
-			return eg__rbad(e, q, "expected a string");
+			eg__results_fmt(q, sizeof(q), "%s.%s", p, k);
+			return eg__results_rbad(e, q, "expected a string");
 		}
 	}
 	return 0;
@@ -208,20 +209,22 @@ static int eg__plan(json_t *o, eg__rerr_t *e)
 	json_t *v;
 
 	if (!json_is_object(o))
-		return eg__rbad(e, "context.plan", "expected an object");
+		return eg__results_rbad(e, "context.plan",
+					"expected an object");
 	json_object_foreach(o, k, v)
 	{
 		if (!json_is_number(v) && !json_is_string(v)) {
 			char q[256];
 
-			eg__fmt(q, sizeof(q), "context.plan.%s", k);
-			return eg__rbad(e, q, "expected a number or a word");
+			eg__results_fmt(q, sizeof(q), "context.plan.%s", k);
+			return eg__results_rbad(e, q,
+						"expected a number or a word");
 		}
 	}
 	return 0;
 }
 
-int eg__context_check(json_t *o, eg__rerr_t *e)
+int eg__results_context_check(json_t *o, eg__rerr_t *e)
 {
 	static const char *const strs[] = {
 	    "node_list",    "driver",	"cuda",	     "nccl",
@@ -240,8 +243,8 @@ int eg__context_check(json_t *o, eg__rerr_t *e)
 	int rc;
 
 	if (!json_is_object(o))
-		return eg__rbad(e, "context", "expected an object");
-	rc = eg__keys_allowed(o, allowed, "context", e);
+		return eg__results_rbad(e, "context", "expected an object");
+	rc = eg__results_keys_allowed(o, allowed, "context", e);
 	if (rc)
 		return rc;
 	for (const char *const *k = strs; *k; k++) {
@@ -265,8 +268,8 @@ int eg__context_check(json_t *o, eg__rerr_t *e)
 		return rc;
 	if ((v = json_object_get(o, "revision")) &&
 	    (!json_is_integer(v) || json_integer_value(v) < 1))
-		return eg__rbad(e, "context.revision",
-				"expected an integer >= 1");
+		return eg__results_rbad(e, "context.revision",
+					"expected an integer >= 1");
 	return 0;
 }
 
@@ -277,14 +280,16 @@ static int eg__axes(json_t *o, const char *p, eg__rerr_t *e)
 	char q[320];
 
 	if (!json_is_object(o))
-		return eg__rbad(e, p, "expected an object");
+		return eg__results_rbad(e, p, "expected an object");
 	json_object_foreach(o, k, v)
 	{
-		eg__fmt(q, sizeof(q), "%s.%s", p, k);
+		eg__results_fmt(q, sizeof(q), "%s.%s", p, k);
 		if (!eg_results_name_ok(k))
-			return eg__rbad(e, q, "axis names are [a-z][a-z0-9_]*");
+			return eg__results_rbad(
+			    e, q, "axis names are [a-z][a-z0-9_]*");
 		if (!json_is_number(v) && !json_is_string(v))
-			return eg__rbad(e, q, "expected a number or a string");
+			return eg__results_rbad(
+			    e, q, "expected a number or a string");
 	}
 	return 0;
 }
@@ -294,8 +299,8 @@ static char *eg__dup(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
-			eg__rerr_t *e)
+int eg__results_point_from_json(json_t *o, const char *jpath, eg_point_t *p,
+				eg__rerr_t *e)
 {
 	static const char *const allowed[] = {
 	    "id",	"suite",  "arm",	"axes", "metrics",
@@ -308,28 +313,30 @@ int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
 
 	memset(p, 0, sizeof(*p));
 	if (!json_is_object(o))
-		return eg__rbad(e, jpath, "expected an object");
-	if ((rc = eg__keys_allowed(o, allowed, jpath, e)) ||
+		return eg__results_rbad(e, jpath, "expected an object");
+	if ((rc = eg__results_keys_allowed(o, allowed, jpath, e)) ||
 	    (rc = eg__str(o, "id", 1, jpath, &id, e)) ||
 	    (rc = eg__str(o, "suite", 1, jpath, &suite, e)) ||
 	    (rc = eg__str(o, "arm", 1, jpath, &arm, e)))
 		return rc;
-	eg__fmt(q, sizeof(q), "%s.axes", jpath);
+	eg__results_fmt(q, sizeof(q), "%s.axes", jpath);
 	axes = json_object_get(o, "axes");
 	if (!axes)
-		return eg__rbad(e, q, "missing (an object is required)");
+		return eg__results_rbad(e, q,
+					"missing (an object is required)");
 	if ((rc = eg__axes(axes, q, e)))
 		return rc;
-	eg__fmt(q, sizeof(q), "%s.evidence", jpath);
+	eg__results_fmt(q, sizeof(q), "%s.evidence", jpath);
 	ev = json_object_get(o, "evidence");
 	if (ev && (rc = eg__str_object(ev, q, e)))
 		return rc;
-	eg__fmt(q, sizeof(q), "%s.metrics", jpath);
+	eg__results_fmt(q, sizeof(q), "%s.metrics", jpath);
 	ms = json_object_get(o, "metrics");
 	if (!ms)
-		return eg__rbad(e, q, "missing (an object is required)");
+		return eg__results_rbad(e, q,
+					"missing (an object is required)");
 	if (!json_is_object(ms) || !json_object_size(ms))
-		return eg__rbad(e, q, "expected a non-empty object");
+		return eg__results_rbad(e, q, "expected a non-empty object");
 	p->id = eg__dup(id);
 	p->suite = eg__dup(suite);
 	p->arm = eg__dup(arm);
@@ -345,9 +352,10 @@ int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
 		eg_metric_t *m = &p->metrics[i++];
 
 		p->n_metrics = i;
-		eg__fmt(q, sizeof(q), "%s.metrics.%s", jpath, k);
+		eg__results_fmt(q, sizeof(q), "%s.metrics.%s", jpath, k);
 		if (!eg_results_name_ok(k)) {
-			rc = eg__rbad(e, q, "metric names are [a-z][a-z0-9_]*");
+			rc = eg__results_rbad(
+			    e, q, "metric names are [a-z][a-z0-9_]*");
 			goto fail;
 		}
 		if (!(m->name = strdup(k))) {
@@ -357,7 +365,7 @@ int eg__point_from_json(json_t *o, const char *jpath, eg_point_t *p,
 		if ((rc = eg__metric(v, q, id, m, e)))
 			goto fail;
 	}
-	if ((rc = eg__point_launches(o, jpath, p, e)))
+	if ((rc = eg__results_point_launches(o, jpath, p, e)))
 		goto fail;
 	return 0;
 fail:
@@ -391,19 +399,21 @@ static int eg__schema(json_t *root, eg__rerr_t *e)
 	const char *s;
 
 	if (!v)
-		return eg__rbad(e, "schema",
-				"missing: not an epgate results file");
+		return eg__results_rbad(e, "schema",
+					"missing: not an epgate results file");
 	if (!json_is_string(v))
-		return eg__rbad(e, "schema", "expected a string");
+		return eg__results_rbad(e, "schema", "expected a string");
 	s = json_string_value(v);
 	if (!strcmp(s, EG_RESULTS_SCHEMA))
 		return 0;
 	if (!strncmp(s, "epgate/results/", 15))
-		return eg__rbad(e, "schema",
-				"unsupported version \"%s\" (this epgate "
-				"reads %s)",
-				s, EG_RESULTS_SCHEMA);
-	return eg__rbad(e, "schema", "\"%s\" is not %s", s, EG_RESULTS_SCHEMA);
+		return eg__results_rbad(
+		    e, "schema",
+		    "unsupported version \"%s\" (this epgate "
+		    "reads %s)",
+		    s, EG_RESULTS_SCHEMA);
+	return eg__results_rbad(e, "schema", "\"%s\" is not %s", s,
+				EG_RESULTS_SCHEMA);
 }
 
 /* Validates a parsed document into r (zeroed first). */
@@ -416,27 +426,29 @@ static int eg__results_from_json(eg_results_t *r, json_t *root, eg__rerr_t *e)
 	int rc;
 
 	if (!json_is_object(root))
-		return eg__rbad(e, "(top level)", "expected an object");
+		return eg__results_rbad(e, "(top level)", "expected an object");
 	if ((rc = eg__schema(root, e)) ||
-	    (rc = eg__keys_allowed(root, allowed, "", e)))
+	    (rc = eg__results_keys_allowed(root, allowed, "", e)))
 		return rc;
 	v = json_object_get(root, "recorded");
 	if (!v)
-		return eg__rbad(e, "recorded", "missing (true or false)");
+		return eg__results_rbad(e, "recorded",
+					"missing (true or false)");
 	if (!json_is_boolean(v))
-		return eg__rbad(e, "recorded", "expected true or false");
+		return eg__results_rbad(e, "recorded",
+					"expected true or false");
 	r->recorded = json_is_true(v);
 	v = json_object_get(root, "context");
 	if (!v)
-		return eg__rbad(e, "context", "missing (an object)");
-	if ((rc = eg__context_check(v, e)))
+		return eg__results_rbad(e, "context", "missing (an object)");
+	if ((rc = eg__results_context_check(v, e)))
 		return rc;
 	r->context = json_incref(v);
 	pts = json_object_get(root, "points");
 	if (!pts)
-		return eg__rbad(e, "points", "missing (an array)");
+		return eg__results_rbad(e, "points", "missing (an array)");
 	if (!json_is_array(pts))
-		return eg__rbad(e, "points", "expected an array");
+		return eg__results_rbad(e, "points", "expected an array");
 	r->points = calloc(json_array_size(pts) + 1, sizeof(*r->points));
 	ids = json_object();
 	if (!r->points || !ids) {
@@ -448,13 +460,13 @@ static int eg__results_from_json(eg_results_t *r, json_t *root, eg__rerr_t *e)
 		char q[64];
 		eg_point_t *p = &r->points[i];
 
-		eg__fmt(q, sizeof(q), "points[%zu]", i);
-		if ((rc = eg__point_from_json(v, q, p, e)))
+		eg__results_fmt(q, sizeof(q), "points[%zu]", i);
+		if ((rc = eg__results_point_from_json(v, q, p, e)))
 			goto out;
 		r->n_points = i + 1;
 		if (json_object_get(ids, p->id)) {
-			eg__fmt(q, sizeof(q), "points[%zu].id", i);
-			rc = eg__rbad(
+			eg__results_fmt(q, sizeof(q), "points[%zu].id", i);
+			rc = eg__results_rbad(
 			    e, q,
 			    "\"%s\" repeats points[%" JSON_INTEGER_FORMAT "]",
 			    p->id,

@@ -112,7 +112,7 @@ int eg_results_create(eg_results_writer_t **out, const char *path, int recorded,
 					json_string(now)))
 			goto fail;
 	}
-	if ((rc = eg__context_check(w->context, &e)))
+	if ((rc = eg__results_context_check(w->context, &e)))
 		goto fail;
 	if ((rc = eg__flush(w, err, errlen)))
 		goto fail;
@@ -140,12 +140,12 @@ int eg_results_append(eg_results_writer_t *w, const eg_point_t *p, char *err,
 	if ((rc = eg_point_to_json(p, &o, w->path, q, err, errlen)))
 		return rc;
 	/* what the reader would reject is never written */
-	rc = eg__point_from_json(o, q, &chk, &e);
+	rc = eg__results_point_from_json(o, q, &chk, &e);
 	if (!rc) {
 		eg_point_fini(&chk);
 		if (json_object_get(w->ids, p->id))
-			rc =
-			    eg__rbad(&e, q, "id \"%s\" already written", p->id);
+			rc = eg__results_rbad(
+			    &e, q, "id \"%s\" already written", p->id);
 	}
 	if (!rc &&
 	    (json_array_append(w->points, o) ||
@@ -181,7 +181,7 @@ int eg_results_put(eg_results_writer_t *w, const eg_point_t *p, char *err,
 	snprintf(q, sizeof(q), "points[%zu]", idx);
 	if ((rc = eg_point_to_json(p, &o, w->path, q, err, errlen)))
 		return rc;
-	rc = eg__point_from_json(o, q, &chk, &e);
+	rc = eg__results_point_from_json(o, q, &chk, &e);
 	if (rc) {
 		json_decref(o);
 		return rc;

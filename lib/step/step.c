@@ -13,6 +13,7 @@
 #include "epgate/mem.h"
 #include "epgate/reference.h"
 #include "epgate/step.h"
+#include "epgate/sized.h"
 #include "lib/step/where.h"
 
 struct eg_step {
@@ -199,8 +200,7 @@ static int eg__alloc_again(eg_step_t *st, size_t cmax)
 
 	if (!(st->ops->flags & EG_ENGINE_FIXED_ORDER))
 		return EG_OK;
-	if (sp->size < offsetof(eg_space_ops_t, copy) + sizeof(sp->copy) ||
-	    !sp->copy)
+	if (!EG_HAS(sp, eg_space_ops_t, copy) || !sp->copy)
 		return EG_ENOSYS;
 	st->again = calloc(st->n, sizeof(*st->again));
 	st->h_first = malloc(cmax + 1);
@@ -319,9 +319,7 @@ int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 	st->ctx.size = sizeof(st->ctx);
 	st->sp = o->space;
 	st->say = o->say;
-	st->count_wire =
-	    o->size >= offsetof(eg_step_opts_t, count_wire) + sizeof(int) &&
-	    o->count_wire;
+	st->count_wire = EG_HAS(o, eg_step_opts_t, count_wire) && o->count_wire;
 	st->first = o->ctx.first_rank;
 	st->n = o->ctx.n_ranks;
 	st->iter0 = o->w->iter;
@@ -766,8 +764,7 @@ static uint64_t eg__sent(const eg_step_t *st)
 
 	if (!st->count_wire || !x)
 		return 0;
-	if (x->size >= offsetof(eg_xport_ops_t, sent) + sizeof(x->sent) &&
-	    x->sent)
+	if (EG_HAS(x, eg_xport_ops_t, sent) && x->sent)
 		return x->sent(st->ctx.xport_state, &b) < 0 ? 0 : b;
 	if (!x->stats)
 		return 0;
@@ -829,8 +826,7 @@ int eg_step_phases(eg_step_t *st, eg_engine_phase_t *p, size_t max)
 {
 	const eg_engine_ops_t *o = st->ops;
 
-	if (o->size < offsetof(eg_engine_ops_t, phases) + sizeof(o->phases) ||
-	    !o->phases || !st->engine)
+	if (!EG_HAS(o, eg_engine_ops_t, phases) || !o->phases || !st->engine)
 		return 0;
 	return o->phases(st->engine, p, max);
 }

@@ -161,7 +161,7 @@ static size_t eg__by_jobs(const char *engine, const eg_workload_list_t *wl)
 	size_t n = 0;
 
 	for (size_t i = 0; i < wl->n; i++)
-		n += (size_t)eg__l1_by_job(ops, &wl->items[i]);
+		n += (size_t)eg__suite_l1_by_job(ops, &wl->items[i]);
 	return n;
 }
 

@@ -15,13 +15,13 @@
 #include "lib/suite/job_crash.h"
 #include "lib/suite/l1_int.h"
 
-int eg__l1_by_job(const eg_engine_ops_t *ops, const eg_workload_t *w)
+int eg__suite_l1_by_job(const eg_engine_ops_t *ops, const eg_workload_t *w)
 {
 	return ops && (ops->flags & EG_ENGINE_MULTI_PROCESS) &&
 	       (ops->flags & EG_ENGINE_WORLD1) && w->world > 1;
 }
 
-void eg__l1_ini_section(FILE *f, const eg_workload_t *w)
+void eg__suite_l1_ini_section(FILE *f, const eg_workload_t *w)
 {
 	char args[4096], *p;
 
@@ -56,7 +56,7 @@ static unsigned eg__ini(const char *path, const eg_workload_list_t *wl,
 	fprintf(f, "# epgate check: the cases of world %u left to run\n", W);
 	for (size_t i = 0; i < wl->n; i++)
 		if (wl->items[i].world == W && !done[i]) {
-			eg__l1_ini_section(f, &wl->items[i]);
+			eg__suite_l1_ini_section(f, &wl->items[i]);
 			n++;
 		}
 	return fclose(f) == 0 ? n : 0;
@@ -330,8 +330,8 @@ static void eg__world(const eg_l1_sink_t *s, const eg_workload_list_t *wl,
 			eg_now() - t0);
 }
 
-void eg__l1_jobs(const eg_l1_sink_t *s, const eg_engine_ops_t *ops,
-		 const eg_workload_list_t *wl)
+void eg__suite_l1_jobs(const eg_l1_sink_t *s, const eg_engine_ops_t *ops,
+		       const eg_workload_list_t *wl)
 {
 	unsigned char *done = calloc(wl->n + 1, 1);
 	const char *t = getenv("EPGATE_TIMEOUT");
@@ -340,7 +340,7 @@ void eg__l1_jobs(const eg_l1_sink_t *s, const eg_engine_ops_t *ops,
 	if (!done)
 		return;
 	for (size_t i = 0; i < wl->n; i++)
-		done[i] = !eg__l1_by_job(ops, &wl->items[i]);
+		done[i] = !eg__suite_l1_by_job(ops, &wl->items[i]);
 	/* one world after another, in the order they first appear */
 	for (size_t i = 0; i < wl->n; i++)
 		if (!done[i])

@@ -279,7 +279,7 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 	eg_suite_junit_evidence(L.junit, L.ops->name); /* what ran, where */
 	L.t0 = L.t_said = eg_now();
 	for (size_t i = 0; i < wl->n; i++) {
-		if (eg__l1_by_job(L.ops, &wl->items[i]))
+		if (eg__suite_l1_by_job(L.ops, &wl->items[i]))
 			continue; /* below, as jobs of ranks */
 		eg__l1_one(&L, &wl->items[i]);
 		eg__l1_progress(&L);
@@ -291,7 +291,7 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 			     .tot = tot,
 			     .said = &L.said,
 			     .hard = &L.hard};
-	eg__l1_jobs(&sink, L.ops, wl);
+	eg__suite_l1_jobs(&sink, L.ops, wl);
 	eg_say_more_failures(o->out, L.said, tot);
 	eg_tap_close(L.tap);
 	eg_junit_close(L.junit);

@@ -27,18 +27,18 @@ void eg__l1_repro(const char *engine, const eg_workload_t *w, uint32_t iter,
 /* Workload w as an INI section, from its check arguments ("epgate check
  * --name=N --world=2 ..."): every key the workload has (lib/suite/
  * check_jobs.c; the L2 orchestration's job files too). */
-void eg__l1_ini_section(FILE *f, const eg_workload_t *w);
+void eg__suite_l1_ini_section(FILE *f, const eg_workload_t *w);
 
 /* 1 when check runs workload w of engine ops as a job of ranks: a
  * one-rank-per-process engine (EG_ENGINE_WORLD1) beyond world 1. */
-int eg__l1_by_job(const eg_engine_ops_t *ops, const eg_workload_t *w);
+int eg__suite_l1_by_job(const eg_engine_ops_t *ops, const eg_workload_t *w);
 
-/* Every workload of wl that eg__l1_by_job takes, one job per world size
+/* Every workload of wl that eg__suite_l1_by_job takes, one job per world size
  * (o->workdir keeps each job's workloads file, results and log): each
  * case one TAP point and one JUnit case; a job that ends early (a rank
  * crashed, hung, exited) gives the case it was in a verdict of its own
  * (CRASH, FAIL) and is launched again for the cases after it. */
-void eg__l1_jobs(const eg_l1_sink_t *s, const eg_engine_ops_t *ops,
-		 const eg_workload_list_t *wl);
+void eg__suite_l1_jobs(const eg_l1_sink_t *s, const eg_engine_ops_t *ops,
+		       const eg_workload_list_t *wl);
 
 #endif

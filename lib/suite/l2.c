@@ -486,7 +486,7 @@ static unsigned eg__rest_file(const char *path, const eg_workload_list_t *wl,
 		W);
 	for (size_t i = 0; i < wl->n; i++)
 		if (wl->items[i].world == W && !done[i]) {
-			eg__l1_ini_section(f, &wl->items[i]);
+			eg__suite_l1_ini_section(f, &wl->items[i]);
 			n++;
 		}
 	return fclose(f) == 0 ? n : 0;
@@ -623,7 +623,7 @@ static int eg__plugin_matrix(const eg_l2_opts_t *o, char *file, size_t len)
 		"battery (%s)\n",
 		EG_PLUGIN_BATTERY_L2);
 	for (size_t i = 0; i < all.n; i++)
-		eg__l1_ini_section(f, &all.items[i]);
+		eg__suite_l1_ini_section(f, &all.items[i]);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "epgate check --l2: cannot write %s\n", file);
 		rc = EG_EIO;

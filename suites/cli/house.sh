@@ -4,7 +4,8 @@
 # only tests, no binary is tracked, no product function is over 100
 # lines; lib/'s folders stand on floors and every arrow between folders
 # (read off the build's objects) goes down one; no folder holds over a
-# tenth of the product; no folder includes another's *_int.h; every path
+# tenth of the product; no folder includes another's *_int.h; every
+# non-static eg__ name carries its module; every path
 # README.md and docs/ name exists (suites/cli/commands.sh checks that
 # `epgate help` lists every command). Each check is also fed a planted
 # violation, so none of them can pass vacuously.
@@ -240,4 +241,34 @@ printf 'const char *s = getenv("EPGATE_NOT_LISTED"), *t = getenv("EPGATE_TIMEOUT
 if [ "$(undocumented "$EG_TMP/env.c")" = EPGATE_NOT_LISTED ]; then
 	eg_ok "planted: a read of an unlisted EPGATE_NOT_LISTED is reported"
 else eg_not_ok "planted: an unlisted variable"; fi
+# An internal name that is not static carries its module (like libuv's
+# uv__tcp_bind): eg__FOLDER_ or eg__WORD_, WORD its file's first word
+# (lib/page/chart.c: eg__chart_*), so a reader knows where it lives.
+unowned() { # "SYMBOL OBJECT" lines: the ones that carry no module
+	awk '{ n = split($2, p, "/"); folder = p[n - 1]; stem = p[n]
+		sub(/\.o$/, "", stem); split(stem, w, "_")
+		if (index($1, "eg__" folder "_") != 1 && index($1, "eg__" w[1] "_") != 1 &&
+		    $1 != "eg__" w[1]) print $1 " (" $2 ")" }'
+}
+(cd "${EG_BUILDDIR:-.}" && nm -A -g --defined-only $(find lib src kernels -name '*.o') |
+	awk '$NF ~ /^eg__/ { sub(/:.*/, "", $1); print $NF, $1 }') >"$EG_TMP/internal"
+bad=$(unowned <"$EG_TMP/internal")
+if [ -s "$EG_TMP/internal" ] && [ -z "$bad" ]; then
+	eg_ok "every one of $(wc -l <"$EG_TMP/internal") non-static eg__ names carries its module"
+else eg_not_ok "non-static eg__ names without their module: $(echo $bad)"; fi
+printf 'eg__num lib/page/html_util.o\neg__page_num lib/page/html_util.o\neg__chart_tic lib/page/chart.o\n' >"$EG_TMP/names"
+if [ "$(unowned <"$EG_TMP/names")" = "eg__num (lib/page/html_util.o)" ]; then
+	eg_ok "planted: eg__num in lib/page/html_util.o is reported"
+else eg_not_ok "planted: a name without its module"; fi
+# The size-versioned checks are one macro, EG_HAS (include/epgate/sized.h;
+# EG_PLUGIN_HAS on the plugin side), never a hand-written offsetof test;
+# the loader's EG_PLUG_HAS reads the table size it copied at load (psize).
+by_hand() { grep -n 'size *[<>]=* *offsetof' "$@" /dev/null | grep -v 'include/epgate/sized.h\|include/epgate/plugin.h\|(pl)->psize'; }
+bad=$(by_hand $(git ls-files 'src/*.[ch]' 'lib/*.[ch]' 'plugins/*.[ch]' 'include/*.h'))
+if [ -z "$bad" ]; then eg_ok "every size-versioned check is EG_HAS or EG_PLUGIN_HAS"; else
+	eg_not_ok "size checks by hand: $bad"; fi
+printf '\tif (ops->size < offsetof(eg_engine_ops_t, error) + sizeof(ops->error))\n' >"$EG_TMP/hand.c"
+if by_hand "$EG_TMP/hand.c" | grep -q offsetof; then
+	eg_ok "planted: a size check by hand is reported"
+else eg_not_ok "planted: a size check by hand"; fi
 eg_done
