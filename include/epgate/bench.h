@@ -23,6 +23,11 @@ typedef struct eg_bench_setup {
 	uint32_t num_comms;    /* K endpoints / communicators */
 	double timeout_s;      /* deadline per blocking step */
 	int device;	       /* CUDA device ordinal (nccl), -1 = local rank */
+	/* nccl: the path ("auto", "nvlink", "xnode") and the virtual nodes'
+	 * mode ("hostid", "nop2p") a command was given; NULL: the
+	 * environment's (EPGATE_NCCL_PATH, EPGATE_NCCL_XNODE: a profile's
+	 * env block), else the defaults */
+	const char *nccl_path, *nccl_xnode;
 } eg_bench_setup_t;
 
 /* Times of one step on this rank, seconds. */

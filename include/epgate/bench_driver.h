@@ -206,6 +206,7 @@ typedef struct eg_bench_ctx {
 	const char *provider; /* fabric provider, NULL = auto */
 	double timeout_s;
 	int device; /* CUDA device for nccl, -1 = local rank */
+	const char *nccl_path, *nccl_xnode; /* eg_bench_setup_t's */
 } eg_bench_ctx_t;
 
 /* Measures one point on every rank (collective; every rank passes the

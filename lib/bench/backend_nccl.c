@@ -6,7 +6,8 @@
  * end synchronized, so each interval is the whole call, host gaps
  * included). NCCL counts no operations: the engines count the sends,
  * receives and collectives they issue per communicator. The path and the
- * xnode mode come from EPGATE_NCCL_PATH and EPGATE_NCCL_XNODE; the
+ * xnode mode come from the setup (bench engine's --path, --xnode-mode),
+ * else EPGATE_NCCL_PATH and EPGATE_NCCL_XNODE (a profile's env); the
  * evidence is the path NCCL's log shows. Built with CUDA and NCCL only
  * (Makefile.am). */
 #ifdef HAVE_CONFIG_H
@@ -22,6 +23,7 @@
 #include "epgate/error.h"
 #include "epgate/evidence.h"
 #include "epgate/nccl.h"
+#include "epgate/sized.h"
 #include "lib/bench/backend_engine.h"
 
 static int eg__nb_open(const eg_world_t *world, eg_boot_t *boot,
@@ -33,16 +35,21 @@ static int eg__nb_open(const eg_world_t *world, eg_boot_t *boot,
 			    .timeout_s = s->timeout_s,
 			    .device = s->device,
 			    .xnode_mode = getenv("EPGATE_NCCL_XNODE")};
+	const char *path = getenv("EPGATE_NCCL_PATH");
 	eg_nccl_t *n = NULL;
 	int rc;
 
 	*x = &eg_xport_nccl;
 	*xs = NULL;
 	*stream = NULL;
-	if (eg_nccl_path_parse(getenv("EPGATE_NCCL_PATH"), &o.path) < 0) {
+	/* a command's options, else the environment (a profile's env) */
+	if (EG_HAS(s, eg_bench_setup_t, nccl_xnode) && s->nccl_xnode)
+		o.xnode_mode = s->nccl_xnode;
+	if (EG_HAS(s, eg_bench_setup_t, nccl_path) && s->nccl_path)
+		path = s->nccl_path;
+	if (eg_nccl_path_parse(path, &o.path) < 0) {
 		snprintf(err, errlen,
-			 "nccl: EPGATE_NCCL_PATH: want auto, "
-			 "nvlink or xnode");
+			 "nccl: path \"%s\": want auto, nvlink or xnode", path);
 		return EG_EINVAL;
 	}
 	if ((rc = eg_nccl_open(&n, world, boot, &o, err, errlen)) < 0)

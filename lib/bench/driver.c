@@ -373,7 +373,9 @@ static int eg__arms_open(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
 				      .provider = c->provider,
 				      .num_comms = pt->v[EG_AXIS_NUM_COMMS].num,
 				      .timeout_s = c->timeout_s,
-				      .device = c->device};
+				      .device = c->device,
+				      .nccl_path = c->nccl_path,
+				      .nccl_xnode = c->nccl_xnode};
 
 		msg[0] = 0;
 		lrc = be->setup(c->world, c->boot, &s, w, &st[j], msg,

@@ -80,15 +80,14 @@ static void eg__point(const eg_bench_engine_opts_t *o, const eg_world_t *world,
 		 eg_routing_name(w->routing));
 }
 
-/* The NCCL backend's knobs, as a profile's env: block would set them. */
+/* The NCCL engines' knobs that no struct reaches (the engine's phases,
+ * the transport's blocking mode: nccl-tests' alltoall beside it reads
+ * them too), as a profile's env: block would set them; the path and the
+ * virtual nodes' mode go in the bench context. */
 static void eg__nccl_env(const eg_bench_engine_opts_t *o)
 {
 	if (strcmp(o->xport.transport, "nccl"))
 		return;
-	if (o->xport.path && strcmp(o->xport.path, "auto"))
-		setenv("EPGATE_NCCL_PATH", o->xport.path, 1);
-	if (o->xport.xnode_mode)
-		setenv("EPGATE_NCCL_XNODE", o->xport.xnode_mode, 1);
 	if (o->phases || o->vs_alltoall)
 		setenv("EPGATE_NCCL_PHASES", "1", 0);
 	/* beside nccl-tests' alltoall: blocking communicators for both */
@@ -169,7 +168,13 @@ static int eg__measure(const eg_bench_engine_opts_t *o,
 			    .backend = be,
 			    .provider = o->xport.provider,
 			    .timeout_s = o->job.timeout_s,
-			    .device = o->xport.device};
+			    .device = o->xport.device,
+			    /* "auto" leaves the environment's */
+			    .nccl_path =
+				o->xport.path && strcmp(o->xport.path, "auto")
+				    ? o->xport.path
+				    : NULL,
+			    .nccl_xnode = o->xport.xnode_mode};
 	char err[1024];
 	int rc;
 
