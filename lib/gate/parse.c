@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,106 +234,208 @@ static int eg__stat_key(eg_yaml_t *y, const char *k, const yaml_node_t *v,
 	return 0;
 }
 
+/* ---- a gate's keys, as a table (like the workload and profile
+ * readers): each key's kind says how it is read and where it goes ---- */
+
+static int eg__key_name(eg_yaml_t *y, const char *k, yaml_node_t *v,
+			eg_gate_t *g)
+{
+	int rc = eg_yaml_str(y, k, v, &g->name);
+
+	for (const char *c = rc ? "" : g->name; *c; c++)
+		if (!islower((unsigned char)*c) &&
+		    !isdigit((unsigned char)*c) && !strchr("._-", *c))
+			return eg_yaml_err(
+			    y, v, "name: \"%s\": use [a-z0-9._-]", g->name);
+	return rc;
+}
+
+static int eg__key_rule(eg_yaml_t *y, const char *k, yaml_node_t *v,
+			eg_gate_t *g)
+{
+	(void)y, (void)k, (void)v, (void)g;
+	return 0; /* read first (eg__gate_rule) */
+}
+
+static int eg__key_covary(eg_yaml_t *y, const char *k, yaml_node_t *v,
+			  eg_gate_t *g)
+{
+	int rc;
+
+	g->covary_line = eg_yaml_line(v);
+	if ((rc = eg_yaml_strs(y, k, v, &g->covary, &g->n_covary)))
+		return rc;
+	for (size_t i = 0; i < g->n_covary; i++)
+		if (!eg_results_name_ok(g->covary[i]))
+			return eg_yaml_err(y, v,
+					   "covary: \"%s\" is not an axis name",
+					   g->covary[i]);
+	return 0;
+}
+
+static int eg__key_filter(eg_yaml_t *y, const char *k, yaml_node_t *v,
+			  eg_gate_t *g)
+{
+	(void)k;
+	return eg__filter(y, v, g);
+}
+
+static int eg__key_band(eg_yaml_t *y, const char *k, yaml_node_t *v,
+			eg_gate_t *g)
+{
+	(void)k;
+	return eg__band(y, v, g->band);
+}
+
+typedef enum {
+	EG__K_FN,    /* fn reads it */
+	EG__K_STR,   /* char * */
+	EG__K_IDENT, /* char *, a name ([a-z][a-z0-9_]*) */
+	EG__K_NUM,   /* double, any finite number */
+	EG__K_RANGE, /* double in (lo, hi] with flags */
+	EG__K_WORD,  /* an enum: words[i] gives values[i] */
+	EG__K_STRS,  /* char ** and its count (at n) */
+	EG__K_PAIR,  /* char *[2]: two arms */
+} eg__gate_kind_t;
+
+#define EG__NONE  ((size_t)-1)
+#define EG__AT(f) offsetof(eg_gate_t, f)
+
+typedef struct eg__gate_field {
+	const char *key;
+	eg__gate_kind_t kind;
+	size_t at;   /* the field */
+	size_t line; /* its line (an int), or EG__NONE */
+	size_t n;    /* EG__K_STRS: the count (a size_t) */
+	double lo, hi;
+	unsigned flags;
+	const char *const *words;
+	const int *values;
+	int (*fn)(eg_yaml_t *y, const char *k, yaml_node_t *v, eg_gate_t *g);
+} eg__gate_field_t;
+
+static const int eg__scale_values[] = {EG_SCALE_LINEAR, EG_SCALE_LOG2};
+static const int eg__better_values[] = {EG_BETTER_LOWER, EG_BETTER_HIGHER};
+static const int eg__same[] = {0, 1, 2, 3, 4, 5, 6, 7};
+
+/* a key of kind K read into field F (with its line in L) */
+#define EG__KEY(k, K, F)                                                       \
+	{                                                                      \
+		.key = k, .kind = K, .at = EG__AT(F), .line = EG__NONE         \
+	}
+#define EG__KEYL(k, K, F, L)                                                   \
+	{                                                                      \
+		.key = k, .kind = K, .at = EG__AT(F), .line = EG__AT(L)        \
+	}
+#define EG__KEYFN(k, f)                                                        \
+	{                                                                      \
+		.key = k, .kind = EG__K_FN, .line = EG__NONE, .fn = f          \
+	}
+#define EG__KEYW(k, F, w, v)                                                   \
+	{                                                                      \
+		.key = k, .kind = EG__K_WORD, .at = EG__AT(F),                 \
+		.line = EG__NONE, .words = w, .values = v                      \
+	}
+
+static const eg__gate_field_t eg__gate_fields[] = {
+    EG__KEYFN("name", eg__key_name),
+    EG__KEY("sentence", EG__K_STR, sentence),
+    EG__KEYFN("rule", eg__key_rule),
+    EG__KEYL("metric", EG__K_IDENT, metric, metric_line),
+    EG__KEYL("ratio", EG__K_PAIR, ratio, ratio_line),
+    {.key = "arms",
+     .kind = EG__K_STRS,
+     .at = EG__AT(arms),
+     .line = EG__AT(arms_line),
+     .n = EG__AT(n_arms)},
+    EG__KEYL("axis", EG__K_IDENT, axis, axis_line),
+    EG__KEYFN("covary", eg__key_covary),
+    EG__KEYFN("filter", eg__key_filter),
+    EG__KEY("min", EG__K_NUM, min),
+    EG__KEY("max", EG__K_NUM, max),
+    EG__KEYFN("band", eg__key_band),
+    EG__KEYW("scale", scale, eg__scales, eg__scale_values),
+    EG__KEY("low", EG__K_NUM, low),
+    EG__KEY("high", EG__K_NUM, high),
+    {.key = "min_factor",
+     .kind = EG__K_RANGE,
+     .at = EG__AT(min_factor),
+     .line = EG__NONE,
+     .hi = 1e9,
+     .flags = EG_NUM_LO_OPEN},
+    EG__KEYW("direction", direction, eg__dirs, eg__same),
+    {.key = "factor",
+     .kind = EG__K_RANGE,
+     .at = EG__AT(factor),
+     .line = EG__NONE,
+     .hi = 1e9,
+     .flags = EG_NUM_LO_OPEN},
+    EG__KEYW("statistic", statistic, eg__statistics, eg__same),
+    EG__KEYW("better", better, eg__betters, eg__better_values),
+    EG__KEYL("field", EG__K_IDENT, field, field_line),
+    {.key = "expect",
+     .kind = EG__K_STRS,
+     .at = EG__AT(expect),
+     .line = EG__NONE,
+     .n = EG__AT(n_expect)},
+    /* [B, A]: arm B judged against arm A of the same results */
+    EG__KEYL("versus", EG__K_PAIR, versus, versus_line),
+    EG__KEYW("aggregate", aggregate, eg__aggregates, eg__same),
+};
+
+/* the WORD kinds write an int into an enum field */
+_Static_assert(sizeof(eg_scale_t) == sizeof(int) &&
+		   sizeof(eg_trend_dir_t) == sizeof(int) &&
+		   sizeof(eg_regress_stat_t) == sizeof(int) &&
+		   sizeof(eg_better_t) == sizeof(int) &&
+		   sizeof(eg_aggregate_t) == sizeof(int),
+	       "gate enums are ints");
+
+static int eg__gate_field(eg_yaml_t *y, const eg__gate_field_t *f,
+			  yaml_node_t *v, eg_gate_t *g)
+{
+	char *at = (char *)g + f->at;
+	int rc, idx = 0;
+
+	if (f->line != EG__NONE)
+		*(int *)((char *)g + f->line) = eg_yaml_line(v);
+	switch (f->kind) {
+	case EG__K_FN:
+		return f->fn(y, f->key, v, g);
+	case EG__K_STR:
+		return eg_yaml_str(y, f->key, v, (char **)at);
+	case EG__K_IDENT:
+		return eg__ident_str(y, f->key, v, (char **)at);
+	case EG__K_NUM:
+		return eg__num(y, f->key, v, (double *)at);
+	case EG__K_RANGE:
+		return eg_yaml_num(y, f->key, v, f->lo, f->hi, f->flags,
+				   (double *)at);
+	case EG__K_WORD:
+		rc = eg_yaml_word(y, f->key, v, f->words, &idx);
+		memcpy(at, &f->values[idx], sizeof(int));
+		return rc;
+	case EG__K_STRS:
+		return eg_yaml_strs(y, f->key, v, (char ***)at,
+				    (size_t *)((char *)g + f->n));
+	case EG__K_PAIR:
+		return eg__arm_pair(y, v, f->key, (char **)at,
+				    (int *)((char *)g + f->line));
+	}
+	return EG_EINVAL;
+}
+
 static int eg__gate_key(eg_yaml_t *y, const char *k, yaml_node_t *kn,
 			yaml_node_t *v, eg_gate_t *g)
 {
-	int rc, idx, handled;
+	int rc, handled;
 
 	if ((rc = eg__stat_key(y, k, v, &g->st, &handled)) || handled)
 		return rc;
-	if (!strcmp(k, "name")) {
-		if ((rc = eg_yaml_str(y, k, v, &g->name)))
-			return rc;
-		for (const char *c = g->name; *c; c++)
-			if (!islower((unsigned char)*c) &&
-			    !isdigit((unsigned char)*c) && !strchr("._-", *c))
-				return eg_yaml_err(y, v,
-						   "name: \"%s\": use "
-						   "[a-z0-9._-]",
-						   g->name);
-		return 0;
-	}
-	if (!strcmp(k, "sentence"))
-		return eg_yaml_str(y, k, v, &g->sentence);
-	if (!strcmp(k, "rule"))
-		return 0; /* read first */
-	if (!strcmp(k, "metric")) {
-		g->metric_line = eg_yaml_line(v);
-		return eg__ident_str(y, k, v, &g->metric);
-	}
-	if (!strcmp(k, "ratio"))
-		return eg__arm_pair(y, v, k, g->ratio, &g->ratio_line);
-	if (!strcmp(k, "arms")) {
-		g->arms_line = eg_yaml_line(v);
-		return eg_yaml_strs(y, k, v, &g->arms, &g->n_arms);
-	}
-	if (!strcmp(k, "axis")) {
-		g->axis_line = eg_yaml_line(v);
-		return eg__ident_str(y, k, v, &g->axis);
-	}
-	if (!strcmp(k, "covary")) {
-		g->covary_line = eg_yaml_line(v);
-		if ((rc = eg_yaml_strs(y, k, v, &g->covary, &g->n_covary)))
-			return rc;
-		for (size_t i = 0; i < g->n_covary; i++)
-			if (!eg_results_name_ok(g->covary[i]))
-				return eg_yaml_err(y, v,
-						   "covary: \"%s\" is not an "
-						   "axis name",
-						   g->covary[i]);
-		return 0;
-	}
-	if (!strcmp(k, "filter"))
-		return eg__filter(y, v, g);
-	if (!strcmp(k, "min"))
-		return eg__num(y, k, v, &g->min);
-	if (!strcmp(k, "max"))
-		return eg__num(y, k, v, &g->max);
-	if (!strcmp(k, "band"))
-		return eg__band(y, v, g->band);
-	if (!strcmp(k, "scale")) {
-		rc = eg_yaml_word(y, k, v, eg__scales, &idx);
-		g->scale = idx ? EG_SCALE_LOG2 : EG_SCALE_LINEAR;
-		return rc;
-	}
-	if (!strcmp(k, "low"))
-		return eg__num(y, k, v, &g->low);
-	if (!strcmp(k, "high"))
-		return eg__num(y, k, v, &g->high);
-	if (!strcmp(k, "min_factor"))
-		return eg_yaml_num(y, k, v, 0, 1e9, EG_NUM_LO_OPEN,
-				   &g->min_factor);
-	if (!strcmp(k, "direction")) {
-		rc = eg_yaml_word(y, k, v, eg__dirs, &idx);
-		g->direction = (eg_trend_dir_t)idx;
-		return rc;
-	}
-	if (!strcmp(k, "factor"))
-		return eg_yaml_num(y, k, v, 0, 1e9, EG_NUM_LO_OPEN, &g->factor);
-	if (!strcmp(k, "statistic")) {
-		rc = eg_yaml_word(y, k, v, eg__statistics, &idx);
-		g->statistic = (eg_regress_stat_t)idx;
-		return rc;
-	}
-	if (!strcmp(k, "better")) {
-		rc = eg_yaml_word(y, k, v, eg__betters, &idx);
-		g->better = idx ? EG_BETTER_HIGHER : EG_BETTER_LOWER;
-		return rc;
-	}
-	if (!strcmp(k, "field")) {
-		g->field_line = eg_yaml_line(v);
-		return eg__ident_str(y, k, v, &g->field);
-	}
-	if (!strcmp(k, "expect"))
-		return eg_yaml_strs(y, k, v, &g->expect, &g->n_expect);
-	if (!strcmp(k, "versus"))
-		/* [B, A]: arm B judged against arm A of the same results */
-		return eg__arm_pair(y, v, k, g->versus, &g->versus_line);
-	if (!strcmp(k, "aggregate")) {
-		rc = eg_yaml_word(y, k, v, eg__aggregates, &idx);
-		g->aggregate = (eg_aggregate_t)idx;
-		return rc;
-	}
+	for (size_t i = 0;
+	     i < sizeof(eg__gate_fields) / sizeof(eg__gate_fields[0]); i++)
+		if (!strcmp(k, eg__gate_fields[i].key))
+			return eg__gate_field(y, &eg__gate_fields[i], v, g);
 	return eg_yaml_err(y, kn, "unknown key \"%s\"", k);
 }
 
