@@ -246,6 +246,20 @@ else
 	eg_not_ok "planted hang: exit $rc"
 	show hang
 fi
+# the hang's repro line, run as printed (with the same short deadline):
+# the same case, the same hang
+repro=$(point hang pw2-k1 | sed -n 's/^  repro: epgate //p')
+# shellcheck disable=SC2086
+EPGATE_TIMEOUT=2 "$EG_EPGATE" $repro --reports "$EG_TMP/runs" --tap "$EG_TMP/hang2.tap" \
+	>"$EG_TMP/hang2.out" 2>&1
+rc=$?
+if [ -n "$repro" ] && [ "$rc" -eq 1 ] && [ "$(grep -c '^not ok' "$EG_TMP/hang2.tap")" -eq 1 ] &&
+	grep -q "rank 1 did not answer its peers within the deadline" "$EG_TMP/hang2.tap"; then
+	eg_ok "the hang's repro line, run as printed: pw2-k1 hangs again on rank 1 (exit 1)"
+else
+	eg_not_ok "the hang's repro '$repro': exit $rc"
+	show hang2
+fi
 
 # --- exit codes: 77 with the reason on the last line, 99 on a bad engine
 cu=$EG_BUILDDIR/plugins/template/libeg-cuda-template.so
@@ -313,10 +327,16 @@ while read -r fault want; do
 	good=1
 	case $fault in
 	crash)
+		# rank 0 either sees its peer go (a peer was lost) or is
+		# stopped by the launcher first (SIGTERM): which comes first
+		# is the machine's timing; never that its plugin failed
 		echo "$pt" | grep -q 'stage: dispatch' &&
-			echo "$pt" | grep -q 'where: pw2-base, iteration 0, dispatch (where its peers lost it)' &&
-			grep -q 'rank 0: plugin template: dispatch: a peer was lost' "$log" &&
-			! grep -q 'reported an error' "$log" || good=0
+			echo "$pt" | grep -q 'where: pw2-base, iteration 0, dispatch (where its peers lost it)' || good=0
+		for l in "$EG_TMP"/runs/*/l2-plugin-libeg-fault-crash.so.w2.*.log; do
+			grep -q 'rank 0: plugin template: dispatch: a peer was lost\|rank 0: stopped by signal 15' "$l" &&
+				! grep -q 'reported an error' "$l" || good=0
+		done
+		[ -n "$log" ] || good=0
 		;;
 	hang) echo "$pt" | grep -q "hang: '\?rank 1 did not answer its peers" || good=0 ;;
 	*) echo "$pt" | grep -q "engine_message: .*planted error" || good=0 ;;

@@ -229,6 +229,22 @@ else
 	grep -o '<tr class="suite"[^\n]*</tr>' "$R/report.html" | head -n 2 | sed 's/^/# /'
 fi
 
+# the page shows what a maintainer acts on: the case, the signal, the
+# library's own assert text and the command that runs the case again
+crash_page() { # FILE: all four there
+	grep -q 'SIGABRT' "$1" &&
+		grep -q 'planted abort: the template takes even token counts only' "$1" &&
+		grep -q 'epgate check --engine=plugin:[^<]*libeg-fault-abort.so[^<]*--name=c-odd[^<]*--tokens=17' "$1"
+}
+# planted: the same page with the library's message lost
+sed 's/planted abort: the template takes even token counts only/[message lost]/g' \
+	"$R/report.html" >"$EG_TMP/lost.html"
+if crash_page "$R/report.html" && ! crash_page "$EG_TMP/lost.html"; then
+	eg_ok "a crashing library's page: c-odd with SIGABRT, the library's assert text and its repro line (a page that lost the text fails)"
+else
+	eg_not_ok "a crashing library's page lacks the signal, the assert text or the repro"
+fi
+
 # --- the history page: each change point beside its gate's verdict at
 # that run, the same as the verdict table's; repro lines as typed here
 # (relative, not /home/...), wrapped inside the page
