@@ -15,46 +15,7 @@
 #include "epgate/step.h"
 #include "epgate/sized.h"
 #include "lib/step/where.h"
-
-struct eg_step {
-	eg_workload_t w;   /* a copy: the shape buffers are made for */
-	eg_workload_t cur; /* the step run now (eg_workload_step of w);
-			      cur.iter is the iteration generated */
-	uint32_t iter0;	   /* the workload's own iter */
-	uint32_t step;	   /* the step selected */
-	const eg_engine_ops_t *ops;
-	void *engine;
-	eg_engine_ctx_t ctx;
-	const eg_space_ops_t *sp;
-	void *ss;
-	const char *say;
-	int count_wire;
-	double deadline_s; /* per iteration, 0: none */
-	int progress;	   /* a long one: say each iteration */
-	uint32_t first, n;
-	eg_gen_t g;
-	/* n each, buffers in the space */
-	eg_rank_input_t *in;
-	eg_recv_t *recv;
-	void **y, **out;
-	/* host: the reference of one rank (the largest) */
-	void *cexp;
-	double *r64, *m64;
-	/* a fixed-order engine's combine run again (n, in the space), and
-	 * host copies of one rank's two results */
-	void **again;
-	void *h_first, *h_again;
-	double bound; /* the engine's combine_bound */
-	int repeated; /* this iteration's combine ran again into again */
-	/* between eg_step_verify_dispatch and eg_step_verify_combine: the
-	 * dispatch's findings, whether it was checked and wrong */
-	eg_verdict_t vit;
-	uint32_t viter;
-	int vchecked, vwrong, vpending;
-	/* a rank's dispatch was wrong (or failed), agreed by every rank:
-	 * none combines, the workload's iterations end */
-	int halted;
-};
+#include "lib/step/step_int.h"
 
 unsigned eg_combine_checks(const eg_workload_t *w, uint32_t engine_flags)
 {
@@ -140,120 +101,6 @@ static int eg__mismatch(eg_rank_verdict_t *v, const eg_verdict_t *it,
 	return EG_EMISMATCH;
 }
 
-/* ---- buffers ---------------------------------------------------------- */
-
-static void eg__free(eg_step_t *st)
-{
-	for (uint32_t i = 0; i < st->n; i++) {
-		if (st->in) {
-			st->sp->free(st->ss, st->in[i].x);
-			st->sp->free(st->ss, st->in[i].scales);
-			st->sp->free(st->ss, st->in[i].topk_idx);
-			st->sp->free(st->ss, st->in[i].topk_w);
-		}
-		if (st->recv)
-			st->sp->recv_free(st->ss, &st->recv[i]);
-		if (st->y)
-			st->sp->free(st->ss, st->y[i]);
-		if (st->out)
-			st->sp->free(st->ss, st->out[i]);
-		if (st->again)
-			st->sp->free(st->ss, st->again[i]);
-	}
-	EG_FREE(st->in, st->recv, st->y, st->out, st->cexp, st->r64, st->m64,
-		st->again, st->h_first, st->h_again);
-}
-
-/* Rank first+i's input buffers, shaped for its tokens. */
-static int eg__alloc_input(eg_step_t *st, uint32_t i)
-{
-	const eg_workload_t *w = &st->w;
-	eg_rank_input_t *in = &st->in[i];
-	size_t T, K = w->topk, nb;
-	int rc;
-
-	in->rank = st->first + i;
-	in->tokens = eg_workload_tokens(w, in->rank);
-	in->dtype = w->dtype;
-	in->hidden = w->hidden;
-	in->topk = w->topk;
-	T = in->tokens;
-	nb = w->dtype == EG_DTYPE_FP8 ? w->hidden / EG_FP8_BLOCK : 0;
-	if ((rc = st->sp->alloc(st->ss, &in->x,
-				T * w->hidden * eg_dtype_size(w->dtype))) < 0 ||
-	    (nb && (rc = st->sp->alloc(st->ss, (void **)&in->scales,
-				       T * nb * sizeof(float))) < 0) ||
-	    (rc = st->sp->alloc(st->ss, (void **)&in->topk_idx,
-				T * K * sizeof(int32_t))) < 0 ||
-	    (rc = st->sp->alloc(st->ss, (void **)&in->topk_w,
-				T * K * sizeof(float))) < 0)
-		return rc;
-	return EG_OK;
-}
-
-/* A fixed-order engine's second combine, and the host copies that
- * compare it (the space's copy op reads device memory). */
-static int eg__alloc_again(eg_step_t *st, size_t cmax)
-{
-	const eg_space_ops_t *sp = st->sp;
-	int rc;
-
-	if (!(st->ops->flags & EG_ENGINE_FIXED_ORDER))
-		return EG_OK;
-	if (!EG_HAS(sp, eg_space_ops_t, copy) || !sp->copy)
-		return EG_ENOSYS;
-	st->again = calloc(st->n, sizeof(*st->again));
-	st->h_first = malloc(cmax + 1);
-	st->h_again = malloc(cmax + 1);
-	if (!st->again || !st->h_first || !st->h_again)
-		return EG_ENOMEM;
-	for (uint32_t i = 0; i < st->n; i++)
-		if ((rc = sp->alloc(st->ss, &st->again[i],
-				    eg_combine_bytes(&st->w, st->first + i))) <
-		    0)
-			return rc;
-	return EG_OK;
-}
-
-static int eg__alloc(eg_step_t *st)
-{
-	const eg_workload_t *w = &st->w;
-	uint32_t cap = eg_recv_max_rows(w), n = st->n;
-	size_t csz = eg_dtype_size(eg_combine_dtype(w->dtype));
-	size_t cmax = 0, tmax = 0;
-	int rc;
-
-	st->in = calloc(n, sizeof(*st->in));
-	st->recv = calloc(n, sizeof(*st->recv));
-	st->y = calloc(n, sizeof(*st->y));
-	st->out = calloc(n, sizeof(*st->out));
-	if (!st->in || !st->recv || !st->y || !st->out)
-		return EG_ENOMEM;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t r = st->first + i;
-		size_t T = eg_workload_tokens(w, r);
-
-		if ((rc = eg__alloc_input(st, i)) < 0 ||
-		    (rc = st->sp->recv_alloc(st->ss, &st->recv[i], w, r, cap)) <
-			0 ||
-		    (rc = st->sp->alloc(st->ss, &st->y[i],
-					(size_t)cap * w->hidden * csz)) < 0 ||
-		    (rc = st->sp->alloc(st->ss, &st->out[i],
-					eg_combine_bytes(w, r))) < 0)
-			return rc;
-		if (eg_combine_bytes(w, r) > cmax)
-			cmax = eg_combine_bytes(w, r);
-		if (T * w->hidden > tmax)
-			tmax = T * w->hidden;
-	}
-	st->cexp = malloc(cmax + 1);
-	st->r64 = malloc((tmax + 1) * sizeof(double));
-	st->m64 = malloc((tmax + 1) * sizeof(double));
-	if (!st->cexp || !st->r64 || !st->m64)
-		return EG_ENOMEM;
-	return eg__alloc_again(st, cmax);
-}
-
 /* ---- open, close ------------------------------------------------------ */
 
 void eg_step_close(eg_step_t *st)
@@ -265,7 +112,7 @@ void eg_step_close(eg_step_t *st)
 		st->ops->destroy(st->engine);
 	}
 	if (st->ss) {
-		eg__free(st);
+		eg__step_free(st);
 		st->sp->close(st->ss);
 	}
 	eg_gen_fini(&st->g);
@@ -331,7 +178,7 @@ int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 	if ((rc = eg_workload_copy(&st->w, o->w)) < 0 ||
 	    (rc = eg_workload_step(&st->w, 0, &st->cur)) < 0 ||
 	    (rc = st->sp->open(&st->ss, o->stream)) < 0 ||
-	    (rc = eg__alloc(st)) < 0) {
+	    (rc = eg__step_alloc(st)) < 0) {
 		eg_step_close(st);
 		return eg__harness(v, rc, "setup", o->w->iter);
 	}
