@@ -25,7 +25,7 @@ printf '%s\n' 'profile: inrun' 'gates:' '  - name: budget' \
 	--reports "$EG_TMP/runs" >"$EG_TMP/b.out" 2>&1
 rc=$?
 RUN=$(ls -d "$EG_TMP"/runs/*/ 2>/dev/null | head -n 1)
-"$E" gate --gates "$EG_TMP/b.gate" "${RUN}bench-inrun.json" >"$EG_TMP/g.out" 2>&1
+"$E" gate --gates "$EG_TMP/b.gate" "${RUN}bench-inrun.json" --reports "$EG_TMP/g" >"$EG_TMP/g.out" 2>&1
 grc=$?
 inrun=$(grep '^PASS  *budget ' "$EG_TMP/b.out")
 again=$(grep '^PASS  *budget ' "$EG_TMP/g.out")
@@ -62,7 +62,7 @@ for p in d["points"]:
             m["median"] = statistics.median(m["samples"])
 json.dump(d, open(sys.argv[2], "w"))
 PY
-"$E" gate --gates "$EG_TMP/b.gate" "$EG_TMP/one.json" >"$EG_TMP/one.out" 2>&1
+"$E" gate --gates "$EG_TMP/b.gate" "$EG_TMP/one.json" --reports "$EG_TMP/g" >"$EG_TMP/one.out" 2>&1
 one=$(grep '^[A-Z]*  *budget ' "$EG_TMP/one.out")
 if [ -n "$one" ] && [ "$one" != "$inrun" ]; then
 	eg_ok "planted: one launch of four reads ${one#*step_us }, not the run's"
