@@ -46,5 +46,12 @@ int eg_watch_sample(eg_watch_sample_t *s);
  * MiB), descriptors +300 (bound 4)" or the growth within its bound). */
 int eg_watch_judge(const eg_watch_sample_t *a, const eg_watch_sample_t *b,
 		   const eg_watch_bound_t *bound, char *msg, size_t len);
+/* The same, with a sample in the middle: a resource beyond its bound
+ * counts only when it also grew from mid to b by a quarter of its whole
+ * growth -- a leak grows step by step, a pool a library grows once (then
+ * flat) is none. mid not sampled (rss 0): as eg_watch_judge. */
+int eg_watch_judge_mid(const eg_watch_sample_t *a, const eg_watch_sample_t *mid,
+		       const eg_watch_sample_t *b,
+		       const eg_watch_bound_t *bound, char *msg, size_t len);
 
 #endif

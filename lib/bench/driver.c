@@ -246,32 +246,18 @@ static int eg__timed(const eg_bench_ctx_t *c, void *const *st, size_t k,
 }
 
 /* The resources this rank held over its timed steps (docs/stress.md,
- * "Resources"): growth past the bound fails the point on every rank when
- * it goes on in the second half of the steps (ws[2] is the middle) by at
- * least a quarter of the whole: a leak grows step by step, while a
- * library's pool that grows once (libfabric's tcp provider: +32.7 MiB in
- * 10 steps of the local profile, then flat) is no leak. */
-static int eg__still_growing(const eg_watch_sample_t *ws)
-{
-	double all = (double)ws[1].rss_bytes - (double)ws[0].rss_bytes,
-	       late = (double)ws[1].rss_bytes - (double)ws[2].rss_bytes;
-	double fall = (double)ws[1].fds - (double)ws[0].fds,
-	       flate = (double)ws[1].fds - (double)ws[2].fds;
-
-	if (!ws[2].rss_bytes)
-		return 1;
-	return (all > 0 && late >= all / 4) || (fall > 0 && flate >= fall / 4);
-}
-
+ * "Resources"): growth past the bound that goes on in the second half of
+ * the steps (ws[2], the middle; eg_watch_judge_mid) fails the point on
+ * every rank (libfabric's tcp provider grew once by 32.7 MiB in 10 steps
+ * of the local profile, then stayed flat: no leak). */
 static int eg__watched(const eg_bench_ctx_t *c, const eg_watch_sample_t *ws,
 		       unsigned n, char *err, size_t errlen)
 {
 	char m[256];
 
 	if (!eg_watch_on() || !ws[0].rss_bytes || !ws[1].rss_bytes ||
-	    !eg_watch_judge(&ws[0], &ws[1], &eg_watch_default_bound, m,
-			    sizeof(m)) ||
-	    !eg__still_growing(ws))
+	    !eg_watch_judge_mid(&ws[0], &ws[2], &ws[1], &eg_watch_default_bound,
+				m, sizeof(m)))
 		return EG_OK;
 	snprintf(err, errlen,
 		 "rank %u: resources grew over %u timed steps: %.180s",

@@ -161,8 +161,16 @@ static double eg__mib(double b)
 	return b / (1024.0 * 1024.0);
 }
 
-int eg_watch_judge(const eg_watch_sample_t *a, const eg_watch_sample_t *b,
-		   const eg_watch_bound_t *k, char *msg, size_t len)
+/* A resource's growth from a to b is judged only when it went on from
+ * mid to b by a quarter of the whole (mid NULL: always). */
+static int eg__late(double all, double late)
+{
+	return late >= all / 4;
+}
+
+int eg_watch_judge_mid(const eg_watch_sample_t *a, const eg_watch_sample_t *mid,
+		       const eg_watch_sample_t *b, const eg_watch_bound_t *k,
+		       char *msg, size_t len)
 {
 	double rss = (double)b->rss_bytes - (double)a->rss_bytes;
 	double rss_max = (double)k->rss_bytes + k->rss_frac * a->rss_bytes;
@@ -171,8 +179,16 @@ int eg_watch_judge(const eg_watch_sample_t *a, const eg_watch_sample_t *b,
 	int dev_on = a->have_dev && b->have_dev, bad;
 	size_t o;
 
-	bad = rss > rss_max || fds > (long)k->fds ||
-	      (dev_on && dev > (double)k->dev_bytes);
+	if (mid && !mid->rss_bytes)
+		mid = NULL; /* not sampled */
+	bad = (rss > rss_max &&
+	       (!mid || eg__late(rss, (double)b->rss_bytes -
+					  (double)mid->rss_bytes))) ||
+	      (fds > (long)k->fds &&
+	       (!mid || eg__late((double)fds, (double)b->fds - mid->fds))) ||
+	      (dev_on && dev > (double)k->dev_bytes &&
+	       (!mid || !mid->have_dev ||
+		eg__late(dev, (double)b->dev_bytes - (double)mid->dev_bytes)));
 	o = (size_t)snprintf(msg, len,
 			     "resident memory %+.1f MiB (bound %.1f MiB), "
 			     "descriptors %+ld (bound %u)",
@@ -185,4 +201,10 @@ int eg_watch_judge(const eg_watch_sample_t *a, const eg_watch_sample_t *b,
 				  "(no NVML)",
 			 eg__mib(dev), eg__mib((double)k->dev_bytes));
 	return bad;
+}
+
+int eg_watch_judge(const eg_watch_sample_t *a, const eg_watch_sample_t *b,
+		   const eg_watch_bound_t *k, char *msg, size_t len)
+{
+	return eg_watch_judge_mid(a, NULL, b, k, msg, len);
 }

@@ -327,6 +327,12 @@ static const int eg__same[] = {0, 1, 2, 3, 4, 5, 6, 7};
 	{                                                                      \
 		.key = k, .kind = K, .at = EG__AT(F), .line = EG__AT(L)        \
 	}
+/* a positive number up to 1e9 (a factor) */
+#define EG__KEYPOS(k, F)                                                       \
+	{                                                                      \
+		.key = k, .kind = EG__K_RANGE, .at = EG__AT(F),                \
+		.line = EG__NONE, .hi = 1e9, .flags = EG_NUM_LO_OPEN           \
+	}
 #define EG__KEYFN(k, f)                                                        \
 	{                                                                      \
 		.key = k, .kind = EG__K_FN, .line = EG__NONE, .fn = f          \
@@ -357,19 +363,9 @@ static const eg__gate_field_t eg__gate_fields[] = {
     EG__KEYW("scale", scale, eg__scales, eg__scale_values),
     EG__KEY("low", EG__K_NUM, low),
     EG__KEY("high", EG__K_NUM, high),
-    {.key = "min_factor",
-     .kind = EG__K_RANGE,
-     .at = EG__AT(min_factor),
-     .line = EG__NONE,
-     .hi = 1e9,
-     .flags = EG_NUM_LO_OPEN},
+    EG__KEYPOS("min_factor", min_factor),
     EG__KEYW("direction", direction, eg__dirs, eg__same),
-    {.key = "factor",
-     .kind = EG__K_RANGE,
-     .at = EG__AT(factor),
-     .line = EG__NONE,
-     .hi = 1e9,
-     .flags = EG_NUM_LO_OPEN},
+    EG__KEYPOS("factor", factor),
     EG__KEYW("statistic", statistic, eg__statistics, eg__same),
     EG__KEYW("better", better, eg__betters, eg__better_values),
     EG__KEYL("field", EG__K_IDENT, field, field_line),

@@ -76,6 +76,26 @@ START_TEST(judge)
 	ck_assert_int_eq(
 	    eg_watch_judge(&a, &b, &eg_watch_default_bound, msg, sizeof(msg)),
 	    0);
+	/* with a middle sample: growth once, then flat, is no leak; growth
+	 * that goes on is; each resource judged on its own */
+	a = (eg_watch_sample_t){.rss_bytes = 100 * mib, .fds = 10, .procs = 1};
+	eg_watch_sample_t m = a;
+	b = a, b.rss_bytes += 33 * mib, m.rss_bytes = b.rss_bytes;
+	ck_assert_int_eq(eg_watch_judge_mid(&a, &m, &b, &eg_watch_default_bound,
+					    msg, sizeof(msg)),
+			 0);
+	b.fds += 1; /* a descriptor late, within its bound */
+	ck_assert_int_eq(eg_watch_judge_mid(&a, &m, &b, &eg_watch_default_bound,
+					    msg, sizeof(msg)),
+			 0);
+	m.rss_bytes = a.rss_bytes + 16 * mib; /* half of it late: a leak */
+	ck_assert_int_eq(eg_watch_judge_mid(&a, &m, &b, &eg_watch_default_bound,
+					    msg, sizeof(msg)),
+			 1);
+	m.rss_bytes = 0; /* no middle sample: as eg_watch_judge */
+	ck_assert_int_eq(eg_watch_judge_mid(&a, &m, &b, &eg_watch_default_bound,
+					    msg, sizeof(msg)),
+			 1);
 }
 END_TEST
 

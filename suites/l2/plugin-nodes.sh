@@ -15,15 +15,7 @@ if ! "$EG_EPGATE" l2-rank --help >/dev/null 2>&1; then
 fi
 so=$EG_BUILDDIR/plugins/template/libeg-template.so
 fdir=$EG_BUILDDIR/plugins/faults
-battery=$EG_SRCDIR/fixtures/workloads/plugin-l2.ini
-leftovers() { pgrep -f "$EG_TMP" >/dev/null 2>&1; }
-bjob() { # name engine world ranks-per-node filter
-	rm -f "$EG_TMP/$1.jsonl"
-	"$EG_EPGATE" launch -n "$3" --ranks-per-node "$4" --timeout 60 -- \
-		"$EG_EPGATE" l2-rank --engine "$2" --iters 2 \
-		--workload "$battery" --filter "$5" \
-		--results "$EG_TMP/$1.jsonl" >"$EG_TMP/$1.out" 2>&1
-}
+. "$EG_SRCDIR/suites/l2/plugin-lib.sh"
 passes() { # name: exit 0 and every workload passed
 	[ "$rc" -eq 0 ] && grep -q '"status":"pass"' "$EG_TMP/$1.jsonl" &&
 		! grep -q '"status":"fail"' "$EG_TMP/$1.jsonl"

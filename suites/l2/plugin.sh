@@ -20,7 +20,7 @@ fi
 so=$EG_BUILDDIR/plugins/template/libeg-template.so
 fdir=$EG_BUILDDIR/plugins/faults
 matrix=$EG_SRCDIR/fixtures/workloads/l2-matrix.ini
-leftovers() { pgrep -f "$EG_TMP" >/dev/null 2>&1; }
+. "$EG_SRCDIR/suites/l2/plugin-lib.sh"
 job() { # name engine [filter]
 	rm -f "$EG_TMP/$1.jsonl"
 	"$EG_EPGATE" launch -n 3 --ranks-per-node 2 --timeout 60 -- \
@@ -46,14 +46,6 @@ done
 # empty, counts shrinking and growing), hidden sizes off every vector
 # width, fp8 with odd token counts, ids beyond 8 bits, duplicate expert
 # ids, random data bit for bit across two virtual nodes
-battery=$EG_SRCDIR/fixtures/workloads/plugin-l2.ini
-bjob() { # name engine world ranks-per-node filter
-	rm -f "$EG_TMP/$1.jsonl"
-	"$EG_EPGATE" launch -n "$3" --ranks-per-node "$4" --timeout 60 -- \
-		"$EG_EPGATE" l2-rank --engine "$2" --iters 2 \
-		--workload "$battery" --filter "$5" \
-		--results "$EG_TMP/$1.jsonl" >"$EG_TMP/$1.out" 2>&1
-}
 for spec in "2 1 -" "3 2 ,layout=expert" "4 2 ,layout=rank,keys=content"; do
 	set -- $spec
 	[ "$3" = - ] && set -- "$1" "$2" ""
