@@ -126,7 +126,8 @@ static int eg__check(eg_plug_run_t *r, int id, const char *stage)
 {
 	const eg_plug_buf_t *b = &r->buf[id];
 	size_t n = b->n, bad = 0;
-	int rc;
+	int rc = EG_OK; /* read only when b->p: set by then (GCC -O with ASan
+			   cannot tell) */
 
 	if (!b->p || (rc = eg__scratch(r, n + EG_PLUG_GUARD)) < 0 ||
 	    (rc = r->mem->copy(r->ms, r->scratch, b->p, n + EG_PLUG_GUARD)) < 0)

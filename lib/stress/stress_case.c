@@ -136,11 +136,13 @@ static void eg__compare(eg__sc_t *s, int first, uint32_t iter)
 				return;
 			s->ref = g, s->ref_cap = off + n + 1;
 		}
-		if (first)
-			memcpy(s->ref + off, p, n);
-		else if (!s->have_ref || off + n > s->ref_n)
+		/* an empty output may be NULL: memcpy and memcmp take none */
+		if (first) {
+			if (n)
+				memcpy(s->ref + off, p, n);
+		} else if (!s->have_ref || off + n > s->ref_n)
 			return;
-		else
+		else if (n)
 			differ |= memcmp(s->ref + off, p, n) != 0;
 		off += n;
 	}

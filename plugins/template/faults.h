@@ -148,7 +148,7 @@
 
 /* Dispatch's copy of token i into its blob at r: its ids (ids) and fp8
  * scales (sc); in->scales of rank's tokens. */
-#define TPL_IDS(t, r) ((int32_t *)((r) + (t)->xb + (t)->sb))
+#define TPL_IDS(t, r) ((int32_t *)((r) + (t)->ib))
 #if defined(EG_FAULT_EXPERT_ID_8BIT) /* expert ids sent in 8 bits */
 #define FAULT_ROW(t, in, i, r)                                                 \
 	for (uint32_t k = 0; TPL_LAST(t) && k < (t)->env.topk; k++)            \

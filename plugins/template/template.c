@@ -26,6 +26,7 @@ typedef struct tpl {
 	uint32_t layout, G, S; /* native layout: G groups of S rows */
 	int content_keys;
 	size_t xb, sb, cb;   /* row bytes: payload, fp8 scales, expert output */
+	size_t ib;	     /* a row's ids: after x and scales, 4-aligned */
 	size_t inb, outb;    /* one rank's blob in dispatch, in combine */
 	uint8_t *blob, *all; /* mine, everyone's */
 	int32_t *count, *src, *tok, *idx;
@@ -143,7 +144,8 @@ static int create(const eg_plugin_env_t *e, void **inst, char *err, size_t len)
 	slots = (size_t)t->G * t->S + 1;
 	/* dispatch: tokens, epoch, a stale flag, then max_tokens rows of
 	 * x | scales | ids | w */
-	t->inb = BLOB_HDR + e->max_tokens * (t->xb + t->sb + 8 * K);
+	t->ib = (t->xb + t->sb + 3) & ~(size_t)3; /* int32 ids aligned */
+	t->inb = BLOB_HDR + e->max_tokens * (t->ib + 8 * K);
 	/* combine: counters, then per slot source rank, token, output */
 	t->outb = 4 * t->G + slots * (8 + t->cb);
 	t->blob = malloc(t->inb > t->outb ? t->inb : t->outb);
@@ -167,11 +169,12 @@ static int create(const eg_plugin_env_t *e, void **inst, char *err, size_t len)
 	return EG_PLUGIN_EFAIL;
 }
 
-/* Rank s's input row of token i: x | scales | K ids | K weights. */
+/* Rank s's input row of token i: x | scales | K ids | K weights (the
+ * ids at ib, 4-aligned: int32 loads). */
 static const uint8_t *row(const tpl_t *t, uint32_t s, uint32_t i)
 {
 	return t->all + s * t->inb + BLOB_HDR +
-	       i * (t->xb + t->sb + 8 * (size_t)t->env.topk);
+	       i * (t->ib + 8 * (size_t)t->env.topk);
 }
 
 /* This rank's routing against its epoch's (a new epoch keeps it): 1 if
@@ -238,7 +241,7 @@ static void keep(tpl_t *t, uint32_t g, uint32_t s, uint32_t i)
 	uint32_t K = t->env.topk, L = t->env.local_experts, me = t->env.rank;
 	size_t n = (size_t)g * t->S + (size_t)t->count[g]++;
 	const uint8_t *r = row(t, s, i);
-	const int32_t *id = (const int32_t *)(r + t->xb + t->sb);
+	const int32_t *id = (const int32_t *)(r + t->ib);
 	const float *w = (const float *)(id + K);
 
 	memcpy(t->x + n * t->xb, r, t->xb);
@@ -269,15 +272,13 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 	memcpy(t->blob + 4, &epoch, 4);
 	memcpy(t->blob + 8, &old, 4);
 	for (uint32_t i = 0; i < in->tokens; i++) {
-		uint8_t *r =
-		    t->blob + BLOB_HDR + i * (t->xb + t->sb + 8 * (size_t)K);
+		uint8_t *r = t->blob + BLOB_HDR + i * (t->ib + 8 * (size_t)K);
 		memcpy(r, (const uint8_t *)in->x + i * t->xb, t->xb);
 		if (t->sb)
 			memcpy(r + t->xb,
 			       (const uint8_t *)in->scales + i * t->sb, t->sb);
-		memcpy(r + t->xb + t->sb, (const int32_t *)in->topk_idx + i * K,
-		       4 * K);
-		memcpy(r + t->xb + t->sb + 4 * K, in->topk_w + i * K, 4 * K);
+		memcpy(r + t->ib, (const int32_t *)in->topk_idx + i * K, 4 * K);
+		memcpy(r + t->ib + 4 * K, in->topk_w + i * K, 4 * K);
 		FAULT_ROW(t, in, i, r);
 	}
 	if (t->env.boot->allgather(t->env.boot->ctx, t->blob, t->inb, t->all)) {
@@ -295,7 +296,7 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 		memcpy(&n, t->all + s * t->inb, 4);
 		for (uint32_t i = 0; i < n; i++) {
 			const int32_t *id =
-			    (const int32_t *)(row(t, s, i) + t->xb + t->sb);
+			    (const int32_t *)(row(t, s, i) + t->ib);
 			int on = 0;
 			for (uint32_t k = 0; k < K; k++) {
 				if (id[k] < 0 || (uint32_t)id[k] / L != me)
