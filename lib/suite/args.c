@@ -153,8 +153,11 @@ int eg_cli_list_append(eg_workload_list_t *dst, eg_workload_list_t *src)
 {
 	eg_workload_t *items;
 
-	if (!src->n)
+	if (!src->n) { /* filtered to none: its array still goes */
+		free(src->items);
+		src->items = NULL;
 		return EG_OK;
+	}
 	items = realloc(dst->items, (dst->n + src->n) * sizeof(*items));
 	if (!items)
 		return EG_ENOMEM;
