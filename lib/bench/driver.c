@@ -256,7 +256,7 @@ static int eg__watched(const eg_bench_ctx_t *c, const eg_watch_sample_t *ws,
 	char m[256];
 
 	if (!eg_watch_on() || !ws[0].rss_bytes || !ws[1].rss_bytes ||
-	    !eg_watch_judge_mid(&ws[0], &ws[2], &ws[1], &eg_watch_default_bound,
+	    !eg_watch_judge_mid(&ws[0], &ws[2], &ws[1], eg_watch_bound_here(),
 				m, sizeof(m)))
 		return EG_OK;
 	snprintf(err, errlen,

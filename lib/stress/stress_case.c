@@ -285,9 +285,8 @@ static void eg__cycles(eg__sc_t *s)
 	}
 	if (c->watched && !c->ended && eg_watch_sample(&c->w1) == EG_OK) {
 		c->watch_calls = c->calls - calls0;
-		c->grew =
-		    eg_watch_judge(&c->w0, &c->w1, &eg_watch_default_bound,
-				   c->watch, sizeof(c->watch));
+		c->grew = eg_watch_judge(&c->w0, &c->w1, eg_watch_bound_here(),
+					 c->watch, sizeof(c->watch));
 	} else {
 		c->watched = 0;
 	}

@@ -97,6 +97,32 @@ static const char **eg__text(eg_plugin_caps_t *c, const char *k)
 }
 
 /* A scalar key: a limit, a string, order_bound. 1 if k is one. */
+/* The declaration's strings, kept until exit as the ABI wants them: one
+ * copy of each text for the process (called with the GIL held), not one
+ * per instance, so a job that creates an instance per workload does not
+ * grow; the list keeps them reachable for LeakSanitizer. */
+typedef struct eg__kept {
+	struct eg__kept *next;
+	char s[];
+} eg__kept_t;
+static eg__kept_t *eg__kept;
+
+static const char *eg__keep(const char *s)
+{
+	eg__kept_t *k;
+	size_t n = strlen(s) + 1;
+
+	for (k = eg__kept; k; k = k->next)
+		if (!strcmp(k->s, s))
+			return k->s;
+	if (!(k = malloc(sizeof(*k) + n)))
+		return NULL;
+	memcpy(k->s, s, n);
+	k->next = eg__kept;
+	eg__kept = k;
+	return k->s;
+}
+
 static int eg__scalar(eg_plugin_caps_t *c, const char *k, PyObject *v,
 		      char *err, size_t len, int *rc)
 {
@@ -119,8 +145,7 @@ static int eg__scalar(eg_plugin_caps_t *c, const char *k, PyObject *v,
 	if (txt) {
 		const char *s = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
 
-		/* kept until exit, as the ABI wants its strings */
-		if (!s || !(*txt = strdup(s))) {
+		if (!s || !(*txt = eg__keep(s))) {
 			PyErr_Clear();
 			snprintf(err, len, "query: %s: want a string", k);
 			*rc = -1;

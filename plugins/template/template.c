@@ -146,9 +146,11 @@ static int create(const eg_plugin_env_t *e, void **inst, char *err, size_t len)
 	 * x | scales | ids | w */
 	t->ib = (t->xb + t->sb + 3) & ~(size_t)3; /* int32 ids aligned */
 	t->inb = BLOB_HDR + e->max_tokens * (t->ib + 8 * K);
-	/* combine: counters, then per slot source rank, token, output */
-	t->outb = 4 * t->G + slots * (8 + t->cb);
-	t->blob = malloc(t->inb > t->outb ? t->inb : t->outb);
+	/* combine: counters, then per slot source rank, token, output;
+	 * 4-aligned, so each rank's counters in t->all are (int32 loads),
+	 * the pad zeroed once (calloc) as it is sent */
+	t->outb = (4 * t->G + slots * (8 + t->cb) + 3) & ~(size_t)3;
+	t->blob = calloc(1, t->inb > t->outb ? t->inb : t->outb);
 	t->all = malloc(e->world * (t->inb > t->outb ? t->inb : t->outb));
 	t->count = calloc(t->G, 4);
 	t->src = malloc(slots * 4), t->tok = malloc(slots * 4);

@@ -99,6 +99,28 @@ START_TEST(judge)
 }
 END_TEST
 
+/* A bound with resident memory off (ASan builds): shown with the reason,
+ * not judged; descriptors still are. */
+START_TEST(judge_rss_off)
+{
+	const uint64_t mib = 1u << 20;
+	eg_watch_bound_t k = eg_watch_default_bound;
+	eg_watch_sample_t a = {.rss_bytes = 100 * mib, .fds = 10, .procs = 1};
+	eg_watch_sample_t b = a;
+	char msg[256];
+
+	k.rss_off = "planted reason";
+	b.rss_bytes += 500 * mib;
+	ck_assert_int_eq(eg_watch_judge(&a, &b, &k, msg, sizeof(msg)), 0);
+	ck_assert_ptr_nonnull(strstr(
+	    msg, "resident memory +500.0 MiB (not judged: planted reason)"));
+	b.fds += 5;
+	ck_assert_int_eq(eg_watch_judge(&a, &b, &k, msg, sizeof(msg)), 1);
+	/* the build's bound: the stated one, or resident memory off */
+	ck_assert(eg_watch_bound_here()->fds == eg_watch_default_bound.fds);
+}
+END_TEST
+
 /* This process: ten descriptors opened are ten more. */
 START_TEST(sample)
 {
@@ -139,6 +161,7 @@ int main(void)
 
 	tcase_add_test(tc, interval);
 	tcase_add_test(tc, judge);
+	tcase_add_test(tc, judge_rss_off);
 	tcase_add_test(tc, sample);
 	tcase_add_test(tc, verdict);
 	suite_add_tcase(s, tc);
