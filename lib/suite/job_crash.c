@@ -39,6 +39,7 @@ typedef struct eg__scan {
 	eg_job_crash_t *jc;
 	eg__ring_t *ring;	      /* EG__RANKS */
 	int killed, killed_sig;	      /* the launcher's first "killed by" */
+	int exited, exit_status;      /* its first "exited with status" */
 	int waited;		      /* the first rank waited on, -1 */
 	char wait_line[EG__LINE];     /* the line that said so */
 	char stopped[EG__RANKS][256]; /* where each stopped rank was */
@@ -135,6 +136,12 @@ static void eg__other(eg__scan_t *s, const char *line)
 	    s->killed < 0) {
 		s->killed = r;
 		s->killed_sig = sig;
+	}
+	if (sscanf(line, "[launch] rank %d exited with status %d", &r, &sig) ==
+		2 &&
+	    s->exited < 0) {
+		s->exited = r;
+		s->exit_status = sig;
 	}
 	if (s->waited >= 0)
 		return;
@@ -283,19 +290,31 @@ static void eg__infer(eg__scan_t *s)
 		eg__copy(jc->c.output, sizeof(jc->c.output), s->fail_msg);
 		eg__position(jc, s->fail_where);
 		return;
+	} else if (s->exited >= 0) {
+		/* no word from epgate on that rank (UBSan's report, then
+		 * exit 1): its last lines say why */
+		jc->end = EG_JOB_END_EXIT;
+		jc->c.rank = s->exited;
+		jc->c.status = s->exit_status;
+		snprintf(jc->c.what, sizeof(jc->c.what),
+			 "rank %d exited with status %d, without a word "
+			 "from epgate",
+			 s->exited, s->exit_status);
+		eg__output(s, s->exited);
 	} else {
 		return;
 	}
 	if (jc->c.rank < EG__RANKS && s->stopped[jc->c.rank][0])
 		eg__position(jc, s->stopped[jc->c.rank]);
-	else if (jc->end == EG_JOB_END_CRASH)
+	else if (jc->end == EG_JOB_END_CRASH || jc->end == EG_JOB_END_EXIT)
 		eg__peers_position(s);
 }
 
 int eg_job_crash_read(const char *log, eg_job_crash_t *jc)
 {
 	FILE *f = fopen(log, "r");
-	eg__scan_t s = {.jc = jc, .killed = -1, .waited = -1, .failed = -1};
+	eg__scan_t s = {
+	    .jc = jc, .killed = -1, .exited = -1, .waited = -1, .failed = -1};
 	char line[4096];
 
 	memset(jc, 0, sizeof(*jc));
@@ -346,6 +365,16 @@ eg_status_t eg_job_crash_case(const eg_job_crash_t *jc, const eg_workload_t *w,
 	eg_job_crash_line(jc, msg, len);
 	if (jc->end == EG_JOB_END_NONE) {
 		snprintf(msg, len, "%s", c.what);
+		json_object_set(*diag, "error",
+				json_object_get(*diag, "crash"));
+		json_object_del(*diag, "crash");
+		return EG_STATUS_ERROR;
+	}
+	if (jc->end == EG_JOB_END_EXIT) {
+		/* no crash of the library's that epgate saw: a job error,
+		 * with what the rank printed last */
+		snprintf(msg, len, "%s: %s", c.what,
+			 *c.output ? c.output : "(it printed nothing)");
 		json_object_set(*diag, "error",
 				json_object_get(*diag, "crash"));
 		json_object_del(*diag, "crash");

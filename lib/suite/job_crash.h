@@ -1,7 +1,8 @@
 /* Why a job of ranks ended before its last workload, read from its log
  * (lib/suite/job_crash.c): the rank that ended first and how (a signal,
  * an exit() inside a workload: lib/step/where.h's last words, or the
- * launcher's "[launch] rank R killed by signal N"), or the rank its
+ * launcher's "[launch] rank R killed by signal N" or "exited with
+ * status S"), or the rank its
  * peers waited on (a hang, "still waits on ranks R"), or the rank whose
  * engine returned an error ("epgate l2-rank: rank R: W: dispatch: ..."),
  * with where it was (workload, step, iteration, phase) and its last
@@ -16,6 +17,9 @@ typedef enum eg_job_end {
 	EG_JOB_END_CRASH,    /* a rank ended: a signal or exit() */
 	EG_JOB_END_HANG,     /* a rank did not answer its peers in time */
 	EG_JOB_END_ERROR,    /* a rank's engine returned an error */
+	EG_JOB_END_EXIT,     /* a rank exited non-zero without a word from
+				epgate (a sanitizer's report, a library's
+				_exit): its status and last lines */
 } eg_job_end_t;
 
 typedef struct eg_job_crash {

@@ -254,6 +254,47 @@ START_TEST(test_engine_error)
 }
 END_TEST
 
+/* A rank that exited non-zero without a word from epgate (UBSan's
+ * report, then exit 1): its status and what it printed last, a job
+ * error (not a crash epgate saw), where its peers lost it. */
+START_TEST(test_exit_silent)
+{
+	eg_job_crash_t jc;
+	json_t *d = NULL;
+	char msg[700];
+	eg_workload_t w;
+
+	ck_assert_int_eq(
+	    eg_job_crash_read(
+		eg__log("[2] t.c:404:31: runtime error: load of misaligned "
+			"address
+[launch] rank 2 exited with status 1; "
+			"stopping ranks 0, 1 (SIGTERM, SIGKILL after 2.0 s)
+"
+			"[0] epgate: rank 0: stopped by signal 15 (SIGTERM) "
+			"in p3-h333, iteration 0, combine
+"),
+		&jc),
+	    0);
+	ck_assert_int_eq(jc.end, EG_JOB_END_EXIT);
+	ck_assert_int_eq(jc.c.rank, 2);
+	ck_assert_int_eq(jc.c.status, 1);
+	ck_assert_str_eq(jc.workload, "p3-h333");
+	ck_assert_str_eq(jc.phase, "combine");
+	eg_workload_init(&w);
+	snprintf(w.name, sizeof(w.name), "p3-h333");
+	ck_assert_int_eq(
+	    eg_job_crash_case(&jc, &w, "R", "L", 1, &d, msg, sizeof(msg)),
+	    EG_STATUS_ERROR);
+	ck_assert_str_eq(msg, "rank 2 exited with status 1, without a word "
+			      "from epgate: t.c:404:31: runtime error: load "
+			      "of misaligned address");
+	ck_assert_ptr_nonnull(json_object_get(d, "error"));
+	json_decref(d);
+	eg_workload_fini(&w);
+}
+END_TEST
+
 /* Nothing in the log: no cause, the case an error that says so. */
 START_TEST(test_no_cause)
 {
@@ -323,6 +364,7 @@ int main(void)
 	tcase_add_test(tc, test_engine_error_peer_lost);
 	tcase_add_test(tc, test_hang);
 	tcase_add_test(tc, test_engine_error);
+	tcase_add_test(tc, test_exit_silent);
 	tcase_add_test(tc, test_no_cause);
 	tcase_add_test(tc, test_tally_crash);
 	suite_add_tcase(s, tc);
