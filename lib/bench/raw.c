@@ -21,6 +21,61 @@ typedef struct eg__rphase {
 	char provider[80];
 } eg__rphase_t;
 
+/* The fabric transport, created with EPGATE_FABRIC_CHUNK set to chunk
+ * (when given); the caller's setting is back once it is created. */
+static int eg__raw_create(const eg_xport_ops_t *x, const eg_world_t *w,
+			  eg_boot_t *b, const eg_xport_opts_t *xo, size_t chunk,
+			  void **xs, char *err, size_t errlen)
+{
+	const char *oldv = getenv("EPGATE_FABRIC_CHUNK");
+	char *old = oldv ? strdup(oldv) : NULL, cbuf[32];
+	int rc;
+
+	if (oldv && !old)
+		return EG_ENOMEM;
+	if (chunk) {
+		snprintf(cbuf, sizeof(cbuf), "%zu", chunk);
+		setenv("EPGATE_FABRIC_CHUNK", cbuf, 1);
+	}
+	rc = x->create(w, b, xo, xs, err, errlen);
+	if (old)
+		setenv("EPGATE_FABRIC_CHUNK", old, 1);
+	else
+		unsetenv("EPGATE_FABRIC_CHUNK");
+	free(old);
+	return rc;
+}
+
+/* Every peer gets sbuf's bytes and fills a receive buffer of its own;
+ * this rank none: no self copy, the fabric alone. */
+static int eg__raw_peers(const eg_world_t *w, size_t bytes, void *sbuf,
+			 const void **send, size_t *sb, void **recv, size_t *rb)
+{
+	memset(sbuf, 0x5a, bytes);
+	for (uint32_t p = 0; p < w->size; p++) {
+		if (p == w->rank)
+			continue;
+		send[p] = sbuf;
+		sb[p] = rb[p] = bytes;
+		if (!(recv[p] = malloc(bytes)))
+			return EG_ENOMEM;
+		memset(recv[p], 0, bytes); /* touch the pages first */
+	}
+	return EG_OK;
+}
+
+/* t[i]: the slowest of W ranks' times for call i (all: rank by rank). */
+static void eg__raw_slowest(const double *all, unsigned iters, uint32_t W,
+			    double *t)
+{
+	for (unsigned i = 0; i < iters; i++) {
+		t[i] = 0;
+		for (uint32_t r = 0; r < W; r++)
+			if (all[(size_t)r * iters + i] > t[i])
+				t[i] = all[(size_t)r * iters + i];
+	}
+}
+
 int eg_raw_phase(const eg_world_t *w, eg_boot_t *b, const char *provider,
 		 uint32_t K, double timeout_s, unsigned warmup, unsigned iters,
 		 size_t bytes, size_t chunk, eg_raw_phase_t *ph, char *err,
@@ -32,8 +87,6 @@ int eg_raw_phase(const eg_world_t *w, eg_boot_t *b, const char *provider,
 			      .num_comms = K,
 			      .timeout_s = timeout_s};
 	uint32_t W = w->size;
-	const char *oldv = getenv("EPGATE_FABRIC_CHUNK");
-	char *old = oldv ? strdup(oldv) : NULL, cbuf[32];
 	void *xs = NULL, *sbuf = NULL;
 	const void **send = NULL;
 	void **recv = NULL;
@@ -41,18 +94,7 @@ int eg_raw_phase(const eg_world_t *w, eg_boot_t *b, const char *provider,
 	double *mine = NULL, *all = NULL;
 	int rc;
 
-	if (oldv && !old)
-		return EG_ENOMEM;
-	if (chunk) {
-		snprintf(cbuf, sizeof(cbuf), "%zu", chunk);
-		setenv("EPGATE_FABRIC_CHUNK", cbuf, 1);
-	}
-	rc = x->create(w, b, &xo, &xs, err, errlen);
-	if (old)
-		setenv("EPGATE_FABRIC_CHUNK", old, 1);
-	else
-		unsetenv("EPGATE_FABRIC_CHUNK");
-	free(old);
+	rc = eg__raw_create(x, w, b, &xo, chunk, &xs, err, errlen);
 	if (rc < 0)
 		return rc;
 	send = calloc(W, sizeof(*send));
@@ -65,16 +107,8 @@ int eg_raw_phase(const eg_world_t *w, eg_boot_t *b, const char *provider,
 	rc = EG_ENOMEM;
 	if (!send || !recv || !sb || !rb || !mine || !all || !sbuf)
 		goto out;
-	memset(sbuf, 0x5a, bytes);
-	for (uint32_t p = 0; p < W; p++) {
-		if (p == w->rank)
-			continue; /* no self copy: the fabric alone */
-		send[p] = sbuf;
-		sb[p] = rb[p] = bytes;
-		if (!(recv[p] = malloc(bytes)))
-			goto out;
-		memset(recv[p], 0, bytes); /* touch the pages first */
-	}
+	if (eg__raw_peers(w, bytes, sbuf, send, sb, recv, rb) < 0)
+		goto out;
 	x->stats(xs, &ph->s0);
 	for (unsigned i = 0; i < warmup + iters; i++) {
 		double t0;
@@ -103,12 +137,7 @@ int eg_raw_phase(const eg_world_t *w, eg_boot_t *b, const char *provider,
 			 eg_boot_error(b));
 		goto out;
 	}
-	for (unsigned i = 0; i < iters; i++) {
-		ph->t[i] = 0;
-		for (uint32_t r = 0; r < W; r++)
-			if (all[(size_t)r * iters + i] > ph->t[i])
-				ph->t[i] = all[(size_t)r * iters + i];
-	}
+	eg__raw_slowest(all, iters, W, ph->t);
 	rc = EG_OK;
 out:
 	if (rc == EG_ENOMEM)

@@ -67,6 +67,30 @@ static int eg__null_point(const eg_bench_ctx_t *c, const char *arm,
  * three alike. */
 #define EG__ROUNDS 4
 
+/* The verdict line and exit code: over (the driver's cost over the bare
+ * loop) and floor_pct (an empty step's) in percent of an op_us operation;
+ * one rank only. */
+static int eg__overhead_verdict(uint32_t size, double over, double floor_pct,
+				unsigned op_us)
+{
+	if (size > 1) {
+		/* step_us is the slowest of W ranks' times: noise alone
+		 * lifts it above one rank's median */
+		printf("  not judged: with %u ranks step_us is the slowest "
+		       "rank's, which is not the harness's overhead; run it "
+		       "on one rank\n",
+		       size);
+	} else if (fabs(over) >= 2 || floor_pct >= 2) {
+		printf("  FAIL: the harness adds 2%% or more to a %u us "
+		       "operation\n",
+		       op_us);
+		return EG_EXIT_FAIL;
+	} else {
+		printf("  PASS: under 2%% for a %u us operation\n", op_us);
+	}
+	return EG_EXIT_PASS;
+}
+
 int eg_bench_overhead(unsigned iters, unsigned op_us)
 {
 	eg_world_t w;
@@ -134,22 +158,7 @@ int eg_bench_overhead(unsigned iters, unsigned op_us)
 		printf("  overhead: driver vs bare %+.2f%%; empty step %.3f%% "
 		       "of %u us\n",
 		       over, floor_pct, op_us);
-		if (w.size > 1) {
-			/* step_us is the slowest of W ranks' times: noise
-			 * alone lifts it above one rank's median */
-			printf("  not judged: with %u ranks step_us is the "
-			       "slowest rank's, which is not the harness's "
-			       "overhead; run it on one rank\n",
-			       w.size);
-		} else if (fabs(over) >= 2 || floor_pct >= 2) {
-			printf("  FAIL: the harness adds 2%% or more to a %u "
-			       "us operation\n",
-			       op_us);
-			ex = EG_EXIT_FAIL;
-		} else {
-			printf("  PASS: under 2%% for a %u us operation\n",
-			       op_us);
-		}
+		ex = eg__overhead_verdict(w.size, over, floor_pct, op_us);
 	}
 out:
 	eg_boot_close(b);

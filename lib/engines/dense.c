@@ -52,25 +52,15 @@ static size_t eg__gather_row_bytes(const eg_workload_t *w)
 	       (size_t)w->topk * (sizeof(int32_t) + sizeof(float));
 }
 
-static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
-			      eg_recv_t *out)
+/* This rank's tokens as gathered rows (eg__gather_row_bytes). */
+static void eg__gather_pack(const eg_workload_t *w, const eg_rank_input_t *in,
+			    uint8_t *mine)
 {
-	eg__dense_t *a = state;
-	const eg_workload_t *w = &a->e.w;
-	uint32_t W = a->e.x.W, K = w->topk, me = a->e.x.rank;
-	int32_t L = (int32_t)(w->experts / W), lo = (int32_t)me * L;
+	uint32_t K = w->topk;
 	size_t xb = (size_t)w->hidden * eg_dtype_size(w->dtype);
 	size_t nb = w->dtype == EG_DTYPE_FP8 ? w->hidden / EG_FP8_BLOCK : 0;
 	size_t gb = eg__gather_row_bytes(w);
-	int rc;
 
-	/* allgather the token counts, then the tokens and their routing */
-	rc = eg_xchg_u32(&a->e.x, &in->tokens, 1, a->tokens);
-	if (rc < 0)
-		return rc;
-	uint8_t *mine = malloc((size_t)in->tokens * gb + 1);
-	if (!mine)
-		return EG_ENOMEM;
 	for (uint32_t t = 0; t < in->tokens; t++) {
 		uint8_t *p = mine + (size_t)t * gb;
 		memcpy(p, (const uint8_t *)in->x + (size_t)t * xb, xb);
@@ -82,21 +72,22 @@ static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
 		memcpy(p + xb + nb * sizeof(float) + K * sizeof(int32_t),
 		       in->topk_w + (size_t)t * K, K * sizeof(float));
 	}
-	for (uint32_t p = 0; p < W; p++) {
-		a->e.x.send[p] = mine; /* the same buffer to everyone */
-		a->e.x.sbytes[p] = (size_t)in->tokens * gb;
-		a->e.x.rbytes[p] = (size_t)a->tokens[p] * gb;
-		a->e.x.recv[p] = malloc(a->e.x.rbytes[p] + 1);
-		if (!a->e.x.recv[p])
-			return EG_ENOMEM;
-	}
-	eg_fault_point("dispatch", me);
-	rc = eg_xchg_run(&a->e.x);
-	if (rc < 0)
-		return rc;
-	/* keep what my experts need, in canonical order */
-	memset(out->expert_count, 0, out->local_experts * sizeof(uint32_t));
+}
+
+/* Keeps the gathered rows routed to my experts, in canonical order (by
+ * source rank, then token), their routing narrowed to my experts; *rows
+ * gets how many. */
+static int eg__dense_keep(const eg__dense_t *a, eg_recv_t *out, uint32_t *rows)
+{
+	const eg_workload_t *w = &a->e.w;
+	uint32_t W = a->e.x.W, K = w->topk, me = a->e.x.rank;
+	int32_t L = (int32_t)(w->experts / W), lo = (int32_t)me * L;
+	size_t xb = (size_t)w->hidden * eg_dtype_size(w->dtype);
+	size_t nb = w->dtype == EG_DTYPE_FP8 ? w->hidden / EG_FP8_BLOCK : 0;
+	size_t gb = eg__gather_row_bytes(w);
 	uint32_t row = 0;
+
+	memset(out->expert_count, 0, out->local_experts * sizeof(uint32_t));
 	for (uint32_t s = 0; s < W; s++) {
 		out->rank_prefix[s] = row;
 		for (uint32_t t = 0; t < a->tokens[s]; t++) {
@@ -136,6 +127,43 @@ static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
 			row++;
 		}
 	}
+	*rows = row;
+	return EG_OK;
+}
+
+static int eg__dense_dispatch(void *state, const eg_rank_input_t *in,
+			      eg_recv_t *out)
+{
+	eg__dense_t *a = state;
+	const eg_workload_t *w = &a->e.w;
+	uint32_t W = a->e.x.W, me = a->e.x.rank, row = 0;
+	size_t gb = eg__gather_row_bytes(w);
+	int rc;
+
+	/* allgather the token counts, then the tokens and their routing */
+	rc = eg_xchg_u32(&a->e.x, &in->tokens, 1, a->tokens);
+	if (rc < 0)
+		return rc;
+	uint8_t *mine = malloc((size_t)in->tokens * gb + 1);
+	if (!mine)
+		return EG_ENOMEM;
+	eg__gather_pack(w, in, mine);
+	for (uint32_t p = 0; p < W; p++) {
+		a->e.x.send[p] = mine; /* the same buffer to everyone */
+		a->e.x.sbytes[p] = (size_t)in->tokens * gb;
+		a->e.x.rbytes[p] = (size_t)a->tokens[p] * gb;
+		a->e.x.recv[p] = malloc(a->e.x.rbytes[p] + 1);
+		if (!a->e.x.recv[p])
+			return EG_ENOMEM;
+	}
+	eg_fault_point("dispatch", me);
+	rc = eg_xchg_run(&a->e.x);
+	if (rc < 0)
+		return rc;
+	/* keep what my experts need, in canonical order */
+	rc = eg__dense_keep(a, out, &row);
+	if (rc < 0)
+		return rc;
 	return eg_xchg_dispatched(&a->e.x, out, row);
 }
 

@@ -435,12 +435,10 @@ static int eg__gate_key(eg_yaml_t *y, const char *k, yaml_node_t *kn,
 	return eg_yaml_err(y, kn, "unknown key \"%s\"", k);
 }
 
-/* What a rule needs once all keys are read. */
-static int eg__gate_complete(eg_yaml_t *y, const yaml_node_t *n, eg_gate_t *g,
-			     const yaml_node_t *factor)
+/* What every gate needs, whatever its rule. */
+static int eg__gate_common(eg_yaml_t *y, const yaml_node_t *n,
+			   const eg_gate_t *g, const char *r)
 {
-	const char *r = eg__rules[g->rule];
-
 	if (!g->name)
 		return eg_yaml_err(y, n, "gate without a name");
 	if (!g->sentence)
@@ -456,19 +454,63 @@ static int eg__gate_complete(eg_yaml_t *y, const yaml_node_t *n, eg_gate_t *g,
 				   "gate \"%s\": give ratio or arms, not "
 				   "both",
 				   g->name);
+	return 0;
+}
+
+/* A bound's min and max. */
+static int eg__bound_complete(eg_yaml_t *y, const yaml_node_t *n,
+			      const eg_gate_t *g)
+{
+	if (isnan(g->min) && isnan(g->max))
+		return eg_yaml_err(y, n,
+				   "gate \"%s\": bound needs min, "
+				   "max or both",
+				   g->name);
+	if (g->min > g->max)
+		return eg_yaml_err(y, n,
+				   "gate \"%s\": min %g is above "
+				   "max %g",
+				   g->name, g->min, g->max);
+	return 0;
+}
+
+/* A trend's axis, and a factor (1 when not given) on the side of 1 its
+ * direction takes; factor is the factor: key's node, for the error. */
+static int eg__trend_complete(eg_yaml_t *y, const yaml_node_t *n, eg_gate_t *g,
+			      const yaml_node_t *factor)
+{
+	if (!g->axis)
+		return eg_yaml_err(y, n,
+				   "gate \"%s\": trend needs an "
+				   "axis and a direction",
+				   g->name);
+	if (isnan(g->factor))
+		g->factor = 1;
+	if (((g->direction == EG_TREND_UP || g->direction == EG_TREND_NOT_UP) &&
+	     g->factor < 1) ||
+	    ((g->direction == EG_TREND_DOWN ||
+	      g->direction == EG_TREND_NOT_DOWN) &&
+	     g->factor > 1))
+		return eg_yaml_err(y, factor ? factor : n,
+				   "factor: %g does not fit direction "
+				   "%s (up and not-up take a factor "
+				   ">= 1, down and not-down <= 1)",
+				   g->factor, eg__dirs[g->direction]);
+	return 0;
+}
+
+/* What a rule needs once all keys are read. */
+static int eg__gate_complete(eg_yaml_t *y, const yaml_node_t *n, eg_gate_t *g,
+			     const yaml_node_t *factor)
+{
+	const char *r = eg__rules[g->rule];
+	int rc;
+
+	if ((rc = eg__gate_common(y, n, g, r)))
+		return rc;
 	switch (g->rule) {
 	case EG_RULE_BOUND:
-		if (isnan(g->min) && isnan(g->max))
-			return eg_yaml_err(y, n,
-					   "gate \"%s\": bound needs min, "
-					   "max or both",
-					   g->name);
-		if (g->min > g->max)
-			return eg_yaml_err(y, n,
-					   "gate \"%s\": min %g is above "
-					   "max %g",
-					   g->name, g->min, g->max);
-		break;
+		return eg__bound_complete(y, n, g);
 	case EG_RULE_PARITY:
 		if (!g->ratio[0])
 			return eg_yaml_err(y, n,
@@ -500,25 +542,7 @@ static int eg__gate_complete(eg_yaml_t *y, const yaml_node_t *n, eg_gate_t *g,
 					   g->name);
 		break;
 	case EG_RULE_TREND:
-		if (!g->axis)
-			return eg_yaml_err(y, n,
-					   "gate \"%s\": trend needs an "
-					   "axis and a direction",
-					   g->name);
-		if (isnan(g->factor))
-			g->factor = 1;
-		if (((g->direction == EG_TREND_UP ||
-		      g->direction == EG_TREND_NOT_UP) &&
-		     g->factor < 1) ||
-		    ((g->direction == EG_TREND_DOWN ||
-		      g->direction == EG_TREND_NOT_DOWN) &&
-		     g->factor > 1))
-			return eg_yaml_err(y, factor ? factor : n,
-					   "factor: %g does not fit direction "
-					   "%s (up and not-up take a factor "
-					   ">= 1, down and not-down <= 1)",
-					   g->factor, eg__dirs[g->direction]);
-		break;
+		return eg__trend_complete(y, n, g, factor);
 	case EG_RULE_REGRESSION:
 		if (g->versus[0] && (g->arms || g->ratio[0]))
 			return eg_yaml_err(y, n,

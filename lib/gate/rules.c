@@ -80,6 +80,81 @@ struct eg__flat_series {
 	int have_se;
 };
 
+/* The series' values and their errors, in idx order, and its axis values
+ * when numeric; have_se when every point has an error. */
+static void eg__flat_fill(const eg__cells_t *c, const size_t *idx, size_t n,
+			  int numeric, struct eg__flat_series *s)
+{
+	s->have_se = 1;
+	for (size_t i = 0; i < n; i++) {
+		const eg__gate_cell_t *e = &c->c[idx[i]];
+
+		s->v[i] = e->v;
+		s->se[i] = e->se;
+		if (!(e->se > 0))
+			s->have_se = 0;
+		if (numeric)
+			eg__gate_axis_num(e, &s->x[i]);
+	}
+}
+
+/* A numeric axis on the gate's scale: log2 when asked, or (auto) when
+ * every value is above 0; *log2x says which. */
+static int eg__flat_scale(const eg_gate_file_t *gf, const eg_gate_t *g,
+			  double *x, size_t n, int *log2x, char *err,
+			  size_t len)
+{
+	int pos = 1;
+
+	for (size_t i = 0; i < n; i++)
+		pos &= x[i] > 0;
+	if (g->scale == EG_SCALE_LOG2 && !pos)
+		return eg__gate_gerr(gf, g->axis_line, err, len,
+				     "gate \"%s\": scale log2 needs axis "
+				     "values > 0",
+				     g->name);
+	*log2x =
+	    g->scale == EG_SCALE_LOG2 || (g->scale == EG_SCALE_AUTO && pos);
+	for (size_t i = 0; *log2x && i < n; i++)
+		x[i] = log2(x[i]);
+	return 0;
+}
+
+/* The series' diagnostics, appended to series: its values, and its slope
+ * or why no trend was tested. */
+static void eg__flat_json(const eg__cells_t *c, const size_t *idx, size_t n,
+			  const eg_flat_out_t *fo, int log2x, int numeric,
+			  json_t *series)
+{
+	json_t *vals = json_array(), *d = json_object();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(vals, eg__gate_cell_json(&c->c[idx[i]]));
+	json_object_set_new(d, "series", json_string(c->c[idx[0]].group));
+	json_object_set_new(d, "values", vals);
+	if (fo->trend_tested) {
+		double b = fo->slope.slope,
+		       h = fo->slope.crit * fo->slope.se_slope;
+
+		json_object_set_new(d, log2x ? "slope_per_doubling" : "slope",
+				    json_real(eg__gate_r4(b)));
+		json_object_set_new(d, "slope_ci", eg__gate_pair(b - h, b + h));
+		json_object_set_new(d, "slope_error",
+				    json_string(fo->slope.from_scatter
+						    ? "scatter"
+						    : "intervals"));
+		json_object_set_new(d, "trend", json_boolean(fo->trend));
+	} else {
+		json_object_set_new(d, "trend",
+				    json_string(numeric
+						    ? "not tested (no error "
+						      "estimate)"
+						    : "not tested (categorical "
+						      "axis)"));
+	}
+	json_array_append_new(series, d);
+}
+
 /* One flat series: idx sorted when numeric. */
 static int eg__flat_one(const eg_gate_file_t *gf, const eg_gate_t *g,
 			const eg__cells_t *c, size_t *idx, size_t n,
@@ -99,72 +174,14 @@ static int eg__flat_one(const eg_gate_file_t *gf, const eg_gate_t *g,
 		goto out;
 	if (numeric && (rc = eg__sort_axis(gf, g, c, idx, n, err, len)))
 		goto out;
-	s.have_se = 1;
-	for (size_t i = 0; i < n; i++) {
-		const eg__gate_cell_t *e = &c->c[idx[i]];
-
-		s.v[i] = e->v;
-		s.se[i] = e->se;
-		if (!(e->se > 0))
-			s.have_se = 0;
-		if (numeric)
-			eg__gate_axis_num(e, &s.x[i]);
-	}
-	if (numeric) {
-		int pos = 1;
-
-		for (size_t i = 0; i < n; i++)
-			pos &= s.x[i] > 0;
-		if (g->scale == EG_SCALE_LOG2 && !pos) {
-			rc = eg__gate_gerr(gf, g->axis_line, err, len,
-					   "gate \"%s\": scale log2 needs axis "
-					   "values > 0",
-					   g->name);
-			goto out;
-		}
-		*log2x = g->scale == EG_SCALE_LOG2 ||
-			 (g->scale == EG_SCALE_AUTO && pos);
-		for (size_t i = 0; *log2x && i < n; i++)
-			s.x[i] = log2(s.x[i]);
-	}
+	eg__flat_fill(c, idx, n, numeric, &s);
+	if (numeric && (rc = eg__flat_scale(gf, g, s.x, n, log2x, err, len)))
+		goto out;
 	rc = eg_flat_check(numeric ? s.x : NULL, s.v, s.have_se ? s.se : NULL,
 			   n, &o, fo);
 	if (rc)
 		goto out;
-	{
-		json_t *vals = json_array(), *d = json_object();
-
-		for (size_t i = 0; i < n; i++)
-			json_array_append_new(
-			    vals, eg__gate_cell_json(&c->c[idx[i]]));
-		json_object_set_new(d, "series",
-				    json_string(c->c[idx[0]].group));
-		json_object_set_new(d, "values", vals);
-		if (fo->trend_tested) {
-			double b = fo->slope.slope,
-			       h = fo->slope.crit * fo->slope.se_slope;
-
-			json_object_set_new(
-			    d, *log2x ? "slope_per_doubling" : "slope",
-			    json_real(eg__gate_r4(b)));
-			json_object_set_new(d, "slope_ci",
-					    eg__gate_pair(b - h, b + h));
-			json_object_set_new(d, "slope_error",
-					    json_string(fo->slope.from_scatter
-							    ? "scatter"
-							    : "intervals"));
-			json_object_set_new(d, "trend",
-					    json_boolean(fo->trend));
-		} else {
-			json_object_set_new(
-			    d, "trend",
-			    json_string(numeric ? "not tested (no error "
-						  "estimate)"
-						: "not tested (categorical "
-						  "axis)"));
-		}
-		json_array_append_new(series, d);
-	}
+	eg__flat_json(c, idx, n, fo, *log2x, numeric, series);
 	rc = 0;
 out:
 	free(s.x);

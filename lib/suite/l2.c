@@ -492,6 +492,46 @@ static unsigned eg__rest_file(const char *path, const eg_workload_list_t *wl,
 	return fclose(f) == 0 ? n : 0;
 }
 
+/* A job's files: its results, its log, and after the first job the
+ * workloads left to run. */
+typedef struct eg__job_paths {
+	char results[4300], log[4300], ini[4300];
+} eg__job_paths_t;
+
+/* Names the files of a configuration's job k (from 0) into f; after the
+ * first job, writes the left workloads of its world for it to read.  The
+ * workloads file the job reads, or NULL (why says) when it cannot be
+ * written. */
+static const char *eg__job_files(eg__l2_t *L, const eg_l2_config_t *c,
+				 const char *file, const char *name, unsigned k,
+				 const unsigned char *done, unsigned left,
+				 eg__job_paths_t *f, char *why, size_t whylen)
+{
+	const eg_l2_opts_t *o = L->o;
+
+	if (k == 0) {
+		snprintf(f->results, sizeof(f->results), "%s/l2-%s.jsonl",
+			 o->workdir, name);
+		snprintf(f->log, sizeof(f->log), "%s/l2-%s.log", o->workdir,
+			 name);
+		return file;
+	}
+	snprintf(f->results, sizeof(f->results), "%s/l2-%s.job%u.jsonl",
+		 o->workdir, name, k + 1);
+	snprintf(f->log, sizeof(f->log), "%s/l2-%s.job%u.log", o->workdir, name,
+		 k + 1);
+	snprintf(f->ini, sizeof(f->ini), "%s/l2-%s.job%u.ini", o->workdir, name,
+		 k + 1);
+	if (eg__rest_file(f->ini, L->wl, c->world, done) != left) {
+		snprintf(why, whylen,
+			 "never ran: cannot write the job's workloads file (in "
+			 "%.200s)",
+			 o->workdir);
+		return NULL;
+	}
+	return f->ini;
+}
+
 /* One configuration: its job, then its results; the workload a job's
  * early end fell on is named with how it ended (lib/suite/job_crash.h).
  * An engine under test that is a library (a plugin): a job that it
@@ -504,8 +544,9 @@ static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *file,
 		       unsigned expected)
 {
 	const eg_l2_opts_t *o = L->o;
-	char name[256], results[4300], log[4300], ini[4300], cls[300];
+	char name[256], cls[300];
 	char why[600] = "", repro[4800];
+	eg__job_paths_t f;
 	eg__job_ref_t ref = {o, c, file};
 	unsigned char *done = calloc(L->wl->n + 1, 1);
 	int lib = eg_cli_is_plugin(c->engine);
@@ -522,71 +563,53 @@ static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *file,
 	for (unsigned k = 0;; k++) {
 		struct eg_l1_totals before = *L->tot;
 		unsigned left = eg__left(L->wl, c->world, done), seen;
-		const char *jf = file;
+		const char *jf;
 		eg_job_crash_t jc = {0};
-		eg_job_cut_t cut = {&jc, log, 0, eg__repro, &ref, NULL};
+		eg_job_cut_t cut = {&jc, f.log, 0, eg__repro, &ref, NULL};
 		double t0 = eg_now(), dt;
 		int rc, explained;
 
-		if (k == 0) {
-			snprintf(results, sizeof(results), "%s/l2-%s.jsonl",
-				 o->workdir, name);
-			snprintf(log, sizeof(log), "%s/l2-%s.log", o->workdir,
-				 name);
-		} else {
-			snprintf(results, sizeof(results),
-				 "%s/l2-%s.job%u.jsonl", o->workdir, name,
-				 k + 1);
-			snprintf(log, sizeof(log), "%s/l2-%s.job%u.log",
-				 o->workdir, name, k + 1);
-			snprintf(ini, sizeof(ini), "%s/l2-%s.job%u.ini",
-				 o->workdir, name, k + 1);
-			if (eg__rest_file(ini, L->wl, c->world, done) != left) {
-				snprintf(why, sizeof(why),
-					 "never ran: cannot write the job's "
-					 "workloads file (in %.200s)",
-					 o->workdir);
-				break;
-			}
-			jf = ini;
-		}
-		unlink(results);
-		rc = eg__launch(o, c, jf, results, log);
+		jf = eg__job_files(L, c, file, name, k, done, left, &f, why,
+				   sizeof(why));
+		if (!jf)
+			break;
+		unlink(f.results);
+		rc = eg__launch(o, c, jf, f.results, f.log);
 		dt = eg_now() - t0;
-		eg__why(rc, log, why, sizeof(why));
+		eg__why(rc, f.log, why, sizeof(why));
 		cut.rc = rc;
 		if (rc != EG_EXIT_SKIP)
-			eg_job_crash_read(log, &jc);
+			eg_job_crash_read(f.log, &jc);
 		/* the cases owed and never run are skips with why: a job
 		 * that skipped is its cases skipped, not one more case; the
 		 * one its end fell on is a case of its own when the log
 		 * says how, or when the job passed without it */
 		seen = eg__collect(
-		    L, c, name, cls, results, dt / (left ? left : 1), done,
+		    L, c, name, cls, f.results, dt / (left ? left : 1), done,
 		    jc.end != EG_JOB_END_NONE || rc == EG_EXIT_PASS ? &cut
 								    : NULL);
-		eg__say_failures(L, name, results);
+		eg__say_failures(L, name, f.results);
 		repro[0] = '\0';
 		if (cut.at)
 			eg__repro(cut.at, &ref, repro, sizeof(repro));
 		if (rc == EG_EXIT_SKIP && !seen) {
 			snprintf(L->skip_why, sizeof(L->skip_why), "%s", why);
-			eg__job_line(L, name, k, &before, rc, seen, left, log,
+			eg__job_line(L, name, k, &before, rc, seen, left, f.log,
 				     dt, &jc, repro);
 			break;
 		}
 		if (!eg__broken(rc, seen, left)) {
-			eg__job_line(L, name, k, &before, rc, seen, left, log,
+			eg__job_line(L, name, k, &before, rc, seen, left, f.log,
 				     dt, &jc, repro);
 			break;
 		}
 		/* the library ended the job in a case that has its verdict */
 		explained = lib && jc.end != EG_JOB_END_NONE && cut.at;
 		if (!explained)
-			eg__job_error(L, name, cls, rc, seen, left, log, dt,
+			eg__job_error(L, name, cls, rc, seen, left, f.log, dt,
 				      &jc);
-		eg__job_line(L, name, k, &before, rc, seen, left, log, dt, &jc,
-			     repro);
+		eg__job_line(L, name, k, &before, rc, seen, left, f.log, dt,
+			     &jc, repro);
 		if (!explained || !eg__left(L->wl, c->world, done))
 			break;
 	}

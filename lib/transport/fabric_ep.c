@@ -64,14 +64,13 @@ int eg__fabric_is_loop4(const void *addr, size_t len)
 	return (ntohl(s->sin_addr.s_addr) >> 24) == 127;
 }
 
-/* One set's endpoint for one comm: the first fi_info that fits, and, when
- * the job must stay on this host, one bound to 127.0.0.0/8. */
-int eg__fabric_open_ep(eg__fab_t *st, eg__ep_t *e, const char *prov, char *err,
-		       size_t errlen)
+/* The first fi_info that fits prov (RDM, tagged, host buffers) into
+ * *info, and, when the job must stay on this host, one bound to
+ * 127.0.0.0/8. */
+static int eg__fabric_pick_info(const eg__fab_t *st, const char *prov,
+				struct fi_info **info, char *err, size_t errlen)
 {
 	struct fi_info *hints, *list = NULL, *fi;
-	struct fi_cq_attr cqa;
-	struct fi_av_attr ava;
 	int rc, ip = eg__is_ip_prov(prov);
 
 	hints = fi_allocinfo();
@@ -110,40 +109,69 @@ int eg__fabric_open_ep(eg__fab_t *st, eg__ep_t *e, const char *prov, char *err,
 		fi_freeinfo(list);
 		return EG_EFABRIC;
 	}
-	e->info = fi_dupinfo(fi);
+	*info = fi_dupinfo(fi);
 	fi_freeinfo(list);
-	if (!e->info)
-		return EG_ENOMEM;
-	fi = e->info;
+	return *info ? EG_OK : EG_ENOMEM;
+}
+
+/* e's fabric, domain, completion queue, address vector and enabled
+ * endpoint, for e->info; a libfabric error code. */
+static int eg__fabric_open_objs(const eg__fab_t *st, eg__ep_t *e)
+{
+	struct fi_info *fi = e->info;
+	struct fi_cq_attr cqa;
+	struct fi_av_attr ava;
+	int rc;
+
 	rc = fi_fabric(fi->fabric_attr, &e->fabric, NULL);
 	if (rc)
-		goto fail_fi;
+		return rc;
 	rc = fi_domain(e->fabric, fi, &e->domain, NULL);
 	if (rc)
-		goto fail_fi;
+		return rc;
 	memset(&cqa, 0, sizeof(cqa));
 	cqa.format = FI_CQ_FORMAT_TAGGED;
 	cqa.wait_obj = FI_WAIT_NONE;
 	cqa.size = fi->tx_attr->size + fi->rx_attr->size;
 	rc = fi_cq_open(e->domain, &cqa, &e->cq, NULL);
 	if (rc)
-		goto fail_fi;
+		return rc;
 	memset(&ava, 0, sizeof(ava));
 	ava.type = FI_AV_TABLE;
 	ava.count = st->size;
 	rc = fi_av_open(e->domain, &ava, &e->av, NULL);
 	if (rc)
-		goto fail_fi;
+		return rc;
 	rc = fi_endpoint(e->domain, fi, &e->ep, NULL);
 	if (rc)
-		goto fail_fi;
+		return rc;
 	rc = fi_ep_bind(e->ep, &e->av->fid, 0);
 	if (!rc)
 		rc = fi_ep_bind(e->ep, &e->cq->fid, FI_TRANSMIT | FI_RECV);
 	if (!rc)
 		rc = fi_enable(e->ep);
-	if (rc)
-		goto fail_fi;
+	return rc;
+}
+
+/* One set's endpoint for one comm: the first fi_info that fits, and, when
+ * the job must stay on this host, one bound to 127.0.0.0/8. */
+int eg__fabric_open_ep(eg__fab_t *st, eg__ep_t *e, const char *prov, char *err,
+		       size_t errlen)
+{
+	struct fi_info *fi;
+	int rc;
+
+	rc = eg__fabric_pick_info(st, prov, &e->info, err, errlen);
+	if (rc < 0)
+		return rc;
+	fi = e->info;
+	rc = eg__fabric_open_objs(st, e);
+	if (rc) {
+		snprintf(err, errlen,
+			 "%s: opening fabric/domain/cq/av/endpoint: %s", prov,
+			 fi_strerror(-rc));
+		return EG_EFABRIC;
+	}
 	/* some providers answer a full queue with -FI_ENOMEM, not
 	 * -FI_EAGAIN: never post past the depth they advertise */
 	e->depth[0] = fi->rx_attr->size ? fi->rx_attr->size : SIZE_MAX;
@@ -153,10 +181,6 @@ int eg__fabric_open_ep(eg__fab_t *st, eg__ep_t *e, const char *prov, char *err,
 	else if (fi->domain_attr->cq_data_size >= 4)
 		e->data_mask = UINT32_MAX;
 	return EG_OK;
-fail_fi:
-	snprintf(err, errlen, "%s: opening fabric/domain/cq/av/endpoint: %s",
-		 prov, fi_strerror(-rc));
-	return EG_EFABRIC;
 }
 
 void eg__fabric_close_ep(eg__ep_t *e)

@@ -363,6 +363,81 @@ static unsigned eg__notice_exits(eg__job_t *j)
 	return running;
 }
 
+/* Rank r's own variables into v (9 at most): its place in the world, the
+ * bootstrap's address and secret, the step timeout, and for rank 0 the
+ * listener it inherits; how many. */
+static size_t eg__rank_vars(const eg__job_t *j, unsigned r, int lfd,
+			    uint16_t port, const char *secret,
+			    const char *job_id, const char *tenv, char v[][128])
+{
+	double step = 60;
+	size_t nv = 0;
+
+	if (j->o->timeout_s > 0 && j->o->timeout_s * 0.75 < step)
+		step = j->o->timeout_s * 0.75;
+	snprintf(v[nv++], sizeof(v[0]), "EPGATE_RANK=%u", r);
+	snprintf(v[nv++], sizeof(v[0]), "EPGATE_SIZE=%u", j->n);
+	snprintf(v[nv++], sizeof(v[0]), "EPGATE_RANKS_PER_NODE=%u",
+		 j->o->ranks_per_node ? j->o->ranks_per_node : j->n);
+	snprintf(v[nv++], sizeof(v[0]), "EPGATE_BOOT_ADDR=127.0.0.1:%u", port);
+	snprintf(v[nv++], sizeof(v[0]), "EPGATE_SECRET=%s", secret);
+	snprintf(v[nv++], sizeof(v[0]), "EPGATE_JOB_ID=%s", job_id);
+	if (tenv)
+		snprintf(v[nv++], sizeof(v[0]), "EPGATE_TIMEOUT=%.100s", tenv);
+	else
+		snprintf(v[nv++], sizeof(v[0]), "EPGATE_TIMEOUT=%g", step);
+	if (r == 0)
+		snprintf(v[nv++], sizeof(v[0]), "EPGATE_BOOT_FD=%d", lfd);
+	/* libfabric loads PSM's libinfinipath, whose SIGSEGV handler
+	 * litters the working directory with *.btr backtrace files;
+	 * a crash is reported by the launcher instead */
+	if (!getenv("IPATH_NO_BACKTRACE"))
+		snprintf(v[nv++], sizeof(v[0]), "IPATH_NO_BACKTRACE=1");
+	return nv;
+}
+
+/* Forks rank r with env (freed here) into the job's process group, its
+ * stdout and stderr on pipes whose read ends the job keeps, non-blocking;
+ * -1 (errno says why) when it cannot. */
+static int eg__fork_rank(eg__job_t *j, unsigned r, char **argv, char **env,
+			 int in, int lfd, pid_t parent)
+{
+	int po[2], pe[2];
+
+	if (pipe2(po, O_CLOEXEC) < 0) {
+		free(env);
+		return -1;
+	}
+	if (pipe2(pe, O_CLOEXEC) < 0) {
+		close(po[0]);
+		close(po[1]);
+		free(env);
+		return -1;
+	}
+	po[1] = eg__high(po[1]);
+	pe[1] = eg__high(pe[1]);
+	pid_t pid = fork();
+	if (pid == 0)
+		eg__child(argv, env, po[1], pe[1], in, lfd, j->pgid, parent, r);
+	free(env);
+	close(po[1]);
+	close(pe[1]);
+	if (pid < 0) {
+		close(po[0]);
+		close(pe[0]);
+		return -1;
+	}
+	if (j->pgid == 0)
+		j->pgid = pid;
+	setpgid(pid, j->pgid); /* also here: no race with killpg */
+	j->rk[r].pid = pid;
+	j->rk[r].fd[0] = po[0];
+	j->rk[r].fd[1] = pe[0];
+	fcntl(po[0], F_SETFL, O_NONBLOCK);
+	fcntl(pe[0], F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
 static int eg__spawn(eg__job_t *j, char **argv, int lfd, uint16_t port,
 		     const char *secret, const char *job_id)
 {
@@ -372,75 +447,19 @@ static int eg__spawn(eg__job_t *j, char **argv, int lfd, uint16_t port,
 	int in = eg__high(open("/dev/null", O_RDONLY | O_CLOEXEC));
 	pid_t parent = getpid();
 	const char *tenv = getenv("EPGATE_TIMEOUT");
-	double step = 60;
 	unsigned r = 0;
 
 	if (in < 0)
 		return EG_ESYS;
-	if (j->o->timeout_s > 0 && j->o->timeout_s * 0.75 < step)
-		step = j->o->timeout_s * 0.75;
 	for (; r < j->n; r++) {
-		int po[2], pe[2];
-		nv = 0;
-		snprintf(v[nv++], sizeof(v[0]), "EPGATE_RANK=%u", r);
-		snprintf(v[nv++], sizeof(v[0]), "EPGATE_SIZE=%u", j->n);
-		snprintf(v[nv++], sizeof(v[0]), "EPGATE_RANKS_PER_NODE=%u",
-			 j->o->ranks_per_node ? j->o->ranks_per_node : j->n);
-		snprintf(v[nv++], sizeof(v[0]), "EPGATE_BOOT_ADDR=127.0.0.1:%u",
-			 port);
-		snprintf(v[nv++], sizeof(v[0]), "EPGATE_SECRET=%s", secret);
-		snprintf(v[nv++], sizeof(v[0]), "EPGATE_JOB_ID=%s", job_id);
-		if (tenv)
-			snprintf(v[nv++], sizeof(v[0]), "EPGATE_TIMEOUT=%.100s",
-				 tenv);
-		else
-			snprintf(v[nv++], sizeof(v[0]), "EPGATE_TIMEOUT=%g",
-				 step);
-		if (r == 0)
-			snprintf(v[nv++], sizeof(v[0]), "EPGATE_BOOT_FD=%d",
-				 lfd);
-		/* libfabric loads PSM's libinfinipath, whose SIGSEGV handler
-		 * litters the working directory with *.btr backtrace files;
-		 * a crash is reported by the launcher instead */
-		if (!getenv("IPATH_NO_BACKTRACE"))
-			snprintf(v[nv++], sizeof(v[0]), "IPATH_NO_BACKTRACE=1");
+		nv = eg__rank_vars(j, r, lfd, port, secret, job_id, tenv, v);
 		for (size_t i = 0; i < nv; i++)
 			vars[i] = v[i];
 		char **env = eg__child_env(vars, nv);
 		if (!env)
 			goto fail;
-		if (pipe2(po, O_CLOEXEC) < 0) {
-			free(env);
+		if (eg__fork_rank(j, r, argv, env, in, lfd, parent) < 0)
 			goto fail;
-		}
-		if (pipe2(pe, O_CLOEXEC) < 0) {
-			close(po[0]);
-			close(po[1]);
-			free(env);
-			goto fail;
-		}
-		po[1] = eg__high(po[1]);
-		pe[1] = eg__high(pe[1]);
-		pid_t pid = fork();
-		if (pid == 0)
-			eg__child(argv, env, po[1], pe[1], in, lfd, j->pgid,
-				  parent, r);
-		free(env);
-		close(po[1]);
-		close(pe[1]);
-		if (pid < 0) {
-			close(po[0]);
-			close(pe[0]);
-			goto fail;
-		}
-		if (j->pgid == 0)
-			j->pgid = pid;
-		setpgid(pid, j->pgid); /* also here: no race with killpg */
-		j->rk[r].pid = pid;
-		j->rk[r].fd[0] = po[0];
-		j->rk[r].fd[1] = pe[0];
-		fcntl(po[0], F_SETFL, O_NONBLOCK);
-		fcntl(pe[0], F_SETFL, O_NONBLOCK);
 	}
 	close(in);
 	return EG_OK;
@@ -477,6 +496,64 @@ static void eg__on_signal_got(eg__job_t *j, int *handled_sig)
 		 why);
 }
 
+/* The timers while ranks run: the job's deadline stops it, and the stop's
+ * grace running out kills what is left. */
+static void eg__on_timers(eg__job_t *j, double now)
+{
+	if (!j->stopping && now >= j->deadline) {
+		char why[96];
+		snprintf(why, sizeof(why), "deadline %.1f s expired",
+			 j->o->timeout_s);
+		j->worst = EG_EXIT_HARD;
+		eg__stop(j, SIGTERM, why);
+	}
+	if (j->stopping && now >= j->kill_at) {
+		char list[512];
+		eg__running(j->rk, j->n, list, sizeof(list));
+		eg__say("ranks %s still running %.1f s after the stop; "
+			"sending SIGKILL",
+			list, j->grace);
+		j->sent_kill = 1;
+		eg__signal_all(j->rk, j->n, j->pgid, SIGKILL);
+		j->kill_at = INFINITY;
+	}
+}
+
+/* What to poll: the signal pipe first, then every rank output still open
+ * (who: rank * 2 + stream); how many. */
+static size_t eg__poll_set(const eg__job_t *j, struct pollfd *pfd,
+			   unsigned *who)
+{
+	size_t np = 0;
+
+	pfd[np++] = (struct pollfd){.fd = eg__sigpipe[0], .events = POLLIN};
+	for (unsigned r = 0; r < j->n; r++)
+		for (int s = 0; s < 2; s++)
+			if (j->rk[r].fd[s] >= 0) {
+				who[np] = r * 2 + (unsigned)s;
+				pfd[np++] = (struct pollfd){
+				    .fd = j->rk[r].fd[s], .events = POLLIN};
+			}
+	return np;
+}
+
+/* Once every rank has exited: output still open is held by a process
+ * outside the job; what it has is drained, then it is closed. */
+static void eg__close_leftovers(eg__job_t *j)
+{
+	for (unsigned r = 0; r < j->n; r++)
+		for (int s = 0; s < 2; s++)
+			if (j->rk[r].fd[s] >= 0) {
+				eg__say("output of rank %u still open after "
+					"every rank exited (held by a process "
+					"outside the job); closing it",
+					r);
+				eg__drain(&j->rk[r], r, s);
+				close(j->rk[r].fd[s]);
+				j->rk[r].fd[s] = -1;
+			}
+}
+
 /* Polls output, exits, signals and timers until every rank has exited and
  * its output is drained. */
 static void eg__supervise(eg__job_t *j)
@@ -495,23 +572,8 @@ static void eg__supervise(eg__job_t *j)
 		unsigned running = eg__notice_exits(j);
 		double now = eg_now();
 		eg__on_signal_got(j, &handled_sig);
-		if (running && !j->stopping && now >= j->deadline) {
-			char why[96];
-			snprintf(why, sizeof(why), "deadline %.1f s expired",
-				 j->o->timeout_s);
-			j->worst = EG_EXIT_HARD;
-			eg__stop(j, SIGTERM, why);
-		}
-		if (running && j->stopping && now >= j->kill_at) {
-			char list[512];
-			eg__running(j->rk, j->n, list, sizeof(list));
-			eg__say("ranks %s still running %.1f s after the stop; "
-				"sending SIGKILL",
-				list, j->grace);
-			j->sent_kill = 1;
-			eg__signal_all(j->rk, j->n, j->pgid, SIGKILL);
-			j->kill_at = INFINITY;
-		}
+		if (running)
+			eg__on_timers(j, now);
 		if (!running && !swept) {
 			/* Whatever the ranks left behind in their group
 			 * goes too; then their pipes reach EOF. */
@@ -520,19 +582,7 @@ static void eg__supervise(eg__job_t *j)
 			swept = 1;
 			drain_until = now + 2.0;
 		}
-		size_t np = 0;
-		if (pfd) {
-			pfd[np++] = (struct pollfd){.fd = eg__sigpipe[0],
-						    .events = POLLIN};
-			for (unsigned r = 0; r < j->n; r++)
-				for (int s = 0; s < 2; s++)
-					if (j->rk[r].fd[s] >= 0) {
-						who[np] = r * 2 + (unsigned)s;
-						pfd[np++] = (struct pollfd){
-						    .fd = j->rk[r].fd[s],
-						    .events = POLLIN};
-					}
-		}
+		size_t np = pfd ? eg__poll_set(j, pfd, who) : 0;
 		if (!running && (np <= 1 || now >= drain_until))
 			break;
 		double until = fmin(fmin(j->deadline, j->kill_at), drain_until);
@@ -557,17 +607,7 @@ static void eg__supervise(eg__job_t *j)
 				eg__drain(&j->rk[who[i] / 2], who[i] / 2,
 					  (int)(who[i] % 2));
 	}
-	for (unsigned r = 0; r < j->n; r++)
-		for (int s = 0; s < 2; s++)
-			if (j->rk[r].fd[s] >= 0) {
-				eg__say("output of rank %u still open after "
-					"every rank exited (held by a process "
-					"outside the job); closing it",
-					r);
-				eg__drain(&j->rk[r], r, s);
-				close(j->rk[r].fd[s]);
-				j->rk[r].fd[s] = -1;
-			}
+	eg__close_leftovers(j);
 	free(pfd);
 	free(who);
 }
@@ -625,10 +665,79 @@ int eg_shm_sweep_dead(void)
 	return n;
 }
 
+/* Gives each rank its output line buffers and marks its pipes not open;
+ * -1 when out of memory (said). */
+static int eg__ranks_init(eg__job_t *j)
+{
+	for (unsigned r = 0; r < j->n; r++) {
+		j->rk[r].fd[0] = j->rk[r].fd[1] = -1;
+		if (!(j->rk[r].buf[0] = malloc(EG__LINE_MAX)) ||
+		    !(j->rk[r].buf[1] = malloc(EG__LINE_MAX))) {
+			eg__say("out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The job's bootstrap secret (32 hex digits, random) and its id (o's, else
+ * launch-<our pid>); -1 when no randomness came (said). */
+static int eg__job_names(const eg_launch_opts_t *o, char *secret, char *job_id,
+			 size_t idlen)
+{
+	unsigned char rnd[16];
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		eg__say("getrandom: %s", strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(secret + 2 * i, 3, "%02x", rnd[i]);
+	if (o->job_id)
+		snprintf(job_id, idlen, "%s", o->job_id);
+	else
+		snprintf(job_id, idlen, "launch-%ld", (long)getpid());
+	return 0;
+}
+
+/* Our handlers for the signals we watch (SIGPIPE ignored); the ones they
+ * replace into old. */
+static void eg__signals_catch(struct sigaction *old)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < EG__NSIGS; i++) {
+		sa.sa_handler =
+		    eg__sigs[i] == SIGPIPE ? SIG_IGN : eg__on_signal;
+		sa.sa_flags = eg__sigs[i] == SIGCHLD ? SA_NOCLDSTOP : 0;
+		sigaction(eg__sigs[i], &sa, &old[i]);
+	}
+}
+
+/* Reaps the ranks that started, sweeps the shm regions named after them,
+ * and closes and frees what each rank held. */
+static void eg__ranks_fini(eg__job_t *j)
+{
+	for (unsigned r = 0; r < j->n; r++) {
+		if (j->rk[r].pid > 0) {
+			while (waitpid(j->rk[r].pid, NULL, 0) < 0 &&
+			       errno == EINTR)
+				;
+			eg_shm_sweep((long)j->rk[r].pid);
+		}
+		for (int s = 0; s < 2; s++) {
+			if (j->rk[r].fd[s] >= 0)
+				close(j->rk[r].fd[s]);
+			free(j->rk[r].buf[s]);
+		}
+	}
+}
+
 int eg_launch(const eg_launch_opts_t *o, char **argv)
 {
-	struct sigaction old[EG__NSIGS], sa;
-	unsigned char rnd[16];
+	struct sigaction old[EG__NSIGS];
 	char secret[33], job_id[64];
 	eg__job_t j = {.o = o, .deadline = INFINITY, .kill_at = INFINITY};
 	uint16_t port = 0;
@@ -646,24 +755,9 @@ int eg_launch(const eg_launch_opts_t *o, char **argv)
 	j.grace = o->grace_s > 0 ? o->grace_s : 2.0;
 	if (!(j.rk = calloc(o->n, sizeof(*j.rk))))
 		return EG_EXIT_HARD;
-	for (unsigned r = 0; r < o->n; r++) {
-		j.rk[r].fd[0] = j.rk[r].fd[1] = -1;
-		if (!(j.rk[r].buf[0] = malloc(EG__LINE_MAX)) ||
-		    !(j.rk[r].buf[1] = malloc(EG__LINE_MAX))) {
-			eg__say("out of memory");
-			goto out;
-		}
-	}
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		eg__say("getrandom: %s", strerror(errno));
+	if (eg__ranks_init(&j) < 0 ||
+	    eg__job_names(o, secret, job_id, sizeof(job_id)) < 0)
 		goto out;
-	}
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(secret + 2 * i, 3, "%02x", rnd[i]);
-	if (o->job_id)
-		snprintf(job_id, sizeof(job_id), "%s", o->job_id);
-	else
-		snprintf(job_id, sizeof(job_id), "launch-%ld", (long)getpid());
 	if ((lfd = eg__listener(&port)) < 0) {
 		eg__say("cannot listen on 127.0.0.1: %s", strerror(errno));
 		goto out;
@@ -673,14 +767,7 @@ int eg_launch(const eg_launch_opts_t *o, char **argv)
 		goto out;
 	}
 	eg__got_sig = 0;
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < EG__NSIGS; i++) {
-		sa.sa_handler =
-		    eg__sigs[i] == SIGPIPE ? SIG_IGN : eg__on_signal;
-		sa.sa_flags = eg__sigs[i] == SIGCHLD ? SA_NOCLDSTOP : 0;
-		sigaction(eg__sigs[i], &sa, &old[i]);
-	}
+	eg__signals_catch(old);
 	sigs_set = 1;
 	fflush(NULL); /* no stdio buffer is copied into the children */
 	if (o->timeout_s > 0)
@@ -694,19 +781,7 @@ int eg_launch(const eg_launch_opts_t *o, char **argv)
 	eg__supervise(&j);
 	rc = j.worst;
 out:
-	for (unsigned r = 0; r < o->n; r++) {
-		if (j.rk[r].pid > 0) {
-			while (waitpid(j.rk[r].pid, NULL, 0) < 0 &&
-			       errno == EINTR)
-				;
-			eg_shm_sweep((long)j.rk[r].pid);
-		}
-		for (int s = 0; s < 2; s++) {
-			if (j.rk[r].fd[s] >= 0)
-				close(j.rk[r].fd[s]);
-			free(j.rk[r].buf[s]);
-		}
-	}
+	eg__ranks_fini(&j);
 	if (sigs_set)
 		for (size_t i = 0; i < EG__NSIGS; i++)
 			sigaction(eg__sigs[i], &old[i], NULL);

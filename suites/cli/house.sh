@@ -1,7 +1,7 @@
 #!/bin/sh
 # The shape of the house (README.md, "What is in the tree", issue 28): the
 # product lives in src/ (the command), lib/ and kernels/, the suites hold
-# only tests, no binary is tracked, no product function is over 100
+# only tests, no binary is tracked, no product function is over 80
 # lines; lib/'s folders stand on floors and every arrow between folders
 # (read off the build's objects) goes down one; no folder holds over a
 # tenth of the product; no folder includes another's *_int.h; every
@@ -29,25 +29,25 @@ funclen() {
 	/^\}/ && start { print FNR - start + 1, FILENAME ":" sigline, name
 		start = 0 }' "$@"
 }
-long_funcs() { funclen "$@" | awk '$1 > 100'; }
+long_funcs() { funclen "$@" | awk '$1 > 80'; }
 
 product=$(git ls-files 'src/*.c' 'lib/*.c' 'kernels/*.c' 'kernels/*.cu' 'plugins/*.c')
 long=$(long_funcs $product)
 if [ -z "$long" ]; then
-	eg_ok "no product function over 100 lines ($(echo "$product" | wc -w) files)"
+	eg_ok "no product function over 80 lines ($(echo "$product" | wc -w) files)"
 else
-	eg_not_ok "product functions over 100 lines"
+	eg_not_ok "product functions over 80 lines"
 	echo "$long" | sed 's/^/# /'
 fi
-# planted: a 101-line function is found
+# planted: an 81-line function is found
 printf 'int f(void)\n{\n' >"$EG_TMP/long.c"
 i=0
-while [ $i -lt 99 ]; do echo "	(void)0;" >>"$EG_TMP/long.c"; i=$((i + 1)); done
+while [ $i -lt 79 ]; do echo "	(void)0;" >>"$EG_TMP/long.c"; i=$((i + 1)); done
 echo "}" >>"$EG_TMP/long.c"
-if long_funcs "$EG_TMP/long.c" | grep -q '^101 .* f$'; then
-	eg_ok "a planted 101-line function is reported"
+if long_funcs "$EG_TMP/long.c" | grep -q '^81 .* f$'; then
+	eg_ok "a planted 81-line function is reported"
 else
-	eg_not_ok "a planted 101-line function is reported"
+	eg_not_ok "a planted 81-line function is reported"
 fi
 
 # suites/ holds tests only: test programs (test_*.c), the L2 probe
