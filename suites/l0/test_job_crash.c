@@ -267,13 +267,10 @@ START_TEST(test_exit_silent)
 	ck_assert_int_eq(
 	    eg_job_crash_read(
 		eg__log("[2] t.c:404:31: runtime error: load of misaligned "
-			"address
-[launch] rank 2 exited with status 1; "
-			"stopping ranks 0, 1 (SIGTERM, SIGKILL after 2.0 s)
-"
+			"address\n[launch] rank 2 exited with status 1; "
+			"stopping ranks 0, 1 (SIGTERM, SIGKILL after 2.0 s)\n"
 			"[0] epgate: rank 0: stopped by signal 15 (SIGTERM) "
-			"in p3-h333, iteration 0, combine
-"),
+			"in p3-h333, iteration 0, combine\n"),
 		&jc),
 	    0);
 	ck_assert_int_eq(jc.end, EG_JOB_END_EXIT);
