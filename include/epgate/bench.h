@@ -28,6 +28,13 @@ typedef struct eg_bench_setup {
 	 * environment's (EPGATE_NCCL_PATH, EPGATE_NCCL_XNODE: a profile's
 	 * env block), else the defaults */
 	const char *nccl_path, *nccl_xnode;
+	/* 1: the engine times its phases (bench engine --phases; the nccl
+	 * a2a engine's CUDA events, opt-in); 0: EPGATE_NCCL_PHASES's */
+	int phases;
+	/* 1: blocking NCCL communicators (bench engine --vs-alltoall, as
+	 * nccl-tests' alltoall beside it); 0: the default;
+	 * EPGATE_NCCL_BLOCKING overrides either (eg_nccl_opts_t) */
+	int nccl_blocking;
 } eg_bench_setup_t;
 
 /* Times of one step on this rank, seconds. */

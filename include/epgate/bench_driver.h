@@ -207,6 +207,7 @@ typedef struct eg_bench_ctx {
 	double timeout_s;
 	int device; /* CUDA device for nccl, -1 = local rank */
 	const char *nccl_path, *nccl_xnode; /* eg_bench_setup_t's */
+	int phases, nccl_blocking;	    /* eg_bench_setup_t's */
 } eg_bench_ctx_t;
 
 /* Measures one point on every rank (collective; every rank passes the

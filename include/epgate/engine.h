@@ -37,6 +37,9 @@ typedef struct eg_engine_phase {
  * the verified step, every later one is only timed, so an engine may skip
  * work that serves verification alone (a plugin's layout mapping). */
 #define EG_ENGINE_CTX_BENCH 0x1u
+/* PHASES: time the step's phases where the engine can, at a cost
+ * (eg_engine_ops_t.phases; the nccl a2a engine's events) */
+#define EG_ENGINE_CTX_PHASES 0x2u
 
 typedef struct eg_engine_ops {
 	size_t size; /* sizeof(eg_engine_ops_t) as built by the provider */

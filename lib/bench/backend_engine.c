@@ -15,6 +15,7 @@
 
 #include "epgate/bench_driver.h"
 #include "epgate/error.h"
+#include "epgate/sized.h"
 #include "epgate/step.h"
 #include "lib/bench/backend_engine.h"
 
@@ -48,6 +49,16 @@ void eg_engine_backend_teardown(void *state)
 	free(f);
 }
 
+/* The engine's context flags: a measurement, and its phases timed when
+ * the command asked. */
+static uint32_t eg__eb_flags(const eg_bench_setup_t *s)
+{
+	return EG_ENGINE_CTX_BENCH |
+	       (EG_HAS(s, eg_bench_setup_t, phases) && s->phases
+		    ? EG_ENGINE_CTX_PHASES
+		    : 0);
+}
+
 /* The step on this rank; err says why not. */
 static int eg__eb_step_open(eg__eb_t *f, const eg_bench_setup_t *s,
 			    const eg_engine_ops_t *ops, void *stream, char *err,
@@ -56,9 +67,8 @@ static int eg__eb_step_open(eg__eb_t *f, const eg_bench_setup_t *s,
 	eg_step_opts_t so = {.size = sizeof(so),
 			     .w = &f->w,
 			     .engine = ops,
-			     .ctx =
-				 eg_step_rank_ctx(&f->world, f->x, f->xs,
-						  f->boot, EG_ENGINE_CTX_BENCH),
+			     .ctx = eg_step_rank_ctx(&f->world, f->x, f->xs,
+						     f->boot, eg__eb_flags(s)),
 			     .space = eg_space_find(f->kind->engines->space),
 			     .stream = stream,
 			     .count_wire = f->kind->count_wire};

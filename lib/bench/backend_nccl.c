@@ -47,6 +47,8 @@ static int eg__nb_open(const eg_world_t *world, eg_boot_t *boot,
 		o.xnode_mode = s->nccl_xnode;
 	if (EG_HAS(s, eg_bench_setup_t, nccl_path) && s->nccl_path)
 		path = s->nccl_path;
+	if (EG_HAS(s, eg_bench_setup_t, nccl_blocking))
+		o.blocking = s->nccl_blocking;
 	if (eg_nccl_path_parse(path, &o.path) < 0) {
 		snprintf(err, errlen,
 			 "nccl: path \"%s\": want auto, nvlink or xnode", path);

@@ -381,7 +381,9 @@ static int eg__arms_open(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
 				      .timeout_s = c->timeout_s,
 				      .device = c->device,
 				      .nccl_path = c->nccl_path,
-				      .nccl_xnode = c->nccl_xnode};
+				      .nccl_xnode = c->nccl_xnode,
+				      .phases = c->phases,
+				      .nccl_blocking = c->nccl_blocking};
 
 		msg[0] = 0;
 		lrc = be->setup(c->world, c->boot, &s, w, &st[j], msg,

@@ -80,21 +80,6 @@ static void eg__point(const eg_bench_engine_opts_t *o, const eg_world_t *world,
 		 eg_routing_name(w->routing));
 }
 
-/* The NCCL engines' knobs that no struct reaches (the engine's phases,
- * the transport's blocking mode: nccl-tests' alltoall beside it reads
- * them too), as a profile's env: block would set them; the path and the
- * virtual nodes' mode go in the bench context. */
-static void eg__nccl_env(const eg_bench_engine_opts_t *o)
-{
-	if (strcmp(o->xport.transport, "nccl"))
-		return;
-	if (o->phases || o->vs_alltoall)
-		setenv("EPGATE_NCCL_PHASES", "1", 0);
-	/* beside nccl-tests' alltoall: blocking communicators for both */
-	if (o->vs_alltoall)
-		setenv("EPGATE_NCCL_BLOCKING", "1", 0);
-}
-
 /* The options an engine point needs: a backend built in, a
  * multi-process engine. Returns -1 to go on, else the exit code. */
 static int eg__check(const eg_bench_engine_opts_t *o,
@@ -174,7 +159,11 @@ static int eg__measure(const eg_bench_engine_opts_t *o,
 				o->xport.path && strcmp(o->xport.path, "auto")
 				    ? o->xport.path
 				    : NULL,
-			    .nccl_xnode = o->xport.xnode_mode};
+			    .nccl_xnode = o->xport.xnode_mode,
+			    /* beside nccl-tests' alltoall: its phases, and
+			     * blocking communicators as the alltoall's */
+			    .phases = o->phases || o->vs_alltoall,
+			    .nccl_blocking = o->vs_alltoall};
 	char err[1024];
 	int rc;
 
@@ -209,7 +198,6 @@ int eg_bench_engine(const eg_bench_engine_opts_t *o)
 
 	if (ex >= 0)
 		return ex;
-	eg__nccl_env(o);
 	eg_workload_init(&w);
 	memset(&out, 0, sizeof(out));
 	ex = EG_EXIT_HARD;

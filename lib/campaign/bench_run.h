@@ -39,9 +39,11 @@ typedef struct eg_bench_engine_opts {
 	eg_overrides_t workload; /* keys on top of the defaults */
 	int phases;		 /* nccl: the engine times its phases (as
 				    EPGATE_NCCL_PHASES=1) */
-	int vs_alltoall; /* nccl: then alltoall of the same bytes (phases
-			    and blocking communicators, unless the
-			    environment says otherwise) */
+	int vs_alltoall; /* nccl: then alltoall of the same bytes (phases,
+			    and blocking communicators unless
+			    EPGATE_NCCL_BLOCKING=0); both reach the
+			    engine in eg_bench_setup_t, not the
+			    environment */
 	int overhead;	 /* then the two boundaries and the harness per
 			    step (`bench overhead --engine`) */
 } eg_bench_engine_opts_t;

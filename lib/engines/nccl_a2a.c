@@ -145,8 +145,10 @@ static int eg__na2a_init(void *state)
 	       cudaSuccess;
 	bad |= cudaStreamCreateWithFlags(&a->aux, cudaStreamNonBlocking) !=
 	       cudaSuccess;
-	a->phases = getenv("EPGATE_NCCL_PHASES") &&
-		    !strcmp(getenv("EPGATE_NCCL_PHASES"), "1");
+	/* a command's --phases, else the environment (a profile's env) */
+	a->phases = (a->e.flags & EG_ENGINE_CTX_PHASES) ||
+		    (getenv("EPGATE_NCCL_PHASES") &&
+		     !strcmp(getenv("EPGATE_NCCL_PHASES"), "1"));
 	for (int i = 0; a->phases && i <= EG_NCCL_PHASES_MAX; i++)
 		bad |= cudaEventCreate(&a->pev[i]) != cudaSuccess;
 	return bad;

@@ -8,6 +8,7 @@
 #include "epgate/cuda_ep.h"
 #include "epgate/error.h"
 #include "epgate/nccl.h"
+#include "epgate/sized.h"
 #include "lib/transport/nccl_int.h"
 
 /* EG_OK if ctx is one rank per process of an NCCL world of w, of at
@@ -28,6 +29,7 @@ typedef struct eg__nccl_eng {
 	eg_workload_t w;
 	eg_nccl_t *n;
 	uint32_t me, W;
+	uint32_t flags; /* the ctx's EG_ENGINE_CTX_* */
 } eg__nccl_eng_t;
 
 /* The end of an engine's destroy, after its own resources. */
@@ -53,6 +55,7 @@ static inline void *eg__nccl_eng_new(size_t size, const eg_workload_t *w,
 	e->n = ctx->xport_state;
 	e->me = ctx->first_rank;
 	e->W = w->world;
+	e->flags = EG_HAS(ctx, eg_engine_ctx_t, flags) ? ctx->flags : 0;
 	if (eg_workload_copy(&e->w, w) >= 0)
 		*rc = cudaSetDevice(eg_nccl_device(e->n)) == cudaSuccess
 			  ? EG_OK
