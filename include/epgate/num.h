@@ -46,4 +46,9 @@ int eg_parse_double(const char *what, const char *s, double lo, double hi,
 int eg_parse_bytes(const char *what, const char *s, uint64_t lo, uint64_t hi,
 		   unsigned flags, uint64_t *out, char *err, size_t errlen);
 
+/* v for people, into buf: "-" for NaN; whole digits when it is whole or
+ * at least 1000 ("11930", "42"); else 4 significant digits ("0.7071",
+ * "12.35"; an exponent only from 1e15 up). Returns buf. */
+const char *eg_fmt_num(double v, char *buf, size_t len);
+
 #endif

@@ -89,7 +89,7 @@ static eg__unit_t eg__unit_for(const char *base, double max)
 	return u;
 }
 
-static void eg__numn(char *buf, size_t len, double v, const eg__unit_t *u)
+static void eg__unit_numn(char *buf, size_t len, double v, const eg__unit_t *u)
 {
 	if (isnan(v))
 		snprintf(buf, len, "-");
@@ -97,9 +97,9 @@ static void eg__numn(char *buf, size_t len, double v, const eg__unit_t *u)
 		snprintf(buf, len, "%.*f", u->decimals, v / u->scale);
 }
 
-static void eg__num(char *buf, double v, const eg__unit_t *u)
+static void eg__unit_cell(char *buf, double v, const eg__unit_t *u)
 {
-	eg__numn(buf, EG__CELL, v, u);
+	eg__unit_numn(buf, EG__CELL, v, u);
 }
 
 /* The dense point with a2a point p's suite and axes, or NULL. */
@@ -215,15 +215,15 @@ static void eg__metric_cols(eg__tab_t *t, const eg_results_t *r, const char *m,
 		const eg_metric_t *x = eg_point_metric(&r->points[i], m);
 		char lo[24], hi[24];
 
-		eg__num(t->cell[i][c], x ? x->s.median : NAN, u);
+		eg__unit_cell(t->cell[i][c], x ? x->s.median : NAN, u);
 		if (ci < 0)
 			continue;
 		if (!x || isnan(x->s.ci_lo) || x->s.n < 2) {
 			snprintf(t->cell[i][ci], EG__CELL, "-");
 			continue;
 		}
-		eg__numn(lo, sizeof(lo), x->s.ci_lo, u);
-		eg__numn(hi, sizeof(hi), x->s.ci_hi, u);
+		eg__unit_numn(lo, sizeof(lo), x->s.ci_lo, u);
+		eg__unit_numn(hi, sizeof(hi), x->s.ci_hi, u);
 		snprintf(t->cell[i][ci], EG__CELL, "[%s, %s]", lo, hi);
 	}
 }
@@ -234,7 +234,8 @@ static void eg__ratio_col(eg__tab_t *t, const eg_results_t *r, const char *m)
 	int c = eg__col(t, 0, "a2a/%s%s", "dense ", m);
 
 	for (size_t i = 0; c >= 0 && i < r->n_points; i++)
-		eg__num(t->cell[i][c], eg__ratio(r, &r->points[i], m), &u);
+		eg__unit_cell(t->cell[i][c], eg__ratio(r, &r->points[i], m),
+			      &u);
 }
 
 static const char *eg__ev(const eg_point_t *p, const char *k)

@@ -28,8 +28,8 @@ static int eg__ident_str(eg_yaml_t *y, const char *key, const yaml_node_t *n,
 }
 
 /* Any finite number, with a sign. */
-static int eg__num(eg_yaml_t *y, const char *key, const yaml_node_t *n,
-		   double *out)
+static int eg__read_num(eg_yaml_t *y, const char *key, const yaml_node_t *n,
+			double *out)
 {
 	return eg_yaml_num(y, key, n, -DBL_MAX, DBL_MAX, 0, out);
 }
@@ -118,8 +118,8 @@ static int eg__band(eg_yaml_t *y, const yaml_node_t *n, double band[2])
 
 	if (n->type != YAML_SEQUENCE_NODE || eg_yaml_len(n) != 2)
 		return eg_yaml_err(y, n, "band: expected [low, high]");
-	if ((rc = eg__num(y, "band", eg_yaml_item(y, n, 0), &band[0])) ||
-	    (rc = eg__num(y, "band", eg_yaml_item(y, n, 1), &band[1])))
+	if ((rc = eg__read_num(y, "band", eg_yaml_item(y, n, 0), &band[0])) ||
+	    (rc = eg__read_num(y, "band", eg_yaml_item(y, n, 1), &band[1])))
 		return rc;
 	if (band[0] > band[1])
 		return eg_yaml_err(y, n, "band: low %g is above high %g",
@@ -403,7 +403,7 @@ static int eg__gate_field(eg_yaml_t *y, const eg__gate_field_t *f,
 	case EG__K_IDENT:
 		return eg__ident_str(y, f->key, v, (char **)at);
 	case EG__K_NUM:
-		return eg__num(y, f->key, v, (double *)at);
+		return eg__read_num(y, f->key, v, (double *)at);
 	case EG__K_RANGE:
 		return eg_yaml_num(y, f->key, v, f->lo, f->hi, f->flags,
 				   (double *)at);

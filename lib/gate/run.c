@@ -11,6 +11,7 @@
 #include "epgate/error.h"
 #include "epgate/evidence.h"
 #include "epgate/gate.h"
+#include "epgate/num.h"
 #include "epgate/report.h"
 #include "lib/gate/gate_int.h"
 #include "lib/gate/run_record.h"
@@ -41,16 +42,6 @@ typedef struct eg__bad {
 	double bad;
 } eg__bad_t;
 
-/* 4 significant digits, never an exponent: "11930", "0.7071". */
-static const char *eg__num(double v, char *buf, size_t len)
-{
-	if (fabs(v) >= 1e4 || v == floor(v))
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.4g", v);
-	return buf;
-}
-
 /* bound, parity: the values outside the threshold. */
 static size_t eg__bad_values(const eg_gate_t *g, const json_t *d, eg__bad_t *b,
 			     size_t cap, size_t *n)
@@ -73,7 +64,8 @@ static size_t eg__bad_values(const eg_gate_t *g, const json_t *d, eg__bad_t *b,
 			char num[32];
 
 			snprintf(b[*n].what, sizeof(b[*n].what), "%s %s",
-				 id ? id : "?", eg__num(x, num, sizeof(num)));
+				 id ? id : "?",
+				 eg_fmt_num(x, num, sizeof(num)));
 			b[*n].bad = x < lo ? lo - x : x - hi;
 		}
 		(*n)++;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "epgate/error.h"
+#include "epgate/num.h"
 #include "lib/page/page.h"
 
 #define EG__HIST_SERIES 8
@@ -131,20 +132,19 @@ static int eg__limits(eg__chart_t *c, const eg_gate_t *g, int fail)
 		if ((m = eg__chart_mark(c, EG__MK_BAND, g->band[0],
 					g->band[1])))
 			snprintf(m->label, sizeof(m->label), "%s: [%s, %s]",
-				 g->name,
-				 eg__page_num(g->band[0], a, sizeof(a)),
-				 eg__page_num(g->band[1], b, sizeof(b)));
+				 g->name, eg_fmt_num(g->band[0], a, sizeof(a)),
+				 eg_fmt_num(g->band[1], b, sizeof(b)));
 	} else if (g->rule == EG_RULE_BOUND) {
 		if (!isnan(g->min) &&
 		    (m = eg__chart_mark(c, EG__MK_MIN, g->min, NAN))) {
 			snprintf(m->label, sizeof(m->label), "%s: \u2265 %s",
-				 g->name, eg__page_num(g->min, a, sizeof(a)));
+				 g->name, eg_fmt_num(g->min, a, sizeof(a)));
 			m->fail = fail;
 		}
 		if (!isnan(g->max) &&
 		    (m = eg__chart_mark(c, EG__MK_MAX, g->max, NAN)))
 			snprintf(m->label, sizeof(m->label), "%s: \u2264 %s",
-				 g->name, eg__page_num(g->max, b, sizeof(b)));
+				 g->name, eg_fmt_num(g->max, b, sizeof(b)));
 	} else {
 		return EG_OK;
 	}

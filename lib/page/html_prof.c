@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "epgate/num.h"
 #include "lib/page/html_int.h"
 
 static const char *eg__css_dash(int dt)
@@ -163,11 +164,11 @@ static void eg__value(FILE *f, const char *attr, const char *what,
 	fprintf(f, "\" %s=\"", attr);
 	eg__page_esc(f, what);
 	fprintf(f, "\" data-value=\"%.17g\">%s", v,
-		fmt ? a : eg__page_num(v, a, sizeof(a)));
+		fmt ? a : eg_fmt_num(v, a, sizeof(a)));
 	if (isfinite(lo) && isfinite(hi))
 		fprintf(f, " <span class=\"ci\">[%s, %s]</span>",
-			eg__page_num(lo, b, sizeof(b)),
-			eg__page_num(hi, c, sizeof(c)));
+			eg_fmt_num(lo, b, sizeof(b)),
+			eg_fmt_num(hi, c, sizeof(c)));
 	fputs("</td>", f);
 }
 

@@ -1,6 +1,5 @@
 /* Small things every part of the page needs: escaping, numbers as
  * shown, verdict words, units. */
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,17 +40,6 @@ void eg__html(FILE *f, const char *fmt, ...)
 		fmt++;
 	}
 	va_end(ap);
-}
-
-const char *eg__page_num(double v, char *buf, size_t len)
-{
-	if (isnan(v))
-		snprintf(buf, len, "-");
-	else if (fabs(v) >= 1000 && fabs(v) < 1e15)
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.4g", v);
-	return buf;
 }
 
 const char *eg__page_gres_word(const eg__gres_t *g)

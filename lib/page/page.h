@@ -346,8 +346,6 @@ void eg__page_esc(FILE *f, const char *s);
 /* fmt as it is, but each %s the next argument escaped (eg__page_esc) and %%
  * a %: markup and the text in it in one call */
 void eg__html(FILE *f, const char *fmt, ...);
-/* a number as shown: 4 significant digits, integers from 1000 up */
-const char *eg__page_num(double v, char *buf, size_t len);
 /* "pass", "fail", "inconclusive", "skip", "error" */
 const char *eg__page_gres_word(const eg__gres_t *g);
 /* the unit of a metric ("" when unknown) */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/num.h"
 #include "lib/page/page.h"
 
 typedef struct eg__key {
@@ -179,7 +180,7 @@ static int eg__ref(eg__chart_t *c, const eg__axes_t *a, const eg_point_t *pt,
 		return EG_ENOMEM;
 	k->color = eg__arm_color(pt->arm);
 	snprintf(k->label, sizeof(k->label), "%s (any %s): %s", pt->arm, a->x,
-		 eg__page_num(m->s.median, v, sizeof(v)));
+		 eg_fmt_num(m->s.median, v, sizeof(v)));
 	return EG_OK;
 }
 
@@ -294,9 +295,9 @@ static int eg__targets(const eg__prof_t *p, const eg__axes_t *a, size_t gi,
 		m->fail = e->st == EG__ST_FAIL;
 		snprintf(m->label, sizeof(m->label), "%s: %s %s\u00d7 %s = %s",
 			 g->name, up ? "\u2265" : "\u2264",
-			 eg__page_num(f, fb, sizeof(fb)),
+			 eg_fmt_num(f, fb, sizeof(fb)),
 			 g->rule == EG_RULE_RECOVERY ? "low" : "first",
-			 eg__page_num(r->v * f, v, sizeof(v)));
+			 eg_fmt_num(r->v * f, v, sizeof(v)));
 	}
 	return EG_OK;
 }
@@ -317,14 +318,14 @@ static int eg__gate_marks(const eg__prof_t *p, const eg__axes_t *a, size_t gi,
 		if (m)
 			snprintf(m->label, sizeof(m->label), "%s: [%s, %s]",
 				 g->name,
-				 eg__page_num(g->band[0], lo, sizeof(lo)),
-				 eg__page_num(g->band[1], hi, sizeof(hi)));
+				 eg_fmt_num(g->band[0], lo, sizeof(lo)),
+				 eg_fmt_num(g->band[1], hi, sizeof(hi)));
 		break;
 	case EG_RULE_BOUND:
 		if (!isnan(g->min) &&
 		    (m = eg__chart_mark(c, EG__MK_MIN, g->min, NAN)))
 			snprintf(m->label, sizeof(m->label), "%s: \u2265 %s",
-				 g->name, eg__page_num(g->min, lo, sizeof(lo)));
+				 g->name, eg_fmt_num(g->min, lo, sizeof(lo)));
 		if (m) {
 			m->color = color;
 			m->fail = fail;
@@ -332,7 +333,7 @@ static int eg__gate_marks(const eg__prof_t *p, const eg__axes_t *a, size_t gi,
 		if (!isnan(g->max) &&
 		    (m = eg__chart_mark(c, EG__MK_MAX, g->max, NAN)))
 			snprintf(m->label, sizeof(m->label), "%s: \u2264 %s",
-				 g->name, eg__page_num(g->max, hi, sizeof(hi)));
+				 g->name, eg_fmt_num(g->max, hi, sizeof(hi)));
 		break;
 	case EG_RULE_TREND:
 	case EG_RULE_RECOVERY:

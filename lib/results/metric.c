@@ -14,8 +14,8 @@
 #include "results_int.h"
 
 /* Optional finite number member (NAN when absent). */
-static int eg__num(json_t *o, const char *key, const char *p, double *out,
-		   eg__rerr_t *e)
+static int eg__json_num(json_t *o, const char *key, const char *p, double *out,
+			eg__rerr_t *e)
 {
 	json_t *v = json_object_get(o, key);
 	char q[320];
@@ -134,12 +134,12 @@ static int eg__summary(json_t *o, const char *p, eg_summary_t *s, eg__rerr_t *e)
 	json_t *n;
 	int rc;
 
-	if ((rc = eg__num(o, "median", p, &s->median, e)) ||
-	    (rc = eg__num(o, "p10", p, &s->p10, e)) ||
-	    (rc = eg__num(o, "p90", p, &s->p90, e)) ||
-	    (rc = eg__num(o, "cv", p, &s->cv, e)) ||
-	    (rc = eg__num(o, "ci_lo", p, &s->ci_lo, e)) ||
-	    (rc = eg__num(o, "ci_hi", p, &s->ci_hi, e)))
+	if ((rc = eg__json_num(o, "median", p, &s->median, e)) ||
+	    (rc = eg__json_num(o, "p10", p, &s->p10, e)) ||
+	    (rc = eg__json_num(o, "p90", p, &s->p90, e)) ||
+	    (rc = eg__json_num(o, "cv", p, &s->cv, e)) ||
+	    (rc = eg__json_num(o, "ci_lo", p, &s->ci_lo, e)) ||
+	    (rc = eg__json_num(o, "ci_hi", p, &s->ci_hi, e)))
 		return rc;
 	eg__results_fmt(q, sizeof(q), "%s.median", p);
 	if (isnan(s->median))
@@ -201,8 +201,8 @@ static int eg__fill(json_t *o, const char *p, const char *id, eg_metric_t *m,
 		return eg__results_rbad(
 		    e, q, "%.17g, but the median of the samples is %.17g",
 		    s->median, med);
-	if ((rc = eg__num(o, "cv_within", p, &m->cv_within, e)) ||
-	    (rc = eg__num(o, "cv_between", p, &m->cv_between, e)))
+	if ((rc = eg__json_num(o, "cv_within", p, &m->cv_within, e)) ||
+	    (rc = eg__json_num(o, "cv_between", p, &m->cv_between, e)))
 		return rc;
 	eg__results_fmt(q, sizeof(q), "%s.cv_within", p);
 	if (m->cv_within < 0 || m->cv_between < 0)

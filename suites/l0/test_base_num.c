@@ -232,6 +232,22 @@ START_TEST(no_buffer)
 }
 END_TEST
 
+/* One style for people: the page, the gate lines, summary.md. */
+START_TEST(fmt_num)
+{
+	char b[32];
+
+	ck_assert_str_eq(eg_fmt_num(NAN, b, sizeof(b)), "-");
+	ck_assert_str_eq(eg_fmt_num(11930.4, b, sizeof(b)), "11930");
+	ck_assert_str_eq(eg_fmt_num(1234.56, b, sizeof(b)), "1235");
+	ck_assert_str_eq(eg_fmt_num(42, b, sizeof(b)), "42");
+	ck_assert_str_eq(eg_fmt_num(0.70710678, b, sizeof(b)), "0.7071");
+	ck_assert_str_eq(eg_fmt_num(12.3456, b, sizeof(b)), "12.35");
+	ck_assert_str_eq(eg_fmt_num(-2.5, b, sizeof(b)), "-2.5");
+	ck_assert_str_eq(eg_fmt_num(1e20, b, sizeof(b)), "1e+20");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("base_num");
@@ -244,6 +260,7 @@ int main(void)
 	tcase_add_test(t, double_refuses);
 	tcase_add_test(t, bytes);
 	tcase_add_test(t, no_buffer);
+	tcase_add_test(t, fmt_num);
 	suite_add_tcase(s, t);
 	return eg_test_main(s);
 }
