@@ -1,8 +1,8 @@
-/* EP kernels on the GPU (kernels/ep.cu) and their host twins
- * (lib/core/ep_host.c): layout, pack, receive finishing, expert stage,
- * combine, the dense engine's scatter, and a device verifier. Every kernel
- * produces the same bits as its twin (no FMA contraction on either side,
- * fp32 accumulation in the same order); suites/gpu/test_ep_cuda compares
+/* EP kernels on the GPU (kernels/ep.cu, the verifier kernels/verify.cu) and
+ * their host twins (lib/core/ep_host.c): layout, pack, receive finishing,
+ * expert stage, combine, the dense engine's scatter, and a device verifier.
+ * Every kernel produces the same bits as its twin (no FMA contraction on either
+ * side, fp32 accumulation in the same order); suites/gpu/test_ep_cuda compares
  * them element for element.
  *
  * Device functions take device pointers, run on stream (a cudaStream_t or
