@@ -203,6 +203,14 @@ int eg_bench_engine(const eg_bench_engine_opts_t *o)
 	ex = EG_EXIT_HARD;
 	if (eg__open(o, &world, &w, &b) < 0)
 		goto out;
+	/* an alltoall needs peers: said before anything is measured */
+	if (o->vs_alltoall && world.size < 2) {
+		if (!world.rank)
+			fprintf(stderr,
+				EG__PROG ": --vs-alltoall needs 2 ranks or "
+					 "more (epgate launch -n 2 -- ...)\n");
+		goto out;
+	}
 	ex = eg__measure(o, be, &world, b, &w, &out);
 	if (ex == EG_EXIT_PASS && o->vs_alltoall)
 		ex = eg_bench_vs_alltoall(o, &world, b, &out);

@@ -121,13 +121,6 @@ int eg_bench_vs_alltoall(const eg_bench_engine_opts_t *o,
 	uint32_t W = world->size;
 	int ex;
 
-	if (W < 2) {
-		if (!world->rank)
-			fprintf(stderr,
-				EG__PROG ": needs 2 ranks or more "
-					 "(epgate launch -n 2 -- ...)\n");
-		return EG_EXIT_HARD;
-	}
 	if (!world->rank &&
 	    isfinite(eg_bench_point_median(engine, "wire_bytes")))
 		wire = (uint64_t)eg_bench_point_median(engine, "wire_bytes");

@@ -9,7 +9,8 @@
 #include "epgate/world.h"
 #include "lib/campaign/bench_run.h"
 
-/* Collective. engine: the measured point (rank 0's; the others' empty).
+/* Collective, on 2 ranks or more (eg_bench_engine checks). engine: the
+ * measured point (rank 0's; the others' empty).
  * Returns an automake exit code. */
 int eg_bench_vs_alltoall(const eg_bench_engine_opts_t *o,
 			 const eg_world_t *world, eg_boot_t *b,

@@ -41,6 +41,7 @@ engine --timeout 0|--timeout: 0 is out of range
 engine --num-comms 17|--num-comms: 17 is out of range
 engine --tokens abc|--tokens=abc
 engine --vs-alltoall|--vs-alltoall goes with --transport nccl
+engine --transport nccl --vs-alltoall --tokens 64|--vs-alltoall needs 2 ranks or more
 engine --phases|--phases goes with --transport nccl
 engine --path nvlink|--path goes with --transport nccl
 engine --transport nccl --provider shm|--provider goes with --transport fabric
@@ -141,7 +142,6 @@ gpu_skip() {
 if nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
 	eg_ok "GPU subcommands without a GPU # SKIP this host has a GPU"
 else
-	gpu_skip "$E" bench engine --transport nccl --vs-alltoall --tokens 64
 	gpu_skip "$E" launch -n 2 -- "$E" bench engine --transport nccl \
 		--vs-alltoall --tokens 64 --hidden 128
 	gpu_skip "$E" launch -n 2 -- "$E" bench engine dense --transport nccl
