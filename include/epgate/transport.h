@@ -19,6 +19,9 @@ typedef struct eg_xport_opts {
 	const char *provider; /* "shm", "tcp", ... or NULL: auto per pair */
 	uint32_t num_comms;   /* K >= 1 */
 	double timeout_s;     /* deadline per blocking call */
+	/* appended: fabric: bytes per message when below the cap (the
+	 * message-rate benchmark); 0: EPGATE_FABRIC_CHUNK's, else the cap */
+	size_t chunk;
 } eg_xport_opts_t;
 
 typedef struct eg_xport_stats {

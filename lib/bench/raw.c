@@ -21,31 +21,6 @@ typedef struct eg__rphase {
 	char provider[80];
 } eg__rphase_t;
 
-/* The fabric transport, created with EPGATE_FABRIC_CHUNK set to chunk
- * (when given); the caller's setting is back once it is created. */
-static int eg__raw_create(const eg_xport_ops_t *x, const eg_world_t *w,
-			  eg_boot_t *b, const eg_xport_opts_t *xo, size_t chunk,
-			  void **xs, char *err, size_t errlen)
-{
-	const char *oldv = getenv("EPGATE_FABRIC_CHUNK");
-	char *old = oldv ? strdup(oldv) : NULL, cbuf[32];
-	int rc;
-
-	if (oldv && !old)
-		return EG_ENOMEM;
-	if (chunk) {
-		snprintf(cbuf, sizeof(cbuf), "%zu", chunk);
-		setenv("EPGATE_FABRIC_CHUNK", cbuf, 1);
-	}
-	rc = x->create(w, b, xo, xs, err, errlen);
-	if (old)
-		setenv("EPGATE_FABRIC_CHUNK", old, 1);
-	else
-		unsetenv("EPGATE_FABRIC_CHUNK");
-	free(old);
-	return rc;
-}
-
 /* Every peer gets sbuf's bytes and fills a receive buffer of its own;
  * this rank none: no self copy, the fabric alone. */
 static int eg__raw_peers(const eg_world_t *w, size_t bytes, void *sbuf,
@@ -85,7 +60,8 @@ int eg_raw_phase(const eg_world_t *w, eg_boot_t *b, const char *provider,
 	eg_xport_opts_t xo = {.size = sizeof(xo),
 			      .provider = provider,
 			      .num_comms = K,
-			      .timeout_s = timeout_s};
+			      .timeout_s = timeout_s,
+			      .chunk = chunk};
 	uint32_t W = w->size;
 	void *xs = NULL, *sbuf = NULL;
 	const void **send = NULL;
@@ -94,7 +70,7 @@ int eg_raw_phase(const eg_world_t *w, eg_boot_t *b, const char *provider,
 	double *mine = NULL, *all = NULL;
 	int rc;
 
-	rc = eg__raw_create(x, w, b, &xo, chunk, &xs, err, errlen);
+	rc = x->create(w, b, &xo, &xs, err, errlen);
 	if (rc < 0)
 		return rc;
 	send = calloc(W, sizeof(*send));

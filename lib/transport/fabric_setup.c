@@ -28,6 +28,7 @@
 #include "epgate/fabric_choice.h"
 #include "epgate/fabric_probe.h"
 #include "epgate/signals.h"
+#include "epgate/sized.h"
 #include "epgate/transport.h"
 #include "lib/transport/fabric_int.h"
 #include "lib/transport/fabric_state.h"
@@ -139,7 +140,10 @@ static size_t eg__chunk_limit(const eg__fab_t *st)
 	size_t lim = EG_FABRIC_CHUNK_CAP;
 	const char *env = getenv("EPGATE_FABRIC_CHUNK");
 
-	if (env && *env) {
+	if (st->chunk_ask) {
+		if (st->chunk_ask < lim)
+			lim = st->chunk_ask;
+	} else if (env && *env) {
 		char *end;
 		unsigned long long v = strtoull(env, &end, 10);
 
@@ -399,6 +403,7 @@ int eg__fabric_create(const eg_world_t *w, eg_boot_t *b,
 	st->rank = w->rank;
 	st->size = w->size;
 	st->K = o->num_comms;
+	st->chunk_ask = EG_HAS(o, eg_xport_opts_t, chunk) ? o->chunk : 0;
 	if ((rc = eg_fabric_test_parse(getenv("EPGATE_FABRIC_TEST"), &st->modes,
 				       err, errlen)) < 0) {
 		free(st);

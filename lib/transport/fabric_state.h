@@ -17,8 +17,8 @@
 #include "epgate/transport.h"
 
 /* Largest message we post: keeps one op's footprint bounded whatever the
- * provider allows. EPGATE_FABRIC_CHUNK (bytes) lowers it, for tests and
- * for the message-rate benchmark. */
+ * provider allows. eg_xport_opts_t.chunk (the message-rate benchmark),
+ * else EPGATE_FABRIC_CHUNK (bytes, for tests), lowers it. */
 #define EG_FABRIC_CHUNK_CAP ((size_t)1 << 20)
 #define EG__NAME_MAX	    256 /* endpoint name bytes in the exchange */
 #define EG__CQ_BATCH	    16
@@ -89,8 +89,9 @@ typedef struct eg__comm {
 typedef struct eg__fab {
 	eg_world_t w; /* a copy: the caller's may go away */
 	uint32_t rank, size, K;
-	uint8_t *route; /* per rank: EG__INTRA or EG__INTER */
-	size_t chunk;	/* agreed by all ranks */
+	uint8_t *route;	  /* per rank: EG__INTRA or EG__INTER */
+	size_t chunk;	  /* agreed by all ranks */
+	size_t chunk_ask; /* eg_xport_opts_t.chunk; 0: none */
 	double timeout_s;
 	int loopback;
 	char prov[EG__SETS][32];
