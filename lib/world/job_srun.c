@@ -79,11 +79,13 @@ void eg_job_srun_env(const eg_job_t *j)
 	snprintf(v, sizeof(v), "%u",
 		 j->ranks_per_node ? j->ranks_per_node : j->ranks);
 	setenv("EPGATE_RANKS_PER_NODE", v, 1);
-	/* never the port of a step before it (or another job's) */
+	/* never the port of a step before it (or another job's), and below
+	 * Linux's ephemeral ports (32768-60999 by default), where any
+	 * process's outgoing connections on the node take theirs */
 	snprintf(v, sizeof(v), "%u",
 		 20000u + ((unsigned)(job ? atol(job) : 0) * 997u +
 			   (unsigned)getpid() * 64u + step++) %
-			      20000u);
+			      12000u);
 	setenv("EPGATE_BOOT_PORT", v, 1);
 	if (!getenv("EPGATE_SECRET") &&
 	    getrandom(r, sizeof(r), 0) == (ssize_t)sizeof(r)) {

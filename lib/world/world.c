@@ -304,7 +304,9 @@ static int eg__env_listen(eg_world_t *w, char *err, size_t len)
 
 /* The rendezvous port of a Slurm step that names none: from the secret,
  * the job and the step (every rank knows them, a stranger cannot guess
- * it), in [20000, 40000). Without a secret (one rank): from the job. */
+ * it), in [20000, 32000): below Linux's ephemeral ports (32768-60999),
+ * which outgoing connections take. Without a secret (one rank): from the
+ * job. */
 static uint16_t eg__slurm_port(const eg_world_t *w)
 {
 	const char *step = getenv("SLURM_STEP_ID");
@@ -314,11 +316,11 @@ static uint16_t eg__slurm_port(const eg_world_t *w)
 
 	if (!w->secret[0])
 		return (uint16_t)(20000 +
-				  strtoull(w->job_id, NULL, 10) % 20000);
+				  strtoull(w->job_id, NULL, 10) % 12000);
 	n = snprintf(msg, sizeof(msg), "epgate-port|%s|%s", w->job_id,
 		     step ? step : "");
 	eg_hmac_sha256(w->secret, msg, (size_t)n, mac);
-	return (uint16_t)(20000 + ((unsigned)mac[0] << 8 | mac[1]) % 20000);
+	return (uint16_t)(20000 + ((unsigned)mac[0] << 8 | mac[1]) % 12000);
 }
 
 /* Slurm: ranks are tasks of the step; nodes come from block distribution

@@ -68,9 +68,21 @@ eg_sacct() {
 		awk 'NF >= 2 {print $1, $2; exit}'
 }
 
-# eg_show FILE...: a failure's evidence, as TAP comments.
+# eg_show FILE...: a failure's evidence, as TAP comments, each line
+# ended (a file without a last newline, as jansson writes summary.json,
+# would glue the next test's "ok N" to it and hide it from TAP).
 eg_show() {
-	tail -n 25 "$@" 2>/dev/null | sed 's/^/# /'
+	tail -n 25 "$@" 2>/dev/null | awk '{ print "# " $0 }'
+}
+
+# eg_show_jobs FOLDER: the last lines of every L2 job's log in a run
+# folder (what a failed job said: its ranks' errors, srun's).
+eg_show_jobs() {
+	for f in "$1"/l2-*.log; do
+		[ -f "$f" ] || continue
+		echo "== ${f##*/}"
+		tail -n 6 "$f"
+	done 2>/dev/null | awk '{ print "# " $0 }'
 }
 
 # eg_valid_junit FILE: valid against the XSD.

@@ -85,6 +85,7 @@ if [ "$rc" -eq 0 ] && [ "$(eg_sacct "$job")" = "COMPLETED 0:0" ] &&
 else
 	eg_not_ok "sbatch --wrap 'epgate run' -N 2: exit $rc, sacct '$(eg_sacct "$job")'"
 	eg_show "$out"
+	eg_show_jobs "$folder"
 fi
 # the ranks were Slurm's tasks (no local launcher's "[rank] " prefix) and
 # every stage is in summary.json with its counts
