@@ -15,8 +15,12 @@
 #include "epgate/error.h"
 #include "epgate/watch.h"
 
-const eg_watch_bound_t eg_watch_default_bound = {
-    .rss_bytes = 16u << 20, .rss_frac = 0.01, .fds = 4, .dev_bytes = 64u << 20};
+/* the stated bound's numbers, for both bounds below */
+#define EG__BOUND                                                              \
+	.rss_bytes = 16u << 20, .rss_frac = 0.01, .fds = 4,                    \
+	.dev_bytes = 64u << 20
+
+const eg_watch_bound_t eg_watch_default_bound = {EG__BOUND};
 
 #if defined(__SANITIZE_ADDRESS__)
 #define EG__ASAN 1
@@ -32,11 +36,7 @@ const eg_watch_bound_t *eg_watch_bound_here(void)
 	/* a 3-step bench point grew 18.5 MiB under ASan (suites/report/
 	 * verdicts.sh), none in the plain build */
 	static const eg_watch_bound_t asan = {
-	    .rss_bytes = 16u << 20,
-	    .rss_frac = 0.01,
-	    .fds = 4,
-	    .dev_bytes = 64u << 20,
-	    .rss_off = "an ASan build: LeakSanitizer judges leaks"};
+	    EG__BOUND, .rss_off = "an ASan build: LeakSanitizer judges leaks"};
 	return &asan;
 #else
 	return &eg_watch_default_bound;

@@ -363,18 +363,14 @@ eg_status_t eg_job_crash_case(const eg_job_crash_t *jc, const eg_workload_t *w,
 			      &c, repro);
 	json_object_set_new(*diag, "log", json_string(log ? log : ""));
 	eg_job_crash_line(jc, msg, len);
-	if (jc->end == EG_JOB_END_NONE) {
-		snprintf(msg, len, "%s", c.what);
-		json_object_set(*diag, "error",
-				json_object_get(*diag, "crash"));
-		json_object_del(*diag, "crash");
-		return EG_STATUS_ERROR;
-	}
-	if (jc->end == EG_JOB_END_EXIT) {
-		/* no crash of the library's that epgate saw: a job error,
-		 * with what the rank printed last */
-		snprintf(msg, len, "%s: %s", c.what,
-			 *c.output ? c.output : "(it printed nothing)");
+	if (jc->end == EG_JOB_END_NONE || jc->end == EG_JOB_END_EXIT) {
+		/* no crash of the library's that epgate saw: a job error;
+		 * a rank that exited says what it printed last */
+		if (jc->end == EG_JOB_END_EXIT)
+			snprintf(msg, len, "%s: %s", c.what,
+				 *c.output ? c.output : "(it printed nothing)");
+		else
+			snprintf(msg, len, "%s", c.what);
 		json_object_set(*diag, "error",
 				json_object_get(*diag, "crash"));
 		json_object_del(*diag, "crash");
