@@ -86,6 +86,10 @@ write_conf() {
 		echo "MinJobAge=4"
 		echo "InactiveLimit=0"
 		echo "SlurmdTimeout=60"
+		# a step launch's messages on a loaded 2-core host: Slurm's 10 s
+		# default can lapse, and srun then ends the step's started tasks
+		# (SIGTERM, 143); docs/ci.md, "check-slurm's 143"
+		echo "MessageTimeout=60"
 		for n in $NODES; do
 			i=$((i + 1))
 			echo "NodeName=$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((base + i)) CPUs=8 Gres=gpu:$GPUS_PER_NODE State=UNKNOWN"

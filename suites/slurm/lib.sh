@@ -32,7 +32,16 @@ eg_slurm_stop() {
 	fi
 	"$CLUSTER" stop "$SLURM_D" >/dev/null 2>&1
 }
-trap 'eg_slurm_stop; rm -rf "$EG_TMP"' EXIT
+# a failed test keeps Slurm's side of it: what slurmctld and the slurmd
+# logged as errors (a step launch that timed out, a task killed), before
+# the cluster and its logs go with the temporary folder
+eg_slurm_evidence() {
+	[ "${eg_fails:-0}" -gt 0 ] || return 0
+	echo "# Slurm's logs, their error lines:"
+	grep -h -i -E 'error|timed out|kill|signal' "$SLURM_D"/log/*.log 2>/dev/null |
+		tail -n 30 | sed 's/^/#   /'
+}
+trap 'eg_slurm_evidence; eg_slurm_stop; rm -rf "$EG_TMP"' EXIT
 trap 'echo "Bail out! deadline or signal"; exit 99' TERM INT HUP
 
 eg_slurm_start() {
