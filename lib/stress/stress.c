@@ -63,7 +63,7 @@ static int eg__json_write(const eg__st_t *s)
  * replay commands. */
 static char *eg__details(const eg_stress_opts_t *o, const eg_stress_case_t *c)
 {
-	char *buf = NULL, in[6000], seq[6000];
+	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
@@ -82,9 +82,7 @@ static char *eg__details(const eg_stress_opts_t *o, const eg_stress_case_t *c)
 			c->n_fails - EG__UNIT_FAILS);
 	if (c->watched)
 		fprintf(f, "resources: %s\n", c->watch);
-	eg_stress_repro(o, c, NULL, in, sizeof(in), seq, sizeof(seq));
-	if (c->n_fails)
-		fprintf(f, "inputs:   %s\nsequence: %s\n", in, seq);
+	eg_stress_repro_say(f, "", o, c);
 	fclose(f);
 	return buf;
 }

@@ -42,6 +42,14 @@ typedef struct eg_stress_opts {
 	const char *json;	/* NULL: RUN/stress.json */
 } eg_stress_opts_t;
 
+/* A replay command run before it is printed. Zero: not run, or it could
+ * not run. */
+typedef enum eg_stress_rerun {
+	EG_STRESS_RERUN_NONE = 0,
+	EG_STRESS_RERUN_AGAIN = 1, /* it failed as the run did */
+	EG_STRESS_RERUN_NOT = 2,   /* it passed, or failed otherwise */
+} eg_stress_rerun_t;
+
 /* One failure: where in the case's sequence, its inputs, what. */
 typedef struct eg_stress_fail {
 	uint64_t call;	  /* the call's index in the case, from 0 */
@@ -50,6 +58,7 @@ typedef struct eg_stress_fail {
 	uint8_t instance; /* 1: the second instance of an overlap round */
 	int8_t replay;	  /* 1 failed again on its inputs at once, 0 passed,
 			     -1 not replayed (an error ended the case) */
+	int8_t error;	  /* an error, not a mismatch */
 	char stage[24];	  /* "dispatch", "combine", ... */
 	char what[200];	  /* "2 wrong: combine 2", or the error */
 } eg_stress_fail_t;
@@ -59,6 +68,7 @@ typedef struct eg_stress_case {
 	int skipped; /* the engine does not take it (skip_why) */
 	char skip_why[256];
 	uint64_t calls, checked, failures, replays;
+	uint64_t checked_before; /* checked calls before the first failure */
 	uint64_t mode_checked[EG_STRESS_MODES], mode_failed[EG_STRESS_MODES];
 	double rate, lo, hi; /* failures / checked, Clopper-Pearson 95% */
 	/* identical inputs: calls compared with the round's first, those
@@ -79,6 +89,12 @@ typedef struct eg_stress_case {
 	eg_watch_sample_t w0, w1;
 	uint64_t watch_calls; /* calls between the two samples */
 	char watch[256];
+	/* the first failure's replay commands, each run as printed (a fresh
+	 * process) before it is printed; what each run saw (or why it did
+	 * not run); the calls they made */
+	eg_stress_rerun_t repro_in, repro_seq;
+	char repro_in_saw[200], repro_seq_saw[200];
+	uint64_t repro_calls;
 	double seconds;
 } eg_stress_case_t;
 
@@ -105,6 +121,20 @@ void eg_stress_interval(uint64_t x, uint64_t n, double *lo, double *hi);
 void eg_stress_repro(const eg_stress_opts_t *o, const eg_stress_case_t *c,
 		     const eg_stress_fail_t *f, char *inputs, size_t ilen,
 		     char *sequence, size_t slen);
+/* The sequence's --calls: the fewest that include failure f (an overlap
+ * round runs only whole, both instances' calls). */
+uint64_t eg_stress_repro_calls(const eg_stress_fail_t *f);
+
+/* The first failure's replay commands run, each as printed, in a fresh
+ * process of this executable (lib/stress/stress_repro.c): the inputs
+ * line, and when it does not fail as the run did, the sequence line.
+ * Sets c->repro_*. Not in a check's own run (no recursion). */
+void eg_stress_repro_check(const eg_stress_opts_t *o, eg_stress_case_t *c);
+
+/* The replay commands that reproduced (only those), or plainly that none
+ * did, and what the checks saw: lines starting with indent. */
+void eg_stress_repro_say(FILE *f, const char *indent, const eg_stress_opts_t *o,
+			 const eg_stress_case_t *c);
 
 /* The case as the reports carry it (lib/stress/stress_report.c): a JSON
  * object with every failure, the TAP point's diagnostics (the first

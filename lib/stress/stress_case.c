@@ -307,6 +307,7 @@ int eg_stress_case_run(const eg_stress_opts_t *o, const eg_engine_ops_t *ops,
 	eg_step_close(s.st[1]);
 	eg_step_close(s.st[0]);
 	free(s.ref);
+	eg_stress_repro_check(o, c); /* the instances are gone: fresh runs */
 	eg_stress_interval(c->failures, c->checked, &c->lo, &c->hi);
 	c->rate = c->checked ? (double)c->failures / (double)c->checked : 0;
 	c->seconds = eg_now() - t0;

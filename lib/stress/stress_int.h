@@ -41,6 +41,9 @@ void eg_stress_watchdog_arm(const char *stage, const char *name, uint64_t call,
 			    uint32_t iter);
 void eg_stress_watchdog_disarm(void);
 
+/* "mismatch" or "error", as stress.json says a failure's kind. */
+const char *eg_stress_fail_kind(const eg_stress_fail_t *f);
+
 /* EPGATE_TIMEOUT, or 60 s. */
 double eg_stress_timeout(void);
 

@@ -89,6 +89,8 @@ void eg_stress_record(eg_stress_case_t *c, const eg_step_t *st,
 		}
 		c->fails = g, c->cap_fails = cap;
 	}
+	if (!c->n_fails) /* the call itself was counted already */
+		c->checked_before = c->checked ? c->checked - 1 : 0;
 	f = &c->fails[c->n_fails++];
 	memset(f, 0, sizeof(*f));
 	f->call = call;
@@ -96,6 +98,7 @@ void eg_stress_record(eg_stress_case_t *c, const eg_step_t *st,
 	f->mode = (uint8_t)mode;
 	f->instance = (uint8_t)instance;
 	f->replay = (int8_t)replay;
+	f->error = v->engine_err || v->harness_err;
 	snprintf(f->stage, sizeof(f->stage), "%s", v->stage);
 	eg__what(v, m, f->what, sizeof(f->what));
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lib/stress/stress.h"
+#include "lib/stress/stress_int.h"
 
 static const char *eg__replay_word(int r)
 {
@@ -13,38 +14,94 @@ static const char *eg__replay_word(int r)
 
 static json_t *eg__fail_json(const eg_stress_fail_t *f)
 {
-	return json_pack("{sI sI ss si ss ss ss}", "call", (json_int_t)f->call,
-			 "iteration", (json_int_t)f->iter, "mode",
-			 eg_stress_mode_names[f->mode], "instance", f->instance,
-			 "stage", f->stage, "what", f->what, "replay",
+	return json_pack("{sI sI ss si ss ss ss ss}", "call",
+			 (json_int_t)f->call, "iteration", (json_int_t)f->iter,
+			 "mode", eg_stress_mode_names[f->mode], "instance",
+			 f->instance, "stage", f->stage, "kind",
+			 eg_stress_fail_kind(f), "what", f->what, "replay",
 			 eg__replay_word(f->replay));
 }
 
-/* What kind of failure the case shows, from where and how it failed. */
-static const char *eg__category(const eg_stress_case_t *c)
+/* A state fault's category: where it starts, whether it stays. */
+static void eg__category_seq(const eg_stress_case_t *c, char *buf, size_t len)
 {
-	size_t again = 0, passed = 0;
+	const eg_stress_fail_t *f = &c->fails[0];
+	/* every checked call from the first failure on failed (replays are
+	 * not counted as calls) */
+	int stays = c->failures == c->checked - c->checked_before;
 
-	if (!c->failures)
-		return c->promised && c->same_differ ? "nondeterministic"
-						     : "none";
-	if (c->ended && c->failures == 1)
-		return "error: the call failed and ended the case";
-	if (c->mode_failed[EG_STRESS_OVERLAP] == c->failures &&
-	    c->checked > c->mode_checked[EG_STRESS_OVERLAP])
-		return "overlap only: wrong only when two instances' calls "
-		       "interleave";
-	for (size_t i = 0; i < c->n_fails; i++) {
-		again += c->fails[i].replay > 0;
+	snprintf(buf, len,
+		 "call-count/state dependent: %s call %llu of an instance%s: "
+		 "the %llu calls up to and including it fail it again, one "
+		 "call on its inputs in a fresh process does not",
+		 stays ? "from" : "first at", (unsigned long long)f->call,
+		 stays ? " on (every checked call from it failed)"
+		       : " (not every later call failed)",
+		 (unsigned long long)eg_stress_repro_calls(f));
+}
+
+/* Which replay command failed it again, for the categories that say
+ * where it failed rather than what it depends on. */
+static const char *eg__repro_clause(const eg_stress_case_t *c)
+{
+	return c->repro_in == EG_STRESS_RERUN_AGAIN
+		   ? "; one call on its inputs fails it again"
+	       : c->repro_seq == EG_STRESS_RERUN_AGAIN
+		   ? "; only the calls up to it fail it again"
+	       : c->repro_in == EG_STRESS_RERUN_NOT &&
+		       c->repro_seq == EG_STRESS_RERUN_NOT
+		   ? "; not reproduced when its replay commands were run"
+		   : "";
+}
+
+/* What kind of failure the case shows: where it failed, how its replay
+ * at once went, and which replay command failed it again when run. */
+static void eg__category(const eg_stress_case_t *c, char *buf, size_t len)
+{
+	size_t passed = 0;
+
+	for (size_t i = 0; i < c->n_fails; i++)
 		passed += c->fails[i].replay == 0;
-	}
-	if (passed)
-		return "intermittent: some failures passed when their inputs "
-		       "were replayed at once (state or timing)";
-	if (again)
-		return "input-dependent: every failure failed again on its "
-		       "inputs";
-	return "error";
+	if (!c->failures)
+		snprintf(buf, len, "%s",
+			 c->promised && c->same_differ ? "nondeterministic"
+						       : "none");
+	else if (c->ended && c->failures == 1)
+		snprintf(buf, len,
+			 "error: the call failed and ended the case%s",
+			 eg__repro_clause(c));
+	else if (c->mode_failed[EG_STRESS_OVERLAP] == c->failures &&
+		 c->checked > c->mode_checked[EG_STRESS_OVERLAP])
+		snprintf(buf, len,
+			 "overlap only: wrong only when two instances' calls "
+			 "interleave%s",
+			 eg__repro_clause(c));
+	else if (c->repro_in == EG_STRESS_RERUN_AGAIN && !passed)
+		snprintf(buf, len,
+			 "input-dependent: every failure failed again on its "
+			 "inputs, and one call on them in a fresh process "
+			 "fails it again");
+	else if (c->repro_in == EG_STRESS_RERUN_AGAIN)
+		snprintf(buf, len,
+			 "intermittent: some failures passed when replayed at "
+			 "once, yet one call on the first one's inputs in a "
+			 "fresh process failed again (state or timing)");
+	else if (c->repro_seq == EG_STRESS_RERUN_AGAIN)
+		eg__category_seq(c, buf, len);
+	else if (c->repro_in == EG_STRESS_RERUN_NOT &&
+		 c->repro_seq == EG_STRESS_RERUN_NOT)
+		snprintf(
+		    buf, len,
+		    "intermittent: not reproduced: neither one call on its "
+		    "inputs nor the %llu calls up to it failed it again in "
+		    "a fresh process (state or timing)",
+		    (unsigned long long)eg_stress_repro_calls(&c->fails[0]));
+	else /* a replay command could not run: the replays at once alone */
+		snprintf(buf, len,
+			 "unknown: not every replay command could run; %s",
+			 passed ? "some failures passed when replayed at once"
+				: "every failure failed again when replayed at "
+				  "once");
 }
 
 static json_t *eg__nondet_json(const eg_stress_case_t *c)
@@ -108,6 +165,17 @@ static json_t *eg__modes_json(const eg_stress_case_t *c)
 	return o;
 }
 
+/* Why no replay command is printed. */
+static const char *eg__repro_none(const eg_stress_case_t *c)
+{
+	return c->repro_in == EG_STRESS_RERUN_NOT &&
+		       c->repro_seq == EG_STRESS_RERUN_NOT
+		   ? "neither replay command failed it again when run"
+		   : "not every replay command could run";
+}
+
+/* The first failure with the replay commands that reproduced it (only
+ * those) and what running each saw. */
 static json_t *eg__first_json(const eg_stress_opts_t *o,
 			      const eg_stress_case_t *c)
 {
@@ -118,8 +186,18 @@ static json_t *eg__first_json(const eg_stress_opts_t *o,
 		return json_null();
 	eg_stress_repro(o, c, NULL, in, sizeof(in), seq, sizeof(seq));
 	f = eg__fail_json(&c->fails[0]);
-	json_object_set_new(f, "repro_inputs", json_string(in));
-	json_object_set_new(f, "repro_sequence", json_string(seq));
+	if (c->repro_in == EG_STRESS_RERUN_AGAIN)
+		json_object_set_new(f, "repro_inputs", json_string(in));
+	if (c->repro_seq == EG_STRESS_RERUN_AGAIN)
+		json_object_set_new(f, "repro_sequence", json_string(seq));
+	if (c->repro_in != EG_STRESS_RERUN_AGAIN &&
+	    c->repro_seq != EG_STRESS_RERUN_AGAIN)
+		json_object_set_new(f, "repro_none",
+				    json_string(eg__repro_none(c)));
+	json_object_set_new(f, "repro_check",
+			    json_pack("{ss ss sI}", "inputs", c->repro_in_saw,
+				      "sequence", c->repro_seq_saw, "calls",
+				      (json_int_t)c->repro_calls));
 	return f;
 }
 
@@ -127,7 +205,7 @@ json_t *eg_stress_case_json(const eg_stress_opts_t *o,
 			    const eg_stress_case_t *c, size_t max_fails)
 {
 	json_t *j, *all = json_array();
-	char sum[256];
+	char sum[256], cat[600];
 
 	eg_workload_summary(c->w, sum, sizeof(sum));
 	j = json_pack("{ss ss ss}", "workload", c->w->name, "shape", sum,
@@ -152,7 +230,8 @@ json_t *eg_stress_case_json(const eg_stress_opts_t *o,
 	json_object_set_new(j, "replays", json_integer((json_int_t)c->replays));
 	json_object_set_new(j, "seconds", json_real(c->seconds));
 	json_object_set_new(j, "modes", eg__modes_json(c));
-	json_object_set_new(j, "category", json_string(eg__category(c)));
+	eg__category(c, cat, sizeof(cat));
+	json_object_set_new(j, "category", json_string(cat));
 	json_object_set_new(j, "first_failure", eg__first_json(o, c));
 	json_object_set_new(j, "nondeterminism", eg__nondet_json(c));
 	json_object_set_new(j, "resources", eg__watch_json(c));
@@ -181,7 +260,7 @@ void eg_stress_case_say(FILE *f, const eg_stress_opts_t *o,
 			const eg_stress_case_t *c)
 {
 	json_t *nd;
-	char in[6000], seq[6000];
+	char cat[600];
 
 	if (c->skipped) {
 		fprintf(f, "  SKIP %s: %s\n", c->w->name, c->skip_why);
@@ -203,13 +282,37 @@ void eg_stress_case_say(FILE *f, const eg_stress_opts_t *o,
 		fprintf(f, "    ended: %s\n", c->end);
 	if (!c->n_fails)
 		return;
+	eg__category(c, cat, sizeof(cat));
 	fprintf(f,
 		"    first failure: call %llu (iteration %u, %s): %s: %s; "
 		"replayed at once: %s\n    category: %s\n",
 		(unsigned long long)c->fails[0].call, c->fails[0].iter,
 		eg_stress_mode_names[c->fails[0].mode], c->fails[0].stage,
-		c->fails[0].what, eg__replay_word(c->fails[0].replay),
-		eg__category(c));
+		c->fails[0].what, eg__replay_word(c->fails[0].replay), cat);
+	eg_stress_repro_say(f, "    ", o, c);
+}
+
+void eg_stress_repro_say(FILE *f, const char *ind, const eg_stress_opts_t *o,
+			 const eg_stress_case_t *c)
+{
+	char in[6000], seq[6000];
+
+	if (!c->n_fails)
+		return;
 	eg_stress_repro(o, c, NULL, in, sizeof(in), seq, sizeof(seq));
-	fprintf(f, "    inputs:   %s\n    sequence: %s\n", in, seq);
+	if (c->repro_in == EG_STRESS_RERUN_AGAIN)
+		fprintf(f, "%sinputs:   %s\n", ind, in);
+	if (c->repro_seq == EG_STRESS_RERUN_AGAIN)
+		fprintf(f, "%ssequence: %s\n", ind, seq);
+	if (c->repro_in != EG_STRESS_RERUN_AGAIN &&
+	    c->repro_seq != EG_STRESS_RERUN_AGAIN)
+		fprintf(f, "%sreproducer: none: %s\n", ind, eg__repro_none(c));
+	fprintf(f,
+		"%schecked before printing, each as printed in a fresh "
+		"process (%llu call%s): one call on its inputs: %s; the "
+		"sequence: %s\n",
+		ind, (unsigned long long)c->repro_calls,
+		c->repro_calls == 1 ? "" : "s",
+		c->repro_in_saw[0] ? c->repro_in_saw : "not run",
+		c->repro_seq_saw[0] ? c->repro_seq_saw : "not run");
 }

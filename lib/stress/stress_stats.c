@@ -103,5 +103,12 @@ void eg_stress_repro(const eg_stress_opts_t *o, const eg_stress_case_t *c,
 	w.iter = f->iter; /* the first call of a run draws its iter */
 	eg__cmd(o, &w, 1, inputs, ilen);
 	eg_workload_fini(&w);
-	eg__cmd(o, c->w, f->call + 1, sequence, slen);
+	eg__cmd(o, c->w, eg_stress_repro_calls(f), sequence, slen);
+}
+
+uint64_t eg_stress_repro_calls(const eg_stress_fail_t *f)
+{
+	/* an overlap round's first instance: the round needs its second
+	 * call too, or a run cut there skips the round */
+	return f->call + 1 + (f->mode == EG_STRESS_OVERLAP && f->instance == 0);
 }

@@ -19,13 +19,18 @@
  * NONDET   every third call, each expert output one ulp off: within any
  *          error bound, but identical inputs give different bytes;
  * LEAK     1 MiB of memory and one file descriptor per call, never given
- *          back.
+ *          back;
+ * WARM_PATH right for the first 64 combine calls of an instance, then a
+ *          "warmed-up" path that gets one row wrong on every call: a
+ *          fault of the call count (state), not of the inputs, that a
+ *          replay on the same instance sees again and one call on a
+ *          fresh instance never does.
  *
  * Without a flag the hook is empty. Built with -D_DEFAULT_SOURCE (the
  * arena's mmap flags) and -pthread (Makefile.am). */
 #if defined(EG_FAULT_FLAKY) || defined(EG_FAULT_OVERLAP) ||                    \
     defined(EG_FAULT_RACE) || defined(EG_FAULT_NONDET) ||                      \
-    defined(EG_FAULT_LEAK)
+    defined(EG_FAULT_LEAK) || defined(EG_FAULT_WARM_PATH)
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -65,25 +70,13 @@ __attribute__((unused)) static uint64_t tpl_i_calls(const tpl_t *t)
 }
 #endif
 
-#if defined(EG_FAULT_FLAKY)
-static uint64_t tpl_i_mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
+#if defined(EG_FAULT_FLAKY) || defined(EG_FAULT_WARM_PATH)
 /* An exponent bit of the first output element of a row summed here:
  * wrong in every compare mode, whatever the value. */
-static void tpl_i_flaky(tpl_t *t)
+static void tpl_i_flip_one(tpl_t *t)
 {
-	const char *s = getenv("EPGATE_FAULT_SEED");
-	uint64_t seed = s ? strtoull(s, NULL, 0) : 1, n = tpl_i_calls(t);
 	size_t w = t->cb / t->env.hidden; /* element bytes */
 
-	if (tpl_i_mix(seed * 0x100000001b3ull + n) % 50 != 0)
-		return;
 	for (uint32_t d = 0; d < t->env.world; d++) {
 		const int32_t *cnt = (const int32_t *)tpl_i_blob(t, d);
 		const int32_t *src = cnt + t->G;
@@ -98,6 +91,26 @@ static void tpl_i_flaky(tpl_t *t)
 				return;
 			}
 	}
+}
+#endif
+
+#if defined(EG_FAULT_FLAKY)
+static uint64_t tpl_i_mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* Call n of the instance fails when the seeded hash says so. */
+static void tpl_i_flaky(tpl_t *t)
+{
+	const char *s = getenv("EPGATE_FAULT_SEED");
+	uint64_t seed = s ? strtoull(s, NULL, 0) : 1, n = tpl_i_calls(t);
+
+	if (tpl_i_mix(seed * 0x100000001b3ull + n) % 50 == 0)
+		tpl_i_flip_one(t);
 }
 #define TPL_INTERMITTENT(t, in)                                                \
 	if (TPL_I_LAST(t))                                                     \
@@ -251,6 +264,19 @@ static void tpl_i_leak(tpl_t *t)
 #define TPL_INTERMITTENT(t, in)                                                \
 	if (TPL_I_LAST(t))                                                     \
 		tpl_i_leak(t);
+#elif defined(EG_FAULT_WARM_PATH)
+/* Calls 0-63 (the first 64) on the checked path, every later one on the
+ * "tuned" path with the bug: a counter of the instance's calls, the way a
+ * library switches algorithms once it has seen enough calls. */
+#define TPL_I_WARM_CALLS 64
+static void tpl_i_warm_path(tpl_t *t)
+{
+	if (tpl_i_calls(t) >= TPL_I_WARM_CALLS)
+		tpl_i_flip_one(t);
+}
+#define TPL_INTERMITTENT(t, in)                                                \
+	if (TPL_I_LAST(t))                                                     \
+		tpl_i_warm_path(t);
 #else
 #define TPL_INTERMITTENT(t, in)
 #endif

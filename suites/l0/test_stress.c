@@ -1,8 +1,12 @@
 /* epgate stress's pieces that need no engine: the failure rate's
  * interval, the resource watch's judgement and sampling, a case's
- * verdict (lib/stress/stress_stats.c, lib/bench/watch.c). */
+ * verdict, its category and printed reproducers from what the replay
+ * commands did when run (lib/stress/stress_stats.c, stress_report.c,
+ * lib/bench/watch.c). */
 #include <fcntl.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <gsl/gsl_cdf.h>
@@ -154,6 +158,124 @@ START_TEST(verdict)
 }
 END_TEST
 
+/* The sequence's calls: up to and including the failure, and an overlap
+ * round whole (a run cut after its first instance's call skips it). */
+START_TEST(repro_calls)
+{
+	eg_stress_fail_t f = {.call = 64, .mode = EG_STRESS_SAME};
+
+	ck_assert_uint_eq(eg_stress_repro_calls(&f), 65);
+	f.mode = EG_STRESS_OVERLAP, f.call = 50;
+	ck_assert_uint_eq(eg_stress_repro_calls(&f), 52);
+	f.instance = 1, f.call = 51;
+	ck_assert_uint_eq(eg_stress_repro_calls(&f), 52);
+}
+END_TEST
+
+/* A case like WARM_PATH's at --calls=300: 49 checked calls passed, every
+ * one from call 64 on failed and failed again when replayed at once. */
+static void eg__warm_case(eg_stress_case_t *c, eg_workload_t *w,
+			  eg_stress_fail_t *f)
+{
+	eg_workload_init(w);
+	w->world = 1;
+	*f = (eg_stress_fail_t){.call = 64,
+				.iter = 49,
+				.mode = EG_STRESS_SAME,
+				.replay = 1,
+				.stage = "combine",
+				.what = "1 wrong: combine 1"};
+	*c = (eg_stress_case_t){.w = w,
+				.calls = 300,
+				.checked = 210,
+				.checked_before = 49,
+				.failures = 161,
+				.fails = f,
+				.n_fails = 1,
+				.repro_in = EG_STRESS_RERUN_NOT,
+				.repro_seq = EG_STRESS_RERUN_AGAIN};
+	c->mode_checked[EG_STRESS_SAME] = 90;
+	c->mode_failed[EG_STRESS_SAME] = 60;
+}
+
+/* The case's category, printed reproducers and terminal lines. */
+static void eg__report(const eg_stress_case_t *c, const char **cat,
+		       json_t **first, char **say)
+{
+	static json_t *j;
+	eg_stress_opts_t o = {.engine = "plugin:x.so", .round = 16};
+	size_t len;
+	FILE *m = open_memstream(say, &len);
+
+	json_decref(j);
+	j = eg_stress_case_json(&o, c, 10);
+	ck_assert_ptr_nonnull(j);
+	*cat = json_string_value(json_object_get(j, "category"));
+	*first = json_object_get(j, "first_failure");
+	ck_assert_ptr_nonnull(*cat);
+	ck_assert_ptr_nonnull(m);
+	eg_stress_repro_say(m, "", &o, c);
+	fclose(m);
+}
+
+/* The category follows what reproduced, and only a replay command that
+ * failed again when run is printed as a reproducer. */
+START_TEST(category)
+{
+	eg_workload_t w;
+	eg_stress_fail_t f;
+	eg_stress_case_t c;
+	const char *cat, *seq;
+	json_t *first;
+	char *say = NULL;
+
+	/* only the sequence reproduced: state, from call 64 on */
+	eg__warm_case(&c, &w, &f);
+	eg__report(&c, &cat, &first, &say);
+	ck_assert_ptr_nonnull(strstr(cat, "call-count/state dependent: from "
+					  "call 64 of an instance on"));
+	seq = json_string_value(json_object_get(first, "repro_sequence"));
+	ck_assert_ptr_nonnull(seq);
+	ck_assert_ptr_nonnull(strstr(seq, " --calls=65 "));
+	ck_assert_ptr_null(json_object_get(first, "repro_inputs"));
+	ck_assert_ptr_nonnull(strstr(say, "sequence: "));
+	ck_assert_ptr_null(strstr(say, "inputs:   "));
+	free(say);
+	/* a call that passed after the first failure: "first at" */
+	c.checked_before = 50;
+	eg__report(&c, &cat, &first, &say);
+	ck_assert_ptr_nonnull(strstr(cat, "first at call 64"));
+	free(say);
+	/* the one-call line reproduced: input-dependent, it alone printed */
+	c.repro_in = EG_STRESS_RERUN_AGAIN;
+	c.repro_seq = EG_STRESS_RERUN_NONE;
+	eg__report(&c, &cat, &first, &say);
+	ck_assert_ptr_nonnull(strstr(cat, "input-dependent"));
+	ck_assert_ptr_nonnull(
+	    strstr(json_string_value(json_object_get(first, "repro_inputs")),
+		   " --calls=1 "));
+	ck_assert_ptr_null(json_object_get(first, "repro_sequence"));
+	ck_assert_ptr_nonnull(strstr(say, "inputs:   "));
+	free(say);
+	/* ... but a replay at once passed: not input-dependent */
+	f.replay = 0;
+	eg__report(&c, &cat, &first, &say);
+	ck_assert_ptr_nonnull(strstr(cat, "intermittent"));
+	free(say);
+	/* neither reproduced: said plainly, no command printed */
+	c.repro_in = c.repro_seq = EG_STRESS_RERUN_NOT;
+	eg__report(&c, &cat, &first, &say);
+	ck_assert_ptr_nonnull(strstr(cat, "intermittent: not reproduced"));
+	ck_assert_ptr_null(json_object_get(first, "repro_inputs"));
+	ck_assert_ptr_null(json_object_get(first, "repro_sequence"));
+	ck_assert_ptr_nonnull(json_object_get(first, "repro_none"));
+	ck_assert_ptr_nonnull(strstr(say, "reproducer: none"));
+	ck_assert_ptr_null(strstr(say, "epgate stress"));
+	free(say);
+	eg_workload_fini(&w);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("stress");
@@ -164,6 +286,8 @@ int main(void)
 	tcase_add_test(tc, judge_rss_off);
 	tcase_add_test(tc, sample);
 	tcase_add_test(tc, verdict);
+	tcase_add_test(tc, repro_calls);
+	tcase_add_test(tc, category);
 	suite_add_tcase(s, tc);
 	return eg_test_main(s);
 }
