@@ -27,7 +27,7 @@ typedef struct eg_recv {
 	int32_t
 	    *topk_idx; /* capacity * topk: local expert id, -1 if not on d */
 	float *topk_w; /* capacity * topk: weight, 0 where idx == -1 */
-	uint32_t *expert_count; /* local_experts: rows per local expert */
+	uint32_t *expert_count; /* local_experts: slots per local expert */
 	uint32_t *rank_prefix;	/* world + 1: rows of source s are
 				   [rank_prefix[s], rank_prefix[s+1]) */
 	/* What an engine found wrong in its own last call, or NULL: after

@@ -12,7 +12,8 @@
 
 /* One source rank, from its top-k ids (tokens * topk, -1 masked):
  * rank_count[d] = tokens with >= 1 expert on d (each token once per d),
- * expert_count[e] = tokens with a slot on e, in_rank[t * W + d] = 0/1.
+ * expert_count[e] = slots naming e (a token naming it twice counts 2, as
+ * DeepEP's num_tokens_per_expert), in_rank[t * W + d] = 0/1.
  * in_rank may be NULL. */
 void eg_layout_source(const eg_workload_t *w, const int32_t *topk_idx,
 		      uint32_t tokens, uint32_t *rank_count,

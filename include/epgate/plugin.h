@@ -243,7 +243,9 @@ typedef struct eg_plugin_recv {
 	uint32_t idx_bytes; /* 4 (or 0) or 8 */
 	const float *topk_w;
 	/* FLAT, RANK_MAJOR, optional: local_experts counters (count_bytes
-	 * wide) of rows using each local expert, checked when given. */
+	 * wide), checked when given: the slots naming each local expert,
+	 * i.e. its count in the valid rows' topk_idx, so a row naming one
+	 * expert in two slots counts 2 there (docs/semantics.md). */
 	const void *expert_count;
 	/* Optional: where the expert outputs go (G * stride * hidden
 	 * combine elements, plugin memory), e.g. a registered buffer; NULL:

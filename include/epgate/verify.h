@@ -122,8 +122,21 @@ int eg_verify_combine_repeat(const eg_workload_t *w, uint32_t s,
 			     const void *first, const void *again,
 			     eg_verdict_t *v);
 
+/* What expert_count counts (docs/semantics.md), said with each of its
+ * mismatches: a library may read "per expert" as rows or as slots. */
+#define EG_EXPERT_COUNT_MEANING                                                \
+	"expert_count counts slots: the top-k slots of the received rows "     \
+	"that name the local expert, so a row naming it in two slots counts "  \
+	"2 (docs/semantics.md)"
+
+/* One sentence for m where its field can be read more than one way
+ * (expert_count: the expert, got, expected and what it counts), into buf
+ * (snprintf style); 0 and buf "" for the other fields. */
+int eg_mismatch_explain(const eg_mismatch_t *m, char *buf, size_t len);
+
 /* Multi-line human-readable description (fields with wrong counts, first
- * mismatches). Returns chars written (snprintf style). */
+ * mismatches, each with its explanation where it has one). Returns chars
+ * written (snprintf style). */
 int eg_verdict_format(const eg_verdict_t *v, char *buf, size_t len);
 
 #endif

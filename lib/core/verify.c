@@ -442,6 +442,26 @@ static void eg__put_value(eg_out_t *o, eg_field_t f, uint64_t x)
 	}
 }
 
+/* The sentence of eg_mismatch_explain, put into o. */
+static void eg__explain(eg_out_t *o, const eg_mismatch_t *m)
+{
+	if (m->field == EG_FIELD_EXPERT_COUNT)
+		eg_out_put(o,
+			   "expert_count of expert %" PRId32 " (local %" PRId64
+			   ") on rank %" PRId32 ": got %" PRIu64
+			   ", expected %" PRIu64 "; " EG_EXPERT_COUNT_MEANING,
+			   m->expert, m->col, m->rank, m->actual, m->expected);
+}
+
+int eg_mismatch_explain(const eg_mismatch_t *m, char *buf, size_t len)
+{
+	eg_out_t o;
+
+	eg_out_init(&o, buf, len);
+	eg__explain(&o, m);
+	return o.pos > (size_t)0x7fffffff ? 0x7fffffff : (int)o.pos;
+}
+
 int eg_verdict_format(const eg_verdict_t *v, char *buf, size_t len)
 {
 	eg_out_t o;
@@ -481,6 +501,11 @@ int eg_verdict_format(const eg_verdict_t *v, char *buf, size_t len)
 		eg_out_put(&o, " actual=");
 		eg__put_value(&o, m->field, m->actual);
 		eg_out_put(&o, "\n");
+		if (m->field == EG_FIELD_EXPERT_COUNT) {
+			eg_out_put(&o, "  ");
+			eg__explain(&o, m);
+			eg_out_put(&o, "\n");
+		}
 	}
 	return o.pos > (size_t)0x7fffffff ? 0x7fffffff : (int)o.pos;
 }

@@ -16,7 +16,7 @@ json_t *eg_case_diag(const eg_workload_t *w, const eg_verdict_t *v,
 		     const char *repro)
 {
 	json_t *d = json_object(), *wrong = json_object(), *first;
-	char sum[256];
+	char sum[256], say[320];
 
 	eg_workload_summary(w, sum, sizeof(sum));
 	json_object_set_new(d, "workload", json_string(sum));
@@ -62,6 +62,9 @@ json_t *eg_case_diag(const eg_workload_t *w, const eg_verdict_t *v,
 		json_object_set_new(o, "expected", json_string(b));
 		snprintf(b, sizeof(b), "0x%llx", (unsigned long long)m->actual);
 		json_object_set_new(o, "actual", json_string(b));
+		/* a field a library may read two ways says which it is */
+		if (eg_mismatch_explain(m, say, sizeof(say)) > 0)
+			json_object_set_new(o, "message", json_string(say));
 		json_array_append_new(first, o);
 	}
 	json_object_set_new(d, "first_mismatches", first);
@@ -291,7 +294,7 @@ static const char *eg__js(const json_t *o, const char *key)
 }
 
 /* The first mismatch: "x rank=0 src=(0,1) expert=-1 row=0 col=0
- * expected=0x4130 actual=0x4000". */
+ * expected=0x4130 actual=0x4000", and its message where it has one. */
 static void eg__first(FILE *f, const json_t *m)
 {
 	fprintf(f,
@@ -305,6 +308,8 @@ static void eg__first(FILE *f, const json_t *m)
 		(long long)json_integer_value(json_object_get(m, "row")),
 		(long long)json_integer_value(json_object_get(m, "col")),
 		eg__js(m, "expected"), eg__js(m, "actual"));
+	if (*eg__js(m, "message"))
+		fprintf(f, "  that is: %s\n", eg__js(m, "message"));
 }
 
 /* "CRASH NAME: STAGE, step S, iteration I, rank R: WHAT" (a hang: FAIL

@@ -1,6 +1,8 @@
 /* NCCL EP high-throughput mode, flat layout: the handle (per routing
  * epoch) all-gathers the routing and computes, on the device, how many
- * rows arrive and how many use each local expert; dispatch writes one row
+ * rows arrive and how many use each local expert (expert_count, passed
+ * as it is: a (token, expert) pair once, so not the slots' count where
+ * a token names an expert twice: docs/plugins.md); dispatch writes one row
  * per (source token, this rank) into [N, H] with its received top-k ids
  * (int64: the local experts ascending, then -1) and weights; epgate keys
  * the rows by content, applies the weights in its expert stage, and the

@@ -153,7 +153,8 @@ static int eg__rows(eg_py_inst_t *in, PyObject *res)
 	return EG_PLUGIN_OK;
 }
 
-/* The counters: count (G) or, FLAT only, rows; expert_count (L). */
+/* The counters: count (G) or, FLAT only, rows; expert_count (L: the
+ * slots naming each local expert, docs/semantics.md). */
 static int eg__counts(eg_py_inst_t *in, PyObject *res, uint32_t *nrows,
 		      uint32_t *cbytes)
 {

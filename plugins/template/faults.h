@@ -77,6 +77,15 @@
 #define FAULT_KEEP(t, s, i, n)
 #endif
 
+/* Slot k of kept row n left out of its expert's expert_count, which
+ * counts every slot (docs/semantics.md). */
+#if defined(EG_FAULT_EXPERT_COUNT_ROWS) /* rows per expert, not slots */
+#define FAULT_UNCOUNTED(t, n, k)                                               \
+	(TPL_LAST(t) && chosen_before((t)->idx + (n) * (t)->env.topk, k))
+#else
+#define FAULT_UNCOUNTED(t, n, k) 0
+#endif
+
 #if defined(EG_FAULT_DROP_ROW) /* the last row is not counted */
 #define FAULT_RECV(t, out)                                                     \
 	if (TPL_LAST(t) && (t)->count[0] > 0)                                  \

@@ -30,6 +30,7 @@ typedef struct tpl {
 	size_t inb, outb;    /* one rank's blob in dispatch, in combine */
 	uint8_t *blob, *all; /* mine, everyone's */
 	int32_t *count, *src, *tok, *idx;
+	int32_t *ecount; /* row layouts: slots naming each local expert */
 	int32_t prev_s, prev_i; /* the token kept last */
 	/* the routing of the current epoch (this rank's input) */
 	uint32_t epoch, ep_tokens;
@@ -112,8 +113,9 @@ static void destroy(void *inst)
 {
 	tpl_t *t = inst;
 
-	free(t->blob), free(t->all), free(t->count), free(t->src);
-	free(t->tok), free(t->idx), free(t->x), free(t->scales), free(t->w);
+	free(t->blob), free(t->all), free(t->count), free(t->ecount);
+	free(t->src), free(t->tok), free(t->idx), free(t->x), free(t->scales);
+	free(t->w);
 	free(t->ep_idx), free(t->ep_w), free(t->hit), free(t->acc), free(t);
 }
 
@@ -153,6 +155,7 @@ static int create(const eg_plugin_env_t *e, void **inst, char *err, size_t len)
 	t->blob = calloc(1, t->inb > t->outb ? t->inb : t->outb);
 	t->all = malloc(e->world * (t->inb > t->outb ? t->inb : t->outb));
 	t->count = calloc(t->G, 4);
+	t->ecount = calloc(e->local_experts + 1, 4);
 	t->src = malloc(slots * 4), t->tok = malloc(slots * 4);
 	t->idx = malloc(slots * K * 4), t->w = malloc(slots * K * 4);
 	t->x = malloc(slots * t->xb), t->scales = malloc(slots * t->sb + 4);
@@ -160,9 +163,9 @@ static int create(const eg_plugin_env_t *e, void **inst, char *err, size_t len)
 	t->ep_idx = malloc((e->tokens * K + 1) * 4);
 	t->ep_w = malloc((e->tokens * K + 1) * 4);
 	t->hit = malloc(e->tokens + 1);
-	if (t->blob && t->all && t->count && t->src && t->tok && t->idx &&
-	    t->w && t->x && t->scales && t->acc && t->ep_idx && t->ep_w &&
-	    t->hit) {
+	if (t->blob && t->all && t->count && t->ecount && t->src && t->tok &&
+	    t->idx && t->w && t->x && t->scales && t->acc && t->ep_idx &&
+	    t->ep_w && t->hit) {
 		*inst = t;
 		return EG_PLUGIN_OK;
 	}
@@ -256,6 +259,15 @@ static void keep(tpl_t *t, uint32_t g, uint32_t s, uint32_t i)
 		t->w[n * K + k] = here ? w[k] : 0.0f;
 	}
 	FAULT_KEEP(t, s, i, n);
+	/* expert_count: every slot, so a row naming an expert twice counts
+	 * 2 (docs/semantics.md) */
+	for (uint32_t k = 0;
+	     t->layout != EG_PLUGIN_LAYOUT_EXPERT_MAJOR && k < K; k++) {
+		if (t->idx[n * K + k] < 0)
+			continue;
+		if (!FAULT_UNCOUNTED(t, n, k))
+			t->ecount[t->idx[n * K + k]]++;
+	}
 	t->prev_s = (int32_t)s;
 	t->prev_i = (int32_t)i;
 }
@@ -292,6 +304,7 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 		return EG_PLUGIN_EFAIL;
 	/* keep what is routed here */
 	memset(t->count, 0, t->G * 4);
+	memset(t->ecount, 0, L * 4);
 	t->prev_s = -1;
 	for (uint32_t s = 0; s < t->env.world; s++) {
 		uint32_t n;
@@ -330,6 +343,7 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 	if (t->layout != EG_PLUGIN_LAYOUT_EXPERT_MAJOR) {
 		out->topk_idx = t->idx;
 		out->topk_w = t->w;
+		out->expert_count = t->ecount;
 	}
 	FAULT_RECV(t, out);
 	return EG_PLUGIN_OK;

@@ -75,6 +75,45 @@ START_TEST(test_dispatch_properties)
 }
 END_TEST
 
+/* With duplicate ids expert_count counts slots (docs/semantics.md): the
+ * local ids of the rows, each slot once, which is more than the rows
+ * using an expert wherever a row names it twice. */
+START_TEST(test_expert_count_slots)
+{
+	static const char *const kv[] = {"world=2",   "experts=4", "topk=4",
+					 "tokens=24", "hidden=16", "dup=0.5",
+					 NULL};
+	eg_workload_t w;
+	eg_gen_t g;
+	uint32_t more = 0;
+
+	eg_test_workload(&w, kv);
+	ck_assert_int_eq(eg_gen_init(&g, &w), EG_OK);
+	for (uint32_t d = 0; d < 2; d++) {
+		uint32_t slots[2] = {0, 0}, rows[2] = {0, 0};
+		eg_recv_t r;
+
+		ck_assert_int_eq(eg_ref_dispatch(&w, &g, d, &r), EG_OK);
+		for (uint32_t i = 0; i < r.num_rows; i++)
+			for (uint32_t e = 0; e < 2; e++) {
+				uint32_t n = 0;
+				for (uint32_t k = 0; k < 4; k++)
+					n += r.topk_idx[i * 4 + k] == (int)e;
+				slots[e] += n;
+				rows[e] += n > 0;
+			}
+		for (uint32_t e = 0; e < 2; e++) {
+			ck_assert_uint_eq(r.expert_count[e], slots[e]);
+			more += slots[e] > rows[e];
+		}
+		eg_recv_free(&r);
+	}
+	ck_assert_uint_gt(more, 0); /* the workload has duplicates */
+	eg_gen_fini(&g);
+	eg_workload_fini(&w);
+}
+END_TEST
+
 /* Exact mode: every combine output equals the fp64 sum exactly (nothing
  * rounds), and the magnitude bounds it. */
 START_TEST(test_combine_exact_is_exact)
@@ -162,6 +201,7 @@ int main(void)
 	Suite *s = suite_create("reference");
 	TCase *tc = tcase_create("reference");
 	tcase_add_test(tc, test_dispatch_properties);
+	tcase_add_test(tc, test_expert_count_slots);
 	tcase_add_test(tc, test_combine_exact_is_exact);
 	tcase_add_test(tc, test_combine_by_hand);
 	tcase_add_test(tc, test_masked_and_empty);

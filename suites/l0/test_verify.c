@@ -276,6 +276,35 @@ START_TEST(expert_count_wrong)
 }
 END_TEST
 
+/* A count of rows where slots were due (a row naming local expert 0 in
+ * both slots): the message names the expert, both counts and what
+ * expert_count counts; other fields have no message. */
+START_TEST(expert_count_explained)
+{
+	eg_verdict_t v;
+	eg_mismatch_t x = {.field = EG_FIELD_X};
+	char buf[2048], say[512];
+
+	ex.topk_idx[1 * K + 0] = ac.topk_idx[1 * K + 0] = 0; /* row 1: 0, 0 */
+	ex.expert_count[0] = 3;
+	ex.expert_count[1] = 1;
+	ac.expert_count[0] = 2; /* rows naming local 0: 0 and 1 */
+	ac.expert_count[1] = 1;
+	ck_assert_int_eq(run_dispatch(&v), EG_EMISMATCH);
+	ck_assert_uint_eq(v.wrong[EG_FIELD_EXPERT_COUNT], 1);
+	ck_assert_int_gt(eg_mismatch_explain(&v.first[0], say, sizeof(say)), 0);
+	ck_assert_str_eq(say, "expert_count of expert 2 (local 0) on rank 1: "
+			      "got 2, expected 3; expert_count counts slots: "
+			      "the top-k slots of the received rows that name "
+			      "the local expert, so a row naming it in two "
+			      "slots counts 2 (docs/semantics.md)");
+	ck_assert_int_gt(eg_verdict_format(&v, buf, sizeof(buf)), 0);
+	ck_assert_ptr_nonnull(strstr(buf, say));
+	ck_assert_int_eq(eg_mismatch_explain(&x, say, sizeof(say)), 0);
+	ck_assert_str_eq(say, "");
+}
+END_TEST
+
 START_TEST(num_rows_short)
 {
 	eg_verdict_t v;
@@ -785,6 +814,7 @@ static Suite *verify_suite(void)
 	tcase_add_test(tc, topk_w_negative_zero);
 	tcase_add_test(tc, rank_prefix_wrong);
 	tcase_add_test(tc, expert_count_wrong);
+	tcase_add_test(tc, expert_count_explained);
 	tcase_add_test(tc, num_rows_short);
 	tcase_add_test(tc, num_rows_past_capacity);
 	tcase_add_test(tc, duplicate_row);

@@ -140,6 +140,22 @@ dedup-slots p1-e320-t300
 expert-id-8bit p1-e320-t300
 LIST
 
+# --- expert_count in rows, not slots, in a job of ranks: the last rank's
+# counters fail the duplicate-id case, the message naming the expert,
+# both counts and the definition (docs/semantics.md), in TAP and said
+chk ecount "plugin:$f/libeg-fault-expert-count-rows.so" --iters 1 \
+	--workload "$EG_SRCDIR/fixtures/workloads/plugin-l2.ini" --filter p2-rand-dup
+pe=$(point ecount p2-rand-dup)
+if [ "$rc" -eq 1 ] && echo "$pe" | grep -q '^    expert_count: [1-9]' &&
+	[ "$(echo "$pe" | sed -n '/^  wrong:/,/^  first_mismatches:/p' | wc -l)" -eq 3 ] &&
+	echo "$pe" | grep -q "message: 'expert_count of expert [0-9]* (local [0-9]*) on rank 1: got [0-9]*, expected [0-9]*; expert_count counts slots" &&
+	grep -q '^  that is: expert_count of expert [0-9]* (local [0-9]*) on rank 1: got' "$EG_TMP/ecount.out"; then
+	eg_ok "planted expert-count-rows, W=2 in a job: $(grep -m1 -o 'expert_count of expert.*expected [0-9]*' "$EG_TMP/ecount.out")"
+else
+	eg_not_ok "planted expert-count-rows, W=2: exit $rc"
+	show ecount
+fi
+
 # --- --world=N alone narrows a plugin's matrix (and battery) to world
 # N; for other engines keys alone still make one workload
 nw3=$(cat "$EG_SRCDIR/fixtures/workloads/l1-matrix.ini" "$EG_SRCDIR/fixtures/workloads/plugin-w1.ini" \

@@ -90,7 +90,30 @@ expert-id-8bit - p1-e320-t300 topk_idx: [1-9]
 token-8bit - p1-e320-t300 native_key: [1-9]
 dedup-slots - p1-dup-rand topk_w: [1-9]
 dedup-slots ,layout=rank,keys=content p1-dup-rand topk_w: [1-9]
+expert-count-rows - p1-dup-rand expert_count of expert [0-9]* (local [0-9]*) on rank 0: got [0-9]*, expected [0-9]*; expert_count counts slots
+expert-count-rows ,layout=rank,keys=content p1-e320-t300 expert_count counts slots: the top-k slots of the received rows
 LIST
+
+# expert_count in rows, not slots: exactly the duplicate-id cases fail,
+# each on expert_count alone (without duplicates rows and slots agree)
+fso=$EG_BUILDDIR/plugins/faults/libeg-fault-expert-count-rows.so
+dups=$(grep -c '^dup *= *0*[.1-9]' "$matrix")
+"$EG_EPGATE" check --engine "plugin:$fso" --workload "$matrix" --iters 1 \
+	--tap="$EG_TMP/r.tap" --junit="$EG_TMP/r.xml" >"$EG_TMP/out" 2>&1
+rc=$?
+bad=$(grep -c '^not ok' "$EG_TMP/r.tap")
+dupbad=$(grep -c '^not ok .* dup=' "$EG_TMP/r.tap")
+others=$(sed -n '/^  wrong:/,/^  first_mismatches:/p' "$EG_TMP/r.tap" |
+	grep -v '^  wrong:\|^  first_mismatches:\|expert_count:' | grep -c .)
+if [ "$rc" -eq 1 ] && [ "$dups" -ge 2 ] && [ "$bad" -eq "$dups" ] &&
+	[ "$dupbad" -eq "$dups" ] && [ "$others" -eq 0 ] &&
+	grep -q '^  that is: expert_count of expert' "$EG_TMP/out"; then
+	eg_ok "fault expert-count-rows: the $dups duplicate-id cases fail on expert_count alone, the other $((n - dups)) pass"
+else
+	eg_not_ok "fault expert-count-rows: exit $rc, $bad failed ($dupbad with dup, of $dups), $others other fields wrong"
+	grep '^not ok' "$EG_TMP/r.tap" | sed 's/^/# /'
+	sed 's/^/# /' "$EG_TMP/out" | tail -n 12
+fi
 
 # the loader: a newer ABI and a missing entry are refused, naming why
 while read -r variant want; do
