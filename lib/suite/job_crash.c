@@ -49,6 +49,7 @@ typedef struct eg__scan {
 	char fail_where[256], fail_msg[EG__LINE], fail_err[160];
 	char peer_where[256]; /* the first engine error's position, any
 				 rank's: where the peers were */
+	double deadline;      /* the launcher's job deadline expired (s) */
 } eg__scan_t;
 
 /* "NAME[, step S of N], iteration I[, PHASE]" into jc's fields. */
@@ -130,6 +131,7 @@ static void eg__other(eg__scan_t *s, const char *line)
 {
 	const char *p;
 	int r, sig;
+	double d;
 
 	if (sscanf(line, "[launch] rank %d killed by signal %d", &r, &sig) ==
 		2 &&
@@ -137,6 +139,8 @@ static void eg__other(eg__scan_t *s, const char *line)
 		s->killed = r;
 		s->killed_sig = sig;
 	}
+	if (sscanf(line, "[launch] deadline %lf s expired", &d) == 1 && d > 0)
+		s->deadline = d;
 	if (sscanf(line, "[launch] rank %d exited with status %d", &r, &sig) ==
 		2 &&
 	    s->exited < 0) {
@@ -255,8 +259,97 @@ static void eg__peers_position(eg__scan_t *s)
 		memcpy(jc->c.where + n, note, sizeof(note));
 }
 
+/* Where a stopped rank was, less its workload and iteration when they
+ * are those of pos0 (its phase alone, "dispatch"). */
+static const char *eg__phase_of(const char *pos, const char *pos0)
+{
+	const char *it = strstr(pos, ", iteration "), *ph;
+	size_t n;
+
+	if (!it || !(ph = strstr(it + 12, ", ")))
+		return pos;
+	n = (size_t)(ph - pos);
+	return strlen(pos0) > n && !strncmp(pos, pos0, n) &&
+		       !strncmp(pos0 + n, ", ", 2)
+		   ? ph + 2
+		   : pos;
+}
+
+/* The ranks of mask as "0, 1", "0-3, 5": a run of three or more as a
+ * range. */
+static void eg__rank_list(uint64_t mask, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	buf[0] = '\0';
+	for (int r = 0; r < EG__RANKS; r++) {
+		int e = r;
+
+		if (!(mask >> r & 1))
+			continue;
+		while (e + 1 < EG__RANKS && mask >> (e + 1) & 1)
+			e++;
+		if (e < r + 2)
+			e = r; /* "0, 1": each on its own */
+		k += (size_t)snprintf(buf + k, k < len ? len - k : 0,
+				      e > r ? "%s%d-%d" : "%s%d", k ? ", " : "",
+				      r, e);
+		r = e;
+	}
+}
+
+/* The job's deadline stopped ranks inside a workload and nothing else
+ * explains its end: every such rank hung there, none waiting on a peer
+ * (a library that hangs on all ranks at once). Each one's phase, from
+ * its own last words; 0 when no rank was inside a workload. */
+static int eg__all_hung(eg__scan_t *s)
+{
+	eg_job_crash_t *jc = s->jc;
+	char ranks[200], phases[300] = "";
+	const char *pos0 = NULL, *ph0 = NULL;
+	int same = 1, many;
+	size_t q = 0;
+
+	for (int r = 0; r < EG__RANKS; r++) {
+		const char *pos = s->stopped[r], *ph;
+
+		if (!strstr(pos, ", iteration "))
+			continue;
+		if (!pos0) {
+			pos0 = pos;
+			jc->c.rank = r;
+		}
+		ph = eg__phase_of(pos, pos0);
+		if (!ph0)
+			ph0 = ph;
+		same &= !strcmp(ph, ph0);
+		jc->hung |= 1ull << r;
+		jc->n_hung++;
+		q += (size_t)snprintf(
+		    phases + q, q < sizeof(phases) ? sizeof(phases) - q : 0,
+		    "%srank %d in %s", q ? ", " : "", r, ph);
+	}
+	if (!pos0)
+		return 0;
+	many = jc->n_hung > 1;
+	eg__rank_list(jc->hung, ranks, sizeof(ranks));
+	jc->end = EG_JOB_END_HANG;
+	if (snprintf(jc->c.what, sizeof(jc->c.what),
+		     "%s %s %shung %s%s%s: %s returned before the job's "
+		     "deadline (%.1f s) stopped %s",
+		     many ? "ranks" : "rank", ranks, many ? "all " : "",
+		     same ? "in " : "(", same ? ph0 : phases, same ? "" : ")",
+		     many ? "none" : "it never", s->deadline,
+		     many ? "them" : "it") < 0)
+		jc->c.what[0] = '\0';
+	eg__position(jc, pos0);
+	eg__output(s, jc->c.rank);
+	return 1;
+}
+
 /* No rank said it ended: the launcher's signal, else the rank waited
- * on, where it was when stopped. */
+ * on, where it was when stopped; else, at the job's deadline, the ranks
+ * stopped inside a workload. */
 static void eg__infer(eg__scan_t *s)
 {
 	eg_job_crash_t *jc = s->jc;
@@ -302,6 +395,8 @@ static void eg__infer(eg__scan_t *s)
 			 s->exited, s->exit_status);
 		eg__output(s, s->exited);
 	} else {
+		if (s->deadline > 0)
+			eg__all_hung(s);
 		return;
 	}
 	if (jc->c.rank < EG__RANKS && s->stopped[jc->c.rank][0])
@@ -339,6 +434,18 @@ void eg_job_crash_line(const eg_job_crash_t *jc, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s%s%s", jc->c.what, *jc->c.where ? " in " : "",
 		 jc->c.where);
+}
+
+/* "ranks": [0, 1, ...] in place of one "rank". */
+static void eg__hung_ranks(json_t *diag, uint64_t mask)
+{
+	json_t *a = json_array();
+
+	for (int r = 0; r < EG__RANKS; r++)
+		if (mask >> r & 1)
+			json_array_append_new(a, json_integer(r));
+	json_object_del(diag, "rank");
+	json_object_set_new(diag, "ranks", a);
 }
 
 eg_status_t eg_job_crash_case(const eg_job_crash_t *jc, const eg_workload_t *w,
@@ -379,6 +486,8 @@ eg_status_t eg_job_crash_case(const eg_job_crash_t *jc, const eg_workload_t *w,
 	if (jc->end == EG_JOB_END_HANG) {
 		json_object_set(*diag, "hang", json_object_get(*diag, "crash"));
 		json_object_del(*diag, "crash");
+		if (jc->n_hung > 1) /* no one rank to blame: every one hung */
+			eg__hung_ranks(*diag, jc->hung);
 		return EG_STATUS_FAIL;
 	}
 	if (jc->end == EG_JOB_END_ERROR) {

@@ -15,7 +15,9 @@
 typedef enum eg_job_end {
 	EG_JOB_END_NONE = 0, /* nothing in the log says */
 	EG_JOB_END_CRASH,    /* a rank ended: a signal or exit() */
-	EG_JOB_END_HANG,     /* a rank did not answer its peers in time */
+	EG_JOB_END_HANG,     /* a rank did not answer its peers in time, or
+				the job's deadline stopped ranks inside a
+				workload (every one of them hung) */
 	EG_JOB_END_ERROR,    /* a rank's engine returned an error */
 	EG_JOB_END_EXIT,     /* a rank exited non-zero without a word from
 				epgate (a sanitizer's report, a library's
@@ -28,6 +30,10 @@ typedef struct eg_job_crash {
 	char workload[128]; /* from where, or "" */
 	char phase[32];	    /* "dispatch", ..., or "" */
 	unsigned step, iter;
+	/* a hang of ranks the job's deadline stopped: which (bit r: rank
+	 * r, the first 64), how many; 0 for a hang a peer named */
+	uint64_t hung;
+	unsigned n_hung;
 } eg_job_crash_t;
 
 /* Reads the log; EG_OK (end NONE when nothing was found), <0 when it

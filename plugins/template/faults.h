@@ -1,8 +1,9 @@
 /* The template's planted faults, one per -D flag, each on the last rank
- * only: the suites must catch every one of them with the right verdict
- * (suites/l1/plugin.sh, suites/l2/plugin.sh). Also the ABI variants the
- * loader must accept or refuse (suites/l0/test_plugin.c). Without flags
- * every hook is empty. */
+ * only (EXIT0 and HANG_EMPTY: every rank): the suites must catch every
+ * one of them with the right verdict (suites/l1/plugin.sh,
+ * suites/l2/plugin.sh, suites/l1/plugin-check.sh). Also the ABI variants
+ * the loader must accept or refuse (suites/l0/test_plugin.c). Without
+ * flags every hook is empty. */
 #include <signal.h>
 #include <unistd.h>
 
@@ -220,4 +221,26 @@ static uint32_t own_epoch(tpl_t *t, const eg_plugin_input_t *in)
 const eg_plugin_t *eg_plugin_entri(uint32_t host_abi);
 #else
 #define TPL_ENTRY eg_plugin_entry
+#endif
+
+/* After dispatch's exchange, when no rank has tokens (the global count
+ * 0: all-zero, a steps workload's empty step): every rank waits for rows
+ * that never come, a library whose receive loop has no empty case. */
+#if defined(EG_FAULT_HANG_EMPTY)
+static uint64_t gathered_tokens(const tpl_t *t)
+{
+	uint64_t sum = 0;
+	uint32_t n;
+
+	for (uint32_t s = 0; s < t->env.world; s++) {
+		memcpy(&n, t->all + s * t->inb, 4);
+		sum += n;
+	}
+	return sum;
+}
+#define FAULT_GATHERED(t)                                                      \
+	while (gathered_tokens(t) == 0)                                        \
+		pause();
+#else
+#define FAULT_GATHERED(t)
 #endif

@@ -302,6 +302,7 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 	}
 	if (epochs_agree(t))
 		return EG_PLUGIN_EFAIL;
+	FAULT_GATHERED(t);
 	/* keep what is routed here */
 	memset(t->count, 0, t->G * 4);
 	memset(t->ecount, 0, L * 4);
