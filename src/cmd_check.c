@@ -35,6 +35,11 @@ static const char eg__check_usage[] =
     "                   over libfabric, one launch per configuration\n"
     "  --full           L1, then L2 over the full configuration "
     "matrix\n"
+    "  --max-hangs N    stop after N cases hung (a plugin's call that\n"
+    "                   did not return within EPGATE_TIMEOUT, or a job\n"
+    "                   whose ranks all hung): the cases left are\n"
+    "                   skipped, saying so (default: 3, or\n"
+    "                   EPGATE_MAX_HANGS; 0: never stop)\n"
     "  -v, --verbose    say every failure in full (without -v: the\n"
     "                   first 5, each with its first mismatch and\n"
     "                   the command that reproduces it)\n"
@@ -57,16 +62,19 @@ int eg_cmd_check(int argc, char **argv)
 {
 	eg_check_opts_t o = {.engine = "self",
 			     .job = {.keys = EG_JOB_ITERS, .iters = 2},
-			     .report.keys = EG_REP_ALL};
-	const eg_cli_opt_t own[] = {{"workload", .str = &o.workload_file},
-				    {"engine", .str = &o.engine},
-				    {"filter", .str = &o.filter},
-				    {"quick", .flag = &o.quick},
-				    {"list", .flag = &o.list},
-				    {"l2", .flag = &o.l2},
-				    {"full", .flag = &o.full},
-				    {"verbose", 'v', .flag = &o.verbose},
-				    {NULL}};
+			     .report.keys = EG_REP_ALL,
+			     .max_hangs = EG_MAX_HANGS_UNSET};
+	const eg_cli_opt_t own[] = {
+	    {"workload", .str = &o.workload_file},
+	    {"engine", .str = &o.engine},
+	    {"filter", .str = &o.filter},
+	    {"quick", .flag = &o.quick},
+	    {"list", .flag = &o.list},
+	    {"l2", .flag = &o.l2},
+	    {"full", .flag = &o.full},
+	    {"verbose", 'v', .flag = &o.verbose},
+	    {"max-hangs", .uint = &o.max_hangs, .lo = 0, .hi = 1000000},
+	    {NULL}};
 	eg_cli_t cl = {.own = own,
 		       .usage = eg__check_usage,
 		       .job = &o.job,

@@ -41,9 +41,10 @@ static FILE *eg__out(const eg_check_opts_t *c)
 	return c->report.tap && !strcmp(c->report.tap, "-") ? stderr : stdout;
 }
 
-/* "VERDICT: [WHAT: ]N passed, M failed[, K skipped] (exit RC)". */
+/* "VERDICT: [WHAT: ]N passed, M failed[, K skipped] (exit RC)", and
+ * when cases were not run after max_hangs hangs, that. */
 static void eg__closing_line(FILE *out, const char *what,
-			     const eg_l1_totals_t *t, int rc)
+			     const eg_l1_totals_t *t, int rc, unsigned max)
 {
 	fprintf(out, "%s: %s%s%u passed, %u failed", eg_exit_word(rc),
 		what ? what : "", what ? ": " : "", t->passed,
@@ -56,16 +57,22 @@ static void eg__closing_line(FILE *out, const char *what,
 	/* nothing could run: why, the first case's reason */
 	if (rc == EG_EXIT_SKIP && t->why[0])
 		fprintf(out, ": %s", t->why);
+	if (t->not_run)
+		fprintf(out,
+			": stopped after %u hang%s (--max-hangs %u; 0 runs "
+			"every case), %u case%s not run",
+			max, max == 1 ? "" : "s", max, t->not_run,
+			t->not_run == 1 ? "" : "s");
 	fprintf(out, "\n");
 	fflush(out);
 }
 
 /* The closing lines: reports and counts, the last line the verdict. */
 static void eg__closing(FILE *out, const char *tap, const char *junit,
-			const eg_l1_totals_t *t, int rc)
+			const eg_l1_totals_t *t, int rc, unsigned max)
 {
 	fprintf(out, "  TAP:   %s\n  JUnit: %s\n", tap, junit);
-	eg__closing_line(out, NULL, t, rc);
+	eg__closing_line(out, NULL, t, rc, max);
 }
 
 /* The run folder's summary.json (lib/suite/check_summary.c): the stages
@@ -83,11 +90,14 @@ static int eg__summary(const char *run, const char *engine, eg_stage_t *s,
  * and keys given (the ranks get them); a multi-process --engine replaces
  * the configurations' own. Reports default to the run folder, which also
  * keeps each job's log: shared, the L1 folder given (`--full`), else one
- * of its own with its summary.json. The stage into *st when given. */
+ * of its own with its summary.json. The stage into *st when given; l1:
+ * L1's totals before it (--full: the full set, L1's hangs count). */
 static int eg__check_l2(const eg_check_opts_t *c, const char *shared,
-			const char *tap_path, const char *junit_path, int full,
-			eg_l1_totals_t *tot, eg_stage_t *st)
+			const char *tap_path, const char *junit_path,
+			const eg_l1_totals_t *l1, eg_l1_totals_t *tot,
+			eg_stage_t *st)
 {
+	int full = l1 != NULL;
 	char run[4096], tap[4200], junit[4200];
 	eg_stage_t own;
 	double t0;
@@ -101,7 +111,9 @@ static int eg__check_l2(const eg_check_opts_t *c, const char *shared,
 			  .filter = c->filter,
 			  .overrides = &c->overrides,
 			  .out = eg__out(c),
-			  .progress = "  L2  "};
+			  .progress = "  L2  ",
+			  .max_hangs = c->max_hangs,
+			  .hangs_before = l1 ? l1->hangs : 0};
 	const char *t = getenv("EPGATE_TIMEOUT");
 	int rc;
 
@@ -139,7 +151,7 @@ static int eg__check_l2(const eg_check_opts_t *c, const char *shared,
 		rc = eg__summary(run, c->engine, &own, 1, rc);
 	if (rc == EG_EXIT_HARD && !tot->run)
 		return rc; /* nothing ran: the message said why */
-	eg__closing(o.out, o.tap_path, o.junit_path, tot, rc);
+	eg__closing(o.out, o.tap_path, o.junit_path, tot, rc, c->max_hangs);
 	return rc;
 }
 
@@ -234,7 +246,7 @@ static int eg__check_l1(const eg_check_opts_t *c, eg_workload_list_t *wl,
 	}
 	if (dropped || (rc == EG_EXIT_HARD && !tot->run))
 		return rc; /* nothing ran: the message said why */
-	eg__closing(o->out, o->tap_path, o->junit_path, tot, rc);
+	eg__closing(o->out, o->tap_path, o->junit_path, tot, rc, o->max_hangs);
 	return rc;
 }
 
@@ -349,26 +361,30 @@ static int eg__selected(const eg_check_opts_t *c, eg_workload_list_t *wl)
 	return EG_EXIT_SKIP;
 }
 
-int eg_check(const eg_check_opts_t *c)
+int eg_check(const eg_check_opts_t *given)
 {
+	eg_check_opts_t cc = *given, *c = &cc;
+	long max = eg_suite_max_hangs(EG__PROG, given->max_hangs);
 	eg_l1_opts_t o = {.engine = c->engine,
 			  .iters = c->job.iters,
 			  .tap_path = c->report.tap,
 			  .junit_path = c->report.junit,
 			  .verbose = c->verbose,
 			  .out = eg__out(c),
-			  .progress = "  L1  "};
+			  .progress = "  L1  ",
+			  .max_hangs = (unsigned)max};
 	eg_workload_list_t wl = {0};
 	char run[4096] = "", tap[4200], junit[4200], l2tap[4300], l2junit[4300];
 	eg_l1_totals_t t1 = {0}, t2 = {0};
 	eg_stage_t st[2] = {{0}};
 	int rc, rc2;
 
-	if (eg__precheck(c) < 0)
+	if (max < 0 || eg__precheck(c) < 0)
 		return EG_EXIT_HARD;
+	cc.max_hangs = (unsigned)max;
 	if (c->l2 && !c->full)
-		return eg__check_l2(c, NULL, c->report.tap, c->report.junit, 0,
-				    &t2, NULL);
+		return eg__check_l2(c, NULL, c->report.tap, c->report.junit,
+				    NULL, &t2, NULL);
 	if ((rc = eg__selected(c, &wl)) != EG_EXIT_PASS) {
 		eg_workload_list_free(&wl);
 		return rc;
@@ -386,7 +402,7 @@ int eg_check(const eg_check_opts_t *c)
 	 * in L1's folder; the last line and summary.json say both */
 	eg__beside(l2tap, sizeof(l2tap), o.tap_path, ".tap");
 	eg__beside(l2junit, sizeof(l2junit), o.junit_path, ".junit.xml");
-	rc2 = eg__check_l2(c, run, l2tap, l2junit, 1, &t2,
+	rc2 = eg__check_l2(c, run, l2tap, l2junit, &t1, &t2,
 			   run[0] ? &st[1] : NULL);
 	rc = eg__worse(rc, rc2);
 	if (run[0])
@@ -396,6 +412,7 @@ int eg_check(const eg_check_opts_t *c)
 	t1.errors += t2.errors;
 	t1.skipped += t2.skipped;
 	t1.crashed += t2.crashed;
-	eg__closing_line(o.out, "L1 and L2", &t1, rc);
+	t1.not_run += t2.not_run;
+	eg__closing_line(o.out, "L1 and L2", &t1, rc, c->max_hangs);
 	return rc;
 }

@@ -261,6 +261,7 @@ static int eg__cut(const eg_l1_sink_t *s, const eg_workload_list_t *wl,
 		return 1;
 	eg__l1_repro(s->o->engine, w, w->iter, repro, sizeof(repro));
 	st = eg_job_crash_case(&jc, w, repro, log, rc, &d, msg, sizeof(msg));
+	s->tot->hangs += jc.end == EG_JOB_END_HANG;
 	eg__case(s, w, st, msg, d, 0);
 	json_decref(d);
 	done[at] = 1;
@@ -298,7 +299,8 @@ static void eg__after(const eg_l1_sink_t *s, const eg_workload_list_t *wl,
 	}
 }
 
-/* Every case of world W, as many jobs as it takes. */
+/* Every case of world W, as many jobs as it takes, or until check's
+ * hangs stop it (the cases left: eg__not_run). */
 static void eg__world(const eg_l1_sink_t *s, const eg_workload_list_t *wl,
 		      uint32_t W, unsigned char *done, double timeout)
 {
@@ -306,7 +308,8 @@ static void eg__world(const eg_l1_sink_t *s, const eg_workload_list_t *wl,
 	unsigned jobs = 0, left;
 	double t0 = eg_now();
 
-	while ((left = eg__left(wl, W, done)) > 0) {
+	while ((left = eg__left(wl, W, done)) > 0 &&
+	       !eg_suite_hang_stop(s->tot->hangs, s->o->max_hangs)) {
 		const char *dir = s->o->workdir ? s->o->workdir : ".";
 
 		snprintf(ini, sizeof(ini), "%s/l1-w%u-%u.ini", dir, W, jobs);
@@ -330,6 +333,20 @@ static void eg__world(const eg_l1_sink_t *s, const eg_workload_list_t *wl,
 			eg_now() - t0);
 }
 
+/* The cases of world W left when check stopped after its hangs: skips
+ * that say so. */
+static void eg__not_run(const eg_l1_sink_t *s, const eg_workload_list_t *wl,
+			uint32_t W, unsigned char *done)
+{
+	char why[160];
+
+	eg_suite_hang_why(s->o->max_hangs, why, sizeof(why));
+	if (!s->tot->not_run)
+		eg_suite_hang_say(s->o->out, s->o->progress, s->o->max_hangs);
+	s->tot->not_run += eg__left(wl, W, done);
+	eg__rest(s, wl, W, done, EG_STATUS_SKIP, why, NULL);
+}
+
 void eg__suite_l1_jobs(const eg_l1_sink_t *s, const eg_engine_ops_t *ops,
 		       const eg_workload_list_t *wl)
 {
@@ -345,5 +362,8 @@ void eg__suite_l1_jobs(const eg_l1_sink_t *s, const eg_engine_ops_t *ops,
 	for (size_t i = 0; i < wl->n; i++)
 		if (!done[i])
 			eg__world(s, wl, wl->items[i].world, done, timeout);
+	for (size_t i = 0; i < wl->n; i++)
+		if (!done[i]) /* check stopped after its hangs */
+			eg__not_run(s, wl, wl->items[i].world, done);
 	free(done);
 }

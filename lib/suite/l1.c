@@ -187,6 +187,19 @@ void eg__l1_repro(const char *engine, const eg_workload_t *w, uint32_t iter,
 						     : args + sizeof(cmd) - 1);
 }
 
+/* A case skipped with why (the engine declined it, or check stopped
+ * after its hangs). */
+static void eg__l1_skip(eg__l1_t *L, const eg_workload_t *w, const char *desc,
+			const char *why, double dt)
+{
+	eg_tap_point(L->tap, EG_STATUS_SKIP, desc, why, NULL);
+	eg_junit_case(L->junit, L->classname, w->name, dt, EG_STATUS_SKIP, why,
+		      NULL);
+	if (!L->tot->skipped++ && snprintf(L->tot->why, sizeof(L->tot->why),
+					   "%s: %s", w->name, why) < 0)
+		L->tot->why[0] = '\0';
+}
+
 /* One workload, run and reported. */
 static void eg__l1_one(eg__l1_t *L, const eg_workload_t *w)
 {
@@ -205,19 +218,14 @@ static void eg__l1_one(eg__l1_t *L, const eg_workload_t *w)
 	} else if (v.engine_err == EG_ENOSYS && !strcmp(v.stage, "create")) {
 		/* the engine does not take this workload (a plugin's declared
 		 * limits): a skip, with why */
-		eg_tap_point(L->tap, EG_STATUS_SKIP, desc,
-			     v.engine_msg[0] ? v.engine_msg : "not supported",
-			     NULL);
-		eg_junit_case(L->junit, L->classname, w->name, dt,
-			      EG_STATUS_SKIP, v.engine_msg, NULL);
-		if (!L->tot->skipped++ &&
-		    snprintf(
-			L->tot->why, sizeof(L->tot->why), "%s: %s", w->name,
-			v.engine_msg[0] ? v.engine_msg : "not supported") < 0)
-			L->tot->why[0] = '\0';
+		eg__l1_skip(L, w, desc,
+			    v.engine_msg[0] ? v.engine_msg : "not supported",
+			    dt);
 	} else if (v.engine_err == EG_ECRASH) {
 		eg__l1_crash(L, w, desc, &v, repro, dt);
 	} else if (eg_rank_verdict_failed(&v)) {
+		/* a call past its deadline (a forked plugin's): a hang */
+		L->tot->hangs += v.engine_err == EG_ETIMEDOUT;
 		eg__l1_fail(L, w, desc, &v, repro, dt);
 	} else {
 		eg_tap_point(L->tap, EG_STATUS_PASS, desc, NULL, NULL);
@@ -225,6 +233,20 @@ static void eg__l1_one(eg__l1_t *L, const eg_workload_t *w)
 			      EG_STATUS_PASS, NULL, NULL);
 		L->tot->passed++;
 	}
+}
+
+/* A case left after check's hangs: a skip that says so. */
+static void eg__l1_not_run(eg__l1_t *L, const eg_workload_t *w)
+{
+	char sum[256], desc[384], why[160];
+
+	eg_workload_summary(w, sum, sizeof(sum));
+	snprintf(desc, sizeof(desc), "%s: %s", w->name, sum);
+	eg_suite_hang_why(L->o->max_hangs, why, sizeof(why));
+	if (!L->tot->not_run++)
+		eg_suite_hang_say(L->o->out, L->o->progress, L->o->max_hangs);
+	L->tot->run++;
+	eg__l1_skip(L, w, desc, why, 0);
 }
 
 /* The engine must be an in-process one with a current ops table. */
@@ -281,7 +303,10 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 	for (size_t i = 0; i < wl->n; i++) {
 		if (eg__suite_l1_by_job(L.ops, &wl->items[i]))
 			continue; /* below, as jobs of ranks */
-		eg__l1_one(&L, &wl->items[i]);
+		if (eg_suite_hang_stop(tot->hangs, o->max_hangs))
+			eg__l1_not_run(&L, &wl->items[i]);
+		else
+			eg__l1_one(&L, &wl->items[i]);
 		eg__l1_progress(&L);
 	}
 	eg_l1_sink_t sink = {.o = o,

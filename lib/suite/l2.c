@@ -532,6 +532,32 @@ static const char *eg__job_files(eg__l2_t *L, const eg_l2_config_t *c,
 	return f->ini;
 }
 
+/* 1 when check's hangs (L1's too) reached its limit: no more jobs, the
+ * workloads left skips saying why (why: len bytes, or NULL). */
+static int eg__hangs_stop(const eg__l2_t *L, char *why, size_t len)
+{
+	const eg_l2_opts_t *o = L->o;
+
+	if (!eg_suite_hang_stop(o->hangs_before + L->tot->hangs, o->max_hangs))
+		return 0;
+	if (why)
+		eg_suite_hang_why(o->max_hangs, why, len);
+	return 1;
+}
+
+/* The workloads of world W left when check stopped after its hangs:
+ * counted (eg__missing skips them), the stop said once. */
+static void eg__not_run(eg__l2_t *L, uint32_t W, const unsigned char *done)
+{
+	unsigned rest = eg__left(L->wl, W, done);
+
+	if (!rest || !eg__hangs_stop(L, NULL, 0))
+		return;
+	if (!L->tot->not_run)
+		eg_suite_hang_say(L->o->out, L->o->progress, L->o->max_hangs);
+	L->tot->not_run += rest;
+}
+
 /* One configuration: its job, then its results; the workload a job's
  * early end fell on is named with how it ended (lib/suite/job_crash.h).
  * An engine under test that is a library (a plugin): a job that it
@@ -560,7 +586,7 @@ static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *file,
 		done[i] = L->wl->items[i].world != c->world;
 	if (o->verbose)
 		fprintf(stderr, "  L2 %s (%u workloads) ...\n", name, expected);
-	for (unsigned k = 0;; k++) {
+	for (unsigned k = 0; !eg__hangs_stop(L, why, sizeof(why)); k++) {
 		struct eg_l1_totals before = *L->tot;
 		unsigned left = eg__left(L->wl, c->world, done), seen;
 		const char *jf;
@@ -605,6 +631,7 @@ static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *file,
 		}
 		/* the library ended the job in a case that has its verdict */
 		explained = lib && jc.end != EG_JOB_END_NONE && cut.at;
+		L->tot->hangs += explained && jc.end == EG_JOB_END_HANG;
 		if (!explained)
 			eg__job_error(L, name, cls, rc, seen, left, f.log, dt,
 				      &jc);
@@ -613,6 +640,7 @@ static void eg__config(eg__l2_t *L, const eg_l2_config_t *c, const char *file,
 		if (!explained || !eg__left(L->wl, c->world, done))
 			break;
 	}
+	eg__not_run(L, c->world, done);
 	eg__missing(L, c, name, cls, done, why);
 	free(done);
 }

@@ -85,6 +85,10 @@ typedef struct eg_l2_opts {
 	FILE *out;
 	const char *progress;
 	char *skip_why; /* 600 bytes: why the last skipped job skipped */
+	/* a plugin's hangs it takes (0: every one): at max_hangs, counting
+	 * hangs_before (L1's, with --full), no more job runs and the
+	 * workloads left are skips (eg_suite_hang_stop) */
+	unsigned max_hangs, hangs_before;
 } eg_l2_opts_t;
 
 /* Returns an automake exit code; totals like L1. */
@@ -118,13 +122,35 @@ typedef struct eg_l1_opts {
 	/* a one-rank-per-process engine's cases beyond world 1 run as jobs
 	 * of ranks (lib/suite/check_jobs.c): their files go here */
 	const char *workdir;
+	/* after this many hangs (0: never) the cases left are not run but
+	 * skipped, saying why (eg_suite_hang_stop) */
+	unsigned max_hangs;
 } eg_l1_opts_t;
 
 typedef struct eg_l1_totals {
 	unsigned run, passed, failed, skipped, errors;
 	unsigned crashed; /* the process under test ended (EG_STATUS_CRASH) */
 	char why[300];	  /* the first skip's reason, or "" */
+	unsigned hangs;	  /* of failed: cases that hung (a deadline) */
+	unsigned not_run; /* of skipped: left after max_hangs hangs */
 } eg_l1_totals_t;
+
+/* How many hangs `epgate check` takes before it stops running cases
+ * (docs/plugins.md, "Hangs"): a library that hangs in most shapes would
+ * cost a deadline each. */
+#define EG_MAX_HANGS_DEFAULT 3u
+#define EG_MAX_HANGS_UNSET   (~0u) /* --max-hangs not given */
+/* given, else EPGATE_MAX_HANGS, else the default; <0 (said on stderr
+ * as "PROG: EPGATE_MAX_HANGS ...") when the variable is not a count. */
+long eg_suite_max_hangs(const char *prog, unsigned given);
+/* 1 when hangs (so far, of both stages) reached max (not 0). */
+int eg_suite_hang_stop(unsigned hangs, unsigned max);
+/* Why a case left is not run: "not run: epgate check stopped after 3
+ * hangs (--max-hangs 3; 0 runs every case)". */
+void eg_suite_hang_why(unsigned max, char *buf, size_t len);
+/* The progress line, once, as check stops: "  L1  stopped after 3
+ * hangs (...): the cases left are skipped" (nothing when out is NULL). */
+void eg_suite_hang_say(FILE *out, const char *progress, unsigned max);
 
 /* A case whose process ended under it (a signal, abort(), exit()): how,
  * where, and what it said last (a library's assert text). */
@@ -241,6 +267,7 @@ typedef struct eg_check_opts {
 	eg_job_opts_t job;	   /* iters */
 	int quick, list, l2, full, verbose;
 	eg_report_cli_t report; /* tap, junit: NULL = RUN/... */
+	unsigned max_hangs;	/* EG_MAX_HANGS_UNSET: the variable's */
 } eg_check_opts_t;
 int eg_check(const eg_check_opts_t *o);
 

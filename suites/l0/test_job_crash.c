@@ -225,6 +225,74 @@ START_TEST(test_hang)
 }
 END_TEST
 
+/* Every rank hung, none waiting on a peer: the job's deadline stopped
+ * them inside a workload. The ranks and each one's phase (a rank stopped
+ * between workloads is not one of them); the case a FAIL with "ranks".
+ * The same stop without the deadline (a user's Ctrl-C) names no cause. */
+START_TEST(test_hang_all)
+{
+	static const char *const stops =
+	    "[0] epgate: rank 0: stopped by signal 15 (SIGTERM) in z, "
+	    "iteration 1, dispatch\n"
+	    "[1] epgate: rank 1: stopped by signal 15 (SIGTERM) in z, "
+	    "iteration 1, dispatch\n"
+	    "[2] epgate: rank 2: stopped by signal 15 (SIGTERM) in z, "
+	    "iteration 1, dispatch\n"
+	    "[3] epgate: rank 3: stopped by signal 15 (SIGTERM) in z, "
+	    "iteration 1, combine\n"
+	    "[4] epgate: rank 4: stopped by signal 15 (SIGTERM) in no "
+	    "workload (between them)\n";
+	eg_job_crash_t jc;
+	json_t *d = NULL;
+	char msg[700], log[1200];
+	eg_workload_t w;
+
+	snprintf(log, sizeof(log),
+		 "[launch] deadline 38.0 s expired; stopping ranks 0, 1, 2, "
+		 "3, 4 (SIGTERM, SIGKILL after 2.0 s)\n%s",
+		 stops);
+	ck_assert_int_eq(eg_job_crash_read(eg__log(log), &jc), 0);
+	ck_assert_int_eq(jc.end, EG_JOB_END_HANG);
+	ck_assert_uint_eq(jc.n_hung, 4);
+	ck_assert_str_eq(jc.workload, "z");
+	ck_assert_uint_eq(jc.iter, 1);
+	ck_assert_str_eq(jc.phase, "dispatch");
+	ck_assert_str_eq(jc.c.what,
+			 "ranks 0-3 all hung (rank 0 in dispatch, rank 1 in "
+			 "dispatch, rank 2 in dispatch, rank 3 in combine): "
+			 "none returned before the job's deadline (38.0 s) "
+			 "stopped them");
+	eg_workload_init(&w);
+	snprintf(w.name, sizeof(w.name), "z");
+	ck_assert_int_eq(
+	    eg_job_crash_case(&jc, &w, "R", "L", 99, &d, msg, sizeof(msg)),
+	    EG_STATUS_FAIL);
+	ck_assert_ptr_nonnull(json_object_get(d, "hang"));
+	ck_assert_ptr_null(json_object_get(d, "rank"));
+	ck_assert_uint_eq(json_array_size(json_object_get(d, "ranks")), 4);
+	ck_assert_str_eq(json_string_value(json_object_get(d, "stage")),
+			 "dispatch");
+	json_decref(d);
+	eg_workload_fini(&w);
+	/* two ranks, one phase */
+	ck_assert_int_eq(
+	    eg_job_crash_read(
+		eg__log("[launch] deadline 34.0 s expired; stopping ranks 0, "
+			"1\n[1] epgate: rank 1: stopped by signal 15 (SIGTERM) "
+			"in e, step 2 of 6, iteration 0, dispatch\n[0] "
+			"epgate: rank 0: stopped by signal 15 (SIGTERM) in e, "
+			"step 2 of 6, iteration 0, dispatch\n"),
+		&jc),
+	    0);
+	ck_assert_str_eq(jc.c.what,
+			 "ranks 0, 1 all hung in dispatch: none returned "
+			 "before the job's deadline (34.0 s) stopped them");
+	ck_assert_uint_eq(jc.step, 1);
+	ck_assert_int_eq(eg_job_crash_read(eg__log(stops), &jc), 0);
+	ck_assert_int_eq(jc.end, EG_JOB_END_NONE);
+}
+END_TEST
+
 /* An engine's error: the rank whose message does not blame a peer. */
 START_TEST(test_engine_error)
 {
@@ -360,6 +428,7 @@ int main(void)
 	tcase_add_test(tc, test_crash_silent);
 	tcase_add_test(tc, test_engine_error_peer_lost);
 	tcase_add_test(tc, test_hang);
+	tcase_add_test(tc, test_hang_all);
 	tcase_add_test(tc, test_engine_error);
 	tcase_add_test(tc, test_exit_silent);
 	tcase_add_test(tc, test_no_cause);
