@@ -159,6 +159,14 @@ static int eg__declined(const json_t *d)
 	       json_string_value(json_object_get(d, "engine_message"));
 }
 
+/* A rank's call past its deadline, said in a results line: a hang. */
+static int eg__timed_out(const json_t *d)
+{
+	const char *err = json_string_value(json_object_get(d, "engine_error"));
+
+	return err && !strcmp(err, eg_strerror(EG_ETIMEDOUT));
+}
+
 /* A results line of the job: its case, the repro line check's own. */
 static int eg__line(const eg_l1_sink_t *s, const eg_workload_list_t *wl,
 		    uint32_t W, unsigned char *done, const char *line)
@@ -195,6 +203,7 @@ static int eg__line(const eg_l1_sink_t *s, const eg_workload_list_t *wl,
 			     repro, sizeof(repro));
 		json_object_set_new(d, "repro", json_string(repro));
 		eg__fail_msg(d, msg, sizeof(msg));
+		s->tot->hangs += eg__timed_out(d);
 		eg__case(s, &wl->items[i],
 			 !strcmp(st, "error") ? EG_STATUS_ERROR
 					      : EG_STATUS_FAIL,

@@ -1,7 +1,7 @@
 /* The template's planted faults, one per -D flag, each on the last rank
  * only (EXIT0 and HANG_EMPTY: every rank): the suites must catch every
  * one of them with the right verdict (suites/l1/plugin.sh,
- * suites/l2/plugin.sh, suites/l1/plugin-check.sh). Also the ABI variants
+ * suites/l2/plugin.sh, suites/l1/plugin-hang.sh). Also the ABI variants
  * the loader must accept or refuse (suites/l0/test_plugin.c). Without
  * flags every hook is empty. */
 #include <signal.h>
