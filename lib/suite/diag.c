@@ -361,9 +361,10 @@ void eg_case_say(FILE *f, const char *name, const json_t *diag, int verbose)
 			at);
 	else if (*eg__js(diag, "engine_error"))
 		fprintf(
-		    f, "FAIL %s: %s returned \"%s\" (%siteration %lld%s)%s%s\n",
+		    f,
+		    "FAIL %s: %s returned \"%s\" (%s%siteration %lld%s)%s%s\n",
 		    name, eg__js(diag, "stage"), eg__js(diag, "engine_error"),
-		    st + (*st ? 2 : 0),
+		    st + (*st ? 2 : 0), *st ? ", " : "",
 		    (long long)json_integer_value(
 			json_object_get(diag, "iteration")),
 		    at, *eg__js(diag, "engine_message") ? ": " : "",
