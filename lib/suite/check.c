@@ -113,7 +113,8 @@ static int eg__check_l2(const eg_check_opts_t *c, const char *shared,
 			  .out = eg__out(c),
 			  .progress = "  L2  ",
 			  .max_hangs = c->max_hangs,
-			  .hangs_before = l1 ? l1->hangs : 0};
+			  .hangs_before = l1 ? l1->hangs : 0,
+			  .passed_before = l1 ? l1->passed : 0};
 	const char *t = getenv("EPGATE_TIMEOUT");
 	int rc;
 

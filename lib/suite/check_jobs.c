@@ -318,7 +318,8 @@ static void eg__world(const eg_l1_sink_t *s, const eg_workload_list_t *wl,
 	double t0 = eg_now();
 
 	while ((left = eg__left(wl, W, done)) > 0 &&
-	       !eg_suite_hang_stop(s->tot->hangs, s->o->max_hangs)) {
+	       !eg_suite_hang_stop(s->tot->hangs, s->tot->passed,
+				   s->o->max_hangs)) {
 		const char *dir = s->o->workdir ? s->o->workdir : ".";
 
 		snprintf(ini, sizeof(ini), "%s/l1-w%u-%u.ini", dir, W, jobs);

@@ -30,9 +30,9 @@ long eg_suite_max_hangs(const char *prog, unsigned given)
 	return (long)n;
 }
 
-int eg_suite_hang_stop(unsigned hangs, unsigned max)
+int eg_suite_hang_stop(unsigned hangs, unsigned passed, unsigned max)
 {
-	return max && hangs >= max;
+	return max && hangs >= max && hangs > passed;
 }
 
 void eg_suite_hang_why(unsigned max, char *buf, size_t len)

@@ -303,7 +303,7 @@ int eg_l1_run(const eg_l1_opts_t *o, const eg_workload_list_t *wl,
 	for (size_t i = 0; i < wl->n; i++) {
 		if (eg__suite_l1_by_job(L.ops, &wl->items[i]))
 			continue; /* below, as jobs of ranks */
-		if (eg_suite_hang_stop(tot->hangs, o->max_hangs))
+		if (eg_suite_hang_stop(tot->hangs, tot->passed, o->max_hangs))
 			eg__l1_not_run(&L, &wl->items[i]);
 		else
 			eg__l1_one(&L, &wl->items[i]);

@@ -538,7 +538,9 @@ static int eg__hangs_stop(const eg__l2_t *L, char *why, size_t len)
 {
 	const eg_l2_opts_t *o = L->o;
 
-	if (!eg_suite_hang_stop(o->hangs_before + L->tot->hangs, o->max_hangs))
+	if (!eg_suite_hang_stop(o->hangs_before + L->tot->hangs,
+				o->passed_before + L->tot->passed,
+				o->max_hangs))
 		return 0;
 	if (why)
 		eg_suite_hang_why(o->max_hangs, why, len);

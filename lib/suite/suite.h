@@ -86,9 +86,10 @@ typedef struct eg_l2_opts {
 	const char *progress;
 	char *skip_why; /* 600 bytes: why the last skipped job skipped */
 	/* a plugin's hangs it takes (0: every one): at max_hangs, counting
-	 * hangs_before (L1's, with --full), no more job runs and the
+	 * hangs_before (L1's, with --full) while they outnumber passes
+	 * (passed_before: L1's), no more job runs and the
 	 * workloads left are skips (eg_suite_hang_stop) */
-	unsigned max_hangs, hangs_before;
+	unsigned max_hangs, hangs_before, passed_before;
 } eg_l2_opts_t;
 
 /* Returns an automake exit code; totals like L1. */
@@ -143,8 +144,11 @@ typedef struct eg_l1_totals {
 /* given, else EPGATE_MAX_HANGS, else the default; <0 (said on stderr
  * as "PROG: EPGATE_MAX_HANGS ...") when the variable is not a count. */
 long eg_suite_max_hangs(const char *prog, unsigned given);
-/* 1 when hangs (so far, of both stages) reached max (not 0). */
-int eg_suite_hang_stop(unsigned hangs, unsigned max);
+/* 1 when hangs (so far, of both stages) reached max (not 0) and
+ * outnumber the cases that passed: a library that hangs in most shapes
+ * stops the run, one that hangs in a few (an empty dispatch, a step
+ * with no tokens) has every other case run. */
+int eg_suite_hang_stop(unsigned hangs, unsigned passed, unsigned max);
 /* Why a case left is not run: "not run: epgate check stopped after 3
  * hangs (--max-hangs 3; 0 runs every case)". */
 void eg_suite_hang_why(unsigned max, char *buf, size_t len);

@@ -12,6 +12,7 @@
 #include "epgate/report.h"
 #include "lib/suite/job_crash.h"
 #include "lib/suite/run_report.h"
+#include "lib/suite/suite.h"
 
 static char eg__dir[] = "/tmp/eg-job-crash-XXXXXX";
 
@@ -294,6 +295,20 @@ START_TEST(test_hang_all)
 END_TEST
 
 /* An engine's error: the rank whose message does not blame a peer. */
+/* check stops after max hangs only while they outnumber the passes: a
+ * library that hangs everywhere stops at 3, one that hangs in a few
+ * shapes (an empty dispatch) runs every other case; 0 never stops. */
+START_TEST(test_hang_stop_rule)
+{
+	ck_assert_int_eq(eg_suite_hang_stop(3, 0, 3), 1);
+	ck_assert_int_eq(eg_suite_hang_stop(2, 0, 3), 0);
+	ck_assert_int_eq(eg_suite_hang_stop(3, 23, 3), 0);
+	ck_assert_int_eq(eg_suite_hang_stop(5, 4, 3), 1);
+	ck_assert_int_eq(eg_suite_hang_stop(1, 1, 1), 0);
+	ck_assert_int_eq(eg_suite_hang_stop(1000, 0, 0), 0);
+}
+END_TEST
+
 START_TEST(test_engine_error)
 {
 	eg_job_crash_t jc;
@@ -429,6 +444,7 @@ int main(void)
 	tcase_add_test(tc, test_engine_error_peer_lost);
 	tcase_add_test(tc, test_hang);
 	tcase_add_test(tc, test_hang_all);
+	tcase_add_test(tc, test_hang_stop_rule);
 	tcase_add_test(tc, test_engine_error);
 	tcase_add_test(tc, test_exit_silent);
 	tcase_add_test(tc, test_no_cause);
