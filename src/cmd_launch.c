@@ -1,7 +1,10 @@
 /* epgate launch -n N [--ranks-per-node M] [--timeout S] -- command ...:
  * argv -> eg_launch (lib/world/launch.c). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "epgate/error.h"
 
 #include "epgate/job.h"
 #include "epgate/launch.h"
@@ -17,28 +20,31 @@ static const char eg__launch_usage[] =
     "EPGATE_* environment of its rank (see docs/world.md) and a\n"
     "rendezvous on 127.0.0.1; every line it prints is prefixed\n"
     "\"[rank] \". The first rank to fail, the deadline or a signal\n"
-    "to the launcher stops every rank (SIGTERM, SIGKILL 2 s later).\n"
+    "to the launcher stops every rank (SIGTERM, SIGKILL 2 s later);\n"
+    "at the deadline the launcher names the ranks still running.\n"
     "A command named \"epgate\" is this epgate, on PATH or not.\n"
     "\n"
     "  -n, --ranks N           number of ranks (1 to 4096)\n"
     "  --ranks-per-node M      virtual nodes of M ranks: ranks in\n"
     "                          different ones count as cross-node\n"
     "                          (default: N, one node)\n"
-    "  --timeout S             deadline for the whole job, seconds\n"
-    "                          (default: none)\n"
+    "  --timeout S             deadline for the whole job, seconds;\n"
+    "                          0: none (default: 600)\n"
     "  -h, --help              this text\n"
     "\n"
-    "Exit status: the worst of the ranks' (99 > 1 > 77 > 0); a rank\n"
-    "killed by a signal, the deadline or a bad argument give 99.\n";
+    "Exit status: the worst of the ranks' (99 > 1 > 77 > 0); the\n"
+    "deadline gives 1 (ranks that hang fail); a rank killed by a\n"
+    "signal, a signal to the launcher or a bad argument give 99.\n";
 
 int eg_cmd_launch(int argc, char **argv)
 {
-	eg_launch_opts_t o = {0};
+	eg_launch_opts_t o = {.timeout_s = EG_LAUNCH_DEADLINE_S,
+			      .timeout_default = 1};
+	const char *timeout = NULL;
 	const eg_cli_opt_t own[] = {
 	    {"ranks", 'n', .uint = &o.n, .lo = 1, .hi = 4096},
 	    {"ranks-per-node", .uint = &o.ranks_per_node, .lo = 1, .hi = 4096},
-	    /* the job's deadline: no upper bound of ours */
-	    {"timeout", .real = &o.timeout_s, .lo = 0, .hi = 1e12},
+	    {"timeout", .str = &timeout},
 	    {NULL}};
 	eg_cli_t cl = {.own = own,
 		       .usage = eg__launch_usage,
@@ -48,6 +54,18 @@ int eg_cmd_launch(int argc, char **argv)
 
 	if (rc != EG_CLI_GO)
 		return rc;
+	/* the job's deadline: 0 none, else no upper bound of ours */
+	if (timeout) {
+		char *end;
+		double v = strtod(timeout, &end);
+
+		o.timeout_default = 0;
+		if (end != timeout && !*end && v == 0)
+			o.timeout_s = 0;
+		else if (eg_cli_real(&cl, "--timeout", timeout, 0, 1e12,
+				     &o.timeout_s) < 0)
+			return EG_EXIT_HARD;
+	}
 	if (o.n == 0)
 		return eg_cli_error(&cl, "-n N is required");
 	if (o.ranks_per_node > o.n)

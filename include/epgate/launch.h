@@ -4,12 +4,22 @@
 #ifndef EPGATE_LAUNCH_H
 #define EPGATE_LAUNCH_H
 
+/* `epgate launch`'s deadline when --timeout is not given: every
+ * documented local line ends in well under a minute, and a hang that
+ * nothing inside the ranks bounds must end before its user gives up. */
+#define EG_LAUNCH_DEADLINE_S 600.0
+/* what the deadline's line adds when it was the default */
+#define EG_LAUNCH_HINT                                                         \
+	" (launch's default: --timeout S sets it, --timeout 0 none)"
+
 typedef struct eg_launch_opts {
 	unsigned n;		 /* ranks, >= 1 */
 	unsigned ranks_per_node; /* virtual nodes; 0 = n (one node) */
 	double timeout_s;	 /* the whole job; <= 0 = none */
 	double grace_s;		 /* SIGTERM to SIGKILL; <= 0 = 2 s */
 	const char *job_id;	 /* NULL = "launch-<pid>" */
+	int timeout_default;	 /* timeout_s is launch's default: said so
+				    when it expires */
 } eg_launch_opts_t;
 
 /* Runs argv (argv[0] found on PATH) as ranks 0..n-1 and waits for all.
@@ -28,8 +38,10 @@ typedef struct eg_launch_opts {
  *
  * Returns the worst exit status in automake's order (99 > 1 > 77 > 0;
  * other failing codes rank with 1). A rank killed by a signal before the
- * stop counts as 99; the deadline and a signal to the launcher give 99;
- * bad options or a failure to start give 99 with a message on stderr. */
+ * stop counts as 99; the deadline gives at least 1 (ranks that did not
+ * end in time: a hang of the program under test, as a rank's own
+ * deadline is); a signal to the launcher gives 99; bad options or a
+ * failure to start give 99 with a message on stderr. */
 int eg_launch(const eg_launch_opts_t *o, char **argv);
 
 #endif

@@ -14,6 +14,7 @@
 #include "epgate/job.h"
 #include "epgate/mem.h"
 #include "lib/base/data_path.h"
+#include "lib/base/watch.h"
 #include "plugin_int.h"
 
 #ifndef EG_PKGLIBDIR
@@ -235,7 +236,10 @@ static int eg__query(eg_plug_t *pl, char *err, size_t len)
 
 	memset(c, 0, sizeof(*c));
 	c->size = sizeof(*c);
-	if (pl->p->query(&o, c, perr, sizeof(perr)) != EG_PLUGIN_OK)
+	eg_watch_enter(name, "query");
+	rc = pl->p->query(&o, c, perr, sizeof(perr));
+	eg_watch_leave();
+	if (rc != EG_PLUGIN_OK)
 		return eg_err_set(err, len, EG_EINVAL, "plugin %s: %s", name,
 				  perr[0] ? perr : "query failed (no message)");
 	if (c->memory != EG_PLUGIN_MEM_HOST && c->memory != EG_PLUGIN_MEM_CUDA)

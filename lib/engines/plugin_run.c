@@ -17,6 +17,7 @@
 #include "epgate/mem.h"
 #include "epgate/nccl.h"
 #include "epgate/sized.h"
+#include "lib/base/watch.h"
 #include "plugin_int.h"
 
 int eg_plug_run_err(eg_plug_run_t *r, int rc, const char *fmt, ...)
@@ -291,7 +292,9 @@ static int eg__setup(eg_plug_run_t *r, const eg_engine_ctx_t *ctx)
 		return eg_plug_run_err(r, rc, "setup: %s", eg_strerror(rc));
 	eg__env(r);
 	r->boot_lost = 0;
+	eg_watch_enter(r->name, "create");
 	rc = r->pl->p->create(&r->env, &r->inst, perr, sizeof(perr));
+	eg_watch_leave();
 	if (rc != EG_PLUGIN_OK) {
 		const char *b = r->boot ? eg_boot_error(r->boot) : NULL;
 
@@ -356,8 +359,11 @@ void eg_plug_run_destroy(eg_plug_run_t *r)
 {
 	if (!r)
 		return;
-	if (r->inst)
+	if (r->inst) {
+		eg_watch_enter(r->name, "destroy");
 		r->pl->p->destroy(r->inst);
+		eg_watch_leave();
+	}
 	eg_plug_bufs_free(r);
 	if (r->mem)
 		r->mem->close(r->ms);

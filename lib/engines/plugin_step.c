@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "lib/base/watch.h"
 #include "plugin_int.h"
 
 /* A multi-step case: the routes to map by are the step's, and this
@@ -386,7 +387,9 @@ int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
 	r->prc.size = sizeof(r->prc);
 	if ((rc = eg__time(r, timed, 0, 0)) < 0)
 		return rc;
+	eg_watch_enter(r->name, "dispatch");
 	rc = r->pl->p->dispatch(r->inst, &r->pin, &r->prc);
+	eg_watch_leave();
 	if ((rc = eg__called(r, rc, "dispatch", timed, 1)) < 0)
 		return rc;
 	r->n_disp++;
@@ -479,7 +482,9 @@ int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 	 * unchecked; a CUDA one the buffer of the verified step */
 	if (verified || r->pl->caps.memory == EG_PLUGIN_MEM_CUDA)
 		dst = r->buf[EG_PLUG_B_OUT].p;
+	eg_watch_enter(r->name, "combine");
 	rc = r->pl->p->combine(r->inst, &r->pin, ys, dst);
+	eg_watch_leave();
 	if ((rc = eg__called(r, rc, "combine", timed, 3)) < 0)
 		return rc;
 	r->n_comb++;

@@ -17,6 +17,9 @@
 #define EG__POS 256
 
 static char eg__pos[2][EG__POS];
+static struct {
+	uint32_t step, iter;
+} eg__at[2]; /* eg__pos's numbers, for eg_where_now */
 static volatile sig_atomic_t eg__cur, eg__inside, eg__armed;
 static char eg__name[128];
 static uint32_t eg__steps, eg__rank;
@@ -31,6 +34,8 @@ static void eg__format(uint32_t step, uint32_t iter, const char *phase)
 			 eg__steps);
 	snprintf(eg__pos[next], EG__POS, "%s%s, iteration %u%s%s", eg__name, st,
 		 iter, phase && *phase ? ", " : "", phase ? phase : "");
+	eg__at[next].step = step;
+	eg__at[next].iter = iter;
 	eg__cur = next;
 }
 
@@ -49,6 +54,19 @@ void eg_where_at(uint32_t step, uint32_t iter, const char *phase)
 {
 	if (eg__inside)
 		eg__format(step, iter, phase);
+}
+
+void eg_where_now(eg_where_pos_t *out)
+{
+	int cur = eg__cur, in = eg__inside;
+
+	snprintf(out->workload, sizeof(out->workload), "%s",
+		 in ? eg__name : "");
+	snprintf(out->line, sizeof(out->line), "%s",
+		 in ? eg__pos[cur] : "no workload (between them)");
+	out->step = in ? eg__at[cur].step : 0;
+	out->steps = in ? eg__steps : 0;
+	out->iter = in ? eg__at[cur].iter : 0;
 }
 
 /* Appends s to buf (len bytes) at *n, async-signal-safe. */

@@ -31,4 +31,13 @@ void eg_where_workload(const char *name, uint32_t steps);
 /* The step, iteration and phase ("dispatch", "combine", ...) now. */
 void eg_where_at(uint32_t step, uint32_t iter, const char *phase);
 
+/* The position now, for a thread that reports a stall (lib/base/watch.h):
+ * the workload ("" outside one), its step (from 0) of steps and
+ * iteration, and the position as last words say it. */
+typedef struct eg_where_pos {
+	char workload[128], line[256];
+	uint32_t step, steps, iter;
+} eg_where_pos_t;
+void eg_where_now(eg_where_pos_t *out);
+
 #endif

@@ -8,9 +8,74 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "lib/base/watch.h"
 #include "lib/suite/rank_int.h"
 #include "lib/step/where.h"
+
+/* The bound on the plugin's calls: EPGATE_TIMEOUT and a grace (a quarter,
+ * at least 2 s), so that a rank whose call waits in epgate's bootstrap
+ * for a peer that stalled names that peer first, at EPGATE_TIMEOUT. */
+#define EG__GRACE(t) ((t) / 4 > 2.0 ? (t) / 4 : 2.0)
+
+static struct {
+	const char *prog;
+	uint32_t rank;
+	double timeout;
+} eg__wt;
+
+/* The watch's word on a call past its bound (lib/base/watch.h): the
+ * rank, the plugin, the call, the workload, step, iteration and phase;
+ * then the step's own line for an engine error (lib/step/step.c), which
+ * the orchestrators read (lib/suite/job_crash.c). One write, no stdio
+ * lock (the stuck thread may hold one). */
+static void eg__stalled(const char *who, const char *call, double bound)
+{
+	char line[1200], at[48] = "";
+	eg_where_pos_t p;
+	int n;
+
+	eg_where_now(&p);
+	if (ftrylockfile(stdout) == 0) { /* lines rank 0 still holds */
+		fflush(stdout);
+		funlockfile(stdout);
+	}
+	n = snprintf(line, sizeof(line),
+		     "epgate: rank %u: plugin %s: %s did not return within "
+		     "%.1f s (EPGATE_TIMEOUT %g s and a grace of %g s) in %s; "
+		     "the rank ends (exit 1)\n",
+		     eg__wt.rank, who, call, bound, eg__wt.timeout,
+		     bound - eg__wt.timeout, p.line);
+	if (p.steps > 1)
+		snprintf(at, sizeof(at), "step %u of %u, ", p.step + 1,
+			 p.steps);
+	if (*p.workload && n > 0 && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n,
+			 "%s: rank %u: %s: %s: %s (%siteration %u)\n",
+			 eg__wt.prog, eg__wt.rank, p.workload, call,
+			 eg_strerror(EG_ETIMEDOUT), at, p.iter);
+	if (write(STDERR_FILENO, line, strlen(line)) < 0) {
+		/* nowhere left to say it */
+	}
+}
+
+/* A plugin runs in this process: each of its calls gets a bound. */
+static void eg__watch(const eg_rank_job_t *J)
+{
+	double t = J->world.timeout_s;
+
+	if (strncmp(J->o->engine, "plugin:", 7))
+		return;
+	eg__wt.prog = J->o->prog;
+	eg__wt.rank = J->world.rank;
+	eg__wt.timeout = t;
+	if (eg_watch_start(t + EG__GRACE(t), eg__stalled) < 0)
+		fprintf(stderr,
+			"%s: rank %u: warning: the plugin's calls are not "
+			"bounded (no thread for the watch)\n",
+			J->o->prog, J->world.rank);
+}
 
 static const eg_rank_memory_t *eg__memory(const char *name)
 {
@@ -27,7 +92,7 @@ static int eg__prepare(eg_rank_job_t *J, char *dpath, size_t dlen)
 {
 	const eg_rank_opts_t *o = J->o;
 	char err[512];
-	int rc;
+	int rc, wrc;
 
 	J->mem = eg__memory(o->memory);
 	if (!J->mem) {
@@ -35,6 +100,10 @@ static int eg__prepare(eg_rank_job_t *J, char *dpath, size_t dlen)
 			o->prog, o->memory);
 		return EG_EXIT_HARD;
 	}
+	/* the world first (its error said in its turn, below): the
+	 * plugin's query, at load, is bounded too */
+	if ((wrc = eg_world_from_env(&J->world, err, sizeof(err))) == 0)
+		eg__watch(J);
 	J->ops = eg_step_engine(J->mem->engines, o->engine);
 	if (!J->ops) {
 		fprintf(stderr,
@@ -45,7 +114,7 @@ static int eg__prepare(eg_rank_job_t *J, char *dpath, size_t dlen)
 	}
 	if ((rc = J->mem->built(o)) != 0)
 		return rc;
-	if (eg_world_from_env(&J->world, err, sizeof(err)) < 0) {
+	if (wrc < 0) {
 		fprintf(stderr, "%s: %s\n", o->prog, err);
 		return EG_EXIT_HARD;
 	}

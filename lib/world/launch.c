@@ -501,10 +501,11 @@ static void eg__on_signal_got(eg__job_t *j, int *handled_sig)
 static void eg__on_timers(eg__job_t *j, double now)
 {
 	if (!j->stopping && now >= j->deadline) {
-		char why[96];
-		snprintf(why, sizeof(why), "deadline %.1f s expired",
-			 j->o->timeout_s);
-		j->worst = EG_EXIT_HARD;
+		char why[160];
+		snprintf(why, sizeof(why), "deadline %.1f s expired%s",
+			 j->o->timeout_s,
+			 j->o->timeout_default ? EG_LAUNCH_HINT : "");
+		j->worst = eg__worse(j->worst, EG_EXIT_FAIL); /* a hang */
 		eg__stop(j, SIGTERM, why);
 	}
 	if (j->stopping && now >= j->kill_at) {

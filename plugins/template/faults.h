@@ -1,9 +1,9 @@
 /* The template's planted faults, one per -D flag, each on the last rank
- * only (EXIT0 and HANG_EMPTY: every rank): the suites must catch every
- * one of them with the right verdict (suites/l1/plugin.sh,
- * suites/l2/plugin.sh, suites/l1/plugin-hang.sh). Also the ABI variants
- * the loader must accept or refuse (suites/l0/test_plugin.c). Without
- * flags every hook is empty. */
+ * only (EXIT0, HANG_EMPTY and SPIN: every rank): the suites must catch
+ * every one of them with the right verdict (suites/l1/plugin.sh,
+ * suites/l2/plugin.sh, suites/l1/plugin-hang.sh, suites/l2/hang.sh).
+ * Also the ABI variants the loader must accept or refuse
+ * (suites/l0/test_plugin.c). Without flags every hook is empty. */
 #include <signal.h>
 #include <unistd.h>
 
@@ -55,6 +55,18 @@
 #define FAULT_DISPATCH(t)                                                      \
 	if ((t)->env.topk == 1)                                                \
 		exit(0);
+#endif
+
+/* A library whose ranks wait on one another forever at 100% CPU (issue
+ * 37: an L2 job spinning for 760 s without a word): every rank spins in
+ * its first dispatch and never returns, so no rank waits in epgate's
+ * bootstrap to name a peer; only l2-rank's bound on the plugin's calls
+ * (lib/base/watch.h) ends it. */
+#if defined(EG_FAULT_SPIN)
+#undef FAULT_DISPATCH
+#define FAULT_DISPATCH(t)                                                      \
+	for (volatile uint64_t spin_ = 0; (t)->env.world > 0; spin_++)         \
+		;
 #endif
 
 #if defined(EG_FAULT_COPY_DIFFERS) /* later copies of a token one bit off */

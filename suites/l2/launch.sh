@@ -251,14 +251,14 @@ else
 	eg_ok "shm sweep after a killed launcher # SKIP no xport_probe or /dev/shm"
 fi
 
-# (i) the launcher's own deadline
+# (i) the launcher's own deadline: ranks that hang fail (exit 1)
 run i "$EG_EPGATE" launch -n 2 --timeout 2 -- "$rec" sleep 100
 ok_i() {
-	[ "$rc" -eq 99 ] && [ "$ms" -ge 1900 ] &&
+	[ "$rc" -eq 1 ] && [ "$ms" -ge 1900 ] &&
 		none_alive i &&
 		has i '^\[launch\] deadline 2.0 s expired; stopping ranks 0, 1'
 }
-check i "--timeout 2 -- sleep 100: ends in $ms ms, exit 99, no sleep left" ok_i
+check i "--timeout 2 -- sleep 100: ends in $ms ms, exit 1, no sleep left" ok_i
 
 # argument errors: 99, naming the argument
 while IFS='|' read -r args want; do
@@ -272,7 +272,8 @@ done <<'EOF'
 -n 0 -- true|-n: 0 is out of range
 -n 4 --ranks-per-node 5 -- true|--ranks-per-node 5
 -n 2 --timeout abc -- true|--timeout: "abc" is not a number
--n 2 --timeout 0 -- true|--timeout: 0 is out of range
+-n 2 --timeout -1 -- true|--timeout: "-1" is not a number
+-n 2 --timeout 1e13 -- true|--timeout: 1e13 is out of range
 -n 2 --bogus -- true|unknown option "--bogus"
 -n 2|no command given
 -n 2 -- /nonexistent/cmd|cannot run "/nonexistent/cmd"
