@@ -131,7 +131,7 @@ static void eg__fail_msg(const json_t *d, char *msg, size_t len)
 	const char *em =
 	    json_string_value(json_object_get(d, "engine_message"));
 	const json_t *step = json_object_get(d, "step");
-	char at[48] = "";
+	char at[48] = "", said[80];
 
 	if (json_is_integer(step))
 		snprintf(at, sizeof(at), "step %lld, ",
@@ -140,9 +140,9 @@ static void eg__fail_msg(const json_t *d, char *msg, size_t len)
 	    at + strlen(at), sizeof(at) - strlen(at), "iteration %lld",
 	    (long long)json_integer_value(json_object_get(d, "iteration")));
 	if (err)
-		snprintf(msg, len, "%s returned \"%s\" (%s)%s%s",
-			 stage ? stage : "", err, at, em ? ": " : "",
-			 em ? em : "");
+		snprintf(msg, len, "%s %s (%s)%s%s", stage ? stage : "",
+			 eg_suite_engine_said(err, said, sizeof(said)), at,
+			 em ? ": " : "", em ? em : "");
 	else
 		snprintf(msg, len, "%s: wrong (%s)", stage ? stage : "", at);
 }

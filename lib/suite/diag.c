@@ -340,7 +340,7 @@ void eg_case_say(FILE *f, const char *name, const json_t *diag, int verbose)
 	const json_t *first = json_object_get(diag, "first_mismatches");
 	const json_t *rank = json_object_get(diag, "rank");
 	const json_t *step = json_object_get(diag, "step");
-	char wrong[256], at[64] = "", st[32] = "";
+	char wrong[256], at[64] = "", st[32] = "", said[80];
 	size_t n = json_array_size(first);
 
 	if (!f)
@@ -360,15 +360,15 @@ void eg_case_say(FILE *f, const char *name, const json_t *diag, int verbose)
 					       : eg__js(diag, "harness_error"),
 			at);
 	else if (*eg__js(diag, "engine_error"))
-		fprintf(
-		    f,
-		    "FAIL %s: %s returned \"%s\" (%s%siteration %lld%s)%s%s\n",
-		    name, eg__js(diag, "stage"), eg__js(diag, "engine_error"),
-		    st + (*st ? 2 : 0), *st ? ", " : "",
-		    (long long)json_integer_value(
-			json_object_get(diag, "iteration")),
-		    at, *eg__js(diag, "engine_message") ? ": " : "",
-		    eg__js(diag, "engine_message"));
+		fprintf(f, "FAIL %s: %s %s (%s%siteration %lld%s)%s%s\n", name,
+			eg__js(diag, "stage"),
+			eg_suite_engine_said(eg__js(diag, "engine_error"), said,
+					     sizeof(said)),
+			st + (*st ? 2 : 0), *st ? ", " : "",
+			(long long)json_integer_value(
+			    json_object_get(diag, "iteration")),
+			at, *eg__js(diag, "engine_message") ? ": " : "",
+			eg__js(diag, "engine_message"));
 	else
 		fprintf(f, "FAIL %s: %s%s, iteration %lld%s: %s wrong\n", name,
 			eg__js(diag, "stage"), st,

@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "epgate/error.h"
 #include "lib/suite/suite.h"
 
 long eg_suite_max_hangs(const char *prog, unsigned given)
@@ -28,6 +30,15 @@ long eg_suite_max_hangs(const char *prog, unsigned given)
 		return EG_EINVAL;
 	}
 	return (long)n;
+}
+
+const char *eg_suite_engine_said(const char *err, char *buf, size_t len)
+{
+	if (err && !strcmp(err, eg_strerror(EG_ETIMEDOUT)))
+		snprintf(buf, len, "did not return (%s)", err);
+	else
+		snprintf(buf, len, "returned \"%s\"", err ? err : "");
+	return buf;
 }
 
 int eg_suite_hang_stop(unsigned hangs, unsigned passed, unsigned max)

@@ -144,6 +144,10 @@ typedef struct eg_l1_totals {
 /* given, else EPGATE_MAX_HANGS, else the default; <0 (said on stderr
  * as "PROG: EPGATE_MAX_HANGS ...") when the variable is not a count. */
 long eg_suite_max_hangs(const char *prog, unsigned given);
+/* How a case's engine error reads: 'returned "ERR"', or, for a call
+ * that passed its deadline (EG_ETIMEDOUT's text), "did not return
+ * (deadline expired)": the call never returned anything. */
+const char *eg_suite_engine_said(const char *err, char *buf, size_t len);
 /* 1 when hangs (so far, of both stages) reached max (not 0) and
  * outnumber the cases that passed: a library that hangs in most shapes
  * stops the run, one that hangs in a few (an empty dispatch, a step
