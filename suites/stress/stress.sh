@@ -47,6 +47,8 @@ field() { grep -m1 "\"$1\":" "$EG_TMP/s.json" | sed 's/^ *"[a-z_0-9]*": //; s/,$
 show() { sed 's/^/# /' "$EG_TMP/s.out" | head -n 20; }
 # a JSON string field (a replay command) from FILE
 jstr() { grep -m1 "\"$1\":" "$2" | sed 's/^ *"[a-z_]*": "//; s/",*$//'; }
+# ff KEY FILE: KEY of FILE's first failure (its block's first lines)
+ff() { grep -A8 '"first_failure": {' "$2" | grep -m1 "\"$1\":" | sed 's/^ *"[a-z_]*": "\{0,1\}//; s/"\{0,1\},*$//'; }
 # run LINE as printed (epgate from this build first on PATH), its
 # reports into $EG_TMP/r.*: its exit status
 run_line() {
@@ -129,8 +131,8 @@ fi
 run_line "$seq"
 rc=$?
 if [ -n "$seq" ] && [ "$rc" -eq 1 ] &&
-	grep -A8 '"first_failure": {' "$EG_TMP/r.json" | grep -q '"call": 64,' &&
-	grep -A8 '"first_failure": {' "$EG_TMP/r.json" | grep -q '"stage": "combine"'; then
+	[ "$(ff call "$EG_TMP/r.json")" = 64 ] &&
+	[ "$(ff stage "$EG_TMP/r.json")" = combine ]; then
 	eg_ok "warm-path: the printed sequence, run as printed, fails combine at call 64 again"
 else
 	eg_not_ok "warm-path: the printed sequence (exit $rc): $seq"
@@ -138,8 +140,7 @@ else
 fi
 # the one-call line the category used to come with passes: why it is not
 # printed
-iter=$(grep -A8 '"first_failure": {' "$EG_TMP/warm.json" |
-	grep -o '"iteration": [0-9]*' | grep -o '[0-9]*$')
+iter=$(ff iteration "$EG_TMP/warm.json")
 one=$(printf '%s\n' "$seq" | sed "s/ --calls=65 / --calls=1 /; s/ --iter=[0-9]*/ --iter=$iter/")
 run_line "$one"
 rc=$?
@@ -155,10 +156,8 @@ stress "plugin:$f/libeg-fault-unrouted-unwritten.so" --calls 100 $shape \
 	--mask=0.2
 rc=$?
 in=$(jstr repro_inputs "$EG_TMP/s.json")
-call=$(grep -A8 '"first_failure": {' "$EG_TMP/s.json" |
-	grep -o '"call": [0-9]*' | grep -o '[0-9]*$')
-iter=$(grep -A8 '"first_failure": {' "$EG_TMP/s.json" |
-	grep -o '"iteration": [0-9]*' | grep -o '[0-9]*$')
+call=$(ff call "$EG_TMP/s.json")
+iter=$(ff iteration "$EG_TMP/s.json")
 if [ "$rc" -eq 1 ] && [ "${call:-0}" -gt 0 ] &&
 	grep -q '"category": "input-dependent' "$EG_TMP/s.json" &&
 	! grep -q '"repro_sequence":' "$EG_TMP/s.json" &&
@@ -171,8 +170,8 @@ fi
 run_line "$in"
 rc=$?
 if [ -n "$in" ] && [ "$rc" -eq 1 ] &&
-	grep -A8 '"first_failure": {' "$EG_TMP/r.json" | grep -q '"call": 0,' &&
-	grep -A8 '"first_failure": {' "$EG_TMP/r.json" | grep -q '"stage": "combine"'; then
+	[ "$(ff call "$EG_TMP/r.json")" = 0 ] &&
+	[ "$(ff stage "$EG_TMP/r.json")" = combine ]; then
 	eg_ok "unrouted-unwritten: the printed one-call line, run as printed, fails combine at its call 0"
 else
 	eg_not_ok "unrouted-unwritten: the printed line (exit $rc): $in"
@@ -184,8 +183,7 @@ stress "plugin:$f/libeg-fault-overlap.so,layout=expert" --calls 300 \
 	--overlap $shape
 rc=$?
 seq=$(jstr repro_sequence "$EG_TMP/s.json")
-call=$(grep -A8 '"first_failure": {' "$EG_TMP/s.json" |
-	grep -o '"call": [0-9]*' | grep -o '[0-9]*$')
+call=$(ff call "$EG_TMP/s.json")
 if [ "$rc" -eq 1 ] && grep -q '"category": "overlap only' "$EG_TMP/s.json"; then
 	eg_ok "overlap: caught with --overlap ($(field failures) of $(field checked) checked calls), overlap only"
 else
@@ -197,7 +195,7 @@ fi
 run_line "$seq"
 rc=$?
 if [ -n "$seq" ] && [ "$rc" -eq 1 ] &&
-	grep -A8 '"first_failure": {' "$EG_TMP/r.json" | grep -q "\"call\": $call,"; then
+	[ -n "$call" ] && [ "$(ff call "$EG_TMP/r.json")" = "$call" ]; then
 	eg_ok "overlap: the printed sequence, run as printed, fails again at call $call"
 else
 	eg_not_ok "overlap: the printed sequence (exit $rc, call ${call:-?}): ${seq:-none}"
