@@ -17,11 +17,7 @@
 # peers when it said nothing) with a repro line that crashes the same
 # way, and the peers' logs say a peer was lost.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
-: "${EG_BUILDDIR:=.}"
-
-so=$EG_BUILDDIR/plugins/template/libeg-template.so
-f=$EG_BUILDDIR/plugins/faults
-xsd=$EG_SRCDIR/reports/schema/junit.xsd
+. "${EG_SRCDIR:-.}/suites/l1/check-lib.sh"
 if [ ! -f "$so" ] || ! "$EG_EPGATE" l2-rank --help >/dev/null 2>&1; then
 	echo "1..0 # SKIP the template plugin or l2-rank not built"
 	exit 0
@@ -74,18 +70,6 @@ tokens = 8
 steps = 4
 seed = 2
 INI
-chk() { # NAME ENGINE [ARGS...]: $EG_TMP/NAME.{tap,xml,out}, $rc
-	n=$1
-	e=$2
-	shift 2
-	"$EG_EPGATE" check --engine "$e" --reports "$EG_TMP/runs" \
-		--tap "$EG_TMP/$n.tap" --junit "$EG_TMP/$n.xml" "$@" \
-		>"$EG_TMP/$n.out" 2>&1
-	rc=$?
-}
-valid() { "$XMLLINT" --noout --schema "$xsd" "$EG_TMP/$1.xml" 2>/dev/null; }
-show() { sed 's/^/# /' "$EG_TMP/$1.out" | tail -n "${2:-15}"; }
-point() { grep -A 30 "^not ok [0-9]* - $2:" "$EG_TMP/$1.tap" | sed '/^  \.\.\./q'; }
 
 # --- the template, the quick matrix: 12 cases of the L1 matrix (beyond
 # world 1 as jobs) and the plugin battery's world-1 cases (in process)

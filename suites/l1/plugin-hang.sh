@@ -11,11 +11,7 @@
 # Short deadlines (EPGATE_TIMEOUT) keep each hang short; nothing here
 # measures a time.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
-: "${EG_BUILDDIR:=.}"
-
-so=$EG_BUILDDIR/plugins/template/libeg-template.so
-f=$EG_BUILDDIR/plugins/faults
-xsd=$EG_SRCDIR/reports/schema/junit.xsd
+. "${EG_SRCDIR:-.}/suites/l1/check-lib.sh"
 if [ ! -f "$so" ] || [ ! -f "$f/libeg-fault-hang-empty.so" ] ||
 	! "$EG_EPGATE" l2-rank --help >/dev/null 2>&1; then
 	echo "1..0 # SKIP the template plugin, its faults or l2-rank not built"
@@ -61,19 +57,6 @@ world = 3
 experts = 6
 tokens = 16
 INI
-chk() { # NAME ENGINE [ARGS...]: $EG_TMP/NAME.{tap,xml,out}, $rc
-	n=$1
-	e=$2
-	shift 2
-	"$EG_EPGATE" check --engine "$e" --reports "$EG_TMP/runs" \
-		--tap "$EG_TMP/$n.tap" --junit "$EG_TMP/$n.xml" "$@" \
-		>"$EG_TMP/$n.out" 2>&1
-	rc=$?
-}
-valid() { "$XMLLINT" --noout --schema "$xsd" "$EG_TMP/$1.xml" 2>/dev/null; }
-show() { sed 's/^/# /' "$EG_TMP/$1.out" | tail -n "${2:-15}"; }
-point() { grep -A 30 "^not ok [0-9]* - $2:" "$EG_TMP/$1.tap" | sed '/^  \.\.\./q'; }
-last() { tail -n 1 "$EG_TMP/$1.out"; }
 
 # --- the fixture passes with the template: only the fault fails it
 chk tpl "plugin:$so" --workload "$zf" --iters 1
