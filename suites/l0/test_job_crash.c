@@ -294,7 +294,6 @@ START_TEST(test_hang_all)
 }
 END_TEST
 
-/* An engine's error: the rank whose message does not blame a peer. */
 /* check stops after max hangs only while they outnumber the passes: a
  * library that hangs everywhere stops at 3, one that hangs in a few
  * shapes (an empty dispatch) runs every other case; 0 never stops. */
@@ -309,6 +308,7 @@ START_TEST(test_hang_stop_rule)
 }
 END_TEST
 
+/* An engine's error: the rank whose message does not blame a peer. */
 START_TEST(test_engine_error)
 {
 	eg_job_crash_t jc;
