@@ -574,6 +574,31 @@ extern "C" int eg_ep_scatter_cuda(const eg_workload_t *w, const eg_recv_t *r,
 	return eg__launched();
 }
 
+/* ---------------------------------------------------------------- hold */
+
+/* The device window's hold: one thread reads the GPU's global timer (ns)
+ * until ns have passed. Named eg_hold so that kernel-time accounting
+ * (lib/step/kern.c) leaves it out. */
+extern "C" __global__ void eg_hold(unsigned long long ns)
+{
+	unsigned long long t0, t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+	do {
+		__nanosleep(256);
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	} while (t - t0 < ns);
+}
+
+extern "C" int eg_cuda_hold(void *stream, double us)
+{
+	if (!(us >= 0) || us > 1e7)
+		return EG_EINVAL;
+	eg_hold<<<1, 1, 0, (cudaStream_t)stream>>>(
+	    (unsigned long long)(us * 1e3));
+	return eg__launched();
+}
+
 /* ------------------------------------------------------- device buffers */
 
 static void *eg__dev_poisoned(size_t n, int *bad)

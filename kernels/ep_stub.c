@@ -64,6 +64,12 @@ int eg_ep_scatter_cuda(const eg_workload_t *w, const eg_recv_t *r,
 	return EG_ENOSYS;
 }
 
+int eg_cuda_hold(void *stream, double us)
+{
+	(void)stream, (void)us;
+	return EG_ENOSYS;
+}
+
 int eg_recv_alloc_cuda(eg_recv_t *r, const eg_workload_t *w, uint32_t rank,
 		       uint32_t capacity)
 {

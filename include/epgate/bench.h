@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "epgate/boot.h"
+#include "epgate/window.h"
 #include "epgate/workload.h"
 #include "epgate/world.h"
 
@@ -49,6 +50,12 @@ typedef struct eg_bench_times {
 	 * around each call above are its boundary. Zero-filled by callers. */
 	int call_timed;
 	double call_dispatch_s, call_combine_s;
+	/* appended: the boundary of the gated times (eg_boundary_t,
+	 * include/epgate/window.h), and the kernel time of each call
+	 * (CUPTI) when have_kernel */
+	int boundary;
+	int have_kernel;
+	double kern_dispatch_s, kern_combine_s;
 } eg_bench_times_t;
 
 /* One phase of the engine's steps (eg_engine_ops_t.phases). */
@@ -75,6 +82,8 @@ typedef struct eg_bench_counters {
 	eg_bench_phase_t phase[EG_BENCH_PHASES_MAX];
 	/* the GPU this rank ran on ("NVIDIA H200"), "" on the host */
 	char gpu[96];
+	/* appended: the boundary, the window's holds, the kernels */
+	eg_timing_sum_t timing;
 } eg_bench_counters_t;
 
 typedef struct eg_bench_backend_ops {

@@ -145,6 +145,8 @@ typedef struct eg_bench_rank_report {
 	double phase_us[EG_BENCH_PHASES_MAX];
 	/* the engine timed its own calls (eg_bench_times_t.call_timed) */
 	int32_t call_timed;
+	/* the boundary, the window's holds and the kernel table */
+	eg_timing_sum_t timing;
 } eg_bench_rank_report_t;
 
 /* The evidence of a point beyond its transport (docs/results-v1.md,
@@ -173,9 +175,15 @@ typedef struct eg_bench_calc_in {
 	 * times are the gated boundary, the engine's own calls
 	 * (docs/metrics.md, "Boundaries"). */
 	const double *wall_times;
+	/* appended: each call's kernel time (CUPTI), rank r's dispatch[i]
+	 * at r*2n + i, combine at r*2n + n + i (s); NULL: not recorded */
+	const double *kern_times;
+	/* the boundary of times (eg_boundary_t): its metrics are also
+	 * named for it (call_dispatch_us, window_dispatch_us, ...) */
+	int boundary;
 } eg_bench_calc_in_t;
 
-#define EG_BENCH_METRICS_MAX 40
+#define EG_BENCH_METRICS_MAX 48
 
 typedef struct eg_bench_calc {
 	eg_metric_t m[EG_BENCH_METRICS_MAX];
@@ -196,6 +204,10 @@ typedef struct eg_bench_calc {
  * and the bound label. */
 int eg_bench_compute(const eg_bench_calc_in_t *in, eg_bench_calc_t *out);
 void eg_bench_calc_fini(eg_bench_calc_t *c);
+
+/* The boundary lines of a point's evidence (boundary, its detail, the
+ * window's holds, the kernel table), one per key, on stdout. */
+void eg_bench_print_boundary(const json_t *evidence);
 
 /* ---- one point ------------------------------------------------------- */
 

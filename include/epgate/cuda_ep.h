@@ -139,6 +139,11 @@ void eg_ep_scatter_host(const eg_workload_t *w, const eg_recv_t *r,
 /* Receive buffers in device memory: eg_recv_t with device arrays (the
  * scalar fields stay on the host), poisoned with 0xA5 like
  * eg_recv_alloc. */
+/* The device window's hold (docs/metrics.md, "Boundaries"): one thread
+ * on stream spins on the GPU's global timer for us microseconds, so the
+ * work queued behind it waits while the host queues it. */
+int eg_cuda_hold(void *stream, double us);
+
 int eg_recv_alloc_cuda(eg_recv_t *r, const eg_workload_t *w, uint32_t rank,
 		       uint32_t capacity);
 void eg_recv_free_cuda(eg_recv_t *r);

@@ -10,6 +10,7 @@
 #include "epgate/ep.h"
 #include "epgate/layout.h"
 #include "epgate/transport.h"
+#include "epgate/window.h"
 #include "epgate/world.h"
 
 /* What an engine is given: the ranks this process holds and, for
@@ -73,6 +74,12 @@ typedef struct eg_engine_ops {
 	 * may have, as a factor of the reference's bound (verify.h); 0: 1
 	 * (a plugin's caps.order_bound) */
 	double combine_bound;
+	/* --- appended: read only where size covers it --- */
+	/* optional: the boundary the engine times its own calls at and its
+	 * device window's counts since the last reset (include/epgate/
+	 * window.h); reset: zero the counts after reading. NULL: the
+	 * engine's calls return with their work done (the call boundary). */
+	int (*timing)(void *state, eg_timing_sum_t *t, int reset);
 } eg_engine_ops_t;
 
 /* The engine's declared rows, or EG_ROWS_NONE (an older ops table). */

@@ -78,6 +78,14 @@ typedef struct eg_space_ops {
 	/* once the stream has passed mark b: milliseconds from mark a to
 	 * mark b */
 	int (*span_ms)(void *state, unsigned a, unsigned b, double *ms);
+	/* --- appended: the device window (docs/metrics.md, "Boundaries") */
+	/* queues a hold of us microseconds on the stream, so that what is
+	 * queued after it starts no earlier (cuda: one thread spinning on
+	 * the GPU's global timer; host: a modelled stream, busy until now +
+	 * us, which the marks after it wait for) */
+	int (*hold)(void *state, double us);
+	/* *done: the stream has passed mark i (cuda: its event completed) */
+	int (*passed)(void *state, unsigned i, int *done);
 } eg_space_ops_t;
 
 /* Host memory: malloc, the host twins and verifiers. */

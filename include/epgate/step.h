@@ -154,6 +154,10 @@ const char *eg_step_engine_error(const eg_step_t *st);
 /* The engine's phases of the last step (eg_engine_ops_t.phases): up to
  * max into p, returns how many; 0 when the engine times none. */
 int eg_step_phases(eg_step_t *st, eg_engine_phase_t *p, size_t max);
+/* A measurement's timing since the last reset (reset: zero the counts
+ * after reading): the boundary of the gated times, the device window's
+ * holds (an engine that times its own calls), the kernel table. */
+int eg_step_timing(eg_step_t *st, eg_timing_sum_t *t, int reset);
 
 /* ---- one rank of a multi-process engine ------------------------------- */
 

@@ -220,6 +220,11 @@ void eg_engine_backend_reset(void *state)
 	f->wire_dispatch = 0;
 	f->n_phases = 0;
 	memset(f->phase, 0, sizeof(f->phase));
+	{
+		eg_timing_sum_t t;
+
+		eg_step_timing(f->st, &t, 1); /* the counts restart too */
+	}
 }
 
 int eg_engine_backend_counters(void *state, eg_bench_counters_t *c)
@@ -240,6 +245,7 @@ int eg_engine_backend_counters(void *state, eg_bench_counters_t *c)
 	c->wire_dispatch = f->wire_dispatch;
 	c->n_phases = f->n_phases;
 	memcpy(c->phase, f->phase, sizeof(c->phase));
+	eg_step_timing(f->st, &c->timing, 0);
 	f->kind->describe(f->x, f->xs, c);
 	return EG_OK;
 }

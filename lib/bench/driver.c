@@ -90,6 +90,64 @@ static json_t *eg__axes(const eg_bench_point_t *pt)
 	return o;
 }
 
+/* The boundary of the gated times and how it was held (docs/metrics.md,
+ * "Boundaries"): rank 0's boundary, the window's holds over the ranks
+ * (the longest, the short samples of all), rank 0's kernel table. */
+static int eg__boundary_evidence(json_t *o, const eg_bench_rank_report_t *rep,
+				 uint32_t W)
+{
+	const eg_timing_sum_t *t = &rep[0].timing;
+	uint64_t samples = 0, shorts = 0, dropped = 0;
+	double hold = 0;
+	int synced = 0, bad = 0;
+	char b[64];
+	const char *detail;
+
+	for (uint32_t r = 0; r < W; r++) {
+		samples += rep[r].timing.samples;
+		shorts += rep[r].timing.short_n;
+		synced |= rep[r].timing.synced;
+		dropped += rep[r].timing.kern_dropped;
+		if (rep[r].timing.hold_us > hold)
+			hold = rep[r].timing.hold_us;
+	}
+	detail = t->boundary == EG_BOUNDARY_KERNEL
+		     ? "the union of the call's kernels on the device "
+		       "(CUPTI activity records), epgate's hold left out"
+		 : t->boundary == EG_BOUNDARY_WINDOW
+		     ? "marks around the plugin's own calls on its stream, "
+		       "each behind a hold that keeps the device busy while "
+		       "the host works: the library's device time, its host "
+		       "syncs included"
+		 : rep[0].call_timed
+		     ? "marks around the plugin's own calls on its stream "
+		       "(the host clock for a host plugin); epgate's wait "
+		       "for the stream outside"
+		     : "marks around the engine's calls, each of which "
+		       "returns with its work done";
+	bad |= json_object_set_new(
+	    o, "boundary", json_string(eg_boundary_name(t->boundary)));
+	bad |= json_object_set_new(o, "boundary_detail", json_string(detail));
+	if (t->window) {
+		snprintf(b, sizeof(b), "%.0f", hold);
+		bad |= json_object_set_new(o, "window_hold_us", json_string(b));
+		snprintf(b, sizeof(b), "%llu of %llu",
+			 (unsigned long long)shorts,
+			 (unsigned long long)samples);
+		bad |= json_object_set_new(o, "window_short", json_string(b));
+		bad |= json_object_set_new(o, "window_host_sync",
+					   json_string(synced ? "yes" : "no"));
+	}
+	if (t->kernel) {
+		bad |= json_object_set_new(o, "kernels",
+					   json_string(t->kernels));
+		snprintf(b, sizeof(b), "%llu", (unsigned long long)dropped);
+		bad |= json_object_set_new(o, "kernel_records_lost",
+					   json_string(b));
+	}
+	return bad;
+}
+
 /* Evidence: what ran, from every rank's counters (a rank that ran another
  * path shows up as a second value joined with " | "), the providers of a
  * fabric run, the versions and the model's verdict. */
@@ -147,15 +205,7 @@ static json_t *eg__evidence(const eg_bench_ctx_t *c,
 	if (bound && *bound)
 		bad |= json_object_set_new(o, "bound", json_string(bound));
 	/* which boundary the gated times have (docs/metrics.md) */
-	bad |= json_object_set_new(o, "boundary", json_string("call"));
-	bad |= json_object_set_new(
-	    o, "boundary_detail",
-	    json_string(rep[0].call_timed
-			    ? "marks around the plugin's own calls on its "
-			      "stream (the host clock for a host plugin); "
-			      "epgate's wait for the stream outside"
-			    : "marks around the engine's calls, each of which "
-			      "returns with its work done"));
+	bad |= eg__boundary_evidence(o, rep, c->world->size);
 	if (raw && raw->src == EG_BENCH_MODEL_MEASURED)
 		bad |=
 		    json_object_set_new(o, "model", json_string("raw phase"));
@@ -169,9 +219,10 @@ static json_t *eg__evidence(const eg_bench_ctx_t *c,
 }
 
 /* One step of arm j, timed into its times[i], [n+i], [2n+i] (seconds,
- * the gated boundary: the engine's calls) and times[3n + ...] (the step
- * boundary) when i >= 0; a warm-up step when i < 0. *timed: the engine
- * timed its own calls. */
+ * the gated boundary: the engine's calls, or their kernels), times[3n +
+ * ...] (the step boundary) and times[6n + i], [7n + i] (the kernel time
+ * of dispatch and combine, -1 when not recorded) when i >= 0; a warm-up
+ * step when i < 0. *timed: the engine timed its own calls. */
 static int eg__one(const eg_bench_ctx_t *c, void *st, long i, unsigned n,
 		   double *times, int *timed, char *err, size_t errlen)
 {
@@ -194,12 +245,21 @@ static int eg__one(const eg_bench_ctx_t *c, void *st, long i, unsigned n,
 		return rc;
 	}
 	if (i >= 0) {
-		times[i] = t.call_timed ? t.call_dispatch_s : t.dispatch_s;
+		double *kern = times + 6 * (size_t)n;
+		int k = t.boundary == EG_BOUNDARY_KERNEL && t.have_kernel;
+
+		times[i] = k		  ? t.kern_dispatch_s
+			   : t.call_timed ? t.call_dispatch_s
+					  : t.dispatch_s;
 		times[n + (size_t)i] = wall[n + (size_t)i] = t.expert_s;
-		times[2 * (size_t)n + (size_t)i] =
-		    t.call_timed ? t.call_combine_s : t.combine_s;
+		times[2 * (size_t)n + (size_t)i] = k ? t.kern_combine_s
+						   : t.call_timed
+						       ? t.call_combine_s
+						       : t.combine_s;
 		wall[i] = t.dispatch_s;
 		wall[2 * (size_t)n + (size_t)i] = t.combine_s;
+		kern[i] = t.have_kernel ? t.kern_dispatch_s : -1;
+		kern[n + (size_t)i] = t.have_kernel ? t.kern_combine_s : -1;
 		*timed |= t.call_timed;
 	}
 	return EG_OK;
@@ -290,6 +350,7 @@ static void eg__report(const eg_bench_ctx_t *c, void *st,
 	snprintf(rep->versions, sizeof(rep->versions), "%s", cnt.versions);
 	eg_loaded_read(&rep->loaded); /* the evidence: as loaded now */
 	snprintf(rep->loaded.gpu, sizeof(rep->loaded.gpu), "%s", cnt.gpu);
+	rep->timing = cnt.timing;
 	rep->wire_bytes = (double)cnt.wire_dispatch / n;
 	for (uint32_t i = 0; i < cnt.n_phases && i < EG_BENCH_PHASES_MAX; i++) {
 		snprintf(rep->phase_name[i], sizeof(rep->phase_name[i]), "%s",
@@ -309,8 +370,8 @@ static void eg__report(const eg_bench_ctx_t *c, void *st,
 static int eg__build(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
 		     const eg_workload_t *w, const eg_bench_model_t *raw,
 		     const double *all_t, const double *all_w,
-		     const eg_bench_rank_report_t *rep, eg_point_t *out,
-		     char *err, size_t errlen)
+		     const double *all_k, const eg_bench_rank_report_t *rep,
+		     eg_point_t *out, char *err, size_t errlen)
 {
 	eg_bench_calc_in_t in = {.world = c->world->size,
 				 .nodes = c->world->nodes,
@@ -319,7 +380,9 @@ static int eg__build(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
 				 .rep = rep,
 				 .tokens = eg_workload_total_tokens(w),
 				 .raw = raw,
-				 .wall_times = all_w};
+				 .wall_times = all_w,
+				 .kern_times = all_k,
+				 .boundary = rep[0].timing.boundary};
 	eg_bench_calc_t calc;
 	int rc;
 
@@ -419,17 +482,18 @@ static int eg__arm_close(const eg_bench_ctx_t *c, eg_bench_arm_t *a,
 {
 	uint32_t W = c->world->size;
 	size_t n = a->pt->iters;
-	double *all = calloc(6 * n * W, sizeof(double));
+	double *all = calloc(8 * n * W, sizeof(double));
+	double *all_k = calloc(2 * n * W, sizeof(double));
 	double *all_t = calloc(3 * n * W, sizeof(double));
 	double *all_w = calloc(3 * n * W, sizeof(double));
 	eg_bench_rank_report_t *rep = calloc(W, sizeof(*rep));
 	int rc = EG_ENOMEM;
 
-	if (!all || !all_t || !all_w || !rep) {
+	if (!all || !all_k || !all_t || !all_w || !rep) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	rc = eg_boot_allgather(c->boot, times, 6 * n * sizeof(double), all,
+	rc = eg_boot_allgather(c->boot, times, 8 * n * sizeof(double), all,
 			       c->timeout_s);
 	if (!rc)
 		rc = eg_boot_allgather(c->boot, mine, sizeof(*mine), rep,
@@ -440,16 +504,24 @@ static int eg__arm_close(const eg_bench_ctx_t *c, eg_bench_arm_t *a,
 		goto out;
 	}
 	for (uint32_t r = 0; r < W; r++) {
-		memcpy(all_t + 3 * n * r, all + 6 * n * r,
+		memcpy(all_t + 3 * n * r, all + 8 * n * r,
 		       3 * n * sizeof(double));
-		memcpy(all_w + 3 * n * r, all + 6 * n * r + 3 * n,
+		memcpy(all_w + 3 * n * r, all + 8 * n * r + 3 * n,
 		       3 * n * sizeof(double));
+		/* kernel times from every rank, or none */
+		if (!rep[r].timing.kernel) {
+			free(all_k);
+			all_k = NULL;
+		}
 	}
+	for (uint32_t r = 0; all_k && r < W; r++)
+		memcpy(all_k + 2 * n * r, all + 8 * n * r + 6 * n,
+		       2 * n * sizeof(double));
 	if (!c->world->rank && a->out)
-		rc = eg__build(c, a->pt, w, raw, all_t, all_w, rep, a->out, err,
-			       errlen);
+		rc = eg__build(c, a->pt, w, raw, all_t, all_w, all_k, rep,
+			       a->out, err, errlen);
 out:
-	EG_FREE(all, all_t, all_w, rep);
+	EG_FREE(all, all_k, all_t, all_w, rep);
 	return rc;
 }
 
@@ -473,7 +545,7 @@ int eg_bench_measure_arms(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
 			memset(arms[j].out, 0, sizeof(*arms[j].out));
 		if (arms[j].pt->iters != n)
 			n = 0;
-		if (!(times[j] = calloc(6 * (size_t)n + 1, sizeof(double))))
+		if (!(times[j] = calloc(8 * (size_t)n + 1, sizeof(double))))
 			rc = EG_ENOMEM;
 	}
 	if (!k || k > EG_BENCH_ARMS_MAX) {
@@ -530,4 +602,19 @@ int eg_bench_measure(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
 		rc = a.rc;
 	}
 	return rc;
+}
+
+void eg_bench_print_boundary(const json_t *ev)
+{
+	static const char *const keys[] = {
+	    "boundary",	      "boundary_detail", "window_hold_us",
+	    "window_short",   "window_host_sync", "kernels",
+	    "kernel_records_lost"};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const json_t *v = json_object_get(ev, keys[i]);
+
+		if (json_is_string(v))
+			printf("  %-20s %s\n", keys[i], json_string_value(v));
+	}
 }

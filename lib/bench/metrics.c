@@ -3,6 +3,7 @@
  * model line (bandwidth-bound vs issue-bound).  Pure functions of their
  * inputs, so the L0 tests check them against hand-computed numbers. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -459,6 +460,54 @@ out:
 	return rc;
 }
 
+/* Per step, the slowest rank's time of x's dispatch (off 0) or combine
+ * (off n), rank r's series at r * stride (us). */
+static double *eg__max_over_ranks(const eg_bench_calc_in_t *in, const double *x,
+				  size_t stride, size_t off)
+{
+	unsigned n = in->n;
+	double *m = calloc(n, sizeof(double));
+
+	for (unsigned i = 0; m && i < n; i++)
+		for (uint32_t r = 0; r < in->world; r++)
+			m[i] = fmax(m[i], x[(size_t)r * stride + off + i] * 1e6);
+	return m;
+}
+
+/* Every boundary measured, under its own name (docs/metrics.md,
+ * "Boundaries"): the gated times as call_ or window_, the kernel
+ * time (CUPTI) as kernel_. */
+static int eg__boundary_metrics(eg_bench_calc_t *out,
+				const eg_bench_calc_in_t *in)
+{
+	size_t n = in->n;
+	const char *b = in->boundary == EG_BOUNDARY_WINDOW ? "window"
+			: in->boundary == EG_BOUNDARY_CALL ? "call"
+							   : NULL;
+	char name[40];
+	double *x;
+	int rc;
+
+	for (int c = 0; b && c < 2; c++) {
+		snprintf(name, sizeof(name), "%s_%s_us", b,
+			 c ? "combine" : "dispatch");
+		if (!(x = eg__max_over_ranks(in, in->times, 3 * n, c * 2 * n)))
+			return EG_ENOMEM;
+		if ((rc = eg__give(out, name, &x, n)) < 0)
+			return rc;
+	}
+	for (int c = 0; in->kern_times && c < 2; c++) {
+		if (!(x = eg__max_over_ranks(in, in->kern_times, 2 * n,
+					     c * n)))
+			return EG_ENOMEM;
+		if ((rc = eg__give(out, c ? "kernel_combine_us"
+					  : "kernel_dispatch_us",
+				   &x, n)) < 0)
+			return rc;
+	}
+	return EG_OK;
+}
+
 int eg_bench_compute(const eg_bench_calc_in_t *in, eg_bench_calc_t *out)
 {
 	unsigned n = in->n;
@@ -494,7 +543,8 @@ int eg_bench_compute(const eg_bench_calc_in_t *in, eg_bench_calc_t *out)
 	     ((rc = eg__add(out, "recv_bytes", NULL, 0, in->recv_bytes, n)) ||
 	      (rc = eg__give(out, "recv_gbps", &t.recvg, n)))) ||
 	    (rc = eg__phase_metrics(out, in)) ||
-	    (in->wall_times && (rc = eg__wall_metrics(out, in))))
+	    (in->wall_times && (rc = eg__wall_metrics(out, in))) ||
+	    (rc = eg__boundary_metrics(out, in)))
 		goto fail;
 	if (in->raw && in->raw->src != EG_BENCH_MODEL_NONE &&
 	    (rc = eg__model_metrics(out, in->raw, &a, comm_med)))

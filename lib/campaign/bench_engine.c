@@ -54,6 +54,7 @@ static void eg__print(const eg_bench_engine_opts_t *o, const eg_world_t *world,
 	printf("  times: slowest rank per step; so/su bytes: payload per rank "
 	       "per step; wire: what dispatch handed the transport, busiest "
 	       "rank; post_rate: busiest endpoint (docs/metrics.md)\n");
+	eg_bench_print_boundary(out->evidence);
 	fflush(stdout);
 }
 

@@ -299,6 +299,31 @@ static int eg__c_span_ms(void *state, unsigned a, unsigned b, double *ms)
 	return EG_OK;
 }
 
+static int eg__c_hold(void *state, double us)
+{
+	eg__cuda_t *c = state;
+
+	if (!(us >= 0))
+		return EG_EINVAL;
+	return eg_cuda_hold(c->stream, us);
+}
+
+static int eg__c_passed(void *state, unsigned i, int *done)
+{
+	eg__cuda_t *c = state;
+	cudaError_t e;
+
+	if (i >= EG_SPACE_MARKS)
+		return EG_EINVAL;
+	e = cudaEventQuery(c->ev[i]);
+	if (e == cudaErrorNotReady) {
+		*done = 0;
+		return EG_OK;
+	}
+	*done = e == cudaSuccess;
+	return eg__cu(e);
+}
+
 const eg_space_ops_t eg_space_cuda = {
     .size = sizeof(eg_space_ops_t),
     .name = "cuda",
@@ -320,4 +345,6 @@ const eg_space_ops_t eg_space_cuda = {
     .copy = eg__c_memcpy,
     .sync = eg__c_sync,
     .span_ms = eg__c_span_ms,
+    .hold = eg__c_hold,
+    .passed = eg__c_passed,
 };

@@ -12,6 +12,8 @@
 
 typedef struct eg__host {
 	double t[EG_SPACE_MARKS];
+	/* the modelled stream's hold ends then (eg_now's clock; 0: none) */
+	double busy_until;
 } eg__host_t;
 
 static int eg__h_open(void **state, void *stream)
@@ -118,6 +120,9 @@ static int eg__h_mark(void *state, unsigned i)
 	if (i >= EG_SPACE_MARKS)
 		return EG_EINVAL;
 	h->t[i] = eg_now();
+	/* a mark queued behind a hold is reached when the hold ends */
+	if (h->t[i] < h->busy_until)
+		h->t[i] = h->busy_until;
 	return EG_OK;
 }
 
@@ -148,6 +153,26 @@ static int eg__h_span_ms(void *state, unsigned a, unsigned b, double *ms)
 	return EG_OK;
 }
 
+static int eg__h_hold(void *state, double us)
+{
+	eg__host_t *h = state;
+
+	if (!(us >= 0))
+		return EG_EINVAL;
+	h->busy_until = eg_now() + us * 1e-6;
+	return EG_OK;
+}
+
+static int eg__h_passed(void *state, unsigned i, int *done)
+{
+	const eg__host_t *h = state;
+
+	if (i >= EG_SPACE_MARKS)
+		return EG_EINVAL;
+	*done = h->t[i] <= eg_now();
+	return EG_OK;
+}
+
 const eg_space_ops_t eg_space_host = {
     .size = sizeof(eg_space_ops_t),
     .name = "host",
@@ -169,6 +194,8 @@ const eg_space_ops_t eg_space_host = {
     .copy = eg__h_copy,
     .sync = eg__h_sync,
     .span_ms = eg__h_span_ms,
+    .hold = eg__h_hold,
+    .passed = eg__h_passed,
 };
 
 const eg_space_ops_t *eg_space_find(const char *name)

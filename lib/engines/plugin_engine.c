@@ -139,6 +139,13 @@ static int eg__pe_phases(void *state, eg_engine_phase_t *p, size_t max)
 	return e && e->run ? eg_plug_run_phases(e->run, p, max) : 0;
 }
 
+static int eg__pe_timing(void *state, eg_timing_sum_t *t, int reset)
+{
+	eg__pe_t *e = state;
+
+	return e && e->run ? eg_plug_run_timing(e->run, t, reset) : EG_ENOSYS;
+}
+
 static const char *eg__pe_error(void *state)
 {
 	eg__pe_t *e = state;
@@ -203,6 +210,7 @@ void eg_plug_engine_init(eg_plug_t *pl, int slot)
 	    .phases = eg__pe_phases,
 	    .error = eg__pe_error,
 	    .combine_bound = pl->caps.order_bound,
+	    .timing = eg__pe_timing,
 	};
 }
 

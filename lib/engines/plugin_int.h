@@ -179,6 +179,11 @@ typedef struct eg_plug_run {
 	 * its stream outside); ph_have: bit 0 dispatch, bit 1 combine */
 	int timing, ph_have;
 	double ph_ms[2];
+	/* the boundary of those marks (EPGATE_BOUNDARY; a CUDA plugin's
+	 * default is the device window, a host plugin's the call) and the
+	 * window's hold (docs/metrics.md, "Boundaries") */
+	eg_boundary_t boundary;
+	eg_window_t win;
 	/* a caller with device buffers (the GPU measurement backend):
 	 * host copies of its input, the mapped layout and the expert
 	 * outputs (plugin_devcall.c) */
@@ -240,6 +245,8 @@ const char *eg_plug_run_error(const eg_plug_run_t *r);
  * (ms); 0 otherwise. */
 int eg_plug_run_phases(const eg_plug_run_t *r, eg_engine_phase_t *p,
 		       size_t max);
+/* The boundary and the window's counts (eg_engine_ops_t.timing). */
+int eg_plug_run_timing(eg_plug_run_t *r, eg_timing_sum_t *t, int reset);
 
 /* The same instance in a forked child, every call with a deadline
  * (plugin_fork.c): for in-process suites, where a crash or hang must end

@@ -70,6 +70,49 @@ static int eg__phases_wanted(void)
 	return !(a && !strcmp(a, "0"));
 }
 
+/* The boundary of the marks: the device window for a plugin on the
+ * device (the library's host work runs while a hold keeps the stream
+ * busy), the call for a host plugin (no device; EPGATE_BOUNDARY=window
+ * holds the space's modelled stream, as the tests do). */
+static int eg__boundary(eg_plug_run_t *r)
+{
+	eg_boundary_t dflt = r->pl->caps.memory == EG_PLUGIN_MEM_CUDA
+				 ? EG_BOUNDARY_WINDOW
+				 : EG_BOUNDARY_CALL;
+	int rc;
+
+	if ((rc = eg_boundary_env(dflt, &r->boundary, r->err,
+				  sizeof(r->err))) < 0 ||
+	    (rc = eg_window_init(&r->win, r->err, sizeof(r->err))) < 0)
+		return rc;
+	if (r->boundary == EG_BOUNDARY_WINDOW &&
+	    (!EG_HAS(r->mem, eg_space_ops_t, passed) || !r->mem->hold)) {
+		snprintf(r->err, sizeof(r->err),
+			 "EPGATE_BOUNDARY=window: %s memory cannot hold its "
+			 "stream",
+			 r->mem->name);
+		return EG_ENOSYS;
+	}
+	return EG_OK;
+}
+
+int eg_plug_run_timing(eg_plug_run_t *r, eg_timing_sum_t *t, int reset)
+{
+	if (!r || !r->timing)
+		return EG_ENOSYS;
+	t->boundary = (int32_t)r->boundary;
+	if (r->boundary == EG_BOUNDARY_WINDOW) {
+		t->window = 1;
+		t->samples = r->win.samples;
+		t->short_n = r->win.short_n;
+		t->synced = r->win.synced;
+		t->hold_us = r->win.hold_us;
+	}
+	if (reset)
+		eg_window_reset(&r->win);
+	return EG_OK;
+}
+
 double eg_plug_timeout(void)
 {
 	const char *s = getenv("EPGATE_TIMEOUT");
@@ -345,6 +388,8 @@ int eg_plug_run_create(eg_plug_run_t **out, const eg_plug_t *pl,
 	r->timing = r->bench && eg__phases_wanted();
 	r->env.cuda_device = -1;
 	rc = eg__setup(r, ctx);
+	if (rc == EG_OK && r->timing)
+		rc = eg__boundary(r);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s",
 			 r->err[0] ? r->err : eg_strerror(rc));

@@ -321,16 +321,26 @@ static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *dst)
 
 /* Mark m before (m = 0) or after (m = 1) the plugin's dispatch, or its
  * combine (2, 3), in a timed step; after the wait for its stream, the
- * phase from its pair (m = 1, 3). */
+ * phase from its pair (m = 1, 3). In the device window, a hold is queued
+ * before the start mark, and when the call has returned, whether the
+ * stream had passed the start mark already says if the hold was long
+ * enough (include/epgate/window.h). */
 static int eg__time(eg_plug_run_t *r, int timed, unsigned m, int done)
 {
-	int rc;
+	int win = r->boundary == EG_BOUNDARY_WINDOW, passed = 0;
+	int rc = EG_OK;
 
 	if (!timed)
 		return EG_OK;
-	if (!done)
-		rc = r->mem->mark(r->ms, m);
-	else if ((rc = r->mem->span_ms(r->ms, m - 1, m, &r->ph_ms[m / 2])) ==
+	if (!done) {
+		if (win && m % 2 == 0)
+			rc = r->mem->hold(r->ms, r->win.hold_us);
+		else if (win && (rc = r->mem->passed(r->ms, m - 1, &passed)) ==
+				    EG_OK)
+			eg_window_after(&r->win, passed);
+		if (rc == EG_OK)
+			rc = r->mem->mark(r->ms, m);
+	} else if ((rc = r->mem->span_ms(r->ms, m - 1, m, &r->ph_ms[m / 2])) ==
 		 EG_OK)
 		r->ph_have |= 1 << (m / 2);
 	return rc < 0 ? eg_plug_run_err(r, rc, "timing the plugin's calls: %s",

@@ -111,6 +111,7 @@ void eg_step_close(eg_step_t *st)
 		eg_where_at(st->step, st->cur.iter, "destroy");
 		st->ops->destroy(st->engine);
 	}
+	eg_kern_close(st->kern);
 	if (st->ss) {
 		eg__step_free(st);
 		st->sp->close(st->ss);
@@ -145,6 +146,66 @@ static int eg__budget(eg_step_t *st, const eg_step_opts_t *o,
 		return EG_OK;
 	fprintf(stderr, "%s: refused: %s\n", o->say ? o->say : "epgate", err);
 	return eg__harness(v, rc, "budget", o->w->iter);
+}
+
+/* The engine's own timing (a plugin's), when it has one */
+static int eg__engine_timing(const eg_step_t *st, eg_timing_sum_t *t,
+			     int reset)
+{
+	const eg_engine_ops_t *o = st->ops;
+
+	if (!EG_HAS(o, eg_engine_ops_t, timing) || !o->timing || !st->engine)
+		return 0;
+	return o->timing(st->engine, t, reset) == EG_OK;
+}
+
+/* A measurement's boundary (EPGATE_BOUNDARY) and, for the kernel
+ * boundary or EPGATE_CUPTI=1, the kernel-time collector. An engine that
+ * times its own calls (a plugin's) holds its window itself; epgate's own
+ * engines wait for their stream inside each call, so for them a window
+ * is the call (docs/metrics.md, "Boundaries"). */
+static int eg__timing_open(eg_step_t *st)
+{
+	const char *cu = getenv("EPGATE_CUPTI");
+	eg_boundary_t b;
+	eg_timing_sum_t et;
+	char err[256] = "";
+	int rc;
+
+	if (!(st->ctx.flags & EG_ENGINE_CTX_BENCH))
+		return EG_OK;
+	if ((rc = eg_boundary_env(EG_BOUNDARY_CALL, &b, err, sizeof(err))) <
+	    0)
+		goto fail;
+	/* the engine applied EPGATE_BOUNDARY itself, with its own default */
+	if (eg__engine_timing(st, &et, 0))
+		st->boundary = (eg_boundary_t)et.boundary;
+	else
+		st->boundary = EG_BOUNDARY_CALL;
+	if (b == EG_BOUNDARY_KERNEL)
+		st->boundary = EG_BOUNDARY_KERNEL;
+	else if (!(cu && !strcmp(cu, "1")))
+		return EG_OK;
+	if ((rc = eg_kern_open(&st->kern, err, sizeof(err))) == EG_OK)
+		return EG_OK;
+fail:
+	fprintf(stderr, "%s: %s\n", st->say ? st->say : "epgate", err);
+	return rc;
+}
+
+int eg_step_timing(eg_step_t *st, eg_timing_sum_t *t, int reset)
+{
+	memset(t, 0, sizeof(*t));
+	eg__engine_timing(st, t, reset);
+	t->boundary = (int32_t)st->boundary;
+	if (st->kern) {
+		t->kernel = 1;
+		eg_kern_table(st->kern, t->kernels, sizeof(t->kernels),
+			      &t->kern_dropped);
+		if (reset)
+			eg_kern_reset(st->kern);
+	}
+	return EG_OK;
 }
 
 int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
@@ -189,6 +250,10 @@ int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 		eg__engine(st, v, rc, "create", st->iter0);
 		eg_step_close(st);
 		return rc;
+	}
+	if ((rc = eg__timing_open(st)) < 0) {
+		eg_step_close(st);
+		return eg__harness(v, rc, "setup", o->w->iter);
 	}
 	*out = st;
 	return EG_OK;
@@ -640,27 +705,40 @@ static void eg__call_times(eg_step_t *st, eg_bench_times_t *t)
 int eg_step_run(eg_step_t *st, eg_bench_times_t *t)
 {
 	double s[EG_SPACE_MARKS - 1];
+	eg_kern_t *k = st->kern;
 	uint64_t sent0 = 0;
 	int rc;
 
-	if ((rc = st->sp->mark(st->ss, 0)) < 0)
+	/* kernel time: the records before each call are dropped, those of
+	 * its work read after its mark (the engine's call has returned
+	 * with its work done, docs/metrics.md); the flushes fall outside
+	 * the dispatch and combine intervals, in the expert stage's */
+	if ((k && (rc = eg_kern_begin(k)) < 0) ||
+	    (rc = st->sp->mark(st->ss, 0)) < 0)
 		return rc;
 	sent0 = eg__sent(st);
 	if ((rc = st->ops->dispatch(st->engine, st->in, st->recv)) < 0)
 		return rc;
 	t->wire_dispatch = eg__sent(st) - sent0;
-	if ((rc = st->sp->mark(st->ss, 1)) < 0 || (rc = eg__expert(st)) < 0 ||
+	if ((rc = st->sp->mark(st->ss, 1)) < 0 ||
+	    (k && (rc = eg_kern_end(k, &t->kern_dispatch_s)) < 0) ||
+	    (rc = eg__expert(st)) < 0 ||
+	    (k && ((rc = st->sp->sync(st->ss)) < 0 ||
+		   (rc = eg_kern_begin(k)) < 0)) ||
 	    (rc = st->sp->mark(st->ss, 2)) < 0 ||
 	    (rc = st->ops->combine(st->engine, st->recv,
 				   (const void *const *)st->y,
 				   (void *const *)st->out)) < 0 ||
 	    (rc = st->sp->mark(st->ss, 3)) < 0 ||
-	    (rc = st->sp->elapsed(st->ss, EG_SPACE_MARKS, s)) < 0)
+	    (rc = st->sp->elapsed(st->ss, EG_SPACE_MARKS, s)) < 0 ||
+	    (k && (rc = eg_kern_end(k, &t->kern_combine_s)) < 0))
 		return rc;
 	t->dispatch_s = s[0];
 	t->expert_s = s[1];
 	t->combine_s = s[2];
+	t->have_kernel = k != NULL;
 	eg__call_times(st, t);
+	t->boundary = (int)st->boundary;
 	return EG_OK;
 }
 

@@ -4,6 +4,7 @@
 #define EG_STEP_STEP_INT_H
 
 #include "epgate/step.h"
+#include "epgate/window.h"
 
 struct eg_step {
 	eg_workload_t w;   /* a copy: the shape buffers are made for */
@@ -43,6 +44,10 @@ struct eg_step {
 	/* a rank's dispatch was wrong (or failed), agreed by every rank:
 	 * none combines, the workload's iterations end */
 	int halted;
+	/* timed steps (a measurement): the boundary of the gated times and
+	 * the kernel-time collector (lib/step/kern.c), when on */
+	eg_boundary_t boundary;
+	eg_kern_t *kern;
 };
 
 /* step_buffers.c: every buffer of st freed (NULL-safe), or allocated for

@@ -1,0 +1,75 @@
+/* The timing boundaries of a step's calls (docs/metrics.md,
+ * "Boundaries"): which one the gated times are, the device window's hold
+ * and its validity per sample, and the kernel time of a call (CUPTI). */
+#ifndef EPGATE_WINDOW_H
+#define EPGATE_WINDOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum eg_boundary {
+	EG_BOUNDARY_CALL = 0,	/* marks around the call on an idle stream */
+	EG_BOUNDARY_WINDOW = 1, /* the same marks behind a hold */
+	EG_BOUNDARY_KERNEL = 2	/* the union of the call's kernels (CUPTI) */
+} eg_boundary_t;
+
+/* "call", "window", "kernel" */
+const char *eg_boundary_name(eg_boundary_t b);
+/* EG_EINVAL for anything else */
+int eg_boundary_parse(const char *s, eg_boundary_t *b);
+/* EPGATE_BOUNDARY, else dflt; a bad value: EG_EINVAL, err names it */
+int eg_boundary_env(eg_boundary_t dflt, eg_boundary_t *b, char *err,
+		    size_t errlen);
+
+/* The device window's hold, adapted per sample: a call whose start mark
+ * the stream had passed when it returned began its device work after
+ * the hold ended (the host's work was longer than the hold), so the
+ * sample is short and the next hold twice as long, up to max_us. A call
+ * still short at max_us waits for its stream inside (a host sync): it is
+ * then counted as synced and the hold stays. */
+typedef struct eg_window {
+	double hold_us;	  /* the next hold */
+	double max_us;	  /* the longest */
+	uint32_t samples; /* calls since the last reset */
+	uint32_t short_n; /* of which short */
+	int synced;	  /* short even with the longest hold */
+} eg_window_t;
+
+/* EPGATE_HOLD_US (default 50) and EPGATE_HOLD_MAX_US (default 5000),
+ * each 0 to 1e6; a bad value: EG_EINVAL, err names it */
+int eg_window_init(eg_window_t *w, char *err, size_t errlen);
+/* After a call: passed = its start mark was passed when it returned.
+ * Returns 1 when the sample is short. */
+int eg_window_after(eg_window_t *w, int passed);
+void eg_window_reset(eg_window_t *w);
+
+/* What a point's evidence says of its timing (per rank; the driver
+ * joins the ranks). Fixed size: it travels in the rank reports. */
+typedef struct eg_timing_sum {
+	int32_t boundary; /* eg_boundary_t of the gated times */
+	int32_t window;	  /* a window was held */
+	uint32_t samples, short_n;
+	int32_t synced;
+	double hold_us;	 /* the last hold */
+	int32_t kernel;	 /* kernel times were recorded */
+	uint32_t kern_dropped; /* CUPTI records lost */
+	char kernels[320];     /* "name n=N mean_us; ..." by total time */
+} eg_timing_sum_t;
+
+/* Kernel time through CUPTI's activity API (lib/step/kern.c; libcupti
+ * is loaded at run time: EPGATE_CUPTI_LIB, else the usual names). */
+typedef struct eg_kern eg_kern_t;
+/* EG_ENOSYS with err saying why where CUPTI or CUDA is missing */
+int eg_kern_open(eg_kern_t **k, char *err, size_t errlen);
+void eg_kern_close(eg_kern_t *k);
+/* before a call: the records so far are dropped (work queued before) */
+int eg_kern_begin(eg_kern_t *k);
+/* after the call's work is done: the union of its kernels' intervals,
+ * seconds, epgate's own hold left out */
+int eg_kern_end(eg_kern_t *k, double *s);
+/* the table of kernel names since the last reset, by total time */
+void eg_kern_table(const eg_kern_t *k, char *buf, size_t len,
+		   uint32_t *dropped);
+void eg_kern_reset(eg_kern_t *k);
+
+#endif
