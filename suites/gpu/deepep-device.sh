@@ -252,26 +252,38 @@ if has cases || has cases-elastic || has cases-det || has cases-ll ||
 fi
 
 if has bench; then
+	# each boundary of docs/metrics.md: call (events around the bridge's
+	# call), window (the same behind a hold: the default), kernel (CUPTI)
 	for tok in 128 4096; do
-		nep_bench "$LOG/bench-el-$tok.out" 1 1 "plugin:python,module=deepep" "$tok"
-		rc=$?
-		step "5 bench elastic $tok" "$(okfail $rc)" "exit $rc$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/bench-el-$tok.out")"); dispatch $(nep_metric "$LOG/bench-el-$tok.out" phase_plugin_dispatch_us) us, combine $(nep_metric "$LOG/bench-el-$tok.out" phase_plugin_combine_us) us (events, mean)"
+		for b in call window kernel; do
+			NEP_BOUNDARY=$b nep_bench "$LOG/bench-el-$tok-$b.out" 1 1 "plugin:python,module=deepep" "$tok"
+			rc=$?
+			step "5 bench elastic $tok $b" "$(okfail $rc)" "exit $rc$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/bench-el-$tok-$b.out")"); dispatch $(nep_metric "$LOG/bench-el-$tok-$b.out" dispatch_us) us, combine $(nep_metric "$LOG/bench-el-$tok-$b.out" combine_us) us (median)"
+		done
 		why=$(dpe_own "time-el-$tok" "$DPE_OWN_TIMEOUT" "$PYTHON" \
 			"$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50)
 		rc=$?
-		step "5 DeepEP alone $tok" "$(okfail $rc)" "$why; $({ grep -m1 '^deepep-time' "$LOG/time-el-$tok.out" || nep_why "$LOG/time-el-$tok.out"; } | cut -c1-120)"
+		step "5 DeepEP alone $tok" "$(okfail $rc)" "$why; $({ grep -m1 '^deepep-time' "$LOG/time-el-$tok.out" || nep_why "$LOG/time-el-$tok.out"; } | cut -c1-160)"
 	done
 	{
 		echo
-		echo "== DeepEP elastic through epgate vs DeepEP alone (W=1, H=7168, top-8 of 256, 10 warm-up + 50 timed calls)"
-		echo "'events': CUDA events around the call on the caller's stream, mean (epgate's EPGATE_PLUGIN_PHASES=1; deepep-time.py"
-		echo "the same around DeepEP's own call); 'epgate step': epgate's step time, median, the wait included; kineto: test_ep.py's kernels"
-		printf "%-34s %10s %10s %7s %5s\n" "tokens phase (epgate timing)" "epgate_us" "alone_us" "ratio" "<=5%"
+		echo "== DeepEP elastic through epgate vs DeepEP alone, boundary by boundary (W=1, H=7168, top-8 of 256; epgate: 10 warm-up + 50 timed steps, median; alone: 10 + 50 calls, mean)"
+		echo "call: events around the call; window: the same behind a hold; kernel: epgate's CUPTI union of the call's kernels vs DeepEP's bench_kineto (its kernels' mean, L2 flushed);"
+		echo "kernel (DeepEP's two): epgate's per-kernel means of DeepEP's two kernels (evidence 'kernels') vs bench_kineto's"
+		printf "%-34s %10s %10s %7s %5s\n" "tokens phase (boundary)" "epgate_us" "alone_us" "ratio" "<=5%"
 		for tok in 128 4096; do
 			for ph in dispatch combine; do
-				ref=$(dpe_time "$LOG/time-el-$tok.out" "${ph}_us")
-				dpe_row "$tok $ph (events)" "$(nep_metric "$LOG/bench-el-$tok.out" "phase_plugin_${ph}_us")" "${ref:-0}"
-				dpe_row "$tok $ph (epgate step)" "$(nep_metric "$LOG/bench-el-$tok.out" "${ph}_us")" "${ref:-0}"
+				dpe_row "$tok $ph (call)" "$(nep_metric "$LOG/bench-el-$tok-call.out" "${ph}_us")" "$(dpe_time "$LOG/time-el-$tok.out" "${ph}_us")"
+				dpe_row "$tok $ph (window)" "$(nep_metric "$LOG/bench-el-$tok-window.out" "${ph}_us")" "$(dpe_time "$LOG/time-el-$tok.out" "${ph}_win_us")"
+				dpe_row "$tok $ph (kernel, union)" "$(nep_metric "$LOG/bench-el-$tok-kernel.out" "${ph}_us")" "$(dpe_time "$LOG/time-el-$tok.out" "${ph}_kineto_us")"
+				if [ $ph = dispatch ]; then k="dispatch_impl dispatch_copy_epilogue_impl"; else k="combine_impl combine_reduce_epilogue_impl"; fi
+				dpe_row "$tok $ph (kernel, DeepEP's two)" "$(dpe_kern_sum "$LOG/bench-el-$tok-kernel.out" $k)" "$(dpe_time "$LOG/time-el-$tok.out" "${ph}_kineto_us")"
+				dpe_row "$tok $ph (epgate step)" "$(nep_metric "$LOG/bench-el-$tok-window.out" "wall_${ph}_us")" "$(dpe_time "$LOG/time-el-$tok.out" "${ph}_us")"
+			done
+		done
+		for tok in 128 4096; do
+			for b in window kernel; do
+				grep -E "boundary |window_|kernels " "$LOG/bench-el-$tok-$b.out" | sed "s/^/$tok $b: /" | cut -c1-400
 			done
 		done
 		[ -f "$LOG/own-elastic.out" ] &&

@@ -227,6 +227,19 @@ dpe_kineto() {
 		printf "%.2f\n", a + b; exit }' "$1"
 }
 
+# dpe_kern_sum FILE NAME...: the summed per-call means (us) of the kernels
+# whose names contain each NAME, from a bench's evidence line `kernels`
+# ("name n=N M.MMus; ...").
+dpe_kern_sum() {
+	f=$1
+	shift
+	grep -m1 ' kernels ' "$f" | tr ';' '\n' | awk -v names="$*" '
+	BEGIN { n = split(names, want, " ") }
+	{ for (i = 1; i <= n; i++) if (index($0, want[i])) {
+		us = $NF; sub(/us$/, "", us); s += us; hit = 1; break } }
+	END { if (hit) printf "%.2f\n", s }'
+}
+
 # dpe_time FILE KEY: KEY=value from deepep-time.py's line.
 dpe_time() {
 	sed -n "s/.*[ ]$2=\([0-9.]*\).*/\1/p" "$1" | head -n 1

@@ -1,16 +1,32 @@
-"""DeepEP alone at one shape, timed the way epgate times a plugin's call:
-a CUDA event on the current stream before and after each dispatch and each
-combine, the mean over the timed calls after the warm-up ones (epgate's
-EPGATE_PLUGIN_PHASES=1 numbers; docs/python.md, "DeepEP on the GPU
-machine"). One process, one rank, its own process group; the routing is a
-uniform draw of top-k distinct experts per token, as epgate's uniform one.
+"""DeepEP alone at one shape, timed at each of epgate's boundaries
+(docs/metrics.md, "Boundaries") and by DeepEP's own method, so that each
+of epgate's numbers has its reference taken the same way:
+
+- call:   a CUDA event on the current stream before and after each call,
+          the mean over the timed calls after the warm-up ones (epgate's
+          EPGATE_BOUNDARY=call);
+- window: the same behind a hold (torch.cuda._sleep, ~1 ms) queued
+          before the start event, so the host's work runs while the GPU
+          is busy (epgate's default for a device plugin); the mean;
+- kineto: DeepEP's own benchmark method, deep_ep.utils.testing.
+          bench_kineto with the kernel names tests/elastic/test_ep.py
+          gives it (dispatch_impl + dispatch_copy_epilogue_impl; combine_impl
+          + combine_reduce_epilogue_impl): the mean kernel time under
+          torch's profiler, L2 flushed and a ~10 ms sleep plus barrier
+          before each call, as DeepEP reports itself.
+
+One process, one rank, its own process group; the routing is a uniform
+draw of top-k distinct experts per token, as epgate's uniform one.
 
     python deepep-time.py MODE TOKENS HIDDEN EXPERTS TOPK [WARMUP ITERS]
 
 MODE: elastic (ElasticBuffer, not expanded, CPU-synced counts) or ll (the
-legacy Buffer's low-latency mode). Prints one line:
+legacy Buffer's low-latency mode; no kineto column). Prints one line:
     deepep-time MODE tokens=T rows=R dispatch_us=D combine_us=C
-(rows: rows received, so bytes = rows x hidden x 2 per phase)
+        dispatch_win_us=.. combine_win_us=.. dispatch_kineto_us=..
+        combine_kineto_us=..
+(rows: rows received, so bytes = rows x hidden x 2 per phase; a column
+that could not be taken is -1, its reason on stderr)
 """
 import socket
 import sys
@@ -25,20 +41,40 @@ def free_port():
         return s.getsockname()[1]
 
 
-def timed(fn, warm, iters):
-    """mean microseconds of fn() between events on the current stream"""
+def timed(fn, warm, iters, hold=0):
+    """mean microseconds of fn() between events on the current stream;
+    hold: GPU cycles of torch.cuda._sleep queued before the start event"""
     for _ in range(warm):
         fn()
     torch.cuda.synchronize()
     total = 0.0
     for _ in range(iters):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if hold:
+            torch.cuda._sleep(hold)
         a.record()
         out = fn()
         b.record()
         b.synchronize()
         total += a.elapsed_time(b) * 1e3
     return total / iters, out
+
+
+def kineto(fn, names, barrier):
+    """DeepEP's own method: the summed mean kernel times (us), or -1"""
+    try:
+        from deep_ep.utils.testing import bench_kineto
+        t = bench_kineto(fn, kernel_names=names, barrier_comm_profiling=True,
+                         barrier=barrier, suppress_kineto_output=True)
+        return sum(t) * 1e6
+    except Exception as e:  # a column lost is said, not fatal
+        print("deepep-time: kineto %s: %s: %s" % (names, type(e).__name__, e),
+              file=sys.stderr, flush=True)
+        return -1.0
+
+
+# ~1 ms at H100/H200 clocks (DeepEP's own bench_kineto sleeps 2e7 cycles)
+HOLD = int(2e6)
 
 
 def main():
@@ -55,10 +91,18 @@ def main():
     if mode == "elastic":
         buf = deep_ep.ElasticBuffer(group, num_max_tokens_per_rank=T, hidden=H,
                                     num_topk=K, explicitly_destroy=True)
-        d_us, (rx, _, _, handle, _) = timed(lambda: buf.dispatch(
+        disp = lambda: buf.dispatch(
             x, topk_idx=idx, topk_weights=w, num_experts=E,
-            num_max_tokens_per_rank=T, do_cpu_sync=True), warm, iters)
-        c_us, _ = timed(lambda: buf.combine(rx, handle=handle), warm, iters)
+            num_max_tokens_per_rank=T, do_cpu_sync=True)
+        d_us, (rx, _, _, handle, _) = timed(disp, warm, iters)
+        comb = lambda: buf.combine(rx, handle=handle)
+        c_us, _ = timed(comb, warm, iters)
+        dw_us, _ = timed(disp, warm, iters, HOLD)
+        cw_us, _ = timed(comb, warm, iters, HOLD)
+        dk_us = kineto(disp, ("dispatch_impl", "dispatch_copy_epilogue_impl"),
+                       buf.barrier)
+        ck_us = kineto(comb, ("combine_impl", "combine_reduce_epilogue_impl"),
+                       buf.barrier)
         rows = rx.shape[0]
     else:
         B = T + (-T) % 4
@@ -68,9 +112,16 @@ def main():
         d_us, (rx, count, handle, _, _) = timed(lambda: buf.low_latency_dispatch(
             x, idx, B, E, use_fp8=False), warm, iters)
         c_us, _ = timed(lambda: buf.low_latency_combine(rx, idx, w, handle), warm, iters)
+        dw_us, _ = timed(lambda: buf.low_latency_dispatch(
+            x, idx, B, E, use_fp8=False), warm, iters, HOLD)
+        cw_us, _ = timed(lambda: buf.low_latency_combine(rx, idx, w, handle),
+                         warm, iters, HOLD)
+        dk_us = ck_us = -1.0
         rows = int(count.sum().item())
-    print("deepep-time %s tokens=%d rows=%d dispatch_us=%.2f combine_us=%.2f"
-          % (mode, T, rows, d_us, c_us), flush=True)
+    print("deepep-time %s tokens=%d rows=%d dispatch_us=%.2f combine_us=%.2f "
+          "dispatch_win_us=%.2f combine_win_us=%.2f dispatch_kineto_us=%.2f "
+          "combine_kineto_us=%.2f"
+          % (mode, T, rows, d_us, c_us, dw_us, cw_us, dk_us, ck_us), flush=True)
     buf.destroy()
     dist.destroy_process_group()
 

@@ -296,6 +296,23 @@ nep_epb() {
 	}' "$1"
 }
 
+# nep_epb_kern FILE MODE WHAT: ep_bench's CUPTI build's kernel time (us),
+# WHAT d or c: LL's "Kernel-only performance" avg, HT's "BW based on
+# kernel time" kernel= (the mean per kernel of the names it matches).
+nep_epb_kern() {
+	awk -v mode="$2" -v what="$3" '
+	function num(s, key,   i, r) {
+		i = index(s, key); if (!i) return ""
+		r = substr(s, i + length(key)); sub(/[^0-9.eE+-].*/, "", r)
+		return r
+	}
+	/^--- Kernel-only performance/ || /^--- BW based on kernel time/ { k = 1; next }
+	/^--- / { k = 0 }
+	k && /^Dispatch:/ { d = num($0, mode == "ll" ? "avg=" : "kernel=") }
+	k && /^Combine:/ { c = num($0, mode == "ll" ? "avg=" : "kernel=") }
+	END { print (what == "d" ? d : c) }' "$1"
+}
+
 # nep_row LABEL BYTES EG_US EPB_US EPB_GBPS: one line of the comparison
 # table: epgate's GB/s by ep_bench's byte definition (BYTES / EG_US),
 # ep_bench's, their ratio and whether it is within 5 %.
@@ -478,7 +495,8 @@ nep_ep_bench() {
 nep_bench() {
 	of=$1 n=$2 rpn=$3 eng=$4 tok=$5
 	shift 5
-	EPGATE_PLUGIN_PHASES=1 \
+	# NEP_BOUNDARY: the gated boundary (docs/metrics.md), else the default
+	EPGATE_BOUNDARY=${NEP_BOUNDARY:-} EPGATE_PLUGIN_PHASES=1 \
 	"$EG_EPGATE" launch -n "$n" --ranks-per-node "$rpn" --timeout 900 -- \
 		"$EG_EPGATE" bench engine "$eng" --transport nccl \
 		--tokens "$tok" --hidden 7168 --experts 256 --topk 8 \

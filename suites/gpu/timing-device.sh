@@ -146,6 +146,23 @@ for b in ep_bench ep_bench_nocupti; do
 	step "4 $b LL (after)" "$(okfail $rc)" "exit $rc; dispatch $(nep_epb "$LOG/epb-ll-$b-2.out" ll d_us) us"
 done
 
+# 7. every boundary (docs/metrics.md): call, window, kernel (CUPTI) for
+# NCCL EP LL and HT and epgate's own nccl a2a (call and kernel: its calls
+# wait for their stream, so a window is its call)
+for b in call window kernel; do
+	NEP_BOUNDARY=$b nep_bench "$LOG/b-ll-$b.out" 1 1 "$LLP" 128
+	rc=$?
+	step "7 LL $b" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-ll-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-ll-$b.out" combine_us) us (median)"
+	NEP_BOUNDARY=$b nep_bench "$LOG/b-ht-$b.out" 1 1 "$HTP" 4096
+	rc=$?
+	step "7 HT $b" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-ht-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-ht-$b.out" combine_us) us (median)"
+done
+for b in call kernel; do
+	NEP_BOUNDARY=$b nep_bench "$LOG/b-a2a-$b.out" 1 1 a2a 128
+	rc=$?
+	step "7 a2a $b" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-a2a-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-a2a-$b.out" combine_us) us (median)"
+done
+
 # 6. the tables
 # hrow LABEL FILE: the harness row of one bench overhead run
 hrow() {
@@ -156,6 +173,13 @@ hrow() {
 		printf "%-28s %9.2f %9.2f %9.2f %9.2f %8.2f %7.2f%% %s\n", l,
 			cd, sd, cc, sc, h, p, (h <= 1 || p <= 2) ? "yes" : "no"
 	}'
+}
+# brow LABEL EG_US REF_US: one boundary row, ratio and whether within 3%
+brow() {
+	awk -v l="$1" -v e="$2" -v r="$3" 'BEGIN {
+		q = (e > 0 && r > 0) ? e / r : 0
+		ok = q > 0 ? ((q >= 0.97 && q <= 1.03) ? "yes" : "NO") : "-"
+		printf "%-34s %10.2f %10.2f %7.3f %5s\n", l, e, r, q, ok }'
 }
 # crow LABEL D_US C_US SEL BASE_D BASE_C BASE_SEL NOTE: one comparison
 # row: the times, per selection, and the ratio of time per selection to
@@ -210,6 +234,24 @@ crow() {
 		echo "$b: dispatch $(nep_epb "$LOG/epb-ht-$b.out" ht d_us), combine $(nep_epb "$LOG/epb-ht-$b.out" ht c_us)"
 	done
 	echo "epgate call: dispatch $(bnd "$f" call 2), combine $(bnd "$f" call 4); step median: dispatch $(bnd "$f" "step (wall" 1), combine $(bnd "$f" "step (wall" 3)"
+	echo
+	echo "== boundaries beside ep_bench (us; epgate: median of 50 steps after 10 warm-up; ep_bench: mean of its timed loop; ratio epgate/ep_bench)"
+	printf "%-34s %10s %10s %7s %5s\n" "mode phase (boundary)" "epgate_us" "ep_bench" "ratio" "<=3%"
+	for m in ll ht; do
+		for ph in dispatch combine; do
+			c=$(echo $ph | cut -c1)
+			brow "$m $ph (call)" "$(nep_metric "$LOG/b-$m-call.out" "${ph}_us")" "$(nep_epb "$LOG/epb-$m-ep_bench_nocupti$([ $m = ll ] && echo -1).out" $m ${c}_us)"
+			brow "$m $ph (window)" "$(nep_metric "$LOG/b-$m-window.out" "${ph}_us")" "$(nep_epb "$LOG/epb-$m-ep_bench_nocupti$([ $m = ll ] && echo -1).out" $m ${c}_us)"
+			brow "$m $ph (kernel)" "$(nep_metric "$LOG/b-$m-kernel.out" "${ph}_us")" "$(nep_epb_kern "$LOG/epb-$m-ep_bench$([ $m = ll ] && echo -1).out" $m $c)"
+		done
+	done
+	for ph in dispatch combine; do
+		brow "a2a $ph (call)" "$(nep_metric "$LOG/b-a2a-call.out" "${ph}_us")" 0
+		brow "a2a $ph (kernel)" "$(nep_metric "$LOG/b-a2a-kernel.out" "${ph}_us")" 0
+	done
+	for f in b-ll-window b-ll-kernel b-ht-window b-ht-kernel b-a2a-kernel; do
+		grep -E "boundary |window_|kernels " "$LOG/$f.out" | sed "s/^/$f: /" | cut -c1-400
+	done
 	echo "logs: $LOG"
 } | tee "$LOG/summary.txt"
 [ "$eg_fails" -eq 0 ] || exit 1
