@@ -1,0 +1,138 @@
+#!/bin/sh
+# The boundaries of a plugin's calls, on the host (docs/metrics.md,
+# "Boundaries"): the default and every EPGATE_BOUNDARY by name in the
+# metrics and the evidence; the device window held on the host space's
+# modelled stream: a hold too short for any call (planted: 0 us, no room
+# to grow) flags every sample and names the calls synced, a hold free to
+# grow does not; bad values named; the kernel boundary refused with why
+# where CUPTI cannot run; and a gate that names its boundary (an
+# evidence rule on `boundary`) passes the window's results and fails a
+# file measured at another boundary. No timing is asserted.
+. "${EG_SRCDIR:-.}/suites/lib.sh"
+: "${EG_BUILDDIR:=.}"
+tpl=$(cd "$EG_BUILDDIR/plugins/template" && pwd)/libeg-template.so
+E=$EG_EPGATE
+cd "$EG_TMP" || exit 99
+
+# be OUT VAR=VALUE...: one bench engine point of the template plugin
+be() {
+	of=$1
+	shift
+	env "$@" "$E" launch -n 1 --timeout 120 -- "$E" bench engine \
+		"plugin:$tpl" --tokens 16 --hidden 64 --experts 4 --topk 2 \
+		-w 2 -n 6 >"$of" 2>&1
+}
+# ev OUT KEY: an evidence line's value; has OUT METRIC: a metric's row
+ev() { sed -n "s/^\[0\]   $2  *//p" "$1" | head -n 1; }
+has() { grep -q "^\[0\]   $2 " "$1"; }
+show() { sed 's/^/# /' "$1" | tail -n 12; }
+
+unset EPGATE_BOUNDARY EPGATE_HOLD_US EPGATE_HOLD_MAX_US EPGATE_CUPTI
+
+# 1. a host plugin's default: the call, named
+be call.out
+rc=$?
+if [ $rc -eq 0 ] && [ "$(ev call.out boundary)" = call ] &&
+	has call.out call_dispatch_us && ! has call.out window_dispatch_us &&
+	[ -z "$(ev call.out window_short)" ]; then
+	eg_ok "a host plugin's calls: boundary call, call_dispatch_us, no window"
+else
+	eg_not_ok "default boundary: exit $rc"
+	show call.out
+fi
+
+# 2. planted: a hold too short for any call and no room to grow
+be short.out EPGATE_BOUNDARY=window EPGATE_HOLD_US=0 EPGATE_HOLD_MAX_US=0
+rc=$?
+s=$(ev short.out window_short)
+if [ $rc -eq 0 ] && [ "$(ev short.out boundary)" = window ] &&
+	[ "$s" = "12 of 12" ] && [ "$(ev short.out window_host_sync)" = yes ] &&
+	has short.out window_dispatch_us; then
+	eg_ok "a hold too short: every sample flagged ($s), the calls named synced"
+else
+	eg_not_ok "a hold too short: exit $rc, window_short '$s'"
+	show short.out
+fi
+
+# 3. the same start, free to grow: the hold lengthens until it covers the
+# host's work, and nothing is named synced
+be grow.out EPGATE_BOUNDARY=window EPGATE_HOLD_US=0 EPGATE_HOLD_MAX_US=1000000
+rc=$?
+h=$(ev grow.out window_hold_us)
+if [ $rc -eq 0 ] && [ "$(ev grow.out window_host_sync)" = no ] &&
+	[ "${h:-0}" -gt 0 ] 2>/dev/null; then
+	eg_ok "a hold free to grow: lengthened to $h us, no host sync named ($(ev grow.out window_short) short)"
+else
+	eg_not_ok "a hold free to grow: exit $rc, hold '$h'"
+	show grow.out
+fi
+
+# 4. bad values, each named
+for kv in EPGATE_BOUNDARY=device EPGATE_HOLD_US=5ms; do
+	be bad.out EPGATE_BOUNDARY=window "$kv"
+	rc=$?
+	if [ $rc -ne 0 ] && grep -q "${kv}: expected" bad.out; then
+		eg_ok "$kv refused: $(grep -m1 -o "${kv}: expected.*" bad.out)"
+	else
+		eg_not_ok "$kv: exit $rc"
+		show bad.out
+	fi
+done
+
+# 5. the kernel boundary where CUPTI cannot run (no GPU here): refused,
+# saying why, nothing measured at another boundary in its place
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+	eg_ok "# SKIP a GPU is here: the kernel boundary runs (suites/gpu/timing-device.sh)"
+else
+	be kern.out EPGATE_BOUNDARY=kernel
+	rc=$?
+	if [ $rc -ne 0 ] && grep -q "CUPTI" kern.out && ! has kern.out dispatch_us; then
+		eg_ok "kernel boundary without a GPU: refused: $(grep -m1 -o 'kernel time.*' kern.out | cut -c1-100)"
+	else
+		eg_not_ok "kernel boundary without a GPU: exit $rc"
+		show kern.out
+	fi
+fi
+
+# 6. a gate names the boundary it judges
+cat >b.profile <<EOF2
+profile: boundary
+transport: fabric
+launcher: local
+timeout: 60
+env: {EPGATE_BOUNDARY: window}
+repetitions: {warmup: 1, iters: 3}
+base: {world: 1, nodes: 1, num_comms: 1, concurrency: 8, hidden: 32,
+       experts: 4, topk: 2, dtype: bf16, routing: uniform}
+sweeps:
+  - name: b
+    arms: ["plugin:$tpl"]
+    axes: {concurrency: [8]}
+EOF2
+for want in window kernel; do
+	cat >"$want.gate" <<EOF2
+profile: boundary
+gates:
+  - name: judged-at-$want
+    sentence: "Every point was timed at the $want boundary."
+    rule: evidence
+    field: boundary
+    expect: [$want]
+EOF2
+done
+"$E" bench profile b.profile --no-gates --results r.json \
+	--reports "$EG_TMP/runs" >prof.out 2>&1
+rc=$?
+"$E" gate --gates window.gate r.json >gw.out 2>&1
+rw=$?
+"$E" gate --gates kernel.gate r.json >gk.out 2>&1
+rk=$?
+if [ $rc -eq 0 ] && [ $rw -eq 0 ] && [ $rk -eq 1 ] &&
+	grep -q "window_dispatch_us" r.json && grep -q "judged-at-kernel" gk.out; then
+	eg_ok "a gate judges its boundary: window passes, a kernel gate fails the window's file"
+else
+	eg_not_ok "gate on the boundary: profile $rc, window gate $rw, kernel gate $rk (want 0 0 1)"
+	show prof.out
+	show gk.out
+fi
+eg_done
