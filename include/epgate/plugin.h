@@ -194,6 +194,18 @@ typedef struct eg_plugin_env {
 	void *nccl_comm;
 	eg_plugin_opts_t opts;
 	double timeout_s; /* epgate's deadline per call */
+	/* --- appended (read where size covers it) --- */
+	/* The library's own call inside dispatch or combine, for a plugin
+	 * that does work of its own around it (staging copies, a language
+	 * bridge): mark(mark_ctx, 0) just before the library's call,
+	 * mark(mark_ctx, 1) just after, on cuda_stream (the host clock for
+	 * a host plugin). In timed steps epgate then times that span, the
+	 * rest of the call a phase of its own (docs/metrics.md,
+	 * "Boundaries"). Outside timed steps it does nothing. Returns
+	 * EG_PLUGIN_OK, or EG_PLUGIN_EFAIL for marks out of order (a start
+	 * twice, an end without a start). NULL: not offered. */
+	int (*mark)(void *mark_ctx, int end);
+	void *mark_ctx;
 } eg_plugin_env_t;
 
 /* One rank's dispatch input, epgate's generated data (also passed to

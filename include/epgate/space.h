@@ -16,8 +16,9 @@
 #include "epgate/verify.h"
 
 /* Step timing marks: 0 before dispatch, 1 after it, 2 after the expert
- * stage, 3 after combine. */
-#define EG_SPACE_MARKS 4
+ * stage, 3 after combine; a plugin's own marks around its library's call
+ * (include/epgate/plugin.h, env.mark): 4 and 5. */
+#define EG_SPACE_MARKS 6
 
 typedef struct eg_space_ops {
 	size_t size; /* sizeof(eg_space_ops_t) as built */

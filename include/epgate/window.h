@@ -51,6 +51,7 @@ typedef struct eg_timing_sum {
 	uint32_t samples, short_n;
 	int32_t synced;
 	double hold_us;	 /* the last hold */
+	int32_t own_marks; /* the plugin marked its library's call */
 	int32_t kernel;	 /* kernel times were recorded */
 	uint32_t kern_dropped; /* CUPTI records lost */
 	char kernels[320];     /* "name n=N mean_us; ..." by total time */

@@ -100,7 +100,7 @@ static int eg__boundary_evidence(json_t *o, const eg_bench_rank_report_t *rep,
 	uint64_t samples = 0, shorts = 0, dropped = 0;
 	double hold = 0;
 	int synced = 0, bad = 0;
-	char b[64];
+	char b[64], big[512];
 	const char *detail;
 
 	for (uint32_t r = 0; r < W; r++) {
@@ -127,6 +127,14 @@ static int eg__boundary_evidence(json_t *o, const eg_bench_rank_report_t *rep,
 		       "returns with its work done";
 	bad |= json_object_set_new(
 	    o, "boundary", json_string(eg_boundary_name(t->boundary)));
+	if (t->own_marks && t->boundary != EG_BOUNDARY_KERNEL) {
+		snprintf(big, sizeof(big),
+			 "%s; the span the plugin marked as its library's own "
+			 "call (env.mark), its work around it in "
+			 "phase_plugin_*_around_us",
+			 detail);
+		detail = big;
+	}
 	bad |= json_object_set_new(o, "boundary_detail", json_string(detail));
 	if (t->window) {
 		snprintf(b, sizeof(b), "%.0f", hold);

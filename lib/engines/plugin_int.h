@@ -184,6 +184,13 @@ typedef struct eg_plug_run {
 	 * window's hold (docs/metrics.md, "Boundaries") */
 	eg_boundary_t boundary;
 	eg_window_t win;
+	/* the plugin's own marks of its library's call (env.mark) in the
+	 * timed call now running (in_call): bit 0 start, bit 1 end, bit 2
+	 * out of order; the span outside them per stage (ms) */
+	int in_call;
+	unsigned pm;
+	double outer_ms[2];
+	int outer_have;
 	/* a caller with device buffers (the GPU measurement backend):
 	 * host copies of its input, the mapped layout and the expert
 	 * outputs (plugin_devcall.c) */
@@ -245,6 +252,8 @@ const char *eg_plug_run_error(const eg_plug_run_t *r);
  * (ms); 0 otherwise. */
 int eg_plug_run_phases(const eg_plug_run_t *r, eg_engine_phase_t *p,
 		       size_t max);
+/* env.mark: the plugin's marks of its library's call (plugin.h). */
+int eg_plug_run_mark(void *ctx, int end);
 /* The boundary and the window's counts (eg_engine_ops_t.timing). */
 int eg_plug_run_timing(eg_plug_run_t *r, eg_timing_sum_t *t, int reset);
 

@@ -101,6 +101,7 @@ int eg_plug_run_timing(eg_plug_run_t *r, eg_timing_sum_t *t, int reset)
 	if (!r || !r->timing)
 		return EG_ENOSYS;
 	t->boundary = (int32_t)r->boundary;
+	t->own_marks = r->outer_have == 3;
 	if (r->boundary == EG_BOUNDARY_WINDOW) {
 		t->window = 1;
 		t->samples = r->win.samples;
@@ -319,6 +320,8 @@ static void eg__env(eg_plug_run_t *r)
 	e->opts = (eg_plugin_opts_t){
 	    .n = pl->nopts, .key = pl->key, .value = pl->val};
 	e->timeout_s = r->world.timeout_s;
+	e->mark = eg_plug_run_mark;
+	e->mark_ctx = r;
 }
 
 static int eg__setup(eg_plug_run_t *r, const eg_engine_ctx_t *ctx)

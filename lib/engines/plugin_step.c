@@ -328,24 +328,71 @@ static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *dst)
 static int eg__time(eg_plug_run_t *r, int timed, unsigned m, int done)
 {
 	int win = r->boundary == EG_BOUNDARY_WINDOW, passed = 0;
+	/* the span timed: the library's own marks (4, 5) when the plugin
+	 * gave both, else epgate's around the call */
+	int own = (r->pm & 3) == 3;
+	unsigned a = own ? 4 : m - 1, b = own ? 5 : m;
 	int rc = EG_OK;
 
 	if (!timed)
 		return EG_OK;
-	if (!done) {
-		if (win && m % 2 == 0)
+	if (!done && m % 2 == 0) {
+		if (win)
 			rc = r->mem->hold(r->ms, r->win.hold_us);
-		else if (win && (rc = r->mem->passed(r->ms, m - 1, &passed)) ==
-				    EG_OK)
+		if (rc == EG_OK)
+			rc = r->mem->mark(r->ms, m);
+		r->pm = 0;
+		r->in_call = rc == EG_OK;
+		return rc < 0 ? eg_plug_run_err(r, rc,
+						"timing the plugin's calls: %s",
+						eg_strerror(rc))
+			      : EG_OK;
+	}
+	if (!done) {
+		r->in_call = 0;
+		if (r->pm & 4 || (r->pm & 3) == 1)
+			return eg_plug_run_err(
+			    r, EG_EPLUGIN,
+			    "plugin %s: its marks of the library's call were "
+			    "out of order (env.mark: %s)",
+			    r->name,
+			    r->pm & 4 ? "an end without a start, or one twice"
+				      : "a start without an end");
+		if (win && (rc = r->mem->passed(r->ms, a, &passed)) == EG_OK)
 			eg_window_after(&r->win, passed);
 		if (rc == EG_OK)
 			rc = r->mem->mark(r->ms, m);
-	} else if ((rc = r->mem->span_ms(r->ms, m - 1, m, &r->ph_ms[m / 2])) ==
-		 EG_OK)
+	} else if ((rc = r->mem->span_ms(r->ms, a, b, &r->ph_ms[m / 2])) ==
+		   EG_OK) {
 		r->ph_have |= 1 << (m / 2);
+		r->outer_have &= ~(1 << (m / 2));
+		if (own && (rc = r->mem->span_ms(r->ms, m - 1, m,
+						 &r->outer_ms[m / 2])) ==
+			       EG_OK)
+			r->outer_have |= 1 << (m / 2);
+	}
 	return rc < 0 ? eg_plug_run_err(r, rc, "timing the plugin's calls: %s",
 					eg_strerror(rc))
 		      : EG_OK;
+}
+
+int eg_plug_run_mark(void *ctx, int end)
+{
+	eg_plug_run_t *r = ctx;
+	unsigned bit = end ? 2 : 1;
+
+	if (!r || !r->in_call)
+		return EG_PLUGIN_OK;
+	if ((r->pm & bit) || (end && !(r->pm & 1))) {
+		r->pm |= 4;
+		return EG_PLUGIN_EFAIL;
+	}
+	if (r->mem->mark(r->ms, end ? 5 : 4) < 0) {
+		r->pm |= 4;
+		return EG_PLUGIN_EFAIL;
+	}
+	r->pm |= bit;
+	return EG_PLUGIN_OK;
 }
 
 /* After the plugin's stage call (dispatch: mark m = 1, combine: 3) that
@@ -368,12 +415,23 @@ static int eg__called(eg_plug_run_t *r, int prc, const char *stage, int timed,
 
 int eg_plug_run_phases(const eg_plug_run_t *r, eg_engine_phase_t *p, size_t max)
 {
+	int n = 2;
+
 	if (!r || r->ph_have != 3 || max < 2)
 		return 0;
 	p[0] =
 	    (eg_engine_phase_t){.name = "plugin_dispatch", .ms = r->ph_ms[0]};
 	p[1] = (eg_engine_phase_t){.name = "plugin_combine", .ms = r->ph_ms[1]};
-	return 2;
+	/* what the plugin did around its library's call (its own marks) */
+	if (r->outer_have == 3 && max >= 4) {
+		p[n++] = (eg_engine_phase_t){
+		    .name = "plugin_dispatch_around",
+		    .ms = r->outer_ms[0] - r->ph_ms[0]};
+		p[n++] = (eg_engine_phase_t){
+		    .name = "plugin_combine_around",
+		    .ms = r->outer_ms[1] - r->ph_ms[1]};
+	}
+	return n;
 }
 
 int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,

@@ -702,9 +702,13 @@ static void eg__call_times(eg_step_t *st, eg_bench_times_t *t)
 	t->call_timed = have == 3;
 }
 
+/* the step's marks: before dispatch, after it, after the expert stage,
+ * after combine */
+#define EG__STEP_MARKS 4
+
 int eg_step_run(eg_step_t *st, eg_bench_times_t *t)
 {
-	double s[EG_SPACE_MARKS - 1];
+	double s[EG__STEP_MARKS - 1];
 	eg_kern_t *k = st->kern;
 	uint64_t sent0 = 0;
 	int rc;
@@ -730,7 +734,7 @@ int eg_step_run(eg_step_t *st, eg_bench_times_t *t)
 				   (const void *const *)st->y,
 				   (void *const *)st->out)) < 0 ||
 	    (rc = st->sp->mark(st->ss, 3)) < 0 ||
-	    (rc = st->sp->elapsed(st->ss, EG_SPACE_MARKS, s)) < 0 ||
+	    (rc = st->sp->elapsed(st->ss, EG__STEP_MARKS, s)) < 0 ||
 	    (k && (rc = eg_kern_end(k, &t->kern_combine_s)) < 0))
 		return rc;
 	t->dispatch_s = s[0];

@@ -326,12 +326,36 @@ static PyObject *eg__barrier(PyObject *self, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
+/* env.mark(end): the library's own call starts (0) or ends (1) now
+ * (include/epgate/plugin.h, eg_plugin_env_t.mark); a no-op where epgate
+ * offers none. Marks out of order raise. */
+static PyObject *eg__mark(PyObject *self, PyObject *args)
+{
+	eg_py_inst_t *in = eg__boot_inst(self);
+	const eg_plugin_env_t *e = in ? &in->env : NULL;
+	int end = 0;
+
+	if (!e || !PyArg_ParseTuple(args, "p:mark", &end))
+		return NULL;
+	if (e->size >= offsetof(eg_plugin_env_t, mark_ctx) + sizeof(void *) &&
+	    e->mark && e->mark(e->mark_ctx, end) != EG_PLUGIN_OK) {
+		PyErr_Format(PyExc_RuntimeError,
+			     "env.mark(%d): out of order (a start twice, or "
+			     "an end without a start)",
+			     end);
+		return NULL;
+	}
+	Py_RETURN_NONE;
+}
+
 static PyMethodDef eg__boot_defs[] = {
     {"allgather", eg__allgather, METH_VARARGS,
      "allgather(data) -> bytes: every rank's data, rank order"},
     {"bcast", eg__bcast, METH_VARARGS,
      "bcast(data, root) -> bytes: root's data"},
     {"barrier", eg__barrier, METH_NOARGS, "barrier()"},
+    {"mark", eg__mark, METH_VARARGS,
+     "mark(end): the library's own call starts (0) or ends (1) now"},
 };
 
 /* types.SimpleNamespace(**kw) (steals kw). */
@@ -370,10 +394,20 @@ static int eg__put_boot(PyObject *kw, eg_py_inst_t *in)
 	PyObject *cap = PyCapsule_New(in, "epgate.boot", NULL);
 	int rc = cap ? 0 : -1;
 
-	for (int i = 0; rc == 0 && i < 3; i++)
+	PyObject *mod, *mark = NULL;
+
+	for (int i = 0; rc == 0 && i < 4; i++)
 		rc = eg__put(kw, eg__boot_defs[i].ml_name,
 			     PyCFunction_New(&eg__boot_defs[i], cap));
 	Py_XDECREF(cap);
+	/* env.library(): `with env.library(): lib.dispatch(...)` marks it */
+	if (rc == 0 && (mark = PyDict_GetItemString(kw, "mark")) &&
+	    (mod = PyImport_ImportModule("epgate"))) {
+		rc = eg__put(kw, "library",
+			     PyObject_CallMethod(mod, "_Library", "O", mark));
+		Py_DECREF(mod);
+	} else
+		rc = -1;
 	return rc;
 }
 

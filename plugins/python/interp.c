@@ -346,7 +346,22 @@ static const char eg__helpers[] =
     "        f = frames[-1]\n"
     "        where = ' (%s:%d in %s)' % (_os.path.basename(f.filename), "
     "f.lineno, f.name)\n"
-    "    return '%s: %s%s' % (type(e).__name__, msg, where)\n";
+    "    return '%s: %s%s' % (type(e).__name__, msg, where)\n"
+    "class _Library(object):\n"
+    "    '''env.library(): with it around the library's own call, epgate\n"
+    "    times that call (docs/python.md, \"Timing the library\")'''\n"
+    "    __slots__ = ('_mark',)\n"
+    "    def __init__(self, mark):\n"
+    "        self._mark = mark\n"
+    "    def __call__(self):\n"
+    "        return self\n"
+    "    def __enter__(self):\n"
+    "        self._mark(0)\n"
+    "        return self\n"
+    "    def __exit__(self, t, v, tb):\n"
+    "        if t is None:\n"
+    "            self._mark(1)\n"
+    "        return False\n";
 
 static struct PyModuleDef eg__moddef = {
     PyModuleDef_HEAD_INIT,

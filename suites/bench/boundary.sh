@@ -7,10 +7,13 @@
 # grow does not; bad values named; the kernel boundary refused with why
 # where CUPTI cannot run; and a gate that names its boundary (an
 # evidence rule on `boundary`) passes the window's results and fails a
-# file measured at another boundary. No timing is asserted.
+# file measured at another boundary; an adapter's marks of its library's
+# call (env.library()) timed as the call, and marks out of order (a
+# planted fault) failing the step. No timing is asserted.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
 : "${EG_BUILDDIR:=.}"
-tpl=$(cd "$EG_BUILDDIR/plugins/template" && pwd)/libeg-template.so
+EG_BUILDDIR=$(cd "$EG_BUILDDIR" && pwd)
+tpl=$EG_BUILDDIR/plugins/template/libeg-template.so
 E=$EG_EPGATE
 cd "$EG_TMP" || exit 99
 
@@ -94,7 +97,43 @@ else
 	fi
 fi
 
-# 6. a gate names the boundary it judges
+# 6. an adapter marks its library's own call (env.library()): that span
+# is timed, the adapter's work around it a phase of its own; marks out of
+# order (planted: a start twice) fail the step, naming them
+: "${EG_PYTHON:=python3}"
+if [ ! -f "$EG_BUILDDIR/plugins/python/libeg-python.so" ] ||
+	! "$EG_PYTHON" -c 'import numpy' 2>/dev/null; then
+	eg_ok "# SKIP the Python bridge or numpy is missing: no adapter to mark its library"
+	eg_ok "# SKIP the Python bridge or numpy is missing"
+else
+	pe() {
+		of=$1
+		shift
+		EPGATE_PYTHON=$EG_PYTHON "$E" launch -n 1 --timeout 120 -- \
+			"$E" bench engine "plugin:python,$1" --tokens 16 \
+			--hidden 64 --experts 4 --topk 2 -w 2 -n 4 >"$of" 2>&1
+	}
+	pe lib.out module=numpy_ep,library=1
+	rc=$?
+	if [ $rc -eq 0 ] && has lib.out phase_plugin_dispatch_around_us &&
+		has lib.out phase_plugin_combine_around_us &&
+		ev lib.out boundary_detail | grep -q "env.mark"; then
+		eg_ok "an adapter's own marks: the library's span timed, the adapter's work around it a phase"
+	else
+		eg_not_ok "an adapter's own marks: exit $rc"
+		show lib.out
+	fi
+	pe mark.out module=numpy_ep_faulty,fault=mark
+	rc=$?
+	if [ $rc -ne 0 ] && grep -q "env.mark(0): out of order" mark.out; then
+		eg_ok "marks out of order (planted): the step fails, naming env.mark"
+	else
+		eg_not_ok "marks out of order: exit $rc"
+		show mark.out
+	fi
+fi
+
+# 7. a gate names the boundary it judges
 cat >b.profile <<EOF2
 profile: boundary
 transport: fabric

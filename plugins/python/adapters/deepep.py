@@ -100,10 +100,12 @@ class Elastic:
         with torch.cuda.stream(self.stream):
             x = tc.tensor(inp.x)
             idx = tc.tensor(inp.topk_idx, self.idx_t)
-            rx, ridx, rw, handle, _ = self.buf.dispatch(
-                x, topk_idx=idx, topk_weights=tc.tensor(inp.topk_w),
-                num_experts=e.experts, num_max_tokens_per_rank=M,
-                num_sms=self.o["sms"], do_cpu_sync=True)
+            w = tc.tensor(inp.topk_w)
+            with e.library():  # DeepEP's own call (docs/metrics.md)
+                rx, ridx, rw, handle, _ = self.buf.dispatch(
+                    x, topk_idx=idx, topk_weights=w,
+                    num_experts=e.experts, num_max_tokens_per_rank=M,
+                    num_sms=self.o["sms"], do_cpu_sync=True)
             n = rx.shape[0]
             # src_token_global_idx = source rank x M + its token index
             g = handle.recv_src_metadata[:n, 0].to(torch.int64)
@@ -118,8 +120,10 @@ class Elastic:
         torch = self.torch
         res, handle = self.keep
         with torch.cuda.stream(self.stream):
-            cx, _, _ = self.buf.combine(tc.tensor(y)[:res["rows"]],
-                                        handle=handle, num_sms=self.o["sms"])
+            yy = tc.tensor(y)[:res["rows"]]
+            with self.env.library():
+                cx, _, _ = self.buf.combine(yy, handle=handle,
+                                            num_sms=self.o["sms"])
             tc.tensor(out).copy_(cx)
 
     def destroy(self):

@@ -4,13 +4,16 @@ ABI (docs/python.md). What keeps the Python bridge honest without a GPU.
 
     --engine plugin:python,module=numpy_ep[,layout=flat|rank|expert]
              [,keys=given|content][,order=canonical|fixed|any]
+             [,library=0|1]
 
 Dispatch allgathers every rank's tokens and keeps those routed here.
 Combine allgathers every rank's rows with their keys and sums this rank's
 tokens: for the row layouts (flat, rank) one row per destination rank,
 ascending, in fp32 from 0 and cast once (the canonical order); for the
 expert-major layout, which applies the weights itself, the top-k slots
-ascending (a fixed order of its own).
+ascending (a fixed order of its own). library=1 marks each call as the
+library's own (`with env.library():`, docs/python.md "Timing the
+library"), as an adapter around a real library does.
 """
 import numpy as np
 
@@ -19,6 +22,7 @@ OPTIONS = {
     "layout": ("flat", "rank", "expert"),
     "keys": ("given", "content"),
     "order": ("canonical", "fixed", "any"),
+    "library": ("0", "1"),
 }
 _STORAGE = {"bf16": np.uint16, "fp32": np.float32, "fp8": np.uint8}
 
@@ -235,10 +239,17 @@ def create(env):
 
 
 def dispatch(engine, inp):
+    if engine.o.get("library") == "1":
+        with engine.env.library():
+            return engine.dispatch(inp)
     return engine.dispatch(inp)
 
 
 def combine(engine, inp, y, out):
+    if engine.o.get("library") == "1":
+        with engine.env.library():
+            engine.combine(inp, y, out)
+        return
     engine.combine(inp, y, out)
 
 

@@ -14,19 +14,22 @@ fault=vary    declares the fixed combine order, but sums in an order that
 fault=bound   declares no fixed order with order_bound=F (default 0:
               epgate's own bound), and its combine lands three times
               epgate's error bound away from the exact sum
+fault=mark    marks its library's call out of order (env.mark: a start
+              twice, no end): a timed step must fail, not time a span
+              that is not one
 """
 import numpy as np
 
 import numpy_ep as ref
 
-OPTIONS = dict(ref.OPTIONS, fault=("weight", "drop", "vary", "bound"),
+OPTIONS = dict(ref.OPTIONS, fault=("weight", "drop", "vary", "bound", "mark"),
                bound=None)
 
 
 def parse(options):
     o = ref.parse(options, OPTIONS)
     if "fault" not in o:
-        raise ValueError("want fault=weight|drop|vary|bound")
+        raise ValueError("want fault=weight|drop|vary|bound|mark")
     try:
         o["bound"] = float(o.get("bound", 0))
     except ValueError:
@@ -96,4 +99,11 @@ def create(env):
     return Faulty(env, parse(env.options))
 
 
-dispatch, combine, destroy = ref.dispatch, ref.combine, ref.destroy
+def dispatch(engine, inp):
+    if engine.fault == "mark":
+        engine.env.mark(0)
+        engine.env.mark(0)
+    return ref.dispatch(engine, inp)
+
+
+combine, destroy = ref.combine, ref.destroy
