@@ -255,7 +255,7 @@ if has bench; then
 	# each boundary of docs/metrics.md: call (events around the bridge's
 	# call), window (the same behind a hold: the default), kernel (CUPTI)
 	for tok in 128 4096; do
-		for b in call window kernel; do
+		for b in window kernel call; do
 			NEP_BOUNDARY=$b nep_bench "$LOG/bench-el-$tok-$b.out" 1 1 "plugin:python,module=deepep" "$tok"
 			rc=$?
 			step "5 bench elastic $tok $b" "$(okfail $rc)" "exit $rc$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/bench-el-$tok-$b.out")"); dispatch $(nep_metric "$LOG/bench-el-$tok-$b.out" dispatch_us) us, combine $(nep_metric "$LOG/bench-el-$tok-$b.out" combine_us) us (median)"

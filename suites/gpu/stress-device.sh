@@ -52,12 +52,18 @@ for f in "$(dirname "$EG_EPGATE")/plugins/template/libeg-cuda-template.so" \
 	[ -f "$f" ] && CT=$f
 done
 
-# st LABEL SECONDS ENGINE ARGS...: one stress run into LOG/LABEL.*
+# st LABEL SECONDS ENGINE ARGS...: one stress run into LOG/LABEL.*; with
+# STRESS_CALLS=N, exactly N checked calls per case instead of the budget
 st() {
 	label=$1 secs=$2 eng=$3
 	shift 3
+	if [ -n "${STRESS_CALLS:-}" ]; then
+		set -- --calls "$STRESS_CALLS" "$@"
+	else
+		set -- --for "${secs}s" "$@"
+	fi
 	timeout $((secs * 3 + 600)) "$EG_EPGATE" stress --engine "$eng" \
-		--for "${secs}s" --tap="$LOG/$label.tap" \
+		--tap="$LOG/$label.tap" \
 		--junit="$LOG/$label.xml" --json="$LOG/$label.json" "$@" \
 		>"$LOG/$label.out" 2>&1
 	rc=$?
