@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -169,24 +170,65 @@ static void eg__ended(int st, char *what, size_t len)
 			 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
+/* Reaps the child by time end (eg_now): 0 with its status in *st, -1
+ * when it is still running then. A child that closed its end of the
+ * socket is not always ending: a library may close every descriptor it
+ * did not open and go on, so even this wait has the call's deadline. */
+static int eg__reap(pid_t pid, double end, int *st)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	int fd = -1;
+#endif
+
+	for (;;) {
+		pid_t r = waitpid(pid, st, WNOHANG);
+		double left = end - eg_now();
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+
+		if (r == pid || (r < 0 && errno != EINTR))
+			break;
+		if (left <= 0) {
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		/* readable when the child ends; without pidfd, look again in
+		 * 10 ms */
+		poll(&pf, fd >= 0 ? 1 : 0,
+		     fd >= 0 ? (int)(left * 1000) + 1 : 10);
+	}
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
 /* The child is gone or stuck: reap it and say how it ended; a child that
- * ended by itself is a crash, with its last words on the lines after. */
-static int eg__lost(eg_plug_proxy_t *p, const char *stage, int stuck)
+ * ended by itself is a crash, with its last words on the lines after; one
+ * that closed the socket and is still running at the call's deadline
+ * (end) is killed and is a hang. */
+static int eg__lost(eg_plug_proxy_t *p, const char *stage, int stuck,
+		    double end)
 {
 	char what[256], tail[800];
-	int st = 0;
+	int st = 0, open = 0;
 
-	if (stuck)
+	if (!stuck && eg__reap(p->pid, end, &st) < 0)
+		stuck = open = 1;
+	if (stuck) {
 		kill(p->pid, SIGKILL);
-	while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
-		;
+		while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
 	p->dead = 1;
 	eg__echo(p);
 	if (stuck) {
 		snprintf(what, sizeof(what),
 			 "did not return within the deadline of %.1f s "
-			 "(EPGATE_TIMEOUT); its process was killed",
-			 p->timeout);
+			 "(EPGATE_TIMEOUT)%s; its process was killed",
+			 p->timeout,
+			 open ? ", its end of the socket closed" : "");
 		return eg__fail(p, EG_ETIMEDOUT, stage, what);
 	}
 	eg__ended(st, what, sizeof(what));
@@ -208,7 +250,7 @@ static int eg__wait(eg_plug_proxy_t *p, const char *stage)
 		int n;
 
 		if (left <= 0)
-			return eg__lost(p, stage, 1);
+			return eg__lost(p, stage, 1, end);
 		n = poll(&pf, 1, (int)(left * 1000) + 1);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -217,7 +259,7 @@ static int eg__wait(eg_plug_proxy_t *p, const char *stage)
 		n = (int)recv(p->fd, &rc, sizeof(rc), MSG_WAITALL);
 		if (n == (int)sizeof(rc))
 			return rc;
-		return eg__lost(p, stage, 0);
+		return eg__lost(p, stage, 0, end);
 	}
 }
 
@@ -229,7 +271,7 @@ static int eg__call(eg_plug_proxy_t *p, char cmd, const char *stage)
 	if (p->dead)
 		return EG_EPEER;
 	if (send(p->fd, &cmd, 1, MSG_NOSIGNAL) != 1)
-		return eg__lost(p, stage, 0);
+		return eg__lost(p, stage, 0, eg_now() + p->timeout);
 	rc = eg__wait(p, stage);
 	if (rc < 0 && !p->dead)
 		snprintf(p->err, sizeof(p->err), "%s", h->err);
@@ -458,7 +500,7 @@ void eg_plug_proxy_destroy(eg_plug_proxy_t *p)
 		if (send(p->fd, "q", 1, MSG_NOSIGNAL) != 1 ||
 		    eg__wait(p, "destroy") != EG_ECRASH)
 			if (!p->dead)
-				eg__lost(p, "destroy", 1);
+				eg__lost(p, "destroy", 1, 0);
 	}
 	eg__echo(p);
 	if (p->said)

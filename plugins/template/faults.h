@@ -69,6 +69,50 @@
 		;
 #endif
 
+/* A library that deadlocks in a process forked from a threaded one: a
+ * lock another thread held at the fork (its allocator's, ASan's) stays
+ * locked in the child forever. Stress's watchdog thread did this to the
+ * race fault's child in the ASan build. Planted deterministically: the
+ * last rank's dispatch never returns when the process it was forked from
+ * has more than one thread (suites/l1/plugin-fork.sh). */
+#if defined(EG_FAULT_FORK_THREADS)
+#include <stdio.h>
+static int fault_parent_threads(void)
+{
+	char path[64], line[128];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)getppid());
+	if (!(f = fopen(path, "r")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+#undef FAULT_DISPATCH
+#define FAULT_DISPATCH(t)                                                      \
+	while (TPL_LAST(t) && fault_parent_threads() > 1)                      \
+		pause();
+#endif
+
+/* A library that closes every descriptor it did not open (as code that
+ * daemonizes does) and never returns: in a forked instance the socket to
+ * epgate closes while the process lives on, so only the call's deadline
+ * ends the wait (lib/engines/plugin_fork.c, suites/l1/plugin-fork.sh). */
+#if defined(EG_FAULT_CLOSE_HANG)
+#undef FAULT_DISPATCH
+#define FAULT_DISPATCH(t)                                                      \
+	if (TPL_LAST(t)) {                                                     \
+		for (int fd_ = 3; fd_ < 1024; fd_++)                           \
+			close(fd_);                                            \
+		for (;;)                                                       \
+			pause();                                               \
+	}
+#endif
+
 #if defined(EG_FAULT_COPY_DIFFERS) /* later copies of a token one bit off */
 #define FAULT_KEEP(t, s, i, n)                                                 \
 	if (TPL_LAST(t) && (t)->prev_s == (int32_t)(s) &&                      \
