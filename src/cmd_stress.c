@@ -20,7 +20,9 @@ static const char eg__stress_usage[] =
     "command that reproduces it (each replay command is run, as\n"
     "printed, before it is printed: one call on its inputs, else every\n"
     "call up to it; neither: said so), its category, the\n"
-    "nondeterminism verdict, and the resources the calls held.\n"
+    "nondeterminism verdict (call to call, and run to run: call 0\n"
+    "again in fresh processes of other allocation histories), and the\n"
+    "resources the calls held.\n"
     "\n"
     "  --engine NAME    in-process engine (self) or\n"
     "                   plugin:PATH[,key=value...] (world 1)\n"
@@ -35,6 +37,10 @@ static const char eg__stress_usage[] =
     "  --calls N        exactly N calls per case instead of a time\n"
     "  --round N        calls per round (16)\n"
     "  --overlap        rounds of two instances at once\n"
+    "  --hashes FILE    each case's run-to-run hash (call 0's combine\n"
+    "                   output, FNV-1a 64) and keys, one line a case\n"
+    "  --compare-hashes FILE  each case's hash against FILE's (another\n"
+    "                   run or machine): a difference fails the case\n"
     "  --tap FILE, --junit FILE, --json FILE   the reports (default:\n"
     "                   RUN/stress.tap, .junit.xml, .json)\n"
     "  --reports DIR    where run folders go (reports/runs)\n"
@@ -96,6 +102,8 @@ int eg_cmd_stress(int argc, char **argv)
 	    {"filter", .str = &o.filter},
 	    {"for", .id = O_FOR},
 	    {"json", .id = O_JSON},
+	    {"hashes", .str = &o.hashes},
+	    {"compare-hashes", .str = &o.compare_hashes},
 	    {"calls", .uint = &o.calls, .lo = 1, .hi = 4e9},
 	    {"min-calls", .uint = &o.min_calls, .lo = 0, .hi = 4e9},
 	    {"round", .uint = &o.round, .lo = 2, .hi = 1e6},

@@ -22,6 +22,7 @@ typedef struct eg__st {
 	json_t *doc, *cases;
 	char tap_path[4200], junit_path[4200], json_path[4200], run[4096];
 	eg_l1_totals_t tot;
+	eg_stress_hashes_t *hashes; /* --hashes, --compare-hashes */
 	int hard;
 } eg__st_t;
 
@@ -103,11 +104,12 @@ static void eg__report(eg__st_t *s, const eg_stress_case_t *c)
 		 (unsigned long long)c->calls, (unsigned long long)c->failures);
 	snprintf(msg, sizeof(msg),
 		 "%llu of %llu checked calls failed (rate %.3g%%, 95%% "
-		 "[%.3g%%, %.3g%%])%s%s",
+		 "[%.3g%%, %.3g%%])%s%s%s",
 		 (unsigned long long)c->failures,
 		 (unsigned long long)c->checked, 100 * c->rate, 100 * c->lo,
 		 100 * c->hi, c->grew ? "; resources grew" : "",
-		 c->promised && c->same_differ ? "; nondeterministic" : "");
+		 c->promised && c->same_differ ? "; nondeterministic" : "",
+		 eg_stress_runs_failed(c) ? "; other bytes run to run" : "");
 	eg_tap_point(s->tap, st == EG_STATUS_ERROR ? EG_STATUS_FAIL : st, desc,
 		     c->skipped ? c->skip_why : NULL, c->skipped ? NULL : diag);
 	eg_junit_case(s->junit, "epgate.stress", c->w->name, c->seconds, st,
@@ -175,6 +177,7 @@ static void eg__run_cases(eg__st_t *s, const eg_workload_list_t *wl)
 		eg_stress_case_t c = {.w = &wl->items[i]};
 
 		eg_stress_case_run(s->o, s->ops, share, &c);
+		eg_stress_hashes_case(s->hashes, &c);
 		eg_stress_case_say(out, s->o, &c);
 		fflush(out);
 		eg__report(s, &c);
@@ -199,7 +202,8 @@ int eg_stress(const eg_stress_opts_t *o)
 		rc = EG_EXIT_SKIP;
 		goto out;
 	}
-	if (eg__open_reports(&s, wl.n) < 0)
+	if (eg_stress_hashes_open(o, &s.hashes) < 0 ||
+	    eg__open_reports(&s, wl.n) < 0)
 		goto out;
 	eg_stress_watchdog_start(eg_stress_timeout());
 	eg__run_cases(&s, &wl);
@@ -210,6 +214,7 @@ int eg_stress(const eg_stress_opts_t *o)
 	       eg_exit_word(rc), s.tot.passed, s.tot.failed + s.tot.errors,
 	       s.tot.skipped, rc);
 out:
+	eg_stress_hashes_close(s.hashes);
 	eg_tap_close(s.tap);
 	eg_junit_close(s.junit);
 	json_decref(s.doc);

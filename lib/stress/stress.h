@@ -38,8 +38,10 @@ typedef struct eg_stress_opts {
 	unsigned round;	    /* calls per round (16) */
 	int overlap;	    /* rounds of two instances at once */
 	int verbose;
-	eg_report_cli_t report; /* reports, tap, junit */
-	const char *json;	/* NULL: RUN/stress.json */
+	eg_report_cli_t report;	    /* reports, tap, junit */
+	const char *json;	    /* NULL: RUN/stress.json */
+	const char *hashes;	    /* each case's call-0 hash written here */
+	const char *compare_hashes; /* ... and compared with this file's */
 } eg_stress_opts_t;
 
 /* A replay command run before it is printed. Zero: not run, or it could
@@ -62,6 +64,17 @@ typedef struct eg_stress_fail {
 	char stage[24];	  /* "dispatch", "combine", ... */
 	char what[200];	  /* "2 wrong: combine 2", or the error */
 } eg_stress_fail_t;
+
+/* Fresh processes that rerun a case's call 0 (EPGATE_STRESS_HISTORY 1
+ * and 2) to compare its bytes run to run. */
+#define EG_STRESS_RUNS 2
+
+typedef enum eg_stress_against {
+	EG_STRESS_AGAINST_NONE = 0, /* no --compare-hashes */
+	EG_STRESS_AGAINST_SAME = 1,
+	EG_STRESS_AGAINST_DIFFERS = 2,
+	EG_STRESS_AGAINST_MISSING = 3, /* the file has no such case */
+} eg_stress_against_t;
 
 typedef struct eg_stress_case {
 	const eg_workload_t *w;
@@ -95,6 +108,16 @@ typedef struct eg_stress_case {
 	eg_stress_rerun_t repro_in, repro_seq;
 	char repro_in_saw[200], repro_seq_saw[200];
 	uint64_t repro_calls;
+	/* run to run (lib/stress/stress_runs.c): call 0's combine output
+	 * hashed, the hashes of the same call in fresh processes of other
+	 * allocation histories, those that differ, what the runs saw; the
+	 * hash of --compare-hashes (against: eg_stress_against_t) */
+	int hashed, runs_n, runs_differ, runs_broke;
+	uint64_t hash, runs_hash[EG_STRESS_RUNS];
+	char runs_saw[400];
+	int against;
+	uint64_t against_hash;
+	char against_where[300];
 	double seconds;
 } eg_stress_case_t;
 

@@ -100,6 +100,8 @@ static void eg__after(eg__sc_t *s, int i, uint32_t iter, int mode,
 	uint64_t call = c->calls;
 	int replay = -1;
 
+	if (call == 0 && i == 0 && rc == EG_OK)
+		eg_stress_runs_note(c, s->st[0]); /* run to run */
 	c->calls++;
 	c->checked++;
 	c->mode_checked[mode]++;
@@ -297,17 +299,21 @@ int eg_stress_case_run(const eg_stress_opts_t *o, const eg_engine_ops_t *ops,
 {
 	eg__sc_t s = {.o = o, .ops = ops, .c = c, .next = c->w->iter};
 	double t0 = eg_now();
+	void *history;
 
 	s.t_end = t0 + budget_s;
 	c->promised = (ops->flags & (EG_ENGINE_CANONICAL_ORDER |
 				     EG_ENGINE_FIXED_ORDER)) != 0;
+	history = eg_stress_runs_history(c, ops);
 	if (eg_stress_open(c, ops, &s.st[0]) == EG_OK &&
 	    (!o->overlap || eg_stress_open(c, ops, &s.st[1]) == EG_OK))
 		eg__cycles(&s);
 	eg_step_close(s.st[1]);
 	eg_step_close(s.st[0]);
 	free(s.ref);
+	eg_stress_runs_history_free(history);
 	eg_stress_repro_check(o, c); /* the instances are gone: fresh runs */
+	eg_stress_runs_check(o, c);
 	eg_stress_interval(c->failures, c->checked, &c->lo, &c->hi);
 	c->rate = c->checked ? (double)c->failures / (double)c->checked : 0;
 	c->seconds = eg_now() - t0;

@@ -65,6 +65,8 @@ static void eg__category(const eg_stress_case_t *c, char *buf, size_t len)
 	if (!c->failures)
 		snprintf(buf, len, "%s",
 			 c->promised && c->same_differ ? "nondeterministic"
+			 : eg_stress_runs_failed(c)    ? "nondeterministic run "
+							 "to run"
 						       : "none");
 	else if (c->ended && c->failures == 1)
 		snprintf(buf, len,
@@ -234,6 +236,7 @@ json_t *eg_stress_case_json(const eg_stress_opts_t *o,
 	json_object_set_new(j, "category", json_string(cat));
 	json_object_set_new(j, "first_failure", eg__first_json(o, c));
 	json_object_set_new(j, "nondeterminism", eg__nondet_json(c));
+	json_object_set_new(j, "run_to_run", eg_stress_runs_json(c));
 	json_object_set_new(j, "resources", eg__watch_json(c));
 	if (c->ended)
 		json_object_set_new(j, "error", json_string(c->end));
@@ -274,6 +277,7 @@ void eg_stress_case_say(FILE *f, const eg_stress_opts_t *o,
 		json_string_value(json_object_get(nd, "verdict")),
 		(unsigned long long)c->same_compared);
 	json_decref(nd);
+	eg_stress_runs_say(f, c);
 	fprintf(f, "    resources: %s\n",
 		c->watched ? c->watch
 			   : "not watched (fewer calls than one "

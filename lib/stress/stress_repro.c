@@ -189,7 +189,7 @@ void eg_stress_repro_check(const eg_stress_opts_t *o, eg_stress_case_t *c)
 	c->repro_in_saw[0] = c->repro_seq_saw[0] = '\0';
 	if (c->skipped || !f)
 		return;
-	if (getenv(EG__CHECKING)) {
+	if (eg_stress_is_check()) {
 		snprintf(c->repro_in_saw, sizeof(c->repro_in_saw),
 			 "not checked: this run is a check's own");
 		return;
@@ -214,4 +214,41 @@ void eg_stress_repro_check(const eg_stress_opts_t *o, eg_stress_case_t *c)
 		snprintf(c->repro_seq_saw, sizeof(c->repro_seq_saw),
 			 "not run: one call reproduces it");
 	eg__chk_clean(&k);
+}
+
+int eg_stress_is_check(void)
+{
+	return getenv(EG__CHECKING) != NULL;
+}
+
+int eg_stress_run_json(const char *line, json_t **doc, char *saw, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+	eg__chk_t k = {.broke = 0};
+	int rc;
+
+	*doc = NULL;
+	snprintf(k.dir, sizeof(k.dir), "%s/epgate-stress-check-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(k.dir)) {
+		snprintf(saw, len, "cannot make a folder in %s: %s",
+			 tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		return EG_ESYS;
+	}
+	eg__chk_paths(&k);
+	rc = eg__sh(&k, line);
+	if (rc >= 0)
+		*doc = json_load_file(k.json, 0, NULL);
+	if (!*doc) {
+		k.broke = 1;
+		if (rc < 0)
+			snprintf(saw, len, "could not run: %s",
+				 eg_strerror(rc));
+		else
+			snprintf(saw, len,
+				 "could not run: exit %d (its output: %.120s)",
+				 rc, k.out);
+	}
+	eg__chk_clean(&k);
+	return rc;
 }

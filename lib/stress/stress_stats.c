@@ -7,6 +7,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "lib/stress/stress.h"
+#include "lib/stress/stress_int.h"
 
 /* The p quantile of Beta(a, b) by bisection on GSL's CDF: GSL's own
  * gsl_cdf_beta_Pinv fails to converge for common cases (2 failures in
@@ -44,8 +45,9 @@ void eg_stress_interval(uint64_t x, uint64_t n, double *lo, double *hi)
 
 int eg_stress_case_failed(const eg_stress_case_t *c)
 {
-	return !c->skipped && (c->failures || c->ended || c->grew ||
-			       (c->promised && c->same_differ));
+	return !c->skipped &&
+	       (c->failures || c->ended || c->grew ||
+		(c->promised && c->same_differ) || eg_stress_runs_failed(c));
 }
 
 /* "epgate stress --engine=E [--overlap] --calls=N KEYS", keys from w

@@ -14,6 +14,7 @@
 #include "eg_test.h"
 #include "epgate/watch.h"
 #include "lib/stress/stress.h"
+#include "lib/stress/stress_int.h"
 
 /* Clopper-Pearson: the closed forms at 0 and n failures, and in between
  * the binomial tails at the ends are alpha/2 each (GSL's binomial, not
@@ -276,6 +277,44 @@ START_TEST(category)
 }
 END_TEST
 
+/* Run to run (lib/stress/stress_runs.c): the hash is FNV-1a 64 (its
+ * published test vectors), and other bytes fail a case only where the
+ * engine promises a fixed order. */
+START_TEST(runs)
+{
+	eg_workload_t w = {.name = "t", .world = 1};
+	eg_stress_case_t c = {.w = &w, .hashed = 1, .runs_n = 2};
+	json_t *j;
+
+	ck_assert_uint_eq(eg_stress_fnv1a(EG_STRESS_FNV_BASIS, "", 0),
+			  0xcbf29ce484222325ull);
+	ck_assert_uint_eq(eg_stress_fnv1a(EG_STRESS_FNV_BASIS, "a", 1),
+			  0xaf63dc4c8601ec8cull);
+	ck_assert_uint_eq(eg_stress_fnv1a(EG_STRESS_FNV_BASIS, "foobar", 6),
+			  0x85944171f73967e8ull);
+	/* in two pieces, as rank 0's output and rank 1's */
+	ck_assert_uint_eq(
+	    eg_stress_fnv1a(eg_stress_fnv1a(EG_STRESS_FNV_BASIS, "foo", 3),
+			    "bar", 3),
+	    0x85944171f73967e8ull);
+	c.promised = 1;
+	ck_assert(!eg_stress_case_failed(&c));
+	c.runs_differ = 1;
+	ck_assert(eg_stress_case_failed(&c));
+	j = eg_stress_case_json(NULL, &c, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "category")),
+			 "nondeterministic run to run");
+	json_decref(j);
+	c.promised = 0; /* no fixed order: said, not failed */
+	ck_assert(!eg_stress_case_failed(&c));
+	c.promised = 1, c.runs_differ = 0;
+	c.against = EG_STRESS_AGAINST_MISSING;
+	ck_assert(!eg_stress_case_failed(&c));
+	c.against = EG_STRESS_AGAINST_DIFFERS;
+	ck_assert(eg_stress_case_failed(&c));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("stress");
@@ -288,6 +327,7 @@ int main(void)
 	tcase_add_test(tc, verdict);
 	tcase_add_test(tc, repro_calls);
 	tcase_add_test(tc, category);
+	tcase_add_test(tc, runs);
 	suite_add_tcase(s, tc);
 	return eg_test_main(s);
 }
