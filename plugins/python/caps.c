@@ -337,8 +337,8 @@ static PyObject *eg__mark(PyObject *self, PyObject *args)
 
 	if (!e || !PyArg_ParseTuple(args, "p:mark", &end))
 		return NULL;
-	if (e->size >= offsetof(eg_plugin_env_t, mark_ctx) + sizeof(void *) &&
-	    e->mark && e->mark(e->mark_ctx, end) != EG_PLUGIN_OK) {
+	if (EG_PLUGIN_HAS(e, eg_plugin_env_t, mark_ctx) && e->mark &&
+	    e->mark(e->mark_ctx, end) != EG_PLUGIN_OK) {
 		PyErr_Format(PyExc_RuntimeError,
 			     "env.mark(%d): out of order (a start twice, or "
 			     "an end without a start)",
