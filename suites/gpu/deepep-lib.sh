@@ -233,7 +233,7 @@ dpe_kineto() {
 dpe_kern_sum() {
 	f=$1
 	shift
-	grep -m1 ' kernels ' "$f" | tr ';' '\n' | awk -v names="$*" '
+	grep -m1 -E '^(\[[0-9]+\] +)?kernels  ' "$f" | tr ';' '\n' | awk -v names="$*" '
 	BEGIN { n = split(names, want, " ") }
 	{ for (i = 1; i <= n; i++) if (index($0, want[i])) {
 		us = $NF; sub(/us$/, "", us); s += us; hit = 1; break } }
