@@ -92,6 +92,14 @@ typedef struct eg_profile {
 	size_t raw_msg_size, raw_size;
 	char **env_keys, **env_vals;
 	size_t n_env;
+	/* named arms (arms: {NAME: SPEC}): a sweep's arm NAME runs the
+	 * engine SPEC (a2a, dense or plugin:..., "{num_comms}" in it the
+	 * point's num_comms), its points written as NAME */
+	char **arm_names, **arm_specs;
+	size_t n_arm_names;
+	/* python: the bridge's interpreter (a venv folder or its python),
+	 * EPGATE_PYTHON in every rank unless set; NULL: none */
+	char *python;
 	/* base workload: every point starts from it */
 	eg_axis_value_t base[EG_AXIS_COUNT];
 	char *base_data; /* data mode, or NULL */
@@ -136,6 +144,20 @@ void eg_bench_point_set_arm(const eg_profile_t *p, eg_bench_point_t *pt,
  * alike)?  Such points run the same workload. */
 int eg_bench_point_same_shape(const eg_bench_point_t *a,
 			      const eg_bench_point_t *b);
+
+/* The engine spec of a named arm (arms: of the profile), or NULL. */
+const char *eg_profile_arm_spec(const eg_profile_t *p, const char *arm);
+
+/* What runs the point: its arm, or for a named arm (also inside a
+ * planted slow:X:NAME) the arm's spec with "{num_comms}" the point's
+ * value, into buf.  EG_ERANGE when buf is too small. */
+int eg_profile_arm_engine(const eg_profile_t *p, const eg_bench_point_t *pt,
+			  char *buf, size_t len);
+
+/* The interpreter the profile's python: names: a venv folder's
+ * bin/python3 (else bin/python), or the path as given; NULL when the
+ * profile names none. */
+const char *eg_profile_python(const eg_profile_t *p, char *buf, size_t len);
 
 /* The workload of a point (world = its world), validated. */
 int eg_bench_point_workload(const eg_profile_t *p, const eg_bench_point_t *pt,

@@ -82,10 +82,15 @@ static int eg__eb_step_open(eg__eb_t *f, const eg_bench_setup_t *s,
 		return EG_ENOSYS;
 	}
 	rc = eg_step_open(&f->st, &so, &v);
-	if (rc < 0 && v.engine_err)
-		snprintf(err, errlen, "%s: engine %s: %s", f->kind->name,
-			 s->engine, eg_strerror(rc));
-	else if (rc < 0)
+	if (rc < 0 && v.engine_err) {
+		/* the plugin's own reason (an adapter's NotImplementedError:
+		 * "DeepEP is not importable here: ...") */
+		const char *why = eg_engine_error(ops, NULL);
+
+		snprintf(err, errlen, "%s: engine %s: %s%s%s", f->kind->name,
+			 s->engine, eg_strerror(rc), why && *why ? ": " : "",
+			 why && *why ? why : "");
+	} else if (rc < 0)
 		snprintf(err, errlen, "%s: setup on rank %u: %s", f->kind->name,
 			 f->world.rank, eg_strerror(rc));
 	/* the input the timed steps run on */
@@ -113,6 +118,16 @@ int eg_engine_backend_setup(const eg_engine_backend_t *kind,
 		return EG_EINVAL;
 	}
 	ops = eg_step_engine(kind->engines, s->engine);
+	if (!ops && !strncmp(s->engine, "plugin:", 7)) {
+		char why[1024];
+
+		/* a plugin (or its adapter) absent here: its points are
+		 * skips that say why, the others run (docs/profiles.md) */
+		if (!eg_engine_lookup(s->engine, why, sizeof(why)))
+			return eg_err_set(err, errlen, EG_ENOSYS,
+					  "%s: not runnable here: %s",
+					  kind->name, why);
+	}
 	if (!ops) {
 		snprintf(err, errlen,
 			 "%s: \"%s\" is not a multi-process engine (%s)",

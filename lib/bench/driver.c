@@ -17,7 +17,7 @@
 /* A rank's vote: its status and, on failure, its one-line reason. */
 typedef struct eg__vote {
 	int32_t rc;
-	char msg[252];
+	char msg[508];
 } eg__vote_t;
 
 /* Every rank learns every rank's status.  Returns EG_OK when all are,
@@ -439,7 +439,7 @@ static int eg__arms_open(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
 			 size_t errlen)
 {
 	const eg_bench_backend_ops_t *be = c->backend;
-	char msg[256];
+	char msg[508];
 	int rc, lrc;
 
 	for (size_t j = 0; j < k; j++) {
@@ -461,9 +461,22 @@ static int eg__arms_open(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
 				sizeof(msg));
 		if (lrc < 0)
 			st[j] = NULL;
-		/* everyone agrees before anything is measured */
-		if ((rc = eg__agree(c, lrc, "setup", msg, err, errlen)) < 0)
+		/* everyone agrees before anything is measured; an arm that
+		 * cannot run here (its plugin absent, a library the adapter
+		 * cannot import) is left out, the others measured */
+		rc = eg__agree(c, lrc, "setup", msg, arms[j].err,
+			       sizeof(arms[j].err));
+		if (rc == EG_ENOSYS) {
+			arms[j].rc = rc;
+			if (st[j])
+				be->teardown(st[j]);
+			st[j] = NULL;
+			continue;
+		}
+		if (rc < 0) {
+			snprintf(err, errlen, "%s", arms[j].err);
 			return rc;
+		}
 		lrc = be->verify(st[j], msg, sizeof(msg));
 		rc = eg__agree(c, lrc, "verification", msg, arms[j].err,
 			       sizeof(arms[j].err));
@@ -544,6 +557,7 @@ int eg_bench_measure_arms(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
 	eg_watch_sample_t ws[3] = {{0}}; /* before, after, middle */
 	int timed[EG_BENCH_ARMS_MAX] = {0};
 	char msg[256] = "";
+	size_t live = 0;
 	int rc = EG_OK, lrc;
 
 	for (size_t j = 0; j < k && j < EG_BENCH_ARMS_MAX; j++) {
@@ -574,6 +588,18 @@ int eg_bench_measure_arms(const eg_bench_ctx_t *c, eg_bench_arm_t *arms,
 	}
 	if ((rc = eg__arms_open(c, arms, k, w, st, err, errlen)) < 0)
 		goto out;
+	for (size_t j = 0; j < k; j++)
+		live += st[j] != NULL;
+	if (!live) {
+		/* nothing to time: every arm wrong or not runnable here; one
+		 * arm not runnable is the point's answer (the no-device
+		 * skip of a job) */
+		if (k == 1 && arms[0].rc == EG_ENOSYS) {
+			snprintf(err, errlen, "%s", arms[0].err);
+			rc = EG_ENOSYS;
+		}
+		goto out;
+	}
 	lrc =
 	    eg__timed(c, st, k, arms[0].pt, times, timed, ws, msg, sizeof(msg));
 	if (!lrc)

@@ -53,8 +53,14 @@ int eg_bench_evidence_more(json_t *o, const eg_bench_rank_report_t *rep,
 
 	for (size_t i = 0; !rc && i < sizeof(f) / sizeof(f[0]); i++)
 		rc = eg__ranks(o, f[i].key, rep, W, f[i].off);
-	if (!rc && eg_plugin_info_loaded(engine, &pi) == EG_OK)
+	if (!rc && eg_plugin_info_loaded(engine, &pi) == EG_OK) {
 		rc = eg_plugin_info_evidence(&pi, o);
+		/* the spec that ran: a named arm's (arms: of the profile)
+		 * with its knobs, num_comms put in */
+		if (!rc &&
+		    json_object_set_new(o, "engine", json_string(engine)))
+			rc = EG_ENOMEM;
+	}
 	if (!rc && raw && raw->src == EG_BENCH_MODEL_MEASURED &&
 	    raw->provider[0]) {
 		snprintf(tr, sizeof(tr), "fabric %s", raw->provider);

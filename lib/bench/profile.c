@@ -3,7 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "epgate/engine.h"
 #include "epgate/error.h"
 #include "epgate/mem.h"
 #include "epgate/profile.h"
@@ -33,8 +36,10 @@ void eg_profile_free(eg_profile_t *p)
 	}
 	eg_yaml_strs_free(p->env_keys, p->n_env);
 	eg_yaml_strs_free(p->env_vals, p->n_env);
-	EG_FREE(p->sweeps, p->path, p->name, p->description, p->transport,
-		p->provider, p->gates, p->base_data, p->base_mask,
+	eg_yaml_strs_free(p->arm_names, p->n_arm_names);
+	eg_yaml_strs_free(p->arm_specs, p->n_arm_names);
+	EG_FREE(p->sweeps, p->python, p->path, p->name, p->description,
+		p->transport, p->provider, p->gates, p->base_data, p->base_mask,
 		p->base_seed);
 	memset(p, 0, sizeof(*p));
 }
@@ -66,6 +71,60 @@ void eg_bench_point_set_arm(const eg_profile_t *p, eg_bench_point_t *pt,
 {
 	pt->arm = arm;
 	eg__point_id(&p->sweeps[pt->sweep], pt);
+}
+
+const char *eg_profile_arm_spec(const eg_profile_t *p, const char *arm)
+{
+	for (size_t i = 0; arm && i < p->n_arm_names; i++)
+		if (!strcmp(p->arm_names[i], arm))
+			return p->arm_specs[i];
+	return NULL;
+}
+
+#define EG__COMMS_KEY "{num_comms}"
+
+int eg_profile_arm_engine(const eg_profile_t *p, const eg_bench_point_t *pt,
+			  char *buf, size_t len)
+{
+	const char *inner = pt->arm, *spec, *k;
+	size_t pre = 0, n;
+	double f, t;
+
+	/* a planted slowdown of a named arm keeps its prefix */
+	if (!strncmp(pt->arm, EG_SLOW_PREFIX, strlen(EG_SLOW_PREFIX)) &&
+	    eg_slow_parse(pt->arm, &f, &t, &inner) == 0)
+		pre = (size_t)(inner - pt->arm);
+	if (!(spec = eg_profile_arm_spec(p, inner)))
+		spec = inner;
+	n = (size_t)snprintf(buf, len, "%.*s", (int)pre, pt->arm);
+	while (n < len && (k = strstr(spec, EG__COMMS_KEY))) {
+		n += (size_t)snprintf(buf + n, len - n, "%.*s%u",
+				      (int)(k - spec), spec,
+				      pt->v[EG_AXIS_NUM_COMMS].num);
+		spec = k + strlen(EG__COMMS_KEY);
+	}
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s", spec);
+	return n < len ? EG_OK : EG_ERANGE;
+}
+
+const char *eg_profile_python(const eg_profile_t *p, char *buf, size_t len)
+{
+	struct stat st;
+
+	if (!p->python)
+		return NULL;
+	if (stat(p->python, &st) == 0 && S_ISDIR(st.st_mode)) {
+		/* a venv: its interpreter, whose pyvenv.cfg brings its
+		 * packages (docs/python.md) */
+		snprintf(buf, len, "%s/bin/python3", p->python);
+		if (access(buf, X_OK) == 0)
+			return buf;
+		snprintf(buf, len, "%s/bin/python", p->python);
+		return buf;
+	}
+	snprintf(buf, len, "%s", p->python);
+	return buf;
 }
 
 int eg_bench_point_same_shape(const eg_bench_point_t *a,

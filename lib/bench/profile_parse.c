@@ -275,9 +275,25 @@ static int eg__nccl_arm_ok(const char *arm)
 	       eg__nccl_arm_ok(inner);
 }
 
-/* Arms the transport can run. */
-static int eg__arm_ok(const char *transport, const char *arm)
+/* A named arm of the profile, alone or inside a planted slowdown. */
+static int eg__named_arm(const eg_profile_t *pf, const char *arm)
 {
+	double f, t;
+	const char *inner = arm;
+
+	if (!strncmp(arm, EG_SLOW_PREFIX, strlen(EG_SLOW_PREFIX)) &&
+	    eg_slow_parse(arm, &f, &t, &inner) < 0)
+		return 0;
+	return eg_profile_arm_spec(pf, inner) != NULL;
+}
+
+/* Arms the transport can run. */
+static int eg__arm_ok(const eg_profile_t *pf, const char *arm)
+{
+	const char *transport = pf->transport;
+
+	if (strcmp(transport, "null") && eg__named_arm(pf, arm))
+		return 1;
 	if (!strcmp(transport, "null")) {
 		unsigned v;
 
@@ -299,6 +315,71 @@ static int eg__arm_ok(const char *transport, const char *arm)
 	return eg__nccl_arm_ok(arm);
 }
 
+/* A named arm's spec: a2a, dense or a plugin (nccl, fabric; a plugin is
+ * not loaded here: one absent where the profile runs makes its points
+ * skips, docs/profiles.md), "{num_comms}" its only placeholder. */
+static const char *eg__spec_bad(const char *transport, const char *spec)
+{
+	const char *b = spec;
+
+	if (!strcmp(transport, "null"))
+		return "the null transport runs no engine";
+	if (strcmp(spec, "a2a") && strcmp(spec, "dense") &&
+	    strncmp(spec, "plugin:", 7))
+		return "want a2a, dense or plugin:NAME|PATH[,key=value...]";
+	if (!eg__arm_name_ok(spec))
+		return "a blank, a quote, a backslash or a $ in it";
+	/* without its placeholders, no brace is left */
+	for (; *b; b++) {
+		if (!strncmp(b, "{num_comms}", 11))
+			b += 10;
+		else if (*b == '{' || *b == '}')
+			return "{num_comms} is the only placeholder";
+	}
+	return NULL;
+}
+
+/* arms: {NAME: SPEC, ...}: engines under a name of their own. */
+static int eg__named_arms(eg_yaml_t *y, const yaml_node_t *n, eg_profile_t *pf)
+{
+	size_t cnt = eg_yaml_len(n);
+	int rc;
+
+	if ((rc = eg_yaml_mapping(y, "arms", n)))
+		return rc;
+	pf->arm_names = calloc(cnt + 1, sizeof(char *));
+	pf->arm_specs = calloc(cnt + 1, sizeof(char *));
+	if (!pf->arm_names || !pf->arm_specs)
+		return EG_ENOMEM;
+	for (size_t i = 0; i < cnt; i++) {
+		yaml_node_t *k = eg_yaml_key(y, n, i),
+			    *v = eg_yaml_value(y, n, i);
+		const char *ks = eg_yaml_scalar(k), *vs = eg_yaml_scalar(v);
+		const char *why;
+
+		if (!eg__word_ok(ks) || strchr(ks, ':') || strlen(ks) > 32 ||
+		    !strcmp(ks, "a2a") || !strcmp(ks, "dense"))
+			return eg_yaml_err(y, k,
+					   "arms: \"%s\" is not an arm name "
+					   "([a-z0-9][a-z0-9._-]*, 32 "
+					   "characters at most, not a2a or "
+					   "dense)",
+					   ks);
+		if (!vs)
+			return eg_yaml_err(y, v, "arms: %s: expected an engine",
+					   ks);
+		if ((why = eg__spec_bad(pf->transport, vs)))
+			return eg_yaml_err(y, v, "arms: %s: \"%s\": %s", ks, vs,
+					   why);
+		pf->arm_names[pf->n_arm_names] = strdup(ks);
+		pf->arm_specs[pf->n_arm_names] = strdup(vs);
+		if (!pf->arm_names[pf->n_arm_names++] ||
+		    !pf->arm_specs[pf->n_arm_names - 1])
+			return EG_ENOMEM;
+	}
+	return 0;
+}
+
 static int eg__arms(eg_yaml_t *y, const yaml_node_t *n, const eg_profile_t *pf,
 		    eg_sweep_t *s)
 {
@@ -308,8 +389,7 @@ static int eg__arms(eg_yaml_t *y, const yaml_node_t *n, const eg_profile_t *pf,
 		const yaml_node_t *e =
 		    n->type == YAML_SEQUENCE_NODE ? eg_yaml_item(y, n, i) : n;
 
-		if (!eg__arm_name_ok(s->arms[i]) ||
-		    !eg__arm_ok(pf->transport, s->arms[i]))
+		if (!eg__arm_name_ok(s->arms[i]) || !eg__arm_ok(pf, s->arms[i]))
 			return eg_yaml_err(
 			    y, e,
 			    "arms: unknown arm \"%s\" for transport %s (%s)",
@@ -317,7 +397,8 @@ static int eg__arms(eg_yaml_t *y, const yaml_node_t *n, const eg_profile_t *pf,
 			    !strcmp(pf->transport, "null")
 				? "empty, work:US, loop:N, sim:US"
 				: "a2a, dense, plugin:PATH[,key=value], "
-				  "slow:N%:ARM");
+				  "slow:N%:ARM, a name of the profile's "
+				  "arms:");
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(s->arms[j], s->arms[i]))
 				return eg_yaml_err(y, e,
@@ -494,7 +575,7 @@ static int eg__sweeps(eg_yaml_t *y, const yaml_node_t *root,
 static const char *const eg__top_keys[] = {
     "profile", "description", "transport",   "provider",  "launcher", "gates",
     "timeout", "env",	      "repetitions", "remeasure", "model",    "raw",
-    "base",    "sweeps",      "interleave",  NULL,
+    "base",    "sweeps",      "interleave",  "arms",	  "python",   NULL,
 };
 
 static int eg__name(eg_yaml_t *y, const yaml_node_t *v, eg_profile_t *pf)
@@ -558,6 +639,16 @@ static int eg__top_key(eg_yaml_t *y, const char *ks, const yaml_node_t *v,
 		return eg__model(y, v, pf);
 	if (!strcmp(ks, "raw"))
 		return eg__raw(y, v, pf);
+	if (!strcmp(ks, "arms"))
+		return eg__named_arms(y, v, pf);
+	if (!strcmp(ks, "python")) {
+		rc = eg_yaml_str(y, ks, v, &pf->python);
+		if (!rc && !*pf->python)
+			return eg_yaml_err(y, v,
+					   "python: want a venv folder or an "
+					   "interpreter");
+		return rc;
+	}
 	return 0; /* transport (read first), base, sweeps */
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "epgate/bench_driver.h"
+#include "epgate/engine.h"
 #include "epgate/error.h"
 #include "epgate/report.h"
 #include "lib/suite/run_report.h"
@@ -34,6 +35,31 @@ static void eg__jobs(const eg_profile_t *p, const eg_bench_point_t *pts,
 	}
 }
 
+/* The named arms, each with whether its engine loads here: a plugin
+ * absent here (or its adapter) makes its points skips, said now. */
+static void eg__arms(const eg_profile_t *p)
+{
+	for (size_t i = 0; i < p->n_arm_names; i++) {
+		char why[1024] = "", eng[1024];
+		eg_bench_point_t pt = {.arm = p->arm_names[i]};
+		int ok;
+
+		/* the knobs as the base's num_comms would set them */
+		pt.v[EG_AXIS_NUM_COMMS] = p->base[EG_AXIS_NUM_COMMS];
+		if (eg_profile_arm_engine(p, &pt, eng, sizeof(eng)) < 0)
+			snprintf(eng, sizeof(eng), "%s", p->arm_specs[i]);
+		/* a2a, dense: built in */
+		ok = strncmp(eng, "plugin:", 7) ||
+		     eg_engine_lookup(eng, why, sizeof(why));
+		printf("  arm   %s = %s: %s%s\n", p->arm_names[i],
+		       p->arm_specs[i],
+		       ok ? "loads here"
+			  : "not runnable here, its points "
+			    "skip: ",
+		       ok ? "" : why);
+	}
+}
+
 int eg_bench_list(const char *name)
 {
 	char path[4096], err[EG_PROFILE_ERR_MAX];
@@ -56,6 +82,19 @@ int eg_bench_list(const char *name)
 	       p.name, path, p.transport, p.provider ? p.provider : "auto",
 	       p.launcher == EG_LAUNCHER_SLURM ? "slurm" : "local",
 	       p.gates ? p.gates : "-");
+	{
+		char py[4096];
+		const char *v = eg_profile_python(&p, py, sizeof(py));
+		const char *env = getenv("EPGATE_PYTHON");
+
+		/* the bridge's interpreter, as bench-rank sets it (and
+		 * slurm/epgate.sbatch reads it here) */
+		if (v && !(env && *env))
+			setenv("EPGATE_PYTHON", v, 0);
+		if (v)
+			printf("  python: %s\n", env && *env ? env : v);
+	}
+	eg__arms(&p);
 	for (size_t i = 0; i < n; i++)
 		printf(
 		    "  point %-50s world %u nodes %u, %u warm-up + %u timed\n",

@@ -44,6 +44,7 @@ void eg_bench_stages(const char *dir, const eg_bench_totals_t *pt, int rc,
 	b->ran = pt->measured + pt->failed > 0;
 	b->t.passed = pt->measured;
 	b->t.failed = pt->failed;
+	b->t.skipped = pt->skipped;
 	b->seconds = pt->seconds;
 	b->rc = pt->jobs_failed	     ? EG_EXIT_HARD
 		: pt->failed	     ? EG_EXIT_FAIL
@@ -51,8 +52,9 @@ void eg_bench_stages(const char *dir, const eg_bench_totals_t *pt, int rc,
 		: rc == EG_EXIT_SKIP ? EG_EXIT_SKIP
 				     : EG_EXIT_HARD;
 	snprintf(b->detail, sizeof(b->detail),
-		 "%u of %u points measured in %u job(s)%s", pt->measured,
-		 pt->points, pt->jobs, pt->jobs_failed ? ", a job failed" : "");
+		 "%u of %u points measured in %u job(s)%s%s", pt->measured,
+		 pt->points, pt->jobs, pt->jobs_failed ? ", a job failed" : "",
+		 pt->skipped ? ", some not runnable here" : "");
 	if (!b->ran)
 		snprintf(b->why, sizeof(b->why), "%s",
 			 rc == EG_EXIT_SKIP ? "nothing could run here (above)"

@@ -282,9 +282,10 @@ static int eg__run(eg__run_t *r)
 	eg__sort_held(r);
 	eg__table(r);
 	printf("epgate bench: %u of %u point(s) measured (%u launches, %u of "
-	       "them re-measurements), %u failed, %.1f s; results %s\n",
+	       "them re-measurements), %u failed, %u skipped (not runnable "
+	       "here), %.1f s; results %s\n",
 	       tot->measured, tot->points, tot->launches, tot->remeasured,
-	       tot->failed, tot->seconds, tot->results);
+	       tot->failed, tot->skipped, tot->seconds, tot->results);
 	ex = r->hard ? EG_EXIT_HARD : tot->failed ? EG_EXIT_FAIL : EG_EXIT_PASS;
 	if (!r->hard && !tot->launches && r->skipped) {
 		fprintf(stderr,

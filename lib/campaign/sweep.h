@@ -52,6 +52,7 @@ typedef struct eg_bench_totals {
 	unsigned points;   /* in the profile */
 	unsigned measured; /* written to the results file */
 	unsigned failed;   /* verification failed, or the job died */
+	unsigned skipped;  /* not runnable here (an arm's plugin absent) */
 	unsigned jobs, jobs_failed;
 	unsigned launches;   /* point launches measured */
 	unsigned remeasured; /* of them, re-measurements */

@@ -52,6 +52,7 @@ typedef struct eg__run {
 	char spool[4200];
 	long off;
 	unsigned job_points;
+	unsigned job_skips;  /* of job_points: not runnable here */
 	unsigned job_failed; /* of job_done: failed, or lost with the job */
 	int job_skipped;     /* nothing measurable here */
 	int hard;	     /* a job failed hard */

@@ -138,7 +138,12 @@ static void eg__ending(const eg__run_t *r, char *buf, size_t len)
 		snprintf(buf, len,
 			 "ended, %u of %u point(s) measured, %u "
 			 "failed",
-			 ok, r->job_total, r->job_failed);
+			 ok - r->job_skips, r->job_total, r->job_failed);
+	else if (r->job_skips)
+		snprintf(buf, len,
+			 "done, %u point(s), %u of them skipped (not "
+			 "runnable here)",
+			 r->job_done, r->job_skips);
 	else
 		snprintf(buf, len, "done, %u point(s)", r->job_done);
 }
@@ -233,19 +238,34 @@ static double eg__last_step(const eg_point_t *p)
 	return c ? eg_stats_median(m->samples + m->n_samples - c, c) : NAN;
 }
 
-/* One spool line: a point, or a point that failed verification. */
+/* One spool line: a point, a point that failed verification, or one
+ * whose arm cannot run here (said once, in the first pass). */
 static void eg__ingest_line(eg__run_t *r, const char *line)
 {
 	char err[sizeof(r->spool) + EG_RESULTS_ERR_MAX];
 	json_error_t je;
 	json_t *j = json_loads(line, JSON_REJECT_DUPLICATES, &je);
 	const json_t *failed = json_object_get(j, "failed");
+	const json_t *skipped = json_object_get(j, "skipped");
 	eg_point_t *pt = NULL;
 	int rc;
 
 	r->done++;
 	r->job_done++;
 	r->job_points++;
+	if (json_is_string(skipped)) {
+		r->job_skips++;
+		if (!r->pass && !r->remeasure) {
+			r->tot->skipped++;
+			fprintf(stderr, "%s" EG__PROG ": %s: skipped: %s\n",
+				r->tty ? "\n" : "", json_string_value(skipped),
+				json_string_value(json_object_get(j, "why")));
+		}
+		snprintf(r->last, sizeof(r->last), "%s skipped",
+			 json_string_value(skipped));
+		json_decref(j);
+		return;
+	}
 	if (json_is_string(failed)) {
 		r->tot->failed++;
 		r->job_failed++;
@@ -364,7 +384,7 @@ static int eg__job(eg__run_t *r, uint32_t W, uint32_t N, const char *plan,
 		 r->pass, W, N);
 	unlink(r->spool);
 	r->off = 0;
-	r->job_points = 0;
+	r->job_points = r->job_skips = 0;
 	status = eg_job_run(&j, err, sizeof(err));
 	if (status < 0) {
 		fprintf(stderr, EG__PROG ": %s\n", err);
@@ -373,12 +393,13 @@ static int eg__job(eg__run_t *r, uint32_t W, uint32_t N, const char *plan,
 	free(env);
 	eg__ingest(r);
 	unlink(r->spool);
-	if (status == EG_EXIT_SKIP && !r->job_points) {
-		/* nothing measurable here (no device): not a failure */
+	if (status == EG_EXIT_SKIP && r->job_points == r->job_skips) {
+		/* nothing measurable here (no device, every arm's plugin
+		 * absent): not a failure */
 		r->skipped++;
 		r->job_skipped = 1;
-		r->done += points;
-		r->job_done += points;
+		r->done += points - r->job_points;
+		r->job_done += points - r->job_points;
 		return status;
 	}
 	if (r->job_points < points)

@@ -84,6 +84,26 @@ static void eg__sink_failed(eg__sink_t *s, const char *id, const char *why)
 	json_decref(j);
 }
 
+/* A point whose arm cannot run here (its plugin or adapter absent, a
+ * library the adapter cannot import): a skip with its reason; under
+ * Slurm (a results file) the reason is the rank's log line alone. */
+static void eg__sink_skipped(eg__sink_t *s, const char *id, const char *why)
+{
+	json_t *j;
+	char *line;
+
+	if (!s->spool)
+		return;
+	j = json_pack("{s:s, s:s}", "skipped", id, "why", why);
+	line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	if (line) {
+		fprintf(s->spool, "%s\n", line);
+		fflush(s->spool);
+	}
+	free(line);
+	json_decref(j);
+}
+
 /* Hosts of the job (each rank's name, once). */
 static json_t *eg__hosts(eg_boot_t *b, const eg_world_t *w, double tmo)
 {
@@ -166,7 +186,7 @@ typedef struct eg__rank {
 	const eg_bench_backend_ops_t *be;
 	eg_bench_point_t *pts;
 	size_t n, mine, done;
-	unsigned failed;
+	unsigned failed, skipped, measured;
 	eg_bench_model_t raw[EG_COMMS_MAX + 1];
 	eg__sink_t sink;
 	/* EPGATE_BENCH_PLAN: the points of this launch, in order */
@@ -268,6 +288,14 @@ static int eg__rank_open(eg__rank_t *r)
 	/* the profile's knobs, unless the environment sets them already */
 	for (size_t i = 0; i < r->p.n_env; i++)
 		setenv(r->p.env_keys[i], r->p.env_vals[i], 0);
+	/* the bridge's interpreter (python:), as the environment's own */
+	{
+		char py[4096];
+		const char *v = eg_profile_python(&r->p, py, sizeof(py));
+
+		if (v)
+			setenv("EPGATE_PYTHON", v, 0);
+	}
 	if (!(r->be = eg_bench_backend_find(r->p.transport))) {
 		if (!r->w.rank)
 			fprintf(stderr,
@@ -359,56 +387,88 @@ static int eg__relabel(const eg__rank_t *r, const eg_bench_point_t *pt,
 	return EG_OK;
 }
 
+/* A point whose arm cannot run here: a skip saying why; the job goes
+ * on with its other points. */
+static void eg__point_skipped(eg__rank_t *r, const eg_bench_point_t *pt,
+			      const char *why)
+{
+	r->skipped++;
+	if (r->w.rank)
+		return;
+	fprintf(stderr, EG__PROG ": %s: skipped: %s\n", pt->id, why);
+	eg__sink_skipped(&r->sink, pt->id, why);
+	printf("bench: point %zu/%zu %s: skipped, not runnable here\n", r->done,
+	       r->mine, pt->id);
+	fflush(stdout);
+}
+
 /* One point of this job in k arms measured together (one arm: a plain
- * point; two: an A/B pair, interleaved step by step), each written as
- * its label when not NULL.  Returns EG_OK (measured, or wrong and
- * counted) or an error that ends the job. */
+ * point; two or more: an A/B pair or the arms of one shape, interleaved
+ * step by step), each written as its label (NULL: its arm).  A named arm
+ * (arms: of the profile) runs its engine spec.  Returns EG_OK (measured,
+ * or wrong or not runnable here, and counted) or an error that ends the
+ * job. */
 static int eg__rank_point(eg__rank_t *r, const eg_bench_ctx_t *ctx,
 			  const eg_bench_point_t *const *pt,
 			  const char *const *label, size_t k)
 {
-	char err[EG_PROFILE_ERR_MAX];
+	char err[EG_PROFILE_ERR_MAX], eng[EG_BENCH_ARMS_MAX][1024];
 	eg_bench_arm_t arm[EG_BENCH_ARMS_MAX];
+	eg_bench_point_t run[EG_BENCH_ARMS_MAX], as[EG_BENCH_ARMS_MAX];
+	const char *name[EG_BENCH_ARMS_MAX];
 	eg_point_t out[EG_BENCH_ARMS_MAX];
 	eg_workload_t wl;
 	int rc;
 
+	for (size_t j = 0; j < k; j++) {
+		/* as: the point as written; run: what runs it */
+		name[j] = label[j] ? label[j] : pt[j]->arm;
+		as[j] = run[j] = *pt[j];
+		eg_bench_point_set_arm(&r->p, &as[j], name[j]);
+		if (eg_profile_arm_engine(&r->p, pt[j], eng[j],
+					  sizeof(eng[j])) < 0) {
+			fprintf(stderr, EG__PROG ": %s: engine too long\n",
+				as[j].id);
+			return EG_EINVAL;
+		}
+		eg_bench_point_set_arm(&r->p, &run[j], eng[j]);
+		arm[j] = (eg_bench_arm_t){.pt = &run[j], .out = &out[j]};
+	}
 	if (eg_bench_point_workload(&r->p, pt[0], &wl, err, sizeof(err)) < 0) {
-		fprintf(stderr, EG__PROG ": %s: %s\n", pt[0]->id, err);
+		fprintf(stderr, EG__PROG ": %s: %s\n", as[0].id, err);
 		return EG_EINVAL;
 	}
-	for (size_t j = 0; j < k; j++)
-		arm[j] = (eg_bench_arm_t){.pt = pt[j], .out = &out[j]};
 	const eg_bench_model_t *raw = eg__raw_for(
 	    r->raw, &r->p, &r->w, r->b, pt[0]->v[EG_AXIS_NUM_COMMS].num);
 	rc = eg_bench_measure_arms(ctx, arm, k, &wl, raw, err, sizeof(err));
 	eg_workload_fini(&wl);
 	if (rc == EG_ENOSYS) {
-		/* nothing to measure on here (no CUDA device): a skip */
-		if (!r->w.rank)
-			fprintf(stderr,
-				EG__PROG ": %s: not measurable here: %s\n",
-				pt[0]->id, err);
-		return rc;
+		/* not measurable here (no CUDA device, a plugin absent) */
+		arm[0].rc = rc;
+		snprintf(arm[0].err, sizeof(arm[0].err), "%.*s",
+			 (int)sizeof(arm[0].err) - 1, err);
+		rc = EG_OK;
 	}
 	if (rc < 0) {
 		/* the job's collectives are in an unknown state */
 		fprintf(stderr, EG__PROG ": rank %u: %s: %s\n", r->w.rank,
-			pt[0]->id, err);
+			as[0].id, err);
 		for (size_t j = 0; !r->w.rank && j < k; j++)
-			eg__sink_failed(&r->sink, pt[j]->id, err);
+			eg__sink_failed(&r->sink, as[j].id, err);
 		return rc;
 	}
 	/* rank 0 writes each measured arm (eg__point_done frees it) */
 	for (size_t j = 0; j < k; j++) {
 		r->done++;
-		if (arm[j].rc == EG_EMISMATCH)
-			eg__point_wrong(r, pt[j], arm[j].err);
-		else if (r->w.rank)
+		if (arm[j].rc == EG_ENOSYS)
+			eg__point_skipped(r, &as[j], arm[j].err);
+		else if (arm[j].rc == EG_EMISMATCH)
+			eg__point_wrong(r, &as[j], arm[j].err);
+		else if (r->measured++, r->w.rank)
 			continue;
 		else if (rc == EG_OK &&
-			 (rc = eg__relabel(r, pt[j], label[j], &out[j])) == 0)
-			rc = eg__point_done(r, pt[j], &out[j]);
+			 (rc = eg__relabel(r, &run[j], name[j], &out[j])) == 0)
+			rc = eg__point_done(r, &as[j], &out[j]);
 		else
 			eg_point_fini(&out[j]);
 	}
@@ -508,6 +568,9 @@ static int eg__rank_run(const eg_bench_rank_opts_t *o)
 			ex = eg__exit(eg__rank_planned(&r, &ctx, &i));
 		if (ex == EG_EXIT_PASS && r.failed)
 			ex = EG_EXIT_FAIL;
+		/* nothing measured, nothing wrong: nothing runs here */
+		else if (ex == EG_EXIT_PASS && r.skipped && !r.measured)
+			ex = EG_EXIT_SKIP;
 	}
 	eg__rank_close(&r, ex);
 	return ex;
