@@ -134,12 +134,22 @@ typedef struct eg_gate {
 	 * results, launch by launch (an A/B job); or NULL */
 	char *versus[2];
 	int versus_line;
+	/* the arm judged in place of the gate's own (the ratio's
+	 * numerator, or its one arm) when that one has no point here: a
+	 * library's arm that did not run, epgate's a2a instead, said in
+	 * the verdict; NULL: none */
+	char *fallback;
+	int fallback_line;
 	eg_aggregate_t aggregate; /* regression */
 } eg_gate_t;
 
 typedef struct eg_gate_file {
 	char *path;
 	char *profile;
+	/* arms: the profile's named arms (docs/profiles.md), known to the
+	 * gates even where none of their points ran */
+	char **arms;
+	size_t n_arms;
 	eg_gate_stats_t defaults;
 	eg_gate_t *gates;
 	size_t n_gates;

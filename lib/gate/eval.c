@@ -72,7 +72,8 @@ static const struct {
 	const char *word, *else_;
 } eg__kinds[] = {
     [EG__METRIC] = {"metric", "not in the schema, docs/results-v1.md"},
-    [EG__ARM] = {"arm", "not a standard arm: a2a, dense"},
+    [EG__ARM] = {"arm", "not a standard arm (a2a, dense) nor one of the "
+			"file's arms:"},
     [EG__AXIS] = {"axis", "not a schema axis"},
 };
 
@@ -87,6 +88,10 @@ static int eg__check_names(const eg_gate_file_t *gf, const eg_gate_t *g,
 		int known = what == EG__METRIC ? eg_metric_info(x) != NULL
 			    : what == EG__ARM  ? eg_arm_known(x)
 					       : eg_axis_known(x);
+
+		/* the profile's named arms, as the file's arms: lists them */
+		for (size_t a = 0; what == EG__ARM && a < gf->n_arms; a++)
+			known |= !strcmp(gf->arms[a], x);
 
 		if (!known && !eg__present(d, what, x))
 			return eg__gate_gerr(
@@ -129,6 +134,8 @@ int eg_gate_file_check(const eg_gate_file_t *gf, const eg_gate_data_t *d,
 					  g->versus_line, err, errlen)) ||
 		    (rc = eg__check_names(gf, g, d, EG__ARM, g->arms, g->n_arms,
 					  g->arms_line, err, errlen)) ||
+		    (rc = eg__check_names(gf, g, d, EG__ARM, &g->fallback, 1,
+					  g->fallback_line, err, errlen)) ||
 		    (rc = eg__check_names(gf, g, d, EG__AXIS, &g->axis, 1,
 					  g->axis_line, err, errlen)) ||
 		    (rc = eg__check_names(gf, g, d, EG__AXIS, g->covary,
@@ -167,10 +174,71 @@ static eg__cells_rule_t *const eg__cells_rules[] = {
 };
 #define EG__N_RULES (sizeof(eg__cells_rules) / sizeof(eg__cells_rules[0]))
 
+/* Does arm have a point in the current results that passes g's
+ * filter? */
+static int eg__arm_ran(const eg_gate_t *g, const eg_gate_data_t *d,
+		       const char *arm)
+{
+	for (size_t f = 0; f < d->n_cur; f++)
+		for (size_t i = 0; i < d->cur[f].n_points; i++) {
+			const eg_point_t *p = &d->cur[f].points[i];
+
+			if (!strcmp(p->arm, arm) &&
+			    eg__gate_filter_match(g, p, 1))
+				return 1;
+		}
+	return 0;
+}
+
+/* The gate to judge: g, or when g's own arm (the ratio's numerator, or
+ * its one arm) has no point here and g names a fallback, a copy judging
+ * the fallback in its place (alt, its arms in one), said in diag.  *own:
+ * the gate's own arm when it fell back, else NULL. */
+static const eg_gate_t *eg__fallback(const eg_gate_t *g,
+				     const eg_gate_data_t *d, eg_gate_t *alt,
+				     char **one, json_t *diag, const char **own)
+{
+	const char *arm = g->ratio[0] ? g->ratio[0] : g->arms ? g->arms[0] : 0;
+
+	*own = NULL;
+	if (!g->fallback || !arm || eg__arm_ran(g, d, arm))
+		return g;
+	*own = arm;
+	*alt = *g;
+	one[0] = g->fallback;
+	if (g->ratio[0])
+		alt->ratio[0] = g->fallback;
+	else
+		alt->arms = one;
+	json_object_set_new(
+	    diag, "fallback",
+	    json_pack("{s:s, s:s}", "arm", arm, "judged", g->fallback));
+	return alt;
+}
+
+/* The fallback said at the end of the summary, whole: the summary is cut
+ * to make room. */
+static void eg__fallback_note(eg_gate_result_t *res, const char *own,
+			      const char *judged)
+{
+	char note[160];
+	size_t n = strlen(res->summary), k;
+
+	snprintf(note, sizeof(note),
+		 " (%s did not run here: %s judged in its place)", own, judged);
+	k = strlen(note);
+	if (n + k >= sizeof(res->summary))
+		n = sizeof(res->summary) - 1 - k;
+	memcpy(res->summary + n, note, k + 1);
+}
+
 int eg_gate_eval(const eg_gate_file_t *gf, const eg_gate_t *g,
 		 const eg_gate_data_t *d, eg_gate_result_t *res, char *err,
 		 size_t errlen)
 {
+	eg_gate_t alt;
+	char *one[1];
+	const char *own;
 	eg__cells_t c = {0};
 	eg__cells_rule_t *rule;
 	size_t unpaired = 0;
@@ -184,6 +252,7 @@ int eg_gate_eval(const eg_gate_file_t *gf, const eg_gate_t *g,
 		eg_gate_result_fini(res);
 		return EG_ENOMEM;
 	}
+	g = eg__fallback(g, d, &alt, one, res->diag, &own);
 	json_object_set_new(res->diag, "sentence", json_string(g->sentence));
 	json_object_set_new(res->diag, "rule",
 			    json_string(eg_rule_name(g->rule)));
@@ -207,6 +276,13 @@ int eg_gate_eval(const eg_gate_file_t *gf, const eg_gate_t *g,
 			snprintf(res->summary, sizeof(res->summary),
 				 "no data: %zu %s point(s) without a %s twin",
 				 unpaired, g->ratio[0], g->ratio[1]);
+		else if (g->arms && !g->ratio[0])
+			/* the arm that did not run, named */
+			snprintf(res->summary, sizeof(res->summary),
+				 "no data: no point of %s%s with %s passes "
+				 "the filter",
+				 g->arms[0], g->n_arms > 1 ? ", ..." : "",
+				 label);
 		else
 			snprintf(res->summary, sizeof(res->summary),
 				 "no data: no point with %s passes the filter",
@@ -222,6 +298,8 @@ done:
 		eg_gate_result_fini(res);
 		return rc;
 	}
+	if (own)
+		eg__fallback_note(res, own, g->fallback);
 	json_object_set_new(res->diag, "verdict",
 			    json_string(eg_gate_verdict_name(res->verdict)));
 	return 0;

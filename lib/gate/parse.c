@@ -191,6 +191,7 @@ static const struct eg__key {
 		       EG__R(EG_RULE_RECOVERY) | EG__R(EG_RULE_REGRESSION)},
     {"versus", EG__R(EG_RULE_REGRESSION)},
     {"aggregate", EG__R(EG_RULE_REGRESSION)},
+    {"fallback", EG__ALL},
     {NULL, 0},
 };
 
@@ -377,6 +378,7 @@ static const eg__gate_field_t eg__gate_fields[] = {
     /* [B, A]: arm B judged against arm A of the same results */
     EG__KEYL("versus", EG__K_PAIR, versus, versus_line),
     EG__KEYW("aggregate", aggregate, eg__aggregates, eg__same),
+    EG__KEYL("fallback", EG__K_STR, fallback, fallback_line),
 };
 
 /* the WORD kinds write an int into an enum field */
@@ -454,6 +456,20 @@ static int eg__gate_common(eg_yaml_t *y, const yaml_node_t *n,
 				   "gate \"%s\": give ratio or arms, not "
 				   "both",
 				   g->name);
+	/* a fallback stands in for one arm: the ratio's numerator, or
+	 * the gate's only arm */
+	if (g->fallback && !g->ratio[0] && g->n_arms != 1)
+		return eg_yaml_err_at(y, g->fallback_line,
+				      "gate \"%s\": fallback stands in for "
+				      "one arm: give ratio: or one arm in "
+				      "arms:",
+				      g->name);
+	if (g->fallback &&
+	    !strcmp(g->fallback, g->ratio[0] ? g->ratio[0] : g->arms[0]))
+		return eg_yaml_err_at(y, g->fallback_line,
+				      "gate \"%s\": fallback \"%s\" is the "
+				      "gate's own arm",
+				      g->name, g->fallback);
 	return 0;
 }
 
@@ -632,8 +648,8 @@ static int eg__defaults(eg_yaml_t *y, yaml_node_t *n, eg_gate_stats_t *st)
 
 static int eg__top(eg_yaml_t *y, yaml_node_t *root, eg_gate_file_t *gf)
 {
-	static const char *const keys[] = {"profile", "defaults", "gates",
-					   NULL};
+	static const char *const keys[] = {"profile", "defaults", "arms",
+					   "gates", NULL};
 	yaml_node_t *n;
 	int rc;
 
@@ -649,6 +665,9 @@ static int eg__top(eg_yaml_t *y, yaml_node_t *root, eg_gate_file_t *gf)
 		return rc;
 	if ((n = eg_yaml_get(y, root, "defaults")) &&
 	    (rc = eg__defaults(y, n, &gf->defaults)))
+		return rc;
+	if ((n = eg_yaml_get(y, root, "arms")) &&
+	    (rc = eg_yaml_strs(y, "arms", n, &gf->arms, &gf->n_arms)))
 		return rc;
 	if (!(n = eg_yaml_get(y, root, "gates")))
 		return eg_yaml_err(y, root, "no gates: list");
@@ -685,7 +704,7 @@ static void eg__gate_fini(eg_gate_t *g)
 	}
 	EG_FREE(g->filter, g->field);
 	eg_yaml_strs_free(g->expect, g->n_expect);
-	EG_FREE(g->versus[0], g->versus[1]);
+	EG_FREE(g->versus[0], g->versus[1], g->fallback);
 }
 
 void eg_gate_file_free(eg_gate_file_t *gf)
@@ -694,6 +713,7 @@ void eg_gate_file_free(eg_gate_file_t *gf)
 		return;
 	for (size_t i = 0; i < gf->n_gates; i++)
 		eg__gate_fini(&gf->gates[i]);
+	eg_yaml_strs_free(gf->arms, gf->n_arms);
 	EG_FREE(gf->gates, gf->path, gf->profile);
 	memset(gf, 0, sizeof(*gf));
 }
