@@ -2,7 +2,7 @@
 modes an option:
 
     --engine plugin:python,module=deepep[,mode=elastic|intranode|internode|ll]
-             [,deterministic=0|1][,sms=N]
+             [,deterministic=0|1][,sms=N][,qps=N]
 
 mode=elastic    (default) DeepEP V2's ElasticBuffer, dispatch and combine
                 without the expanded layout: flat rows with their source
@@ -15,6 +15,13 @@ deterministic=1 (elastic) ElasticBuffer(deterministic=True): declared as a
                 fixed combine order, which epgate then checks
 sms=N           (elastic) the SMs of dispatch and combine (0: DeepEP's own
                 analytic count)
+qps=N           (elastic) the RDMA QPs dispatch and combine spread their
+                puts over: num_qps of ElasticBuffer.dispatch/combine, GIN
+                contexts of its one NCCL device communicator (the buffer
+                allocates num_allocated_qps of them, ginContextCount in
+                csrc/kernels/backend/nccl.cu); 0: DeepEP's own count
+                (get_theoretical_num_qps).  The knob the field report's
+                multi-comm axis turns, as far as upstream DeepEP has one
 
 The limits declared are DeepEP's own asserts (dd758ca): a case beyond one
 is skipped with the reason, before DeepEP is called. When torch or deep_ep
@@ -30,21 +37,25 @@ ELASTIC_MAX_EXPERTS = 2048  # kNumMaxExperts
 ELASTIC_MAX_LOCAL = 256  # kNumMaxExpertsPerRank
 ELASTIC_MAX_RANKS = 1024  # kNumMaxRanks
 ELASTIC_MAX_SMS = 160  # kNumMaxSMs
+ELASTIC_OPTIONS = ("mode", "deterministic", "sms", "qps")
 
 
 def parse(options):
     o = {"mode": options.get("mode", "elastic"),
          "deterministic": tc.flag(options, "deterministic", "0"),
-         "sms": tc.number(options, "sms", "0")}
+         "sms": tc.number(options, "sms", "0"),
+         "qps": tc.number(options, "qps", "0")}
     if o["mode"] not in MODES:
         raise ValueError("option mode=%s: want mode=%s"
                          % (o["mode"], "|".join(MODES)))
-    unknown = set(options) - {"mode", "deterministic", "sms"}
+    unknown = set(options) - set(ELASTIC_OPTIONS)
     if unknown:
         raise ValueError("unknown option %s (want mode=%s, deterministic=0|1, "
-                         "sms=N)" % (sorted(unknown)[0], "|".join(MODES)))
-    if o["mode"] != "elastic" and (o["deterministic"] or o["sms"]):
-        raise ValueError("deterministic= and sms= are options of "
+                         "sms=N, qps=N)" % (sorted(unknown)[0],
+                                            "|".join(MODES)))
+    if o["mode"] != "elastic" and (o["deterministic"] or o["sms"] or
+                                   o["qps"]):
+        raise ValueError("deterministic=, sms= and qps= are options of "
                          "mode=elastic")
     if o["sms"] > ELASTIC_MAX_SMS:
         raise ValueError("option sms=%d: DeepEP takes at most %d"
@@ -69,7 +80,9 @@ def query(options):
                         "deterministic=0|1  elastic: DeepEP's deterministic "
                         "mode (declared a fixed combine order)\n"
                         "sms=N  elastic: SMs of dispatch and combine (0: "
-                        "DeepEP's choice)")
+                        "DeepEP's choice)\n"
+                        "qps=N  elastic: RDMA QPs (GIN contexts) of dispatch "
+                        "and combine (0: DeepEP's choice)")
     return caps
 
 
@@ -92,6 +105,12 @@ class Elastic:
                 self.group, num_max_tokens_per_rank=max(env.max_tokens, 1),
                 hidden=env.hidden, num_topk=env.topk,
                 deterministic=o["deterministic"], explicitly_destroy=True)
+        # DeepEP asserts num_qps <= num_allocated_qps in dispatch
+        if o["qps"] > self.buf.num_allocated_qps:
+            n = self.buf.num_allocated_qps
+            self.buf.destroy()
+            tc.skip("DeepEP ElasticBuffer allocated %d QPs; qps=%d is more "
+                    "(num_qps <= num_allocated_qps)" % (n, o["qps"]))
         self.keep = None
 
     def dispatch(self, inp):
@@ -105,7 +124,8 @@ class Elastic:
                 rx, ridx, rw, handle, _ = self.buf.dispatch(
                     x, topk_idx=idx, topk_weights=w,
                     num_experts=e.experts, num_max_tokens_per_rank=M,
-                    num_sms=self.o["sms"], do_cpu_sync=True)
+                    num_sms=self.o["sms"], num_qps=self.o["qps"],
+                    do_cpu_sync=True)
             n = rx.shape[0]
             # src_token_global_idx = source rank x M + its token index
             g = handle.recv_src_metadata[:n, 0].to(torch.int64)
@@ -123,7 +143,8 @@ class Elastic:
             yy = tc.tensor(y)[:res["rows"]]
             with self.env.library():
                 cx, _, _ = self.buf.combine(yy, handle=handle,
-                                            num_sms=self.o["sms"])
+                                            num_sms=self.o["sms"],
+                                            num_qps=self.o["qps"])
             tc.tensor(out).copy_(cx)
 
     def destroy(self):
