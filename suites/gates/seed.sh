@@ -83,6 +83,15 @@ for kv in $SEED; do
 		eg_not_ok "seed: $name is $got, want $v"
 	fi
 done
+# the DeepEP V2 gates judged a2a here, and say so
+if grep -A0 '^INCONCLUSIVE *intra-node-parity ' "$EG_TMP/seed.out" |
+	grep -qF '(deepep-v2 did not run here: a2a judged in its place)' &&
+	grep -qF '0.361x from experts=128 to 256 in ep16-experts a2a' "$EG_TMP/seed.out"; then
+	eg_ok "seed: the DeepEP V2 gates fall back to a2a (DeepEP as recorded) and say so"
+else
+	eg_not_ok "seed: no fallback note on intra-node-parity"
+	grep 'intra-node-parity' "$EG_TMP/seed.out" | sed 's/^/# /'
+fi
 n=$(echo $SEED | wc -w)
 if grep -q "^1\.\.$n\$" "$EG_TMP/seed.tap" &&
 	[ "$(grep -cE '^(not )?ok ' "$EG_TMP/seed.tap")" -eq "$n" ]; then
