@@ -329,6 +329,65 @@ START_TEST(launches_and_arms)
 }
 END_TEST
 
+/* Named arms: written as their name, run as their spec with the point's
+ * num_comms put in (also inside a planted slowdown); python: a venv
+ * folder is its bin/python3 (docs/profiles.md, "Named arms"). */
+START_TEST(named_arms_and_python)
+{
+	static const char *t =
+	    "profile: n\ntransport: nccl\npython: /nonexistent/venv\n"
+	    "arms:\n  lib: \"plugin:nccl-ep,mode=ll,qps={num_comms}\"\n"
+	    "  v2: \"plugin:python,module=deepep\"\n"
+	    "sweeps:\n  - {name: a, arms: [a2a, lib, \"slow:10%:lib\", v2], "
+	    "axes: {num_comms: [1, 4]}}\n";
+	char err[EG_PROFILE_ERR_MAX], eng[64], py[64];
+	eg_profile_t p;
+	eg_bench_point_t *pts;
+	size_t n;
+
+	ck_assert_msg(parse(t, &p, err, sizeof(err)) == EG_OK, "%s", err);
+	ck_assert_int_eq(eg_profile_points(&p, &pts, &n, err, sizeof(err)),
+			 EG_OK);
+	ck_assert_uint_eq(n, 8);
+	ck_assert_str_eq(pts[3].id, "a/lib/num_comms=4");
+	ck_assert_int_eq(eg_profile_arm_engine(&p, &pts[3], eng, sizeof(eng)),
+			 EG_OK);
+	ck_assert_str_eq(eng, "plugin:nccl-ep,mode=ll,qps=4");
+	ck_assert_int_eq(eg_profile_arm_engine(&p, &pts[4], eng, sizeof(eng)),
+			 EG_OK);
+	ck_assert_str_eq(eng, "slow:10%:plugin:nccl-ep,mode=ll,qps=1");
+	ck_assert_int_eq(eg_profile_arm_engine(&p, &pts[6], eng, sizeof(eng)),
+			 EG_OK);
+	ck_assert_str_eq(eng, "plugin:python,module=deepep");
+	ck_assert_int_eq(eg_profile_arm_engine(&p, &pts[0], eng, sizeof(eng)),
+			 EG_OK);
+	ck_assert_str_eq(eng, "a2a");
+	/* planted: a buffer too small is refused, never cut */
+	ck_assert_int_eq(eg_profile_arm_engine(&p, &pts[3], eng, 20),
+			 EG_ERANGE);
+	ck_assert_ptr_null(eg_profile_arm_spec(&p, "a2a"));
+	/* not a folder here: taken as the interpreter it names */
+	ck_assert_str_eq(eg_profile_python(&p, py, sizeof(py)),
+			 "/nonexistent/venv");
+	free(pts);
+	eg_profile_free(&p);
+	/* a named arm unknown to a sweep, and one the fabric parser would
+	 * have loaded: refused, and accepted without loading */
+	ck_assert_int_eq(parse("profile: x\ntransport: nccl\nsweeps:\n  - "
+			       "{name: a, arms: [lib], axes: {concurrency: "
+			       "[8]}}\n",
+			       &p, err, sizeof(err)),
+			 EG_EPARSE);
+	ck_assert_msg(strstr(err, "unknown arm \"lib\""), "%s", err);
+	ck_assert_msg(parse("profile: x\ntransport: fabric\narms: {g: "
+			    "\"plugin:eg-absent\"}\nsweeps:\n  - {name: a, "
+			    "arms: [a2a, g], axes: {concurrency: [8]}}\n",
+			    &p, err, sizeof(err)) == EG_OK,
+		      "%s", err);
+	eg_profile_free(&p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("profile");
@@ -339,6 +398,7 @@ int main(void)
 	tcase_add_test(t, points_and_fields);
 	tcase_add_test(t, defaults);
 	tcase_add_test(t, launches_and_arms);
+	tcase_add_test(t, named_arms_and_python);
 	suite_add_tcase(s, t);
 	return eg_test_main(s);
 }
