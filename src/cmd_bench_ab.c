@@ -27,6 +27,7 @@ static const char eg__ab_usage[] =
     "a2a\n"
     "                     --b slow:0%:a2a)\n"
     "  --arm ARM          the profile's points of this arm (a2a)\n"
+    "  --sweep S[,S...]   of these sweeps alone (every sweep)\n"
     "  --metric M         judged metric, repeatable (step_us,\n"
     "                     dispatch_us, combine_us)\n"
     "  --statistic S      bootstrap or mann-whitney (bootstrap)\n"
@@ -61,6 +62,7 @@ int eg_cmd_bench_ab(int argc, char **argv)
 	    {"a", .str = &run.ab[0]},
 	    {"b", .str = &run.ab[1]},
 	    {"arm", .str = &run.ab_arm},
+	    {"sweep", .str = &run.sweep},
 	    {"metric", .list = ab.metric, .n = &ab.n_metrics,
 	     .max = EG_AB_METRICS_MAX},
 	    {"statistic", .str = &ab.statistic, .choices = stats},

@@ -9,6 +9,7 @@
 static const char eg__profile_usage[] =
     "usage: epgate bench profile NAME|FILE [--results FILE] "
     "[--reports DIR]\n"
+    "                            [--sweep S[,S...]]\n"
     "                            [--no-gates] [--list] [--wide|--json] "
     "[-v]\n"
     "       epgate bench list NAME|FILE\n"
@@ -44,6 +45,7 @@ static const char eg__profile_usage[] =
     "  --plant SLOW       run the arm SLOW wraps as SLOW "
     "(slow:10%:a2a,\n"
     "                     slow:50us:a2a), written as that arm\n"
+    "  --sweep S[,S...]   the points of these sweeps alone\n"
     "  --list             as `bench list NAME`\n"
     "  --wide             the table with every metric and its 95%\n"
     "                     interval (fixed width, for wide screens)\n"
@@ -84,6 +86,7 @@ int eg_cmd_bench_profile(int argc, char **argv)
 	    {"history", .str = &run.history},
 	    {"last", .uint = &run.history_last, .lo = 1, .hi = 100000},
 	    {"plant", .str = &run.plant},
+	    {"sweep", .str = &run.sweep},
 	    {"verbose", 'v', .flag = &run.verbose},
 	    {NULL}};
 	eg_overrides_t ov = {0};

@@ -46,6 +46,9 @@ typedef struct eg_bench_run_opts {
 	/* appended: the run folder is another command's, which writes its
 	 * summary.json (epgate run); else the sweep writes it */
 	int no_summary;
+	/* appended: the points of these sweeps alone (comma-separated
+	 * names), NULL: every sweep (the calibration measures h200x1's w1) */
+	const char *sweep;
 } eg_bench_run_opts_t;
 
 typedef struct eg_bench_totals {

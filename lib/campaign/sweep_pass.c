@@ -55,6 +55,40 @@ static int eg__unit_add(eg__run_t *r, size_t i, const char *engine,
 	return 0;
 }
 
+/* Is sweep name one of list's (comma-separated)? */
+static int eg__in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *s = list; s;
+	     s = strchr(s, ',') ? strchr(s, ',') + 1 : 0)
+		if (!strncmp(s, name, n) && (s[n] == ',' || !s[n]))
+			return 1;
+	return 0;
+}
+
+/* --sweep: every name one of the profile's sweeps. */
+static int eg__sweeps_known(const eg__run_t *r, char *err, size_t errlen)
+{
+	const char *s = r->o->sweep;
+
+	while (s && *s) {
+		size_t n = strcspn(s, ",");
+		int known = 0;
+
+		for (size_t i = 0; i < r->p->n_sweeps; i++)
+			known |= strlen(r->p->sweeps[i].name) == n &&
+				 !strncmp(r->p->sweeps[i].name, s, n);
+		if (!known)
+			return eg_err_set(err, errlen, EG_EINVAL,
+					  "--sweep: no sweep \"%.*s\" in "
+					  "profile %s",
+					  (int)n, s, r->p->name);
+		s += n + (s[n] == ',');
+	}
+	return 0;
+}
+
 int eg__campaign_units(eg__run_t *r, char *err, size_t errlen)
 {
 	const eg_bench_run_opts_t *o = r->o;
@@ -67,13 +101,16 @@ int eg__campaign_units(eg__run_t *r, char *err, size_t errlen)
 			 o->plant);
 		return EG_EINVAL;
 	}
+	if (eg__sweeps_known(r, err, errlen) < 0)
+		return EG_EINVAL;
 	r->units = calloc(2 * r->n_pts + 1, sizeof(*r->units));
 	if (!r->units)
 		return EG_ENOMEM;
 	for (size_t i = 0; i < r->n_pts; i++) {
 		const char *arm = r->pts[i].arm;
 
-		if (o->ab[0] && strcmp(arm, ab_arm))
+		if ((o->ab[0] && strcmp(arm, ab_arm)) ||
+		    (o->sweep && !eg__in_list(o->sweep, r->pts[i].suite)))
 			continue;
 		if (o->ab[0]) {
 			eg__unit_add(r, i, o->ab[0], o->ab[0]);

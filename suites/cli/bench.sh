@@ -30,6 +30,7 @@ profile nosuch|no profile "nosuch"
 profile local --tokens 3|--tokens
 profile local --bogus|unknown option "--bogus"
 profile local extra|unexpected argument "extra"
+profile local --sweep nope|--sweep: no sweep "nope" in profile local
 list|give a profile
 list nosuch|no profile "nosuch"
 list local extra|unexpected argument "extra"

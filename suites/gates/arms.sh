@@ -92,6 +92,9 @@ sweeps:
   - name: s
     arms: [a2a, gone, probe, deepep-v2]
     axes: {concurrency: 8}
+  - name: t
+    arms: [dense]
+    axes: {concurrency: 8}
 EOF
 
 # bench list says the absent one now, with the loader's reason
@@ -107,14 +110,16 @@ if [ -z "$venv" ]; then
 	eg_done
 fi
 
-# run PROFILE TAG [ENV...]: a campaign into $EG_TMP/TAG, exit in $rc
+# run PROFILE TAG [ENV...]: a campaign into $EG_TMP/TAG (the sweeps in
+# $SWEEP, else all), exit in $rc
+SWEEP=""
 run() {
 	p=$1
 	tag=$2
 	shift 2
 	mkdir -p "$EG_TMP/$tag"
 	env "$@" "$E" bench profile "$p" --reports "$EG_TMP/$tag" --no-gates \
-		--seed 1 >"$EG_TMP/$tag.out" 2>&1
+		--seed 1 ${SWEEP:+--sweep "$SWEEP"} >"$EG_TMP/$tag.out" 2>&1
 	rc=$?
 	res=""
 	for f in "$EG_TMP/$tag"/*/bench-arms.json; do
@@ -133,11 +138,12 @@ run "$P" venv -u EPGATE_PYTHON
 if [ "$rc" -eq 0 ] && [ "$(arm_of "$res" a2a)" = "a2a -" ] &&
 	[ "$(arm_of "$res" probe)" = "probe venv $venv" ] &&
 	[ -z "$(arm_of "$res" gone)" ] && [ -z "$(arm_of "$res" deepep-v2)" ] &&
+	[ "$(arm_of "$res" dense)" = "dense -" ] &&
 	has "$EG_TMP/venv.out" 'epgate bench: s/gone/concurrency=8: skipped: setup failed on rank(s) 0 1: fabric: not runnable here: plugin eg-absent-arm: none of' &&
 	grep -q '^epgate bench: s/deepep-v2/concurrency=8: skipped: .*not supported: ' "$EG_TMP/venv.out" &&
-	has "$EG_TMP/venv.out" '2 of 4 point(s) measured' &&
-	tail -n 1 "$EG_TMP/venv.out" | grep -q '^PASS: 2 passed, 0 failed, 2 skipped (exit 0)$'; then
-	eg_ok "absent plugin and DeepEP skipped with their reasons, a2a and the venv's adapter measured (its lib_name names the venv): exit 0"
+	has "$EG_TMP/venv.out" '3 of 5 point(s) measured' &&
+	tail -n 1 "$EG_TMP/venv.out" | grep -q '^PASS: 3 passed, 0 failed, 2 skipped (exit 0)$'; then
+	eg_ok "absent plugin and DeepEP skipped with their reasons, a2a, dense and the venv's adapter measured (its lib_name names the venv): exit 0"
 else
 	eg_not_ok "the campaign: exit $rc; a2a '$(arm_of "$res" a2a)', probe '$(arm_of "$res" probe)'"
 	sed 's/^/# /' "$EG_TMP/venv.out" | tail -n 12
@@ -145,11 +151,14 @@ fi
 
 # the environment's interpreter wins over python: -- the system Python has
 # no such adapter, so that arm is now the skip (the key is what brought it)
+# (and --sweep s: sweep t's dense is not measured)
+SWEEP=s
 run "$P" env EPGATE_PYTHON="$EG_PYTHON"
 if [ "$rc" -eq 0 ] && [ -z "$(arm_of "$res" probe)" ] &&
+	[ -z "$(arm_of "$res" dense)" ] &&
 	[ "$(arm_of "$res" a2a)" = "a2a -" ] &&
 	grep -q "^epgate bench: s/probe/concurrency=8: skipped: .*No module named 'eg_venv_probe'" "$EG_TMP/env.out"; then
-	eg_ok "EPGATE_PYTHON=$EG_PYTHON over python:: the venv's adapter is not found, its points skip saying so"
+	eg_ok "EPGATE_PYTHON=$EG_PYTHON over python:: the venv's adapter is not found, its points skip saying so (--sweep s: no point of t)"
 else
 	eg_not_ok "EPGATE_PYTHON over python:: exit $rc, probe '$(arm_of "$res" probe)'"
 	sed 's/^/# /' "$EG_TMP/env.out" | tail -n 8
@@ -157,6 +166,7 @@ fi
 # nothing runnable at all: the campaign skips (77), it does not fail
 sed 's/arms: \[a2a, gone, probe, deepep-v2\]/arms: [gone]/' "$P" >"$EG_TMP/none.profile"
 run "$EG_TMP/none.profile" none
+SWEEP=""
 if [ "$rc" -eq 77 ] && has "$EG_TMP/none.out" 'nothing could be measured here'; then
 	eg_ok "only an absent arm: exit 77, nothing could be measured here"
 else

@@ -22,7 +22,9 @@
 # table is printed on what was measured; a second call with the same OUT
 # adds campaigns), EG_SAVE (a folder for the trimmed copies kept as
 # fixtures: dispatch_us and step_us, 4 significant digits), EG_QUICK (1:
-# no minimum-detectable-effect scan, `bench calibrate --quick`).
+# no minimum-detectable-effect scan, `bench calibrate --quick`), EG_SWEEP
+# (the sweeps measured, `--sweep`: h200x1's w1, the one its gates
+# calibrate, not the libraries' sweeps; default every sweep).
 # Exit status: that of `epgate bench calibrate`: 0 when every gate
 # calibrated meets the targets (at most 1 false alarm in 20, at least 19
 # of 20 planted caught): the gate file against the history and, with A/B
@@ -41,6 +43,7 @@ L=${EG_LAUNCHES:-9}
 LAB=${EG_AB_LAUNCHES:-8}
 KINDS=${EG_KINDS:-clean plant aa ab}
 HIST=${EG_HISTORY:-10}
+SW=${EG_SWEEP:-}
 BUDGET=${EG_BUDGET:-0}
 mkdir -p "$OUT/campaigns" "$OUT/runs" || exit 99
 n=$(ls "$OUT/campaigns" | wc -l)
@@ -61,14 +64,16 @@ one() {
 	t0=$(date +%s)
 	case $kind in
 	clean) "$E" bench profile "$P" --launches "$L" --no-gates \
-		--results "$f" --reports "$OUT/runs" ;;
+		${SW:+--sweep "$SW"} --results "$f" --reports "$OUT/runs" ;;
 	plant) "$E" bench profile "$P" --launches "$L" --no-gates \
-		--plant "$PLANT" --results "$f" --reports "$OUT/runs" ;;
-	aa) "$E" bench ab "$P" --a "$ARM" --b "slow:0%:$ARM" \
-		--launches "$LAB" --remeasure 0 --results "$f" \
+		${SW:+--sweep "$SW"} --plant "$PLANT" --results "$f" \
 		--reports "$OUT/runs" ;;
+	aa) "$E" bench ab "$P" --a "$ARM" --b "slow:0%:$ARM" \
+		${SW:+--sweep "$SW"} --launches "$LAB" --remeasure 0 \
+		--results "$f" --reports "$OUT/runs" ;;
 	ab) "$E" bench ab "$P" --a "$ARM" --b "$PLANT" --launches "$LAB" \
-		--remeasure 0 --results "$f" --reports "$OUT/runs" ;;
+		${SW:+--sweep "$SW"} --remeasure 0 --results "$f" \
+		--reports "$OUT/runs" ;;
 	esac >>"$OUT/log" 2>&1
 	rc=$?
 	dt=$(($(date +%s) - t0))

@@ -20,6 +20,8 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
 	exit 77
 fi
 export NCCL_NVLS_ENABLE=0
+# w1 alone: the sweep the gates calibrate (the libraries' sweeps of
+# h200x1 are measured by `bench profile h200x1`, not here)
 EG_BUDGET=${3:-400} EG_KINDS=${EG_KINDS:-clean plant} EG_LAUNCHES=5 EG_JUDGED=3 \
-	EG_HISTORY=5 EG_PLANT=slow:10%:a2a EG_SAVE="$OUT/fixtures" \
+	EG_HISTORY=5 EG_PLANT=slow:10%:a2a EG_SAVE="$OUT/fixtures" EG_SWEEP=w1 \
 	sh "$(dirname "$0")/../gates/calibrate.sh" "$E" h200x1 "$OUT" 20 5
