@@ -14,13 +14,13 @@ TINY=$EG_SRCDIR/suites/slurm/slurm-tiny.profile
 # backtrace handler is off (the script must set it; the test does not).
 cat >"$EG_TMP/epgate-env" <<EOF
 #!/bin/sh
-echo "IPATH_NO_BACKTRACE=\${IPATH_NO_BACKTRACE:-unset} \$1" >>"$EG_TMP/env.log"
+echo "IPATH_NO_BACKTRACE=\${IPATH_NO_BACKTRACE:-unset} \$1 EPGATE_PYTHON=\${EPGATE_PYTHON:-unset}" >>"$EG_TMP/env.log"
 exec "$EG_EPGATE" "\$@"
 EOF
 chmod +x "$EG_TMP/epgate-env"
 
 # --- the whole plan: preflight, the L2 matrix across 2 nodes, 3 bench jobs
-unset IPATH_NO_BACKTRACE
+unset IPATH_NO_BACKTRACE EPGATE_PYTHON
 EPGATE=$EG_TMP/epgate-env EPGATE_L2_SET=quick eg_sbatch full -N 2 "$SB" "$TINY"
 export IPATH_NO_BACKTRACE=1
 RUN1=$run
@@ -88,6 +88,17 @@ if [ -s "$EG_TMP/env.log" ] && ! grep -qv '^IPATH_NO_BACKTRACE=1 ' "$EG_TMP/env.
 	eg_ok "IPATH_NO_BACKTRACE=1 in all $(wc -l <"$EG_TMP/env.log") epgate processes of the job"
 else
 	eg_not_ok "IPATH_NO_BACKTRACE=1 in every epgate process of the job"
+	sort "$EG_TMP/env.log" | uniq -c | eg_show /dev/stdin
+fi
+
+# the profile's python: reaches every rank (EPGATE_PYTHON, docs/profiles.md)
+py=$(sed -n 's/^python: //p' "$TINY")
+nr=$(grep -c ' \(bench-rank\|l2-rank\) ' "$EG_TMP/env.log")
+if [ "$nr" -gt 0 ] && ! grep ' \(bench-rank\|l2-rank\) ' "$EG_TMP/env.log" |
+	grep -qv " EPGATE_PYTHON=$py\$"; then
+	eg_ok "the profile's python: ($py) is EPGATE_PYTHON in all $nr ranks of the job"
+else
+	eg_not_ok "EPGATE_PYTHON=$py in every rank ($nr ranks)"
 	sort "$EG_TMP/env.log" | uniq -c | eg_show /dev/stdin
 fi
 

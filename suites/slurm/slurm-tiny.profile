@@ -10,6 +10,9 @@ provider: auto
 launcher: local
 gates: gates/local.gate
 timeout: 20
+# the bridge's interpreter: sbatch passes it to every rank (sbatch.sh
+# checks; no arm here loads the bridge)
+python: /usr/bin/python3
 repetitions: {warmup: 1, iters: 5}
 raw: {msgs: 16, msg_size: 8, size: 16K, iters: 3, warmup: 1}
 
