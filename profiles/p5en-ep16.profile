@@ -42,15 +42,17 @@
 #                  contexts (RDMA QPs) its kernels spread their puts over
 #                  (<= num_allocated_qps: ginContextCount,
 #                  csrc/kernels/backend/nccl.cu NCCLSymmetricMemoryContext)
-#   ncclep-ll-qps  qps=K: ncclEpGroupConfig_t.num_qp_per_rank, the GIN
-#                  contexts of its one communicator (reqs.ginContextCount in
-#                  contrib/nccl_ep/nccl_ep.cc; gin_config.num_comms is
-#                  "always 1" there)
+#   ncclep-ll-qps  qps=K: num_qp_per_rank of ncclEpGroupConfig_t
+#                  (contrib/nccl_ep/include/nccl_ep.h, ncclEpCreateGroup),
+#                  the GIN contexts of its one communicator
+#                  (reqs.ginContextCount in contrib/nccl_ep/nccl_ep.cc;
+#                  gin_config.num_comms is "always 1" there)
 # Left out of ep16-multicomm: ncclep-ht (its num_qp_per_rank must be at
 # least 2 x its SMs, "[HT GIN] Error: num_qp_per_rank(%d) must be >= %d"
 # in nccl_ep.cc, so K = 1..8 are values it refuses), deepep-normal and
 # deepep-ll (not across nodes on EFA, above; the legacy LL's
-# num_qps_per_rank must equal the local experts), dense (no comm knob).
+# num_qps_per_rank, Buffer.__init__ in deep_ep/buffers/legacy.py, must
+# equal the local experts), dense (no comm knob).
 # Outside that sweep the knobs are the libraries' own (the arms without
 # "-qps").  base dtype bf16: DeepEP V2 and NCCL EP take bf16 only (V2's
 # fp8 wants its own scale packing, NCCL EP's fp8 is "not supported");
