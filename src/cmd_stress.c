@@ -21,8 +21,10 @@ static const char eg__stress_usage[] =
     "printed, before it is printed: one call on its inputs, else every\n"
     "call up to it; neither: said so), its category, the\n"
     "nondeterminism verdict (call to call, and run to run: call 0\n"
-    "again in fresh processes of other allocation histories), and the\n"
-    "resources the calls held.\n"
+    "again in fresh processes of other allocation histories), the\n"
+    "resources the calls held, the trend of call time over the calls,\n"
+    "and what instances created and destroyed one after another left\n"
+    "behind.\n"
     "\n"
     "  --engine NAME    in-process engine (self) or\n"
     "                   plugin:PATH[,key=value...] (world 1)\n"
@@ -35,6 +37,12 @@ static const char eg__stress_usage[] =
     "                   (300: a 1-in-50 fault is caught 99.8% of the\n"
     "                   time however loaded the machine is)\n"
     "  --calls N        exactly N calls per case instead of a time\n"
+    "  --long N         with --for, calls of the case's instance at least\n"
+    "                   (2048: a path a library takes after many calls)\n"
+    "  --instances N    then N instances one after another in one\n"
+    "                   process, their resources judged per instance\n"
+    "                   (64; 0: none)\n"
+    "  --instance-calls N  checked calls each of them makes (2)\n"
     "  --round N        calls per round (16)\n"
     "  --overlap        rounds of two instances at once\n"
     "  --hashes FILE    each case's run-to-run hash (call 0's combine\n"
@@ -53,7 +61,8 @@ static const char eg__stress_usage[] =
     "replays iteration I's inputs.\n"
     "\n"
     "Exit status: 0 no case failed, 1 a failure, a nondeterministic\n"
-    "result, or resources beyond their bound, 77 nothing ran, 99 bad\n"
+    "result, resources beyond their bound (over the calls or per\n"
+    "instance), or call time that grows, 77 nothing ran, 99 bad\n"
     "input or a harness error.\n";
 
 enum { O_FOR = 300, O_JSON };
@@ -95,6 +104,9 @@ int eg_cmd_stress(int argc, char **argv)
 			      .for_s = 60,
 			      .min_calls = 300,
 			      .round = 16,
+			      .long_calls = 2048,
+			      .instances = 64,
+			      .instance_calls = 2,
 			      .report.keys = EG_REP_ALL};
 	const eg_cli_opt_t own[] = {
 	    {"engine", .str = &o.engine},
@@ -107,6 +119,9 @@ int eg_cmd_stress(int argc, char **argv)
 	    {"calls", .uint = &o.calls, .lo = 1, .hi = 4e9},
 	    {"min-calls", .uint = &o.min_calls, .lo = 0, .hi = 4e9},
 	    {"round", .uint = &o.round, .lo = 2, .hi = 1e6},
+	    {"long", .uint = &o.long_calls, .lo = 0, .hi = 4e9},
+	    {"instances", .uint = &o.instances, .lo = 0, .hi = 1e6},
+	    {"instance-calls", .uint = &o.instance_calls, .lo = 1, .hi = 1e6},
 	    {"overlap", .flag = &o.overlap},
 	    {"verbose", 'v', .flag = &o.verbose},
 	    {NULL}};

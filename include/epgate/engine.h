@@ -133,6 +133,13 @@ int eg_slow_parse(const char *name, double *frac, double *fixed_s,
 		  const char **inner);
 /* The engine's last error message (ops->error), or NULL. */
 const char *eg_engine_error(const eg_engine_ops_t *ops, void *state);
+/* Instances one after another in one process, as a framework re-creates
+ * them (`epgate stress`'s instance cycling): while on, a world-1 plugin
+ * instance run in a forked child (plugin_fork.c) is destroyed there and
+ * the child stays, and the next instance of that plugin on the same
+ * workload is created in it, so what a destroy leaves behind stays in
+ * view. Off: a kept child ends. In-process engines need nothing. */
+void eg_engine_keep_process(int on);
 /* Names of the built-in engines, NULL-terminated. */
 const char *const *eg_engine_names(void);
 

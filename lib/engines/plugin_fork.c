@@ -57,6 +57,10 @@ enum {
 };
 
 struct eg_plug_proxy {
+	const eg_plug_t *pl; /* with flags and seed: what a kept child
+				serves (eg__renew) */
+	uint32_t flags;
+	uint64_t seed;
 	const char *name;
 	pid_t pid;
 	int fd; /* our end of the socket pair */
@@ -348,6 +352,19 @@ static void eg__child(eg_plug_proxy_t *p, const eg_plug_t *pl,
 
 	eg__reply(fd, rc);
 	while (rc == EG_OK && recv(fd, &c, 1, 0) == 1 && c != 'q') {
+		if (c == 'x' || c == 'n') { /* kept process: eg__renew */
+			eg_plug_run_destroy(run);
+			run = NULL;
+			eg__reply(fd, c == 'x' ? EG_OK
+					       : eg_plug_run_create(
+						     &run, pl, w, &ctx, h->err,
+						     sizeof(h->err)));
+			continue;
+		}
+		if (!run) { /* a failed 'n': the parent ends us */
+			eg__reply(fd, EG_EINVAL);
+			continue;
+		}
 		if (c == 'd') {
 			eg__child_dispatch(p, run, &rv, fd);
 			continue;
@@ -364,16 +381,62 @@ static void eg__child(eg_plug_proxy_t *p, const eg_plug_t *pl,
 }
 
 /* ---- the parent ---- */
+
+/* eg_engine_keep_process: the child of the last instance destroyed, its
+ * instance gone, waiting for the next of the same plugin and shape. */
+static int eg__keep;
+static eg_plug_proxy_t *eg__kept;
+
+static void eg__end(eg_plug_proxy_t *p);
+
+void eg_engine_keep_process(int on)
+{
+	eg__keep = on;
+	if (!on && eg__kept)
+		eg__end(eg__kept), eg__kept = NULL;
+}
+
+/* A new instance in the kept child, when it is this plugin's on this
+ * shape (the child creates it on the workload it was forked with):
+ * 1 done (rc its create's), 0 not kept. */
+static int eg__renew(eg_plug_proxy_t **out, const eg_plug_t *pl,
+		     const eg_workload_t *w, uint32_t flags, int *rc, char *err,
+		     size_t errlen)
+{
+	eg_plug_proxy_t *p = eg__kept;
+
+	if (!p || p->pl != pl || p->flags != flags ||
+	    p->T != eg_workload_tokens(w, 0) || p->H != w->hidden ||
+	    p->K != w->topk || p->W != w->world ||
+	    p->cap != eg_recv_max_rows(w) || p->dtype != w->dtype ||
+	    p->seed != w->seed)
+		return 0;
+	eg__kept = NULL;
+	p->err[0] = '\0';
+	if ((*rc = eg__call(p, 'n', "create")) < 0) {
+		snprintf(err, errlen, "%s", p->err);
+		eg__end(p);
+		return 1;
+	}
+	*out = p;
+	return 1;
+}
+
 int eg_plug_proxy_create(eg_plug_proxy_t **out, const eg_plug_t *pl,
 			 const eg_workload_t *w, uint32_t flags, char *err,
 			 size_t errlen)
 {
-	eg_plug_proxy_t *p = calloc(1, sizeof(*p));
+	eg_plug_proxy_t *p;
 	int sv[2], rc;
 
 	*out = NULL;
-	if (!p)
+	if (eg__renew(out, pl, w, flags, &rc, err, errlen))
+		return rc;
+	if (!(p = calloc(1, sizeof(*p))))
 		return EG_ENOMEM;
+	p->pl = pl;
+	p->flags = flags;
+	p->seed = w->seed;
 	p->name = pl->p->name ? pl->p->name : pl->path;
 	p->timeout = eg_plug_timeout();
 	p->T = eg_workload_tokens(w, 0);
@@ -495,6 +558,17 @@ void eg_plug_proxy_destroy(eg_plug_proxy_t *p)
 {
 	if (!p)
 		return;
+	if (eg__keep && !p->dead && p->pid > 0 && !eg__kept &&
+	    eg__call(p, 'x', "destroy") == EG_OK) {
+		eg__echo(p);
+		eg__kept = p; /* its instance is gone, its process stays */
+		return;
+	}
+	eg__end(p);
+}
+
+static void eg__end(eg_plug_proxy_t *p)
+{
 	if (!p->dead && p->pid > 0) {
 		/* a clean exit, or the deadline */
 		if (send(p->fd, "q", 1, MSG_NOSIGNAL) != 1 ||

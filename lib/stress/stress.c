@@ -83,6 +83,11 @@ static char *eg__details(const eg_stress_opts_t *o, const eg_stress_case_t *c)
 			c->n_fails - EG__UNIT_FAILS);
 	if (c->watched)
 		fprintf(f, "resources: %s\n", c->watch);
+	fprintf(f, "trend: %s\n", c->trend.say);
+	if (c->cyc.first[0] || c->cyc.watched)
+		fprintf(f, "instances: %u; %s%s%s\n", c->cyc.instances,
+			c->cyc.first, c->cyc.first[0] ? "; " : "",
+			c->cyc.watched ? c->cyc.watch : "");
 	eg_stress_repro_say(f, "", o, c);
 	fclose(f);
 	return buf;
@@ -104,12 +109,16 @@ static void eg__report(eg__st_t *s, const eg_stress_case_t *c)
 		 (unsigned long long)c->calls, (unsigned long long)c->failures);
 	snprintf(msg, sizeof(msg),
 		 "%llu of %llu checked calls failed (rate %.3g%%, 95%% "
-		 "[%.3g%%, %.3g%%])%s%s%s",
+		 "[%.3g%%, %.3g%%])%s%s%s%s%s",
 		 (unsigned long long)c->failures,
 		 (unsigned long long)c->checked, 100 * c->rate, 100 * c->lo,
 		 100 * c->hi, c->grew ? "; resources grew" : "",
 		 c->promised && c->same_differ ? "; nondeterministic" : "",
-		 eg_stress_runs_failed(c) ? "; other bytes run to run" : "");
+		 eg_stress_runs_failed(c) ? "; other bytes run to run" : "",
+		 c->cyc.grew || c->cyc.failures || c->cyc.ended
+		     ? "; instance cycling failed"
+		     : "",
+		 c->trend.grew ? "; call time grows" : "");
 	eg_tap_point(s->tap, st == EG_STATUS_ERROR ? EG_STATUS_FAIL : st, desc,
 		     c->skipped ? c->skip_why : NULL, c->skipped ? NULL : diag);
 	eg_junit_case(s->junit, "epgate.stress", c->w->name, c->seconds, st,

@@ -42,7 +42,51 @@ typedef struct eg_stress_opts {
 	const char *json;	    /* NULL: RUN/stress.json */
 	const char *hashes;	    /* each case's call-0 hash written here */
 	const char *compare_hashes; /* ... and compared with this file's */
+	/* with for_s: calls of the case's instance at least, checked on
+	 * the path a library takes after many calls (2048) */
+	unsigned long_calls;
+	/* instance cycling (stress_cycle.c): instances created one after
+	 * another, each making instance_calls checked calls (0: none) */
+	unsigned instances, instance_calls;
 } eg_stress_opts_t;
+
+/* The trend of call time over call index (lib/stress/stress_trend.c):
+ * each cycle of rounds one point (its calls' middle index, its fastest
+ * call), pairs merged when the points are full. */
+#define EG_STRESS_TREND_POINTS	   256
+#define EG_STRESS_TREND_MIN_POINTS 8
+/* the growth over the case's calls past which the interval must lie */
+#define EG_STRESS_TREND_FAIL 1.0
+typedef struct eg_stress_trend {
+	double x[EG_STRESS_TREND_POINTS], y[EG_STRESS_TREND_POINTS];
+	uint32_t n, per;	     /* points; cycles per point */
+	uint32_t pend;		     /* cycles in the point being made */
+	double px, py;		     /* its call indices' sum, fastest call */
+	uint64_t pcalls;	     /* its calls */
+	double bx, bmin;	     /* the cycle being made: the same */
+	uint64_t bcalls;	     /* its calls */
+	uint64_t calls, first, last; /* calls timed, their indices */
+	int judged, grew;
+	double growth, lo, hi; /* over the calls, relative: 1 = +100% */
+	double early_s;	       /* the first quarter's time a call */
+	char say[320];
+} eg_stress_trend_t;
+
+/* A call's seconds; the end of a cycle of rounds; the verdict. */
+void eg_stress_trend_call(eg_stress_trend_t *t, uint64_t call, double s);
+void eg_stress_trend_cycle(eg_stress_trend_t *t);
+void eg_stress_trend_judge(eg_stress_trend_t *t);
+
+/* Instance cycling's counts and verdict (stress_cycle.c). */
+typedef struct eg_stress_cycle {
+	uint32_t instances; /* created, called and destroyed */
+	uint64_t calls, failures;
+	int ended;	 /* an error (or a create that failed) stopped it */
+	char first[600]; /* the first failure: instance, call, what */
+	int watched, grew;
+	eg_watch_sample_t w0, w1; /* after the first instance, the last */
+	char watch[400];
+} eg_stress_cycle_t;
 
 /* A replay command run before it is printed. Zero: not run, or it could
  * not run. */
@@ -119,6 +163,9 @@ typedef struct eg_stress_case {
 	uint64_t against_hash;
 	char against_where[300];
 	double seconds;
+	uint64_t long_calls; /* calls of the first instance */
+	eg_stress_trend_t trend;
+	eg_stress_cycle_t cyc;
 } eg_stress_case_t;
 
 #define EG_STRESS_FAILS_MAX 1000000u
@@ -129,6 +176,11 @@ typedef struct eg_stress_case {
 int eg_stress_case_run(const eg_stress_opts_t *o, const eg_engine_ops_t *ops,
 		       double budget_s, eg_stress_case_t *c);
 void eg_stress_case_fini(eg_stress_case_t *c);
+
+/* After the rounds, the case's instances one after another in one
+ * process (o->instances), their resources judged per instance: c->cyc. */
+void eg_stress_cycle_run(const eg_stress_opts_t *o, const eg_engine_ops_t *ops,
+			 eg_stress_case_t *c);
 
 /* The case failed: a failure, a broken promise of determinism, resources
  * beyond their bound, or an error. */

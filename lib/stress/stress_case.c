@@ -23,6 +23,7 @@ typedef struct eg__sc {
 	uint8_t *ref; /* identical inputs: the round's first outputs */
 	size_t ref_n, ref_cap;
 	int have_ref;
+	double dt; /* the last call's seconds (the trend) */
 } eg__sc_t;
 
 static uint64_t eg__mix(uint64_t x)
@@ -47,7 +48,8 @@ static int eg__more(const eg__sc_t *s, unsigned n)
 		return 0;
 	if (s->o->calls)
 		return c->calls + n <= s->o->calls;
-	return eg_now() < s->t_end || c->checked < s->o->min_calls;
+	return eg_now() < s->t_end || c->checked < s->o->min_calls ||
+	       c->long_calls < s->o->long_calls;
 }
 
 /* ---- one checked call ---------------------------------------------------- */
@@ -100,6 +102,8 @@ static void eg__after(eg__sc_t *s, int i, uint32_t iter, int mode,
 	uint64_t call = c->calls;
 	int replay = -1;
 
+	eg_stress_trend_call(&c->trend, call, s->dt);
+	c->long_calls += i == 0;
 	if (call == 0 && i == 0 && rc == EG_OK)
 		eg_stress_runs_note(c, s->st[0]); /* run to run */
 	c->calls++;
@@ -165,8 +169,10 @@ static void eg__round_redraw(eg__sc_t *s)
 	for (unsigned j = 0; j < s->o->round && eg__more(s, 1); j++) {
 		uint32_t it = s->next++;
 		eg_rank_verdict_t v;
+		double t0 = eg_now();
 		int rc = eg__verify(s, 0, it, &v);
 
+		s->dt = eg_now() - t0;
 		eg__after(s, 0, it, EG_STRESS_REDRAW, &v, rc);
 	}
 }
@@ -178,8 +184,10 @@ static void eg__round_same(eg__sc_t *s)
 	s->have_ref = 0;
 	for (unsigned j = 0; j < s->o->round && eg__more(s, 1); j++) {
 		eg_rank_verdict_t v;
+		double t0 = eg_now();
 		int rc = eg__verify(s, 0, it, &v);
 
+		s->dt = eg_now() - t0;
 		if (rc == EG_OK || rc == EG_EMISMATCH)
 			eg__compare(s, j == 0, it);
 		eg__after(s, 0, it, EG_STRESS_SAME, &v, rc);
@@ -192,12 +200,15 @@ static int eg__unchecked(eg__sc_t *s)
 	eg_stress_case_t *c = s->c;
 	uint32_t it = s->next++;
 	eg_bench_times_t t;
+	double t0 = eg_now();
 	int rc = eg_step_reseed(s->st[0], eg_stress_seed(c->w, it));
 
 	eg_stress_watchdog_arm("an unchecked call", c->w->name, c->calls, it);
 	if (rc == EG_OK && (rc = eg_step_generate(s->st[0], it)) == EG_OK)
 		rc = eg_step_run(s->st[0], &t);
 	eg_stress_watchdog_disarm();
+	eg_stress_trend_call(&c->trend, c->calls, eg_now() - t0);
+	c->long_calls++;
 	c->calls++;
 	if (rc < 0)
 		eg_stress_end_unchecked(c, s->ops, s->st[0], rc, it);
@@ -215,8 +226,10 @@ static void eg__round_burst(eg__sc_t *s)
 	if (eg__more(s, 1)) {
 		uint32_t it = s->next++;
 		eg_rank_verdict_t v;
+		double t0 = eg_now();
 		int rc = eg__verify(s, 0, it, &v);
 
+		s->dt = eg_now() - t0;
 		eg__after(s, 0, it, EG_STRESS_BURST, &v, rc);
 	}
 }
@@ -232,6 +245,7 @@ static void eg__round_overlap(eg__sc_t *s)
 	for (unsigned j = 0; j + 1 < s->o->round && eg__more(s, 2); j += 2) {
 		eg_rank_verdict_t v[2];
 		int rc[2];
+		double t0 = eg_now();
 
 		for (int i = 0; i < 2; i++) {
 			eg_rank_verdict_init(&v[i]);
@@ -250,6 +264,7 @@ static void eg__round_overlap(eg__sc_t *s)
 				rc[i] = eg_step_verify_combine(s->st[i], &v[i]);
 		}
 		eg_stress_watchdog_disarm();
+		s->dt = (eg_now() - t0) / 2; /* each call of the pair */
 		for (int i = 0; i < 2 && !s->c->ended; i++)
 			eg__after(s, i, it[i], EG_STRESS_OVERLAP, &v[i], rc[i]);
 	}
@@ -281,6 +296,7 @@ static void eg__cycles(eg__sc_t *s)
 	for (unsigned cyc = 0; eg__more(s, 1); cyc++) {
 		for (int m = 0; m < EG_STRESS_MODES && eg__more(s, 1); m++)
 			eg__round(s, m);
+		eg_stress_trend_cycle(&c->trend);
 		if (cyc == 0 && !c->ended && eg__more(s, 1) && eg_watch_on() &&
 		    eg_watch_sample(&c->w0) == EG_OK)
 			c->watched = 1, calls0 = c->calls;
@@ -292,6 +308,7 @@ static void eg__cycles(eg__sc_t *s)
 	} else {
 		c->watched = 0;
 	}
+	eg_stress_trend_judge(&c->trend);
 }
 
 int eg_stress_case_run(const eg_stress_opts_t *o, const eg_engine_ops_t *ops,
@@ -312,6 +329,7 @@ int eg_stress_case_run(const eg_stress_opts_t *o, const eg_engine_ops_t *ops,
 	eg_step_close(s.st[0]);
 	free(s.ref);
 	eg_stress_runs_history_free(history);
+	eg_stress_cycle_run(o, ops, c);
 	eg_stress_repro_check(o, c); /* the instances are gone: fresh runs */
 	eg_stress_runs_check(o, c);
 	eg_stress_interval(c->failures, c->checked, &c->lo, &c->hi);

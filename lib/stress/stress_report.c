@@ -154,6 +154,52 @@ static json_t *eg__watch_json(const eg_stress_case_t *c)
 	return o;
 }
 
+static json_t *eg__trend_json(const eg_stress_case_t *c)
+{
+	const eg_stress_trend_t *t = &c->trend;
+
+	if (!t->judged)
+		return json_pack("{sb ss}", "judged", 0, "verdict", t->say);
+	return json_pack("{sb sb sI sI sf sf sf sf si ss}", "judged", 1, "grew",
+			 t->grew, "calls", (json_int_t)(t->last - t->first + 1),
+			 "points", (json_int_t)t->n, "growth", t->growth,
+			 "growth_lo", t->lo, "growth_hi", t->hi, "early_us",
+			 1e6 * t->early_s, "cycles_per_point", (int)t->per,
+			 "verdict", t->say);
+}
+
+/* Instance cycling: the instances, their calls, what they left. */
+static void eg__cycle_say(const eg_stress_opts_t *o, const eg_stress_case_t *c,
+			  char *buf, size_t len)
+{
+	const eg_stress_cycle_t *y = &c->cyc;
+
+	snprintf(buf, len,
+		 "%u of %u created, called (%u checked calls each) and "
+		 "destroyed in one process, %llu of %llu calls failed%s%s; "
+		 "resources from the first's end to the last's: %s",
+		 y->instances, o->instances, o->instance_calls,
+		 (unsigned long long)y->failures, (unsigned long long)y->calls,
+		 y->first[0] ? ": first " : "", y->first,
+		 y->watched ? y->watch
+			    : "not watched (fewer than 2 instances, an "
+			      "error, or EPGATE_WATCH=0)");
+}
+
+static json_t *eg__cycle_json(const eg_stress_opts_t *o,
+			      const eg_stress_case_t *c)
+{
+	const eg_stress_cycle_t *y = &c->cyc;
+	char say[1600];
+
+	eg__cycle_say(o, c, say, sizeof(say));
+	return json_pack(
+	    "{si si sI sI sb sb sb ss}", "instances", (int)y->instances,
+	    "calls_each", (int)o->instance_calls, "calls", (json_int_t)y->calls,
+	    "failures", (json_int_t)y->failures, "ended", y->ended, "watched",
+	    y->watched, "grew", y->grew, "verdict", say);
+}
+
 static json_t *eg__modes_json(const eg_stress_case_t *c)
 {
 	json_t *o = json_object();
@@ -238,6 +284,12 @@ json_t *eg_stress_case_json(const eg_stress_opts_t *o,
 	json_object_set_new(j, "nondeterminism", eg__nondet_json(c));
 	json_object_set_new(j, "run_to_run", eg_stress_runs_json(c));
 	json_object_set_new(j, "resources", eg__watch_json(c));
+	json_object_set_new(j, "instance_calls",
+			    json_integer((json_int_t)c->long_calls));
+	json_object_set_new(j, "trend", eg__trend_json(c));
+	if (o->instances)
+		json_object_set_new(j, "instance_cycling",
+				    eg__cycle_json(o, c));
 	if (c->ended)
 		json_object_set_new(j, "error", json_string(c->end));
 	for (size_t i = 0; i < c->n_fails && i < max_fails; i++)
@@ -282,6 +334,14 @@ void eg_stress_case_say(FILE *f, const eg_stress_opts_t *o,
 		c->watched ? c->watch
 			   : "not watched (fewer calls than one "
 			     "cycle)");
+	fprintf(f, "    one instance: %llu calls; trend: %s\n",
+		(unsigned long long)c->long_calls, c->trend.say);
+	if (o->instances) {
+		char say[1600];
+
+		eg__cycle_say(o, c, say, sizeof(say));
+		fprintf(f, "    instances: %s\n", say);
+	}
 	if (c->ended)
 		fprintf(f, "    ended: %s\n", c->end);
 	if (!c->n_fails)

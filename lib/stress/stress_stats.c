@@ -45,9 +45,10 @@ void eg_stress_interval(uint64_t x, uint64_t n, double *lo, double *hi)
 
 int eg_stress_case_failed(const eg_stress_case_t *c)
 {
-	return !c->skipped &&
-	       (c->failures || c->ended || c->grew ||
-		(c->promised && c->same_differ) || eg_stress_runs_failed(c));
+	return !c->skipped && (c->failures || c->ended || c->grew ||
+			       (c->promised && c->same_differ) ||
+			       eg_stress_runs_failed(c) || c->cyc.failures ||
+			       c->cyc.ended || c->cyc.grew || c->trend.grew);
 }
 
 /* "epgate stress --engine=E [--overlap] --calls=N KEYS", keys from w

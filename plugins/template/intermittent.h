@@ -24,13 +24,24 @@
  *          "warmed-up" path that gets one row wrong on every call: a
  *          fault of the call count (state), not of the inputs, that a
  *          replay on the same instance sees again and one call on a
- *          fresh instance never does.
+ *          fresh instance never does;
+ * TUNED_PATH_LATE the same from call 1536 on: past the calls that
+ *          stress's old floor made (300 checked, about 435 calls), within
+ *          its long-instance floor (--long, 2048 calls);
+ * SLOW_GROWTH each combine call n of an instance spins n microseconds
+ *          longer (by the clock: load cannot shorten it): a registry
+ *          that is never pruned, right bytes, growing call time;
+ * LEAK_PER_INSTANCE destroy forgets 1 MiB (written, so resident) and one
+ *          descriptor: right bytes, flat over one instance's calls, a
+ *          leak of every instance a framework re-creates.
  *
  * Without a flag the hook is empty. Built with -D_DEFAULT_SOURCE (the
  * arena's mmap flags) and -pthread (Makefile.am). */
 #if defined(EG_FAULT_FLAKY) || defined(EG_FAULT_OVERLAP) ||                    \
     defined(EG_FAULT_RACE) || defined(EG_FAULT_NONDET) ||                      \
-    defined(EG_FAULT_LEAK) || defined(EG_FAULT_WARM_PATH)
+    defined(EG_FAULT_LEAK) || defined(EG_FAULT_WARM_PATH) ||                   \
+    defined(EG_FAULT_TUNED_PATH_LATE) || defined(EG_FAULT_SLOW_GROWTH) ||      \
+    defined(EG_FAULT_LEAK_PER_INSTANCE)
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -58,19 +69,46 @@ __attribute__((unused)) static uint8_t *tpl_i_y(const tpl_t *t, uint32_t d)
 	return tpl_i_blob(t, d) + tpl_i_lists(t);
 }
 
-/* This instance's combine calls so far (one instance per process). */
+/* This instance's combine calls so far (one instance at a time per
+ * process; instances one after another in one process start again at 0:
+ * destroy forgets the owner, as a new one may get the same address). */
+static const tpl_t *tpl_i_owner;
+static uint64_t tpl_i_n;
+
 __attribute__((unused)) static uint64_t tpl_i_calls(const tpl_t *t)
 {
-	static const tpl_t *owner;
-	static uint64_t n;
-
-	if (owner != t)
-		owner = t, n = 0;
-	return n++;
+	if (tpl_i_owner != t)
+		tpl_i_owner = t, tpl_i_n = 0;
+	return tpl_i_n++;
 }
+
+#if defined(EG_FAULT_LEAK_PER_INSTANCE)
+static void *tpl_i_kept; /* a chain: reachable, so never optimized out */
+
+/* What create would have mapped and destroy forgets: 1 MiB, written so
+ * that it is resident, and a descriptor. */
+static void tpl_i_forget(void)
+{
+	void **p = malloc(1u << 20);
+	int fd = open("/dev/null", O_RDONLY);
+
+	(void)fd;
+	if (!p)
+		return;
+	memset(p, 0x5a, 1u << 20);
+	*p = tpl_i_kept;
+	tpl_i_kept = p;
+}
+#define TPL_DESTROY(t) (tpl_i_owner = NULL, tpl_i_forget())
+#else
+#define TPL_DESTROY(t) (tpl_i_owner = NULL)
+#endif
+#else
+#define TPL_DESTROY(t) ((void)0)
 #endif
 
-#if defined(EG_FAULT_FLAKY) || defined(EG_FAULT_WARM_PATH)
+#if defined(EG_FAULT_FLAKY) || defined(EG_FAULT_WARM_PATH) ||                  \
+    defined(EG_FAULT_TUNED_PATH_LATE)
 /* An exponent bit of the first output element of a row summed here:
  * wrong in every compare mode, whatever the value. */
 static void tpl_i_flip_one(tpl_t *t)
@@ -277,6 +315,36 @@ static void tpl_i_warm_path(tpl_t *t)
 #define TPL_INTERMITTENT(t, in)                                                \
 	if (TPL_I_LAST(t))                                                     \
 		tpl_i_warm_path(t);
+#elif defined(EG_FAULT_TUNED_PATH_LATE)
+/* WARM_PATH's bug on a path taken later than a short run reaches. */
+#define TPL_I_TUNED_CALLS 1536
+static void tpl_i_tuned_late(tpl_t *t)
+{
+	if (tpl_i_calls(t) >= TPL_I_TUNED_CALLS)
+		tpl_i_flip_one(t);
+}
+#define TPL_INTERMITTENT(t, in)                                                \
+	if (TPL_I_LAST(t))                                                     \
+		tpl_i_tuned_late(t);
+#elif defined(EG_FAULT_SLOW_GROWTH)
+#include <time.h>
+/* Call n spins n microseconds on the monotonic clock: a lookup in a
+ * registry that gains an entry per call and is never pruned. */
+static void tpl_i_slow(tpl_t *t)
+{
+	uint64_t n = tpl_i_calls(t);
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u +
+		   (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec <
+	       n * 1000u);
+}
+#define TPL_INTERMITTENT(t, in)                                                \
+	if (TPL_I_LAST(t))                                                     \
+		tpl_i_slow(t);
 #else
 #define TPL_INTERMITTENT(t, in)
 #endif

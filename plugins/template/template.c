@@ -113,6 +113,7 @@ static void destroy(void *inst)
 {
 	tpl_t *t = inst;
 
+	TPL_DESTROY(t);
 	free(t->blob), free(t->all), free(t->count), free(t->ecount);
 	free(t->src), free(t->tok), free(t->idx), free(t->x), free(t->scales);
 	free(t->w);
