@@ -69,7 +69,8 @@ typedef struct eg_stress_trend {
 	int judged, grew;
 	double growth, lo, hi; /* over the calls, relative: 1 = +100% */
 	double early_s;	       /* the first quarter's time a call */
-	char say[320];
+	double half[2];	       /* each half's slope, its interval's low end */
+	char say[480];
 } eg_stress_trend_t;
 
 /* A call's seconds; the end of a cycle of rounds; the verdict. */
