@@ -352,7 +352,9 @@ static void eg__child(eg_plug_proxy_t *p, const eg_plug_t *pl,
 
 	eg__reply(fd, rc);
 	while (rc == EG_OK && recv(fd, &c, 1, 0) == 1 && c != 'q') {
-		if (c == 'x' || c == 'n') { /* kept process: eg__renew */
+		/* a kept process (eg_engine_keep_process): 'x' destroys the
+		 * instance and stays, 'n' creates the next one here */
+		if (c == 'x' || c == 'n') {
 			eg_plug_run_destroy(run);
 			run = NULL;
 			eg__reply(fd, c == 'x' ? EG_OK

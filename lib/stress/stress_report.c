@@ -284,7 +284,7 @@ json_t *eg_stress_case_json(const eg_stress_opts_t *o,
 	json_object_set_new(j, "nondeterminism", eg__nondet_json(c));
 	json_object_set_new(j, "run_to_run", eg_stress_runs_json(c));
 	json_object_set_new(j, "resources", eg__watch_json(c));
-	json_object_set_new(j, "instance_calls",
+	json_object_set_new(j, "one_instance_calls",
 			    json_integer((json_int_t)c->long_calls));
 	json_object_set_new(j, "trend", eg__trend_json(c));
 	if (o->instances)

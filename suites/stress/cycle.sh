@@ -42,7 +42,7 @@ line() { grep -m1 "^    $1:" "$EG_TMP/s.out"; }
 # 64 instances after), flat, nothing left behind
 stress "plugin:$tpl" --for 0.1s $shape
 rc=$?
-if [ "$rc" -eq 0 ] && grep -q '"instance_calls": 2048' "$EG_TMP/s.json" &&
+if [ "$rc" -eq 0 ] && grep -q '"one_instance_calls": 2048' "$EG_TMP/s.json" &&
 	line "one instance" | grep -q 'trend: flat within bound' &&
 	line instances | grep -q '64 of 64 created.*0 of 128 calls failed.*descriptors +0 (bound 4)'; then
 	eg_ok "template: $(line "one instance" | sed 's/^ *//')"
