@@ -63,6 +63,17 @@ static void cu_destroy(void *inst)
 
 	if (c->t)
 		destroy(c->t);
+#ifdef EG_FAULT_LEAK_PER_INSTANCE
+	/* the planted leak on the device too: 4 MiB destroy forgets (a
+	 * workspace, an IPC buffer), besides the template's 1 MiB and
+	 * descriptor (intermittent.h) */
+	{
+		void *d = NULL;
+
+		if (cudaMalloc(&d, 4u << 20) == cudaSuccess)
+			cudaMemset(d, 0, 4u << 20);
+	}
+#endif
 	for (int i = 0; i < 7; i++)
 		cudaFree(c->dev[i]);
 	free(c->hx), free(c->hy), free(c->hout), free(c->hsc), free(c->hw);
