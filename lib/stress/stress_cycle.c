@@ -65,7 +65,9 @@ void eg_stress_cycle_run(const eg_stress_opts_t *o, const eg_engine_ops_t *ops,
 	eg_stress_cycle_t *y = &c->cyc;
 	int watch = eg_watch_on() && o->instances >= 2;
 
-	if (!o->instances || c->skipped || c->ended)
+	/* a replay or run-to-run check's own run reads only the rounds'
+	 * failures and hashes: no instances there */
+	if (!o->instances || c->skipped || c->ended || eg_stress_is_check())
 		return;
 	eg_engine_keep_process(1);
 	for (uint32_t i = 0; i < o->instances; i++) {
