@@ -287,7 +287,7 @@ json_t *eg_stress_case_json(const eg_stress_opts_t *o,
 	json_object_set_new(j, "one_instance_calls",
 			    json_integer((json_int_t)c->long_calls));
 	json_object_set_new(j, "trend", eg__trend_json(c));
-	if (o->instances)
+	if (o && o->instances)
 		json_object_set_new(j, "instance_cycling",
 				    eg__cycle_json(o, c));
 	if (c->ended)
@@ -336,7 +336,7 @@ void eg_stress_case_say(FILE *f, const eg_stress_opts_t *o,
 			     "cycle)");
 	fprintf(f, "    one instance: %llu calls; trend: %s\n",
 		(unsigned long long)c->long_calls, c->trend.say);
-	if (o->instances) {
+	if (o && o->instances) {
 		char say[1600];
 
 		eg__cycle_say(o, c, say, sizeof(say));
