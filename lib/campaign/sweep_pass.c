@@ -393,15 +393,15 @@ static int eg__job(eg__run_t *r, uint32_t W, uint32_t N, const char *plan,
 {
 	const char *args[] = {"bench-rank", "--profile", r->path,
 			      "--spool",    r->spool,	 NULL};
-	eg_job_env_t *env = calloc(r->p->n_env + 2, sizeof(*env));
-	char env_t[32], log[4200], err[256];
+	eg_job_env_t *env = calloc(r->p->n_env + 3, sizeof(*env));
+	char env_t[32], env_p[16], log[4200], err[256];
 	/* the job's deadline backs up the per-step ones */
 	eg_job_t j = {.ranks = W,
 		      .ranks_per_node = W / N,
 		      .timeout_s = 120 + 4 * r->p->timeout_s + 60.0 * points,
 		      .args = args,
 		      .env = env,
-		      .n_env = r->p->n_env + 2,
+		      .n_env = r->p->n_env + 3,
 		      .log = log,
 		      .on_line = eg__on_line,
 		      .arg = r};
@@ -412,8 +412,11 @@ static int eg__job(eg__run_t *r, uint32_t W, uint32_t N, const char *plan,
 	snprintf(env_t, sizeof(env_t), "%.0f", r->p->timeout_s);
 	env[0] = (eg_job_env_t){"EPGATE_TIMEOUT", env_t, 0};
 	env[1] = (eg_job_env_t){"EPGATE_BENCH_PLAN", plan, 0};
+	/* the launch's pass: the sim backend's seeded draws (backend_null.c) */
+	snprintf(env_p, sizeof(env_p), "%u", r->pass);
+	env[2] = (eg_job_env_t){"EPGATE_BENCH_PASS", env_p, 0};
 	for (size_t i = 0; i < r->p->n_env; i++)
-		env[i + 2] =
+		env[i + 3] =
 		    (eg_job_env_t){r->p->env_keys[i], r->p->env_vals[i], 1};
 	snprintf(r->spool, sizeof(r->spool), "%s/bench-p%u.w%u.n%u.spool",
 		 r->run_dir, r->pass, W, N);
