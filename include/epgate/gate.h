@@ -87,6 +87,18 @@ typedef enum eg_aggregate {
 	EG_AGG_MEDIAN,
 } eg_aggregate_t;
 
+/* regression, effect: how min_effect is judged.  interval: a fail needs
+ * the whole interval beyond it (worse by more than min_effect, with
+ * confidence); estimate: worse than no change with confidence (the
+ * correction over the points applies to that) and the estimated change
+ * beyond min_effect -- more power for the same false alarms where the
+ * noise is wide against min_effect (an A/B job's points,
+ * docs/gates.md, "A/B power"). */
+typedef enum eg_effect {
+	EG_EFFECT_INTERVAL = 0,
+	EG_EFFECT_ESTIMATE,
+} eg_effect_t;
+
 /* filter: key (an axis, or "suite") -> accepted values (a JSON array of
  * numbers and strings). */
 typedef struct eg_gate_filter {
@@ -141,6 +153,7 @@ typedef struct eg_gate {
 	char *fallback;
 	int fallback_line;
 	eg_aggregate_t aggregate; /* regression */
+	eg_effect_t effect;	  /* appended: regression */
 } eg_gate_t;
 
 typedef struct eg_gate_file {
@@ -242,6 +255,9 @@ typedef struct eg_regress_opts {
 	/* appended: launch i of base ran beside launch i of cur (an A/B
 	 * job): resample them together / test their ratios */
 	int paired;
+	/* appended: eg_effect_t; estimate: p_worse is that of "worse than
+	 * no change", a fail needs it and the change beyond min_effect */
+	int effect;
 } eg_regress_opts_t;
 
 typedef struct eg_regress_out {

@@ -192,6 +192,7 @@ static const struct eg__key {
     {"versus", EG__R(EG_RULE_REGRESSION)},
     {"aggregate", EG__R(EG_RULE_REGRESSION)},
     {"fallback", EG__ALL},
+    {"effect", EG__R(EG_RULE_REGRESSION)},
     {NULL, 0},
 };
 
@@ -205,6 +206,7 @@ static const char *const eg__betters[] = {"lower", "higher", NULL};
 static const char *const eg__scales[] = {"linear", "log2", NULL};
 static const char *const eg__corrections[] = {"holm", "bh", "none", NULL};
 static const char *const eg__aggregates[] = {"none", "geomean", "median", NULL};
+static const char *const eg__effects[] = {"interval", "estimate", NULL};
 
 /* Settings shared by the defaults block and the gates. */
 static int eg__stat_key(eg_yaml_t *y, const char *k, const yaml_node_t *v,
@@ -379,6 +381,7 @@ static const eg__gate_field_t eg__gate_fields[] = {
     EG__KEYL("versus", EG__K_PAIR, versus, versus_line),
     EG__KEYW("aggregate", aggregate, eg__aggregates, eg__same),
     EG__KEYL("fallback", EG__K_STR, fallback, fallback_line),
+    EG__KEYW("effect", effect, eg__effects, eg__same),
 };
 
 /* the WORD kinds write an int into an enum field */
@@ -386,7 +389,8 @@ _Static_assert(sizeof(eg_scale_t) == sizeof(int) &&
 		   sizeof(eg_trend_dir_t) == sizeof(int) &&
 		   sizeof(eg_regress_stat_t) == sizeof(int) &&
 		   sizeof(eg_better_t) == sizeof(int) &&
-		   sizeof(eg_aggregate_t) == sizeof(int),
+		   sizeof(eg_aggregate_t) == sizeof(int) &&
+		   sizeof(eg_effect_t) == sizeof(int),
 	       "gate enums are ints");
 
 static int eg__gate_field(eg_yaml_t *y, const eg__gate_field_t *f,
@@ -564,6 +568,13 @@ static int eg__gate_complete(eg_yaml_t *y, const yaml_node_t *n, eg_gate_t *g,
 			return eg_yaml_err(y, n,
 					   "gate \"%s\": versus names the "
 					   "arms; no arms: or ratio: with it",
+					   g->name);
+		/* a history's prediction interval has no such test */
+		if (g->effect == EG_EFFECT_ESTIMATE && !g->versus[0])
+			return eg_yaml_err(y, n,
+					   "gate \"%s\": effect: estimate "
+					   "judges an A/B pair; give "
+					   "versus: [B, A]",
 					   g->name);
 		break;
 	case EG_RULE_EVIDENCE:

@@ -292,6 +292,44 @@ void eg__regress_init(eg_regress_out_t *out, size_t nb, size_t nc)
 	out->mde = out->spread = NAN;
 }
 
+/* effect: estimate (eg_effect_t): p_worse is that of "worse than no
+ * change" (the method again at min_effect 0); fail when that holds at
+ * alpha and the estimated change is beyond min_effect, pass as
+ * interval does (not worse by min_effect, with confidence). */
+static int eg__estimate(const eg_metric_t *base, const eg_metric_t *cur,
+			const eg_regress_opts_t *o, eg_regress_out_t *out)
+{
+	eg_regress_opts_t z = *o;
+	eg_regress_out_t o0 = *out;
+	int lower = o->better == EG_BETTER_LOWER, mwu, worse;
+	double bad = lower ? out->change : -out->change;
+	int rc;
+
+	z.min_effect = 0;
+	mwu = o->statistic == EG_REGRESS_MWU;
+	rc = mwu ? eg__mwu(base, cur, &z, &o0) : eg__boot(base, cur, &z, &o0);
+	if (rc < 0)
+		return rc;
+	out->p_worse = o0.p_worse;
+	worse =
+	    mwu ? out->p_worse < o->alpha : (lower ? out->lo > 0 : out->hi < 0);
+	if (worse && bad > o->min_effect) {
+		out->verdict = EG_VERDICT_FAIL;
+		out->why[0] = 0;
+	} else if (out->verdict == EG_VERDICT_FAIL) {
+		out->verdict = EG_VERDICT_INCONCLUSIVE;
+	}
+	if (out->verdict == EG_VERDICT_INCONCLUSIVE)
+		snprintf(out->why, sizeof(out->why),
+			 "%s no change (p_worse %.3g) and %+.2f%% against the "
+			 "threshold %+.2f%%, interval [%+.2f%%, %+.2f%%]",
+			 worse ? "worse than" : "not worse than", out->p_worse,
+			 100 * out->change,
+			 100 * (lower ? o->min_effect : -o->min_effect),
+			 100 * out->lo, 100 * out->hi);
+	return 0;
+}
+
 int eg_regress_compare(const eg_metric_t *base, const eg_metric_t *cur,
 		       const eg_regress_opts_t *o, eg_regress_out_t *out)
 {
@@ -342,5 +380,8 @@ int eg_regress_compare(const eg_metric_t *base, const eg_metric_t *cur,
 		else
 			out->why[0] = 0;
 	}
+	if (o->effect == EG_EFFECT_ESTIMATE && base->n_samples &&
+	    cur->n_samples)
+		return eg__estimate(base, cur, o, out);
 	return 0;
 }

@@ -292,6 +292,29 @@ static const char *eg__iv(const eg_regress_out_t *o, char *buf, size_t len)
 	return buf;
 }
 
+/* The summary's words on the first failing point. */
+static void eg__first_fail(char *buf, size_t len, const eg_gate_t *g,
+			   const eg_regress_opts_t *o, const eg__cmp_t *c,
+			   const char *dir)
+{
+	const eg_regress_out_t *out = &c->out;
+	char iv[96];
+
+	if (g->effect == EG_EFFECT_ESTIMATE)
+		snprintf(buf, len,
+			 "%+.1f%% at %s (%s %s is better), beyond %g%% and "
+			 "worse than no change: %s, p_worse %.3g (%s)",
+			 100 * out->change, c->e->at, g->metric, dir,
+			 100 * o->min_effect, eg__iv(out, iv, sizeof(iv)),
+			 out->p_worse, eg_correction_name(g->st.correction));
+	else
+		snprintf(buf, len,
+			 "%+.1f%% at %s (%s %s is better), %s beyond %g%% (%s)",
+			 100 * out->change, c->e->at, g->metric, dir,
+			 eg__iv(out, iv, sizeof(iv)), 100 * o->min_effect,
+			 eg_correction_name(g->st.correction));
+}
+
 /* The gate's verdict and summary from its comparisons, fails corrected
  * over the family; failing and inconclusive points to measure again. */
 static void eg__verdicts(const eg_gate_t *g, const eg_regress_opts_t *o,
@@ -299,7 +322,7 @@ static void eg__verdicts(const eg_gate_t *g, const eg_regress_opts_t *o,
 			 eg_gate_result_t *res)
 {
 	size_t nf = 0, ni = 0, worst = n;
-	char iv[96], first[sizeof(res->summary)] = "";
+	char first[sizeof(res->summary)] = "";
 	const char *dir = o->better == EG_BETTER_LOWER ? "lower" : "higher";
 
 	res->verdict = EG_VERDICT_PASS;
@@ -326,13 +349,7 @@ static void eg__verdicts(const eg_gate_t *g, const eg_regress_opts_t *o,
 				eg__gate_remeasure_add(res, c[i].bp[k]);
 		}
 		if (out->verdict == EG_VERDICT_FAIL && !nf++)
-			snprintf(first, sizeof(first),
-				 "%+.1f%% at %s (%s %s is better), %s beyond "
-				 "%g%% (%s)",
-				 100 * out->change, c[i].e->at, g->metric, dir,
-				 eg__iv(out, iv, sizeof(iv)),
-				 100 * o->min_effect,
-				 eg_correction_name(g->st.correction));
+			eg__first_fail(first, sizeof(first), g, o, &c[i], dir);
 		if (out->verdict == EG_VERDICT_INCONCLUSIVE && !nf && !ni++)
 			snprintf(first, sizeof(first), "inconclusive at %s: %s",
 				 c[i].e->at, out->why);
@@ -432,7 +449,8 @@ static int eg__opts(const eg_gate_file_t *gf, const eg_gate_t *g,
 				 .alpha = g->st.alpha,
 				 .min_effect = g->st.min_effect,
 				 .min_reps = g->st.min_reps,
-				 .resamples = g->st.resamples};
+				 .resamples = g->st.resamples,
+				 .effect = g->effect};
 	if (o->better == EG_BETTER_NONE && mi)
 		o->better = mi->better;
 	if (o->better == EG_BETTER_NONE)
@@ -448,6 +466,10 @@ static int eg__opts(const eg_gate_file_t *gf, const eg_gate_t *g,
 	    res->diag, "better",
 	    json_string(o->better == EG_BETTER_LOWER ? "lower" : "higher"));
 	json_object_set_new(res->diag, "min_effect", json_real(o->min_effect));
+	json_object_set_new(res->diag, "effect",
+			    json_string(g->effect == EG_EFFECT_ESTIMATE
+					    ? "estimate"
+					    : "interval"));
 	json_object_set_new(res->diag, "alpha", json_real(o->alpha));
 	json_object_set_new(res->diag, "min_reps",
 			    json_integer((json_int_t)o->min_reps));
@@ -658,6 +680,13 @@ int eg__rule_regression(const eg_gate_file_t *gf, const eg_gate_t *g,
 			p[i] = c[i].out.p_worse;
 		if ((rc = eg_stats_correct(p, n, o.alpha, g->st.correction,
 					   rej)) == 0) {
+			/* effect: estimate: the correction judged "worse
+			 * than no change"; a point fails when, besides,
+			 * its change is beyond min_effect */
+			for (size_t i = 0;
+			     g->effect == EG_EFFECT_ESTIMATE && i < n; i++)
+				rej[i] = rej[i] &&
+					 c[i].out.verdict == EG_VERDICT_FAIL;
 			eg__verdicts(g, &o, c, n, rej, cmps, res);
 			eg__gate_mde(g, &o, c, n, res);
 		}

@@ -411,6 +411,73 @@ START_TEST(versus_paired_launches)
 }
 END_TEST
 
+/* An A/B job of 8 points, 6 launches of 10 steps, each arm's launches
+ * with their own level (spread between, not shared: what a busy host
+ * does to one arm and not the other); b's level times k at the upper
+ * half of the points, times k_all at all of them. */
+static void ab_half_setup(double k, double k_all, double between,
+			  unsigned long seed)
+{
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	char ax[32], ida[16], idb[16];
+
+	gsl_rng_set(r, seed);
+	doc_new();
+	for (int i = 0; i < 8; i++) {
+		snprintf(ax, sizeof(ax), "{\"c\": %d}", i);
+		snprintf(ida, sizeof(ida), "a%d", i);
+		snprintf(idb, sizeof(idb), "b%d", i);
+		add_launches(ida, "a", ax, "step_us", 1000, between, 0.02, 6,
+			     10, r);
+		add_launches(idb, "b", ax, "step_us",
+			     1000 * k_all * (i >= 4 ? k : 1), between, 0.02, 6,
+			     10, r);
+	}
+	gsl_rng_free(r);
+	doc_load(&cur);
+}
+
+/* effect: estimate (bench ab's per-point default): B 10% slower at half
+ * of 8 points through a 5% launch spread per arm is caught 19 times in
+ * 20 or more, where effect: interval (the whole interval beyond 5%)
+ * misses it in more than 1 job in 4; A/A alarms at most once in 20;
+ * and a change that is certain but below min_effect does not fail. */
+START_TEST(versus_effect_estimate)
+{
+	int est = 0, iv = 0, aa = 0;
+	eg_gate_result_t res;
+
+	for (unsigned long seed = 1; seed <= 20; seed++) {
+		ab_half_setup(1.10, 1, 0.05, seed);
+		ck_assert_int_eq(
+		    run(AB(", effect: estimate, resamples: 500"), &res), 0);
+		est += res.verdict == EG_VERDICT_FAIL;
+		eg_gate_result_fini(&res);
+		ck_assert_int_eq(run(AB(", resamples: 500"), &res), 0);
+		iv += res.verdict == EG_VERDICT_FAIL;
+		eg_gate_result_fini(&res);
+		teardown();
+		ab_half_setup(1.0, 1, 0.05, 100 + seed);
+		ck_assert_int_eq(
+		    run(AB(", effect: estimate, resamples: 500"), &res), 0);
+		aa += res.verdict == EG_VERDICT_FAIL;
+		eg_gate_result_fini(&res);
+		teardown();
+	}
+	ck_assert_msg(est >= 19 && iv <= 15 && aa <= 1,
+		      "effect: estimate caught %d of 20, interval %d of 20, "
+		      "A/A false alarms %d of 20",
+		      est, iv, aa);
+	/* 3% everywhere, certain, below min_effect 5%: a pass (not worse by
+	 * 5%, with confidence); at min_effect 2% a failure */
+	ab_half_setup(1.0, 1.03, 0.002, 7);
+	expect(AB(", effect: estimate"), EG_VERDICT_PASS, "within 5%");
+	expect(AB(", effect: estimate, min_effect: 0.02"), EG_VERDICT_FAIL,
+	       "beyond 2% and worse than no change");
+	teardown();
+}
+END_TEST
+
 /* The Mann-Whitney detail has an interval (it printed +nan%) */
 START_TEST(mann_whitney_interval)
 {
@@ -661,6 +728,7 @@ static Suite *suite(void)
 	tcase_add_test(t, zero_edges_of_positive_values);
 	tcase_add_test(t, many_points_corrected);
 	tcase_add_test(t, versus_paired_launches);
+	tcase_add_test(t, versus_effect_estimate);
 	tcase_add_test(t, mann_whitney_interval);
 	tcase_add_test(t, history_campaigns);
 	tcase_add_test(t, regress_history_direct);
