@@ -34,6 +34,11 @@ static const char eg__ab_usage[] =
     "  --min-effect F     the smallest change that matters (0.05)\n"
     "  --alpha A          each one-sided question's level (0.05)\n"
     "  --correction C     holm, bh or none over the points (holm)\n"
+    "  --effect E         a point fails when B is worse than A with\n"
+    "                     confidence (corrected over the points) and\n"
+    "                     its change is beyond --min-effect (estimate,\n"
+    "                     the default), or only when the whole\n"
+    "                     interval is beyond it (interval)\n"
     "  --median-only      the median's gate alone (no gate per\n"
     "                     point; --per-point, the default, is\n"
     "                     still taken)\n"
@@ -52,10 +57,12 @@ int eg_cmd_bench_ab(int argc, char **argv)
 {
 	static const char *const stats[] = {"bootstrap", "mann-whitney", NULL};
 	static const char *const corr[] = {"holm", "bh", "none", NULL};
+	static const char *const effects[] = {"estimate", "interval", NULL};
 	eg_bench_run_opts_t run = {.report.keys = EG_REP_REPORTS};
 	int per_point = 0; /* the default; the old flag is still taken */
 	eg_bench_ab_opts_t ab = {.statistic = "bootstrap",
 				 .correction = "holm",
+				 .effect = "estimate",
 				 .alpha = 0.05,
 				 .min_effect = 0.05};
 	const eg_cli_opt_t own[] = {
@@ -69,6 +76,7 @@ int eg_cmd_bench_ab(int argc, char **argv)
 	    {"min-effect", .real = &ab.min_effect, .lo = 0, .hi = 0.99},
 	    {"alpha", .real = &ab.alpha, .lo = 0, .hi = 0.49},
 	    {"correction", .str = &ab.correction, .choices = corr},
+	    {"effect", .str = &ab.effect, .choices = effects},
 	    {"per-point", .flag = &per_point},
 	    {"median-only", .flag = &ab.median_only},
 	    {"verbose", 'v', .flag = &run.verbose},

@@ -109,6 +109,7 @@ typedef struct eg_bench_ab_opts {
 	size_t n_metrics;
 	const char *statistic;	/* bootstrap, mann-whitney */
 	const char *correction; /* holm, bh, none */
+	const char *effect;	/* the per-point gates': estimate, interval */
 	double alpha, min_effect;
 	/* a gate per point (corrected over the points) beside the median
 	 * over them: the default, so that a slowdown confined to some
