@@ -59,10 +59,12 @@ static int eg__campaign_gates(const char *metrics, const char *arm,
 				    "aggregate: %s, ",
 				    m, eg__stat[st], eg__kind[g], m,
 				    eg__stat[st], eg__agg[g]);
+				/* every point as bench ab judges it */
 				if (b)
 					fprintf(f,
-						"versus: [\"%s\", \"%s\"]}\n",
-						b, a);
+						"versus: [\"%s\", \"%s\"]%s}\n",
+						b, a,
+						g ? "" : ", effect: estimate");
 				else
 					fprintf(f, "arms: [\"%s\"]}\n", arm);
 			}
