@@ -54,7 +54,7 @@ typedef struct eg_timing_sum {
 	int32_t own_marks; /* the plugin marked its library's call */
 	int32_t kernel;	 /* kernel times were recorded */
 	uint32_t kern_dropped; /* CUPTI records lost */
-	char kernels[320];     /* "name n=N mean_us; ..." by total time */
+	char kernels[1024];    /* "name n=N mean_us; ..." by total time */
 } eg_timing_sum_t;
 
 /* Kernel time through CUPTI's activity API (lib/step/kern.c; libcupti

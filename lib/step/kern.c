@@ -17,6 +17,7 @@
 #if defined(HAVE_CUDA)
 #include <dlfcn.h>
 
+#include <cuda_runtime_api.h>
 #include <cupti_activity.h>
 
 #define EG__BUF (1u << 20)
@@ -119,7 +120,16 @@ int eg_kern_open(eg_kern_t **out, char *err, size_t errlen)
 	eg_kern_t *k;
 	CUptiResult e;
 
+	int ndev = 0;
+
 	*out = NULL;
+	/* no device: CUPTI is not loaded at all (nothing of it to leak) */
+	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
+		cudaGetLastError();
+		snprintf(err, errlen,
+			 "kernel time needs CUPTI and a CUDA device: none here");
+		return EG_ENOSYS;
+	}
 	if (eg__k) {
 		snprintf(err, errlen, "kernel time: one collector per process");
 		return EG_EINVAL;
