@@ -74,5 +74,9 @@ extern const char *const eg_evidence_keys[];
 /* name is one of them: a gate may name it where no file has it (the
  * older files of docs/results-v1.md). */
 int eg_evidence_key(const char *name);
+/* The same, or a key a point's evidence has of its own (its timing
+ * boundary and how it was held, docs/metrics.md "Boundaries"): what a
+ * gate's evidence rule may name before any file has it. */
+int eg_evidence_point_key(const char *name);
 
 #endif

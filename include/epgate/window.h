@@ -50,9 +50,9 @@ typedef struct eg_timing_sum {
 	int32_t window;	  /* a window was held */
 	uint32_t samples, short_n;
 	int32_t synced;
-	double hold_us;	 /* the last hold */
-	int32_t own_marks; /* the plugin marked its library's call */
-	int32_t kernel;	 /* kernel times were recorded */
+	double hold_us;	       /* the last hold */
+	int32_t own_marks;     /* the plugin marked its library's call */
+	int32_t kernel;	       /* kernel times were recorded */
 	uint32_t kern_dropped; /* CUPTI records lost */
 	char kernels[1024];    /* "name n=N mean_us; ..." by total time */
 } eg_timing_sum_t;

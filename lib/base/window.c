@@ -69,10 +69,9 @@ int eg_window_init(eg_window_t *w, char *err, size_t errlen)
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	if ((rc = eg__us("EPGATE_HOLD_US", 50, &w->hold_us, err, errlen)) <
-		0 ||
-	    (rc = eg__us("EPGATE_HOLD_MAX_US", 5000, &w->max_us, err,
-			 errlen)) < 0)
+	if ((rc = eg__us("EPGATE_HOLD_US", 50, &w->hold_us, err, errlen)) < 0 ||
+	    (rc = eg__us("EPGATE_HOLD_MAX_US", 5000, &w->max_us, err, errlen)) <
+		0)
 		return rc;
 	if (w->hold_us > w->max_us)
 		w->hold_us = w->max_us;

@@ -125,8 +125,8 @@ static int eg__boundary_evidence(json_t *o, const eg_bench_rank_report_t *rep,
 		       "for the stream outside"
 		     : "marks around the engine's calls, each of which "
 		       "returns with its work done";
-	bad |= json_object_set_new(
-	    o, "boundary", json_string(eg_boundary_name(t->boundary)));
+	bad |= json_object_set_new(o, "boundary",
+				   json_string(eg_boundary_name(t->boundary)));
 	if (t->own_marks && t->boundary != EG_BOUNDARY_KERNEL) {
 		snprintf(big, sizeof(big),
 			 "%s; the span the plugin marked as its library's own "
@@ -147,8 +147,8 @@ static int eg__boundary_evidence(json_t *o, const eg_bench_rank_report_t *rep,
 					   json_string(synced ? "yes" : "no"));
 	}
 	if (t->kernel) {
-		bad |= json_object_set_new(o, "kernels",
-					   json_string(t->kernels));
+		bad |=
+		    json_object_set_new(o, "kernels", json_string(t->kernels));
 		snprintf(b, sizeof(b), "%llu", (unsigned long long)dropped);
 		bad |= json_object_set_new(o, "kernel_records_lost",
 					   json_string(b));
@@ -641,8 +641,8 @@ int eg_bench_measure(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
 void eg_bench_print_boundary(const json_t *ev)
 {
 	static const char *const keys[] = {
-	    "boundary",	      "boundary_detail", "window_hold_us",
-	    "window_short",   "window_host_sync", "kernels",
+	    "boundary",		  "boundary_detail",  "window_hold_us",
+	    "window_short",	  "window_host_sync", "kernels",
 	    "kernel_records_lost"};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {

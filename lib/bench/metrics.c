@@ -470,7 +470,8 @@ static double *eg__max_over_ranks(const eg_bench_calc_in_t *in, const double *x,
 
 	for (unsigned i = 0; m && i < n; i++)
 		for (uint32_t r = 0; r < in->world; r++)
-			m[i] = fmax(m[i], x[(size_t)r * stride + off + i] * 1e6);
+			m[i] =
+			    fmax(m[i], x[(size_t)r * stride + off + i] * 1e6);
 	return m;
 }
 
@@ -497,12 +498,11 @@ static int eg__boundary_metrics(eg_bench_calc_t *out,
 			return rc;
 	}
 	for (int c = 0; in->kern_times && c < 2; c++) {
-		if (!(x = eg__max_over_ranks(in, in->kern_times, 2 * n,
-					     c * n)))
+		if (!(x = eg__max_over_ranks(in, in->kern_times, 2 * n, c * n)))
 			return EG_ENOMEM;
-		if ((rc = eg__give(out, c ? "kernel_combine_us"
-					  : "kernel_dispatch_us",
-				   &x, n)) < 0)
+		if ((rc = eg__give(
+			 out, c ? "kernel_combine_us" : "kernel_dispatch_us",
+			 &x, n)) < 0)
 			return rc;
 	}
 	return EG_OK;

@@ -81,8 +81,8 @@ static int eg__boundary(eg_plug_run_t *r)
 				 : EG_BOUNDARY_CALL;
 	int rc;
 
-	if ((rc = eg_boundary_env(dflt, &r->boundary, r->err,
-				  sizeof(r->err))) < 0 ||
+	if ((rc = eg_boundary_env(dflt, &r->boundary, r->err, sizeof(r->err))) <
+		0 ||
 	    (rc = eg_window_init(&r->win, r->err, sizeof(r->err))) < 0)
 		return rc;
 	if (r->boundary == EG_BOUNDARY_WINDOW &&

@@ -367,8 +367,7 @@ static int eg__time(eg_plug_run_t *r, int timed, unsigned m, int done)
 		r->ph_have |= 1 << (m / 2);
 		r->outer_have &= ~(1 << (m / 2));
 		if (own && (rc = r->mem->span_ms(r->ms, m - 1, m,
-						 &r->outer_ms[m / 2])) ==
-			       EG_OK)
+						 &r->outer_ms[m / 2])) == EG_OK)
 			r->outer_have |= 1 << (m / 2);
 	}
 	return rc < 0 ? eg_plug_run_err(r, rc, "timing the plugin's calls: %s",
@@ -424,12 +423,12 @@ int eg_plug_run_phases(const eg_plug_run_t *r, eg_engine_phase_t *p, size_t max)
 	p[1] = (eg_engine_phase_t){.name = "plugin_combine", .ms = r->ph_ms[1]};
 	/* what the plugin did around its library's call (its own marks) */
 	if (r->outer_have == 3 && max >= 4) {
-		p[n++] = (eg_engine_phase_t){
-		    .name = "plugin_dispatch_around",
-		    .ms = r->outer_ms[0] - r->ph_ms[0]};
-		p[n++] = (eg_engine_phase_t){
-		    .name = "plugin_combine_around",
-		    .ms = r->outer_ms[1] - r->ph_ms[1]};
+		p[n++] =
+		    (eg_engine_phase_t){.name = "plugin_dispatch_around",
+					.ms = r->outer_ms[0] - r->ph_ms[0]};
+		p[n++] =
+		    (eg_engine_phase_t){.name = "plugin_combine_around",
+					.ms = r->outer_ms[1] - r->ph_ms[1]};
 	}
 	return n;
 }

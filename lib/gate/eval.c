@@ -150,7 +150,7 @@ int eg_gate_file_check(const eg_gate_file_t *gf, const eg_gate_data_t *d,
 				return rc;
 		/* the fields of docs/results-v1.md are known: an older
 		 * file without one is judged, not refused */
-		if (points && g->field && !eg_evidence_key(g->field) &&
+		if (points && g->field && !eg_evidence_point_key(g->field) &&
 		    !eg__present(d, EG__FIELD, g->field))
 			return eg__gate_gerr(
 			    gf, g->field_line, err, errlen,

@@ -20,9 +20,9 @@
 #include <cuda_runtime_api.h>
 #include <cupti_activity.h>
 
-#define EG__BUF (1u << 20)
+#define EG__BUF	  (1u << 20)
 #define EG__NAMES 32
-#define EG__IV 4096
+#define EG__IV	  4096
 
 typedef struct {
 	char name[96];
@@ -83,8 +83,7 @@ static void eg__done(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
 	size_t lost = 0;
 
 	(void)size;
-	while (k && valid &&
-	       k->next(buf, valid, &r) == CUPTI_SUCCESS) {
+	while (k && valid && k->next(buf, valid, &r) == CUPTI_SUCCESS) {
 		const CUpti_ActivityKernel10 *a =
 		    (const CUpti_ActivityKernel10 *)r;
 		const char *name;
@@ -126,8 +125,9 @@ int eg_kern_open(eg_kern_t **out, char *err, size_t errlen)
 	/* no device: CUPTI is not loaded at all (nothing of it to leak) */
 	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
 		cudaGetLastError();
-		snprintf(err, errlen,
-			 "kernel time needs CUPTI and a CUDA device: none here");
+		snprintf(
+		    err, errlen,
+		    "kernel time needs CUPTI and a CUDA device: none here");
 		return EG_ENOSYS;
 	}
 	if (eg__k) {
@@ -153,10 +153,12 @@ int eg_kern_open(eg_kern_t **out, char *err, size_t errlen)
 	*(void **)&k->disable = dlsym(k->dl, "cuptiActivityDisable");
 	*(void **)&k->flush = dlsym(k->dl, "cuptiActivityFlushAll");
 	*(void **)&k->next = dlsym(k->dl, "cuptiActivityGetNextRecord");
-	*(void **)&k->dropped = dlsym(k->dl, "cuptiActivityGetNumDroppedRecords");
+	*(void **)&k->dropped =
+	    dlsym(k->dl, "cuptiActivityGetNumDroppedRecords");
 	if (!reg || !k->enable || !k->disable || !k->flush || !k->next) {
-		snprintf(err, errlen, "kernel time: CUPTI lacks the activity "
-				      "API");
+		snprintf(err, errlen,
+			 "kernel time: CUPTI lacks the activity "
+			 "API");
 		goto fail;
 	}
 	eg__k = k;
@@ -236,8 +238,7 @@ static int eg__by_total(const void *a, const void *b)
 	return x->total_s < y->total_s ? 1 : x->total_s > y->total_s ? -1 : 0;
 }
 
-void eg_kern_table(const eg_kern_t *k, char *buf, size_t len,
-		   uint32_t *dropped)
+void eg_kern_table(const eg_kern_t *k, char *buf, size_t len, uint32_t *dropped)
 {
 	eg__kname_t t[EG__NAMES];
 	size_t n = k->n_names, off = 0;
@@ -267,12 +268,16 @@ void eg_kern_reset(eg_kern_t *k)
 int eg_kern_open(eg_kern_t **k, char *err, size_t errlen)
 {
 	*k = NULL;
-	snprintf(err, errlen, "kernel time needs CUPTI: this epgate was "
-			      "built without CUDA");
+	snprintf(err, errlen,
+		 "kernel time needs CUPTI: this epgate was "
+		 "built without CUDA");
 	return EG_ENOSYS;
 }
 
-void eg_kern_close(eg_kern_t *k) { (void)k; }
+void eg_kern_close(eg_kern_t *k)
+{
+	(void)k;
+}
 
 int eg_kern_begin(eg_kern_t *k)
 {
@@ -286,8 +291,7 @@ int eg_kern_end(eg_kern_t *k, double *s)
 	return EG_ENOSYS;
 }
 
-void eg_kern_table(const eg_kern_t *k, char *buf, size_t len,
-		   uint32_t *dropped)
+void eg_kern_table(const eg_kern_t *k, char *buf, size_t len, uint32_t *dropped)
 {
 	(void)k;
 	if (len)
@@ -295,6 +299,9 @@ void eg_kern_table(const eg_kern_t *k, char *buf, size_t len,
 	*dropped = 0;
 }
 
-void eg_kern_reset(eg_kern_t *k) { (void)k; }
+void eg_kern_reset(eg_kern_t *k)
+{
+	(void)k;
+}
 
 #endif

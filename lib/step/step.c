@@ -149,8 +149,7 @@ static int eg__budget(eg_step_t *st, const eg_step_opts_t *o,
 }
 
 /* The engine's own timing (a plugin's), when it has one */
-static int eg__engine_timing(const eg_step_t *st, eg_timing_sum_t *t,
-			     int reset)
+static int eg__engine_timing(const eg_step_t *st, eg_timing_sum_t *t, int reset)
 {
 	const eg_engine_ops_t *o = st->ops;
 
@@ -174,8 +173,7 @@ static int eg__timing_open(eg_step_t *st)
 
 	if (!(st->ctx.flags & EG_ENGINE_CTX_BENCH))
 		return EG_OK;
-	if ((rc = eg_boundary_env(EG_BOUNDARY_CALL, &b, err, sizeof(err))) <
-	    0)
+	if ((rc = eg_boundary_env(EG_BOUNDARY_CALL, &b, err, sizeof(err))) < 0)
 		goto fail;
 	/* the engine applied EPGATE_BOUNDARY itself, with its own default */
 	if (eg__engine_timing(st, &et, 0))
