@@ -99,13 +99,18 @@ static int eg__take_cai(PyObject *o, const char *what, eg_py_take_t *t,
 				: EG_PLUGIN_OK;
 }
 
-/* Strides NULL, or those of a C-contiguous tensor (dims of 1 aside). */
+/* Strides NULL, or those of a C-contiguous tensor (dims of 1 aside); an
+ * empty tensor is contiguous whatever its strides (torch 1.13 exports
+ * (0, 0) for a 0 x H one). */
 static int eg__dl_contiguous(const eg_dl_tensor_t *d)
 {
 	int64_t want = 1;
 
 	if (!d->strides)
 		return 1;
+	for (int i = 0; i < d->ndim; i++)
+		if (d->shape[i] == 0)
+			return 1;
 	for (int i = d->ndim - 1; i >= 0; i--) {
 		if (d->shape[i] != 1 && d->strides[i] != want)
 			return 0;
