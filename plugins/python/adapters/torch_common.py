@@ -1,11 +1,13 @@
 """What the adapters of torch-based EP libraries share (DeepEP, UCCL-EP,
-pplx-kernels; docs/python.md): the import guard that turns a library that
-is not importable into a skip with the ImportError's text, the library's
-identity without importing it, a torch.distributed group over epgate's
-bootstrap, epgate's arrays as torch tensors and its stream as torch's.
+pplx-kernels, and epgate's own torch_ep; docs/python.md): the import
+guard that turns a library that is not importable into a skip with the
+ImportError's text, the library's identity without importing it, a
+torch.distributed group over epgate's bootstrap (gloo on the host, NCCL
+on a GPU), epgate's arrays as torch tensors and its stream as torch's.
 
 Nothing here imports torch at module level: query runs in the process
-that forks each case (L1), and torch must not be loaded before the fork.
+that forks each case (L1), and a CUDA runtime started before the fork
+does not survive it.
 """
 import atexit
 import datetime
@@ -78,13 +80,16 @@ _GROUP = None
 
 def group(env):
     """torch.distributed's default group over env's world, made once per
-    process (NCCL, eager: the device is bound), its TCP store at an address
-    rank 0 sends over epgate's bootstrap."""
+    process, its TCP store at an address rank 0 sends over epgate's
+    bootstrap. The backend follows the memory space: NCCL where epgate
+    bound a CUDA device (eager: the device is bound), gloo on the host."""
     global _GROUP
     torch, dist = need("torch", "torch", "torch.distributed")
     if _GROUP is not None:
         return _GROUP
-    torch.cuda.set_device(env.cuda_device)
+    cuda = env.cuda_device >= 0
+    if cuda:
+        torch.cuda.set_device(env.cuda_device)
     addr = b""
     if env.rank == 0:
         host = os.environ.get("EPGATE_TORCH_ADDR") or (
@@ -94,11 +99,14 @@ def group(env):
             s.bind((host, 0))
             addr = ("%s:%d" % (host, s.getsockname()[1])).encode()
     addr = env.bcast(addr.ljust(256), 0).rstrip().decode()
-    dist.init_process_group(
-        "nccl", init_method="tcp://" + addr, rank=env.rank,
-        world_size=env.world,
-        timeout=datetime.timedelta(seconds=max(env.timeout_s, 60)),
-        device_id=torch.device("cuda", env.cuda_device))
+    # generous: the peers import torch at their own pace on a loaded host,
+    # and the store's clients retry until then (no sleep of ours)
+    kw = {"timeout": datetime.timedelta(seconds=max(env.timeout_s, 60))}
+    if cuda:
+        kw["device_id"] = torch.device("cuda", env.cuda_device)
+    dist.init_process_group("nccl" if cuda else "gloo",
+                            init_method="tcp://" + addr, rank=env.rank,
+                            world_size=env.world, **kw)
     _GROUP = dist.distributed_c10d._get_default_group()
     # torch wants the group destroyed before the process exits: its NCCL
     # watchdog, left running, aborted a rank at exit (the bridge runs
