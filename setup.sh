@@ -19,7 +19,7 @@ cd "$(dirname "$0")" || exit 99
 PACKAGES="build-essential autoconf automake pkg-config git perl
 check libsubunit-dev libjansson-dev libxml2-dev libxml2-utils libyaml-dev
 libinih-dev librandom123-dev libfabric-dev libgsl-dev valgrind gnuplot-nox
-python3-dev python3-numpy"
+python3-dev python3-numpy python3-torch"
 
 say() { echo "setup: $*" >&2; }
 

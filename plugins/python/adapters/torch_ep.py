@@ -27,8 +27,18 @@ def parse(options, allowed=OPTIONS):
     return o
 
 
+def _torch_version():
+    """torch's version as installed, without importing it (the wheel's
+    or Debian's metadata)."""
+    import importlib.metadata
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not importable)"
+
+
 def declare(o):
-    version, build = tc.identity("torch")
+    version = _torch_version()
     return {
         "memory": o["memory"],
         "layout": o["layout"],
