@@ -62,6 +62,7 @@ fi
 # a fixed order (expert-major) holds on random fp32 data run twice; so
 # does "any", within the bound
 for opts in ",layout=expert" ",order=any"; do
+	# shellcheck disable=SC2086
 	check ord "module=torch_ep$opts" $rand
 	if [ "$rc" -eq 0 ]; then
 		eg_ok "torch_ep$opts on random fp32: passes"
@@ -97,6 +98,7 @@ else
 fi
 # order: one rank has one source, nothing to reorder (suites/l2/torch.sh
 # catches it across ranks)
+# shellcheck disable=SC2086
 check fault "module=torch_ep_faulty,fault=order" $rand
 if [ "$rc" -eq 0 ]; then
 	eg_ok "fault order at world 1: passes (one source; it takes ranks)"
