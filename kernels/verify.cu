@@ -118,11 +118,12 @@ static __global__ void eg__v_x(eg__vd q, eg__vdev *v)
 		size_t i = j / H, h = j % H;
 		uint64_t eb = eg_ep_bits(dt, q.e.x, j);
 		uint64_t ab = eg_ep_bits(dt, q.a.x, j);
-		int nf = eg_ep_nonfinite(dt, ab);
+		/* a non-finite value where the reference has none */
+		int nf = eg_ep_nonfinite(dt, ab) && !eg_ep_nonfinite(dt, eb);
 
 		if (nf)
 			atomicAdd(&v->nonfinite, 1ull);
-		if (eb != ab || nf)
+		if (eb != ab)
 			eg__rec(v, EG_FIELD_X, 3, i, 1 + (uint32_t)h, q.d,
 				q.e.src_rank[i], q.e.src_token[i], -1, i, h, eb,
 				ab);
@@ -139,11 +140,11 @@ static __global__ void eg__v_scales(eg__vd q, eg__vdev *v)
 		size_t i = j / nb, b = j % nb;
 		uint32_t eb = ((const uint32_t *)q.e.scales)[j];
 		uint32_t ab = ((const uint32_t *)q.a.scales)[j];
-		int nf = eg__f32_nonfinite(ab);
+		int nf = eg__f32_nonfinite(ab) && !eg__f32_nonfinite(eb);
 
 		if (nf)
 			atomicAdd(&v->nonfinite, 1ull);
-		if (eb != ab || nf)
+		if (eb != ab)
 			eg__rec(v, EG_FIELD_SCALES, 3, i, 1 + H + (uint32_t)b,
 				q.d, q.e.src_rank[i], q.e.src_token[i], -1, i,
 				b, eb, ab);
@@ -457,21 +458,25 @@ static __global__ void eg__v_combine(eg__vc q, eg__vdev *v)
 		uint64_t ab = eg_ep_bits(q.ct, q.a, i), eb;
 		int nf = eg_ep_nonfinite(q.ct, ab), bad;
 
-		if (nf)
-			atomicAdd(&v->nonfinite, 1ull);
 		if (q.mode == EG_COMPARE_BITS) {
 			eb = eg_ep_bits(q.ct, q.e, i);
-			bad = nf || eb != ab;
+			nf = nf && !eg_ep_nonfinite(q.ct, eb);
+			bad = !eg_ep_match(q.ct, eb, ab);
 		} else {
 			double r = q.r64[i];
 			double a = eg_ep_load(q.ct, q.a, i);
 			double bound = 4.0 * q.u * q.m64[i] + q.u * fabs(r);
 			double err = fabs(a - r);
+			int rnf = !isfinite(r);
 
 			if (bound == 0.0)
 				bound = q.tiny;
-			bad = nf || !(err <= bound);
-			if (!nf) {
+			/* nonfinite data: the class, not a bound */
+			if (rnf)
+				nf = 0;
+			bad = rnf ? !eg_ep_match_nonfinite(r, a)
+				  : nf || !(err <= bound);
+			if (!nf && !rnf) {
 				double ratio = err / bound;
 
 				atomicMax(&v->max_abs,
@@ -489,6 +494,8 @@ static __global__ void eg__v_combine(eg__vc q, eg__vdev *v)
 				eb = eg_ep_bits(q.ct, &tmp, 0);
 			}
 		}
+		if (nf)
+			atomicAdd(&v->nonfinite, 1ull);
 		if (bad)
 			eg__rec(v, EG_FIELD_COMBINE, 0, i, 0, q.s, q.s,
 				(int32_t)(i / q.H), -1, (int64_t)(i / q.H),

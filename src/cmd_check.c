@@ -49,7 +49,7 @@ static const char eg__check_usage[] =
     "Workload keys, applied to every workload (docs/workloads.md):\n"
     "  --name --world --experts --topk --hidden --dtype --tokens\n"
     "  --zero_ranks --routing --mask --data --seed --iter --steps\n"
-    "  --step_tokens --dup\n"
+    "  --step_tokens --dup --nonfinite\n"
     "\n"
     "Keys not given keep their defaults (world 2, experts 8, topk 2,\n"
     "hidden 128, tokens 16); a workload they break is refused naming\n"

@@ -40,9 +40,9 @@ enum {
 #define EG__OPTS_MAX 96
 
 static const char *const eg__workload_keys[] = {
-    "name",   "world",	    "experts",	   "topk", "hidden", "dtype",
-    "tokens", "zero_ranks", "routing",	   "mask", "data",   "seed",
-    "iter",   "steps",	    "step_tokens", "dup",  NULL,
+    "name",   "world",	    "experts",	   "topk", "hidden",	"dtype",
+    "tokens", "zero_ranks", "routing",	   "mask", "data",	"seed",
+    "iter",   "steps",	    "step_tokens", "dup",  "nonfinite", NULL,
 };
 
 /* A group's options: (name, has_arg, id, key bit). */

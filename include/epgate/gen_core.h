@@ -25,6 +25,7 @@ enum {
 	EG_STREAM_WEIGHT = 3,
 	EG_STREAM_MASK = 4,
 	EG_STREAM_DUP = 5,
+	EG_STREAM_NONFINITE = 6,
 };
 
 /* Values mirror eg_dtype_t, eg_data_mode_t, eg_routing_t. */
@@ -49,6 +50,11 @@ typedef struct eg_gen_params {
 	int32_t value_bound;	 /* exact: x in [-value_bound, value_bound] */
 	int32_t bias_bound;	 /* exact: b_e in [-bias_bound, bias_bound] */
 	const uint32_t *expert_weight; /* E integer weights, NULL = all 1 */
+	/* nonfinite=input:P: a token carries a non-finite input element
+	 * when draw < threshold (0: never); nonfinite=expert:E: expert
+	 * nf_expert - 1's output is +Inf (0: none) */
+	uint64_t nf_threshold;
+	uint32_t nf_expert;
 } eg_gen_params_t;
 
 EG_HD philox4x32_ctr_t eg_philox(const eg_gen_params_t *p, uint32_t a,
@@ -56,7 +62,9 @@ EG_HD philox4x32_ctr_t eg_philox(const eg_gen_params_t *p, uint32_t a,
 {
 	philox4x32_ctr_t c;
 	philox4x32_key_t k;
-	uint32_t it = stream == EG_STREAM_VALUE ? (p->iter & 0xffffffu) : 0u;
+	uint32_t it = stream == EG_STREAM_VALUE || stream == EG_STREAM_NONFINITE
+			  ? (p->iter & 0xffffffu)
+			  : 0u;
 	c.v[0] = a;
 	c.v[1] = b;
 	c.v[2] = rank;
@@ -66,33 +74,6 @@ EG_HD philox4x32_ctr_t eg_philox(const eg_gen_params_t *p, uint32_t a,
 	return philox4x32(c, k);
 }
 
-/* [0,1) with 24 random bits: exact in fp32. */
-EG_HD float eg_u01(uint32_t u)
-{
-	return (float)(u >> 8) * (1.0f / 16777216.0f);
-}
-
-/* fp32 value of element (token t, column h) of rank before any cast. */
-EG_HD float eg_gen_value(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
-			 uint32_t h)
-{
-	if (p->data == EG_GEN_EXACT) {
-		philox4x32_ctr_t r =
-		    eg_philox(p, t, h >> 2, rank, EG_STREAM_VALUE);
-		uint32_t span = 2u * (uint32_t)p->value_bound + 1u;
-		return (float)((int32_t)(r.v[h & 3u] % span) - p->value_bound);
-	}
-	/* Irwin-Hall(4), rescaled to unit variance: approx. normal in
-	 * [-3.46, 3.46] without transcendental functions. */
-	philox4x32_ctr_t r = eg_philox(p, t, h, rank, EG_STREAM_VALUE);
-	float s = eg_u01(r.v[0]);
-	s = s + eg_u01(r.v[1]);
-	s = s + eg_u01(r.v[2]);
-	s = s + eg_u01(r.v[3]);
-	return (s - 2.0f) * 1.7320508f;
-}
-
-/* ---- bit conversions (RNE) ---- */
 /* A float and its bits (host and device, C and C++). */
 typedef union eg_f32_bits {
 	float f;
@@ -112,6 +93,56 @@ EG_HD float eg_u2f(uint32_t u)
 	return c.f;
 }
 
+/* [0,1) with 24 random bits: exact in fp32. */
+EG_HD float eg_u01(uint32_t u)
+{
+	return (float)(u >> 8) * (1.0f / 16777216.0f);
+}
+
+/* nonfinite=input:P, stream 6 (with the iteration, so the tokens that
+ * carry one change from iteration to iteration): token t of rank carries
+ * one with probability P, in column v[1] mod H, NaN, +Inf or -Inf by
+ * v[2] mod 3. Returns 1 and the value there, else 0. */
+EG_HD int eg_gen_nonfinite(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
+			   uint32_t h, float *v)
+{
+	if (!p->nf_threshold)
+		return 0;
+	philox4x32_ctr_t r = eg_philox(p, t, 0, rank, EG_STREAM_NONFINITE);
+	if ((uint64_t)r.v[0] >= p->nf_threshold || r.v[1] % p->hidden != h)
+		return 0;
+	uint32_t kind = r.v[2] % 3u;
+	*v = kind == 0	 ? eg_u2f(0x7fc00000u)	/* quiet NaN */
+	     : kind == 1 ? eg_u2f(0x7f800000u)	/* +Inf */
+			 : eg_u2f(0xff800000u); /* -Inf */
+	return 1;
+}
+
+/* fp32 value of element (token t, column h) of rank before any cast. */
+EG_HD float eg_gen_value(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
+			 uint32_t h)
+{
+	float nf;
+
+	if (eg_gen_nonfinite(p, rank, t, h, &nf))
+		return nf;
+	if (p->data == EG_GEN_EXACT) {
+		philox4x32_ctr_t r =
+		    eg_philox(p, t, h >> 2, rank, EG_STREAM_VALUE);
+		uint32_t span = 2u * (uint32_t)p->value_bound + 1u;
+		return (float)((int32_t)(r.v[h & 3u] % span) - p->value_bound);
+	}
+	/* Irwin-Hall(4), rescaled to unit variance: approx. normal in
+	 * [-3.46, 3.46] without transcendental functions. */
+	philox4x32_ctr_t r = eg_philox(p, t, h, rank, EG_STREAM_VALUE);
+	float s = eg_u01(r.v[0]);
+	s = s + eg_u01(r.v[1]);
+	s = s + eg_u01(r.v[2]);
+	s = s + eg_u01(r.v[3]);
+	return (s - 2.0f) * 1.7320508f;
+}
+
+/* ---- bit conversions (RNE) ---- */
 EG_HD uint16_t eg_core_f32_to_bf16(float f)
 {
 	uint32_t u = eg_f2u(f);
@@ -178,7 +209,9 @@ EG_HD float eg_core_e4m3_to_f32(uint8_t b)
 EG_HD float eg_fp8_scale(const eg_gen_params_t *p, float amax)
 {
 	float a = amax < 1e-4f ? 1e-4f : amax;
-	if (p->data != EG_GEN_EXACT)
+	/* an Inf (nonfinite=input): e4m3 has none, so the block's scale
+	 * carries it (DeepEP's amax / 448 gives the same) */
+	if (p->data != EG_GEN_EXACT || eg_f2u(a) == 0x7f800000u)
 		return a / 448.0f;
 	float s = 1.0f;
 	while (s * 448.0f < a)
@@ -272,6 +305,8 @@ EG_HD void eg_gen_route(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
 /* The test-defined expert function f_e(x) = x + b_e. */
 EG_HD float eg_expert_bias(const eg_gen_params_t *p, uint32_t e)
 {
+	if (p->nf_expert && e == p->nf_expert - 1u) /* nonfinite=expert:E */
+		return eg_u2f(0x7f800000u);
 	if (p->data == EG_GEN_EXACT) {
 		uint32_t span = 2u * (uint32_t)p->bias_bound + 1u;
 		return (float)((int32_t)(((e * 2654435761u) >> 16) % span) -

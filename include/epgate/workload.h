@@ -32,6 +32,14 @@ typedef enum eg_data_mode {
 	EG_DATA_RANDOM = 1, /* approx. normal values, uniform weights */
 } eg_data_mode_t;
 
+/* Non-finite values in the data (docs/semantics.md, "Non-finite
+ * values"). */
+typedef enum eg_nonfinite {
+	EG_NONFINITE_NONE = 0,
+	EG_NONFINITE_INPUT = 1,	 /* input:P: a token's input element */
+	EG_NONFINITE_EXPERT = 2, /* expert:E: expert E's output is +Inf */
+} eg_nonfinite_t;
+
 typedef enum eg_tokens_mode {
 	EG_TOKENS_UNIFORM = 0, /* T_r = T */
 	EG_TOKENS_UNEVEN = 1,  /* T_r = max(0, T - r) */
@@ -69,6 +77,9 @@ typedef struct eg_workload {
 	/* probability that a top-k slot k > 0 repeats the expert of an
 	 * earlier slot of its token (duplicate expert ids), [0, 1] */
 	double dup_ratio;
+	eg_nonfinite_t nonfinite;
+	double nonfinite_p;	   /* input:P, (0, 1] */
+	uint32_t nonfinite_expert; /* expert:E, < experts */
 } eg_workload_t;
 
 /* Defaults: W=2 E=8 K=2 H=128 T=16 bf16 uniform exact seed=1. */

@@ -59,6 +59,32 @@ EG_HD int eg_ep_nonfinite(uint32_t dtype, uint64_t b)
 	return (b & 0x7fu) == 0x7fu;
 }
 
+/* NaN, from the raw bits. */
+EG_HD int eg_ep_nan(uint32_t dtype, uint64_t b)
+{
+	if (dtype == EG_GEN_BF16)
+		return (b & 0x7fffu) > 0x7f80u;
+	if (dtype == EG_GEN_FP32)
+		return (b & 0x7fffffffu) > 0x7f800000u;
+	return (b & 0x7fu) == 0x7fu;
+}
+
+/* A combine element against its expected bits (docs/semantics.md,
+ * "Non-finite values"): the same bits, or NaN where NaN is expected, its
+ * sign and payload not compared (the hardware's and the order's: x86
+ * makes -NaN of Inf - Inf, CUDA +NaN). An Inf keeps its sign. */
+EG_HD int eg_ep_match(uint32_t dtype, uint64_t e, uint64_t a)
+{
+	return e == a || (eg_ep_nan(dtype, e) && eg_ep_nan(dtype, a));
+}
+
+/* The same for the fp64 reference r of the bounded comparison, where r is
+ * NaN or Inf: NaN for NaN, the same Inf for an Inf. */
+EG_HD int eg_ep_match_nonfinite(double r, double a)
+{
+	return r != r ? a != a : a == r;
+}
+
 EG_HD uint32_t eg_ep_combine_dtype(uint32_t dtype)
 {
 	return dtype == EG_GEN_FP8 ? EG_GEN_BF16 : dtype;

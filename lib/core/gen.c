@@ -65,6 +65,13 @@ int eg_gen_init(eg_gen_t *g, const eg_workload_t *w)
 	}
 	p->mask_threshold = eg__threshold(w->mask_ratio);
 	p->dup_threshold = eg__threshold(w->dup_ratio);
+	if (w->nonfinite == EG_NONFINITE_INPUT)
+		p->nf_threshold = eg__threshold(w->nonfinite_p);
+	if (w->nonfinite == EG_NONFINITE_EXPERT) {
+		if (w->nonfinite_expert >= w->experts)
+			return EG_EINVAL;
+		p->nf_expert = w->nonfinite_expert + 1u;
+	}
 
 	if (w->data == EG_DATA_EXACT) {
 		uint32_t a = eg_exact_budget(w);

@@ -2,7 +2,10 @@
  *
  * Every element is compared by its bits (or, for combine in bounded mode,
  * against an fp64 reference within a stated bound); NaN and Inf in an
- * actual output are always wrong, whatever the expected bits. Dispatch is
+ * actual output are wrong wherever the reference has none. Where it has
+ * one (nonfinite data, docs/semantics.md): dispatch moves it bit for bit,
+ * combine must give NaN for NaN (sign and payload not compared) and the
+ * same Inf for an Inf (lib/core/ep_core.h, eg_ep_match). Dispatch is
  * checked twice: positionally (the canonical layout is part of the
  * contract) and as a set of (src_rank, src_token) keys, so a report tells
  * a dropped or duplicated row apart from a misplaced one.
@@ -18,6 +21,7 @@
 #include "epgate/error.h"
 #include "epgate/out.h"
 #include "epgate/verify.h"
+#include "lib/core/ep_core.h"
 
 const char *eg_field_name(eg_field_t f)
 {
@@ -125,11 +129,13 @@ static void eg__cmp_row(const eg_recv_t *e, const eg_recv_t *a, uint32_t i,
 		size_t j = (size_t)i * H + h;
 		uint64_t eb = eg_load_bits(e->dtype, e->x, j);
 		uint64_t ab = eg_load_bits(a->dtype, a->x, j);
-		int nf = eg_is_nonfinite(a->dtype, a->x, j);
+		/* a non-finite value where the reference has none */
+		int nf = eg_is_nonfinite(a->dtype, a->x, j) &&
+			 !eg_is_nonfinite(e->dtype, e->x, j);
 
 		v->checked[EG_FIELD_X]++;
 		v->nonfinite += (uint64_t)nf;
-		if (eb != ab || nf)
+		if (eb != ab)
 			eg_verdict_wrong_at(v, EG_FIELD_X, d, sr, st, -1, i, h,
 					    eb, ab);
 	}
@@ -140,11 +146,11 @@ static void eg__cmp_row(const eg_recv_t *e, const eg_recv_t *a, uint32_t i,
 		for (uint32_t b = 0; b < nb; b++) {
 			float ef = e->scales[(size_t)i * nb + b];
 			float af = a->scales[(size_t)i * nb + b];
-			int nf = !isfinite(af);
+			int nf = !isfinite(af) && isfinite(ef);
 
 			v->checked[EG_FIELD_SCALES]++;
 			v->nonfinite += (uint64_t)nf;
-			if (eg__f32_bits(ef) != eg__f32_bits(af) || nf)
+			if (eg__f32_bits(ef) != eg__f32_bits(af))
 				eg_verdict_wrong_at(
 				    v, EG_FIELD_SCALES, d, sr, st, -1, i, b,
 				    eg__f32_bits(ef), eg__f32_bits(af));
@@ -379,10 +385,10 @@ int eg_verify_combine(const eg_workload_t *w, uint32_t s, eg_compare_t mode,
 			int bad;
 
 			lv.checked[EG_FIELD_COMBINE]++;
-			lv.nonfinite += (uint64_t)nf;
 			if (mode == EG_COMPARE_BITS) {
 				eb = eg_load_bits(cdt, expected, i);
-				bad = nf || eb != ab;
+				nf = nf && !eg_ep_nonfinite((uint32_t)cdt, eb);
+				bad = !eg_ep_match((uint32_t)cdt, eb, ab);
 			} else {
 				double r = ref64[i];
 				double a = eg_load_f32(cdt, actual, i);
@@ -391,8 +397,15 @@ int eg_verify_combine(const eg_workload_t *w, uint32_t s, eg_compare_t mode,
 
 				if (bound == 0.0)
 					bound = tiny;
-				bad = nf || !(err <= bound);
-				if (!nf) {
+				if (!isfinite(r)) {
+					/* nonfinite data: the class, not a
+					 * bound */
+					nf = 0;
+					bad = !eg_ep_match_nonfinite(r, a);
+				} else {
+					bad = nf || !(err <= bound);
+				}
+				if (!nf && isfinite(r)) {
 					if (err > lv.max_abs_err)
 						lv.max_abs_err = err;
 					if (err / bound > lv.max_err_ratio)
@@ -409,6 +422,7 @@ int eg_verify_combine(const eg_workload_t *w, uint32_t s, eg_compare_t mode,
 					eb = eg_load_bits(cdt, tmp, 0);
 				}
 			}
+			lv.nonfinite += (uint64_t)nf;
 			if (bad)
 				eg_verdict_wrong_at(
 				    &lv, EG_FIELD_COMBINE, (int32_t)s,

@@ -374,6 +374,52 @@ static int eg__set_dup(eg_workload_t *w, const char *v, char *err)
 	return eg__parse_double("dup", v, 0.0, 1.0, &w->dup_ratio, err);
 }
 
+/* none, input:P (0 < P <= 1) or expert:E */
+static int eg__set_nonfinite(eg_workload_t *w, const char *v, char *err)
+{
+	char buf[48];
+	double p = 0.0;
+	uint32_t e = 0;
+	int rc;
+
+	if (!*v)
+		return eg__fail(err, EG_EINVAL, "nonfinite: empty value");
+	if (!strcmp(v, "none")) {
+		w->nonfinite = EG_NONFINITE_NONE;
+		w->nonfinite_p = 0.0;
+		w->nonfinite_expert = 0;
+		return 0;
+	}
+	if (!strncmp(v, "input:", 6)) {
+		rc = eg__parse_double("nonfinite: input probability", v + 6,
+				      0.0, 1.0, &p, err);
+		if (rc)
+			return rc;
+		if (!(p > 0.0))
+			return eg__fail(err, EG_ERANGE,
+					"nonfinite: input probability 0 "
+					"carries none (use nonfinite=none)");
+		w->nonfinite = EG_NONFINITE_INPUT;
+		w->nonfinite_p = p;
+		w->nonfinite_expert = 0;
+		return 0;
+	}
+	if (!strncmp(v, "expert:", 7)) {
+		rc = eg__parse_u32("nonfinite: expert", v + 7,
+				   EG_EXPERTS_MAX - 1, &e, err);
+		if (rc)
+			return rc;
+		w->nonfinite = EG_NONFINITE_EXPERT;
+		w->nonfinite_p = 0.0;
+		w->nonfinite_expert = e;
+		return 0;
+	}
+	return eg__fail(err, EG_EINVAL,
+			"nonfinite: unknown mode \"%s\" (none, input:P, "
+			"expert:E)",
+			eg__shown(v, buf));
+}
+
 static int eg__set_step_tokens(eg_workload_t *w, const char *v, char *err)
 {
 	int rc = eg_step_tokens_check(v, NULL, err);
@@ -414,6 +460,7 @@ static const struct {
     {"steps", eg__set_steps},
     {"step_tokens", eg__set_step_tokens},
     {"dup", eg__set_dup},
+    {"nonfinite", eg__set_nonfinite},
 };
 
 void eg_workload_init(eg_workload_t *w)
@@ -479,7 +526,8 @@ int eg_workload_set(eg_workload_t *w, const char *key, const char *value,
 	return eg__fail(err, EG_EINVAL,
 			"unknown key \"%s\" (name, world, experts, topk, "
 			"hidden, dtype, tokens, zero_ranks, routing, mask, "
-			"data, seed, iter, steps, step_tokens, dup)",
+			"data, seed, iter, steps, step_tokens, dup, "
+			"nonfinite)",
 			eg__shown(key, buf));
 }
 
@@ -530,6 +578,13 @@ static int eg__validate_fields(const eg_workload_t *w, char *err)
 	if (!(w->dup_ratio >= 0.0 && w->dup_ratio <= 1.0))
 		return eg__fail(err, EG_ERANGE, "dup=%g is outside [0, 1]",
 				w->dup_ratio);
+	if ((unsigned)w->nonfinite > EG_NONFINITE_EXPERT ||
+	    (w->nonfinite == EG_NONFINITE_INPUT &&
+	     !(w->nonfinite_p > 0.0 && w->nonfinite_p <= 1.0)))
+		return eg__fail(err, EG_ERANGE,
+				"nonfinite: input probability %g is outside "
+				"(0, 1]",
+				w->nonfinite_p);
 	if (!(w->hot_frac >= 0.0 && w->hot_frac <= 1.0))
 		return eg__fail(err, EG_ERANGE,
 				"routing: hot probability %g is outside [0, 1]",
@@ -588,6 +643,12 @@ int eg_workload_validate(const eg_workload_t *w, char err[EG_ERRMSG_MAX])
 				"routing: hot rank %" PRIu32
 				" is not below world=%" PRIu32,
 				w->hot_target, w->world);
+	if (w->nonfinite == EG_NONFINITE_EXPERT &&
+	    w->nonfinite_expert >= w->experts)
+		return eg__fail(err, EG_EINVAL,
+				"nonfinite: expert %" PRIu32
+				" is not below experts=%" PRIu32,
+				w->nonfinite_expert, w->experts);
 	if (w->data == EG_DATA_EXACT && eg_exact_budget(w) < 1) {
 		eg_dtype_t c = eg_combine_dtype(w->dtype);
 		unsigned p = eg_dtype_mantissa_bits(c);
@@ -719,6 +780,16 @@ static void eg__put_routing(eg_out_t *o, const eg_workload_t *w)
 	}
 }
 
+static void eg__put_nonfinite(eg_out_t *o, const eg_workload_t *w)
+{
+	if (w->nonfinite == EG_NONFINITE_INPUT) {
+		eg_out_put(o, "input:");
+		eg__put_double(o, w->nonfinite_p);
+	} else if (w->nonfinite == EG_NONFINITE_EXPERT) {
+		eg_out_put(o, "expert:%" PRIu32, w->nonfinite_expert);
+	}
+}
+
 static void eg__put_args(eg_out_t *o, const eg_workload_t *w)
 {
 	eg_out_put(o,
@@ -736,6 +807,10 @@ static void eg__put_args(eg_out_t *o, const eg_workload_t *w)
 	if (w->dup_ratio > 0.0) {
 		eg_out_put(o, " --dup=");
 		eg__put_double(o, w->dup_ratio);
+	}
+	if (w->nonfinite != EG_NONFINITE_NONE) {
+		eg_out_put(o, " --nonfinite=");
+		eg__put_nonfinite(o, w);
 	}
 	eg_out_put(o, " --data=%s --seed=%" PRIu64 " --iter=%" PRIu32,
 		   eg_data_mode_name(w->data), w->seed, w->iter);
@@ -765,6 +840,10 @@ static void eg__put_summary(eg_out_t *o, const eg_workload_t *w)
 		eg_out_put(o, " mask=%g", w->mask_ratio);
 	if (w->dup_ratio > 0.0)
 		eg_out_put(o, " dup=%g", w->dup_ratio);
+	if (w->nonfinite != EG_NONFINITE_NONE) {
+		eg_out_put(o, " nonfinite=");
+		eg__put_nonfinite(o, w);
+	}
 	eg_out_put(o, " %s seed=%" PRIu64, eg_data_mode_name(w->data), w->seed);
 	if (w->iter)
 		eg_out_put(o, " iter=%" PRIu32, w->iter);

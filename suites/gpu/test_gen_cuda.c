@@ -34,6 +34,7 @@ typedef struct gcase {
 	uint32_t hot_target, iter;
 	uint64_t seed;
 	double dup; /* duplicate expert ids (its own stream) */
+	double nf;  /* nonfinite=input:P (its own stream), 0: none */
 } gcase_t;
 
 #define U  EG_ROUTING_UNIFORM
@@ -45,32 +46,40 @@ typedef struct gcase {
 
 static const gcase_t cases[] = {
     {"bf16-exact-uniform", 4, 16, 4, 1024, 1000, EG_DTYPE_BF16, EX, U, 0.0, 0.0,
-     1.0, 0, 0, 1, 0.0},
+     1.0, 0, 0, 1, 0.0, 0.0},
     {"bf16-random-zipf-mask", 8, 256, 8, 2048, 777, EG_DTYPE_BF16, RD, Z, 0.3,
-     0.0, 1.2, 0, 3, 0xdeadbeefcafef00dull, 0.0},
+     0.0, 1.2, 0, 3, 0xdeadbeefcafef00dull, 0.0, 0.0},
     {"fp32-exact-hotexpert", 4, 64, 6, 512, 1500, EG_DTYPE_FP32, EX, HE, 0.1,
-     0.7, 1.0, 17, 0, 7, 0.0},
+     0.7, 1.0, 17, 0, 7, 0.0, 0.0},
     {"fp32-random-hotrank", 4, 32, 12, 384, 999, EG_DTYPE_FP32, RD, HR, 0.0,
-     0.8, 1.0, 3, 2, 99, 0.0},
+     0.8, 1.0, 3, 2, 99, 0.0, 0.0},
     {"fp8-exact-zipf", 2, 16, 2, 7168, 300, EG_DTYPE_FP8, EX, Z, 0.25, 0.0, 2.0,
-     0, 0, 5, 0.0},
+     0, 0, 5, 0.0, 0.0},
     {"fp8-random-uniform-mask1", 2, 8, 8, 4096, 513, EG_DTYPE_FP8, RD, U, 1.0,
-     0.0, 1.0, 0, 1, 11, 0.0},
+     0.0, 1.0, 0, 1, 11, 0.0, 0.0},
     {"fp8-random-hotexpert", 8, 64, 8, 1024, 640, EG_DTYPE_FP8, RD, HE, 0.05,
-     1.0, 1.0, 63, 0, 12, 0.0},
+     1.0, 1.0, 63, 0, 12, 0.0, 0.0},
     {"fp8-exact-hotrank-K1", 4, 16, 1, 128, 2048, EG_DTYPE_FP8, EX, HR, 0.0,
-     0.5, 1.0, 1, 0, 13, 0.0},
+     0.5, 1.0, 1, 0, 13, 0.0, 0.0},
     /* more work than one grid covers: exercises the grid-stride loops */
     {"bf16-large", 2, 8, 2, 1024, 20000, EG_DTYPE_BF16, RD, U, 0.0, 0.0, 1.0, 0,
-     0, 21, 0.0},
+     0, 21, 0.0, 0.0},
     {"fp8-large", 2, 8, 2, 1024, 70000, EG_DTYPE_FP8, RD, U, 0.0, 0.0, 1.0, 0,
-     0, 22, 0.0},
+     0, 22, 0.0, 0.0},
     {"bf16-zero-tokens", 2, 8, 2, 256, 0, EG_DTYPE_BF16, EX, Z, 0.0, 0.0, 1.0,
-     0, 0, 23, 0.0},
+     0, 0, 23, 0.0, 0.0},
     {"bf16-exact-dup-mask", 4, 1040, 8, 256, 3000, EG_DTYPE_BF16, EX, U, 0.2,
-     0.0, 1.0, 0, 0, 24, 0.3},
+     0.0, 1.0, 0, 0, 24, 0.3, 0.0},
     {"fp8-random-hotexpert-dup1", 2, 16, 4, 512, 700, EG_DTYPE_FP8, RD, HE, 0.0,
-     0.5, 1.0, 5, 1, 25, 1.0},
+     0.5, 1.0, 5, 1, 25, 1.0, 0.0},
+    /* NaN and +-Inf in chosen tokens (docs/semantics.md); fp8: an Inf
+     * is its block's scale */
+    {"bf16-exact-nonfinite", 4, 16, 4, 1000, 900, EG_DTYPE_BF16, EX, U, 0.3,
+     0.0, 1.0, 0, 2, 26, 0.0, 0.25},
+    {"fp8-exact-nonfinite", 2, 16, 4, 512, 700, EG_DTYPE_FP8, EX, U, 0.0, 0.0,
+     1.0, 0, 1, 27, 0.0, 0.5},
+    {"fp8-random-nonfinite", 2, 16, 4, 512, 700, EG_DTYPE_FP8, RD, U, 0.0, 0.0,
+     1.0, 0, 0, 28, 0.0, 0.5},
 };
 
 static int cuda_ok(cudaError_t e, const char *what)
@@ -194,6 +203,10 @@ static long run_rank(const gcase_t *c, uint32_t rank, cudaStream_t st,
 	w.routing = c->routing;
 	w.mask_ratio = c->mask;
 	w.dup_ratio = c->dup;
+	if (c->nf > 0.0) {
+		w.nonfinite = EG_NONFINITE_INPUT;
+		w.nonfinite_p = c->nf;
+	}
 	w.hot_frac = c->hot;
 	w.hot_target = c->hot_target;
 	w.zipf_s = c->zipf_s;

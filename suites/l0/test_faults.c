@@ -471,9 +471,9 @@ static void *cex, *cac;
 static double *ref64, *mag64;
 static size_t cbytes, celems;
 
-static void setup_combine(void)
+static void setup_combine_with(const char *const *extra)
 {
-	mk_workload(&wl, NULL);
+	mk_workload(&wl, extra);
 	ck_assert_int_eq(eg_gen_init(&gen, &wl), EG_OK);
 	cbytes = eg_combine_bytes(&wl, S);
 	celems = (size_t)eg_workload_tokens(&wl, S) * wl.hidden;
@@ -487,6 +487,11 @@ static void setup_combine(void)
 			 EG_OK);
 	memcpy(cac, cex, cbytes);
 	eg_verdict_init(&v);
+}
+
+static void setup_combine(void)
+{
+	setup_combine_with(NULL);
 }
 
 static void teardown_combine(void)
@@ -552,6 +557,123 @@ START_TEST(fault_nan_in_combine)
 }
 END_TEST
 
+/* ---- fixture: non-finite data (docs/semantics.md, "Non-finite
+ * values"): NaN and +-Inf in chosen tokens' inputs, masked slots ---- */
+static const char *const nf_kv[] = {"mask", "0.3", "nonfinite", "input:0.25",
+				    NULL};
+static size_t nf_nan, nf_inf; /* an element of each in the reference */
+
+static void setup_nonfinite(void)
+{
+	const uint16_t *e;
+
+	setup_combine_with(nf_kv);
+	e = cex;
+	nf_nan = nf_inf = celems;
+	for (size_t i = 0; i < celems; i++) {
+		if ((e[i] & 0x7fffu) > 0x7f80u && nf_nan == celems)
+			nf_nan = i;
+		if ((e[i] & 0x7fffu) == 0x7f80u && nf_inf == celems)
+			nf_inf = i;
+	}
+	ck_assert_msg(nf_nan < celems && nf_inf < celems,
+		      "the fixture's reference has a NaN and an Inf");
+}
+
+static int combine_bits(void)
+{
+	return eg_verify_combine(&wl, S, EG_COMPARE_BITS, cex, NULL, NULL, cac,
+				 &v);
+}
+
+static int combine_bounded(void)
+{
+	return eg_verify_combine(&wl, S, EG_COMPARE_BOUNDED, NULL, ref64, mag64,
+				 cac, &v);
+}
+
+/* The reference's own non-finite values pass, also a NaN of another sign
+ * and payload (x86 makes -NaN of Inf - Inf, CUDA +NaN). */
+START_TEST(control_nonfinite)
+{
+	uint16_t *a = cac;
+
+	ck_assert(isnan(ref64[nf_nan]) && isinf(ref64[nf_inf]));
+	a[nf_nan] = (uint16_t)(a[nf_nan] ^ 0x8001u);
+	ck_assert_int_eq(combine_bits(), EG_OK);
+	ck_assert_int_eq(combine_bounded(), EG_OK);
+	ck_assert_uint_eq(v.nonfinite, 0);
+}
+END_TEST
+
+/* A NaN in a token that carries none: 0 x NaN of a masked slot. */
+START_TEST(fault_nonfinite_leaks)
+{
+	const uint16_t *e = cex;
+	uint16_t *a = cac;
+	size_t i = 0;
+
+	while (i < celems && (e[i] & 0x7f80u) == 0x7f80u)
+		i++;
+	ck_assert_uint_lt(i, celems);
+	a[i] = 0xffc0u;
+	ck_assert_int_eq(combine_bits(), EG_EMISMATCH);
+	assert_only(EG_FIELD_COMBINE, 1);
+	ck_assert_uint_eq(v.nonfinite, 1);
+	eg_verdict_init(&v);
+	ck_assert_int_eq(combine_bounded(), EG_EMISMATCH);
+	assert_only(EG_FIELD_COMBINE, 1);
+	ck_assert_uint_eq(v.nonfinite, 1);
+}
+END_TEST
+
+/* An Inf keeps its sign; NaN for an Inf, a finite value for a NaN (a
+ * library that scrubs NaN to 0) are wrong too, in both modes. */
+START_TEST(fault_nonfinite_class)
+{
+	uint16_t *a = cac;
+
+	a[nf_inf] ^= 0x8000u;		  /* -Inf for +Inf or back */
+	a[nf_nan] = 0;			  /* 0 for NaN */
+	a[nf_inf == 0 ? 1 : 0] = 0x7fc0u; /* NaN where it is finite */
+	ck_assert_int_eq(combine_bits(), EG_EMISMATCH);
+	ck_assert_uint_eq(v.wrong[EG_FIELD_COMBINE], 3);
+	eg_verdict_init(&v);
+	ck_assert_int_eq(combine_bounded(), EG_EMISMATCH);
+	ck_assert_uint_eq(v.wrong[EG_FIELD_COMBINE], 3);
+	memcpy(cac, cex, cbytes);
+	a[nf_inf] = 0x7fc0u; /* NaN for an Inf */
+	eg_verdict_init(&v);
+	ck_assert_int_eq(combine_bits(), EG_EMISMATCH);
+	ck_assert_int_eq(combine_bounded(), EG_EMISMATCH);
+	ck_assert_uint_eq(v.wrong[EG_FIELD_COMBINE], 2);
+	ck_assert_uint_eq(v.nonfinite, 0);
+}
+END_TEST
+
+static void setup_nonfinite_dispatch(void)
+{
+	setup_base(nf_kv);
+}
+
+/* Dispatch moves a non-finite payload bit for bit: its own bits pass, a
+ * NaN with another sign is wrong. */
+START_TEST(fault_nonfinite_dispatch)
+{
+	uint16_t *x = ac.x;
+	size_t n = (size_t)ex[D].num_rows * wl.hidden, i = 0;
+
+	ck_assert_int_eq(verify(), EG_OK);
+	while (i < n && (x[i] & 0x7fffu) <= 0x7f80u)
+		i++;
+	ck_assert_msg(i < n, "rank %d receives a NaN", D);
+	x[i] ^= 0x8000u;
+	ck_assert_int_eq(verify(), EG_EMISMATCH);
+	assert_only(EG_FIELD_X, 1);
+	ck_assert_uint_eq(v.nonfinite, 0);
+}
+END_TEST
+
 /* ---- fixture: fp8, where a wrong block scale is its own fault ---- */
 static const char *const fp8_kv[] = {"dtype", "fp8",	"hidden", "256",
 				     "data",  "random", NULL};
@@ -587,6 +709,8 @@ static Suite *faults_suite(void)
 	TCase *te = tcase_create("empty_rank");
 	TCase *tcc = tcase_create("combine");
 	TCase *tf = tcase_create("fp8");
+	TCase *tn = tcase_create("nonfinite");
+	TCase *tnd = tcase_create("nonfinite_dispatch");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, control_dispatch);
@@ -613,6 +737,15 @@ static Suite *faults_suite(void)
 	tcase_add_test(tcc, fault_combine_one_ulp);
 	tcase_add_test(tcc, fault_nan_in_combine);
 	suite_add_tcase(s, tcc);
+
+	tcase_add_checked_fixture(tn, setup_nonfinite, teardown_combine);
+	tcase_add_test(tn, control_nonfinite);
+	tcase_add_test(tn, fault_nonfinite_leaks);
+	tcase_add_test(tn, fault_nonfinite_class);
+	suite_add_tcase(s, tn);
+	tcase_add_checked_fixture(tnd, setup_nonfinite_dispatch, teardown);
+	tcase_add_test(tnd, fault_nonfinite_dispatch);
+	suite_add_tcase(s, tnd);
 
 	tcase_add_checked_fixture(tf, setup_fp8, teardown);
 	tcase_add_test(tf, control_fp8);

@@ -747,6 +747,140 @@ START_TEST(fp8)
 }
 END_TEST
 
+/* nonfinite=input:P: about P of the tokens carry one non-finite element
+ * (NaN, +Inf, -Inf, each about a third), new tokens each iteration; every
+ * other element is the bits of nonfinite=none. */
+START_TEST(nonfinite_input)
+{
+	eg_workload_t w;
+	eg_gen_t g, g0;
+	eg_rank_input_t in, in0;
+	uint32_t T = 4096, H = 64, kinds[3] = {0, 0, 0}, carry = 0, same = 0;
+	uint8_t *chosen = calloc(T, 1);
+
+	ck_assert_ptr_nonnull(chosen);
+	setup(&w, 2, 8, 2, H, T, EG_DTYPE_BF16, EG_DATA_EXACT);
+	make(&g0, &w, 1, &in0);
+	w.nonfinite = EG_NONFINITE_INPUT;
+	w.nonfinite_p = 0.25;
+	make(&g, &w, 1, &in);
+	for (int it = 0; it < 2; it++) {
+		const uint16_t *x = in.x, *x0 = in0.x;
+
+		for (uint32_t t = 0; t < T; t++) {
+			uint32_t n = 0;
+
+			for (uint32_t h = 0; h < H; h++) {
+				uint16_t b = x[(size_t)t * H + h];
+
+				if ((b & 0x7f80u) != 0x7f80u) {
+					ck_assert_uint_eq(
+					    b, x0[(size_t)t * H + h]);
+					continue;
+				}
+				n++;
+				kinds[(b & 0x7fu) ? 0 : (b >> 15) ? 2 : 1]++;
+			}
+			ck_assert_uint_le(n, 1);
+			carry += n;
+			if (it == 0)
+				chosen[t] = (uint8_t)n;
+			else
+				same += n && chosen[t];
+		}
+		band(carry, 0.25 * T, sqrt(T * 0.25 * 0.75), "carriers");
+		if (it == 1)
+			break;
+		/* the next iteration: other values, other carriers */
+		drop(&g, &in);
+		drop(&g0, &in0);
+		w.iter = 1;
+		make(&g, &w, 1, &in);
+		w.nonfinite = EG_NONFINITE_NONE;
+		make(&g0, &w, 1, &in0);
+		carry = 0;
+	}
+	for (int k = 0; k < 3; k++)
+		band(kinds[k], 2 * 0.25 * T / 3, sqrt(2 * 0.25 * T / 3),
+		     "kind");
+	band(same, 0.25 * 0.25 * T, sqrt(T * 0.0625), "carrying twice");
+	free(chosen);
+	drop(&g, &in);
+	drop(&g0, &in0);
+}
+END_TEST
+
+/* fp8: a NaN is the payload's NaN (scale finite); an Inf, which e4m3
+ * lacks, makes its block's scale +Inf, in both data modes. */
+START_TEST(nonfinite_fp8)
+{
+	for (int dm = EG_DATA_EXACT; dm <= EG_DATA_RANDOM; dm++) {
+		eg_workload_t w;
+		eg_gen_t g;
+		eg_rank_input_t in;
+		uint32_t nan = 0, inf = 0;
+
+		setup(&w, 2, 8, 2, 256, 256, EG_DTYPE_FP8, (eg_data_mode_t)dm);
+		w.nonfinite = EG_NONFINITE_INPUT;
+		w.nonfinite_p = 0.5;
+		make(&g, &w, 0, &in);
+		for (uint32_t t = 0; t < in.tokens; t++)
+			for (uint32_t b = 0; b < 2; b++) {
+				float s = in.scales[t * 2 + b], v;
+				uint32_t h0 = b * 128, nb = 0;
+
+				for (uint32_t i = 0; i < 128; i++)
+					nb += (((uint8_t *)
+						    in.x)[t * 256 + h0 + i] &
+					       0x7fu) == 0x7fu;
+				for (uint32_t i = 0; i < 128; i++) {
+					if (!eg_gen_nonfinite(&g.p, 0, t,
+							      h0 + i, &v))
+						continue;
+					if (isnan(v)) {
+						ck_assert(isfinite(s));
+						ck_assert_uint_eq(nb, 1);
+						nan++;
+					} else {
+						ck_assert(isinf(s) && s > 0);
+						inf++;
+					}
+				}
+				if (isfinite(s))
+					ck_assert_uint_le(nb, 1);
+			}
+		ck_assert_uint_gt(nan, 10);
+		ck_assert_uint_gt(inf, 10);
+		drop(&g, &in);
+	}
+}
+END_TEST
+
+/* nonfinite=expert:E: E's bias (its output) is +Inf, the others are
+ * those of nonfinite=none. */
+START_TEST(nonfinite_expert)
+{
+	eg_workload_t w;
+	eg_gen_t g, g0;
+
+	setup(&w, 2, 8, 2, 64, 16, EG_DTYPE_BF16, EG_DATA_EXACT);
+	ck_assert_int_eq(eg_gen_init(&g0, &w), 0);
+	w.nonfinite = EG_NONFINITE_EXPERT;
+	w.nonfinite_expert = 5;
+	ck_assert_int_eq(eg_gen_init(&g, &w), 0);
+	for (uint32_t e = 0; e < 8; e++)
+		if (e == 5)
+			ck_assert(isinf(eg_expert_bias(&g.p, e)) &&
+				  eg_expert_bias(&g.p, e) > 0);
+		else
+			ck_assert(eg_expert_bias(&g.p, e) ==
+				  eg_expert_bias(&g0.p, e));
+	w.nonfinite_expert = 8;
+	ck_assert_int_eq(eg_gen_init(&g, &w), EG_EINVAL);
+	eg_gen_fini(&g0);
+}
+END_TEST
+
 /* Pinned outputs of one workload: any change of the recipe (counter
  * layout, stream ids, value or routing maps) changes these. */
 START_TEST(golden)
@@ -812,6 +946,9 @@ int main(void)
 	tcase_add_test(tc, uniform_counts);
 	tcase_add_test(tc, fp8);
 	tcase_add_test(tc, golden);
+	tcase_add_test(tc, nonfinite_input);
+	tcase_add_test(tc, nonfinite_fp8);
+	tcase_add_test(tc, nonfinite_expert);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -63,6 +63,8 @@ static int same_workload(const eg_workload_t *a, const eg_workload_t *b)
 	    a->hot_frac != b->hot_frac || a->mask_ratio != b->mask_ratio ||
 	    a->data != b->data || a->seed != b->seed || a->iter != b->iter ||
 	    a->steps != b->steps || a->dup_ratio != b->dup_ratio ||
+	    a->nonfinite != b->nonfinite || a->nonfinite_p != b->nonfinite_p ||
+	    a->nonfinite_expert != b->nonfinite_expert ||
 	    strcmp(a->step_tokens, b->step_tokens))
 		return 0;
 	if (!a->n_tokens_list)
@@ -254,6 +256,15 @@ static const struct {
     {"data", "", "data: empty value"},
     {"dup", "1.5", "dup: 1.5 is out of range [0, 1]"},
     {"dup", "", "dup: empty value"},
+    {"nonfinite", "", "nonfinite: empty value"},
+    {"nonfinite", "nan",
+     "nonfinite: unknown mode \"nan\" (none, input:P, "
+     "expert:E)"},
+    {"nonfinite", "input:1.5",
+     "nonfinite: input probability: 1.5 is out of range [0, 1]"},
+    {"nonfinite", "input:0",
+     "nonfinite: input probability 0 carries none (use nonfinite=none)"},
+    {"nonfinite", "expert:x", "nonfinite: expert: \"x\" is not"},
     {"step_tokens", "1,", "step_tokens: entry 1 \"1,\" is not N or a,b"},
     {"step_tokens", "1//2", "step_tokens: entry 2 \"\" is not N"},
     {"step_tokens", "1, 2", "step_tokens: entry 1 \"1, 2\" is not N"},
@@ -305,6 +316,7 @@ static const struct {
     {"zero_ranks=2", "zero_ranks: rank 2 is not below world=2"},
     {"routing=hot-expert:8", "routing: hot expert 8 is not below experts=8"},
     {"routing=hot-rank:2", "routing: hot rank 2 is not below world=2"},
+    {"nonfinite=expert:8", "nonfinite: expert 8 is not below experts=8"},
     {"experts=64 topk=64", "data=exact: topk=64 is too large for exact sums"
 			   " in bf16 (8 significand bits allow topk <= "
 			   "63)"},
@@ -542,6 +554,8 @@ START_TEST(test_to_args_roundtrip)
 	    "seed=18446744073709551615 dtype=fp32 mask=1 tokens=0",
 	    "world=64 experts=64 zero_ranks=63,0 routing=hot-rank:63:0",
 	    "world=3 experts=3 tokens=5 steps=4 step_tokens=0/5,0,1/3 dup=0.25",
+	    "nonfinite=input:0.125 mask=0.3 data=random",
+	    "world=4 experts=16 nonfinite=expert:15",
 	};
 	char a1[4096], a2[4096];
 
