@@ -280,6 +280,34 @@ static void fault_order_per_process(
 			store(t, &c, 0, (t)->acc[q]);                          \
 			(t)->acc[q] = load(t, &c, 0);                          \
 		}
+#elif defined(EG_FAULT_MASKED_TIMES_ZERO)
+/* A masked slot not skipped: the combine multiplies its weight 0 by every
+ * row destination d sent (a dense product of weights and rows, its zero
+ * entries multiplied all the same). 0 x finite = 0 changes no bit, so
+ * finite data never shows it; one non-finite row anywhere turns every
+ * token with a masked slot into NaN (0 x NaN, 0 x Inf). */
+static float load(const tpl_t *t, const void *p, size_t i);
+static void masked_times_zero(tpl_t *t, const eg_plugin_input_t *in, uint32_t d)
+{
+	const uint8_t *b = t->all + d * t->outb;
+	const int32_t *cnt = (const int32_t *)b, *id = in->topk_idx;
+	const uint8_t *yd = b + 4 * t->G + 8 * (size_t)t->G * t->S;
+	uint32_t H = t->env.hidden, K = t->env.topk;
+
+	for (size_t q = 0; q < in->tokens * (size_t)K; q++)
+		for (uint32_t g = 0; id[q] < 0 && g < t->G; g++)
+			for (int32_t c = 0; c < cnt[g]; c++)
+				for (uint32_t h = 0; h < H; h++)
+					t->acc[q / K * H + h] +=
+					    in->topk_w[q] *
+					    load(t,
+						 yd + ((size_t)g * t->S + c) *
+							  t->cb,
+						 h);
+}
+#define FAULT_AFTER_RANK(t, in, d)                                             \
+	if (TPL_LAST(t))                                                       \
+		masked_times_zero(t, in, d);
 #else
 #define FAULT_AFTER_RANK(t, in, d)
 #endif

@@ -92,7 +92,29 @@ dedup-slots - p1-dup-rand topk_w: [1-9]
 dedup-slots ,layout=rank,keys=content p1-dup-rand topk_w: [1-9]
 expert-count-rows - p1-dup-rand expert_count of expert [0-9]* (local [0-9]*) on rank 0: got [0-9]*, expected [0-9]*; expert_count counts slots
 expert-count-rows ,layout=rank,keys=content p1-e320-t300 expert_count counts slots: the top-k slots of the received rows
+masked-times-zero - p1-nonfinite-mask combine: [1-9]
+masked-times-zero ,layout=expert p1-nonfinite-fp8 combine: [1-9]
 LIST
+
+# a masked slot's weight 0 times rows it reads anyway: 0 x finite changes
+# no bit, so every finite case passes; every non-finite case (all with
+# masked slots) fails on combine, with NaN where the reference has none
+fso=$EG_BUILDDIR/plugins/faults/libeg-fault-masked-times-zero.so
+nfc=$(grep -c '^nonfinite *= *[ie]' "$matrix")
+"$EG_EPGATE" check --engine "plugin:$fso" --workload "$matrix" --iters 1 \
+	--tap="$EG_TMP/m.tap" --junit="$EG_TMP/m.xml" >"$EG_TMP/out" 2>&1
+rc=$?
+bad=$(grep -c '^not ok' "$EG_TMP/m.tap")
+nfbad=$(grep -c '^not ok .* nonfinite=' "$EG_TMP/m.tap")
+leak=$(grep -c '^    nonfinite: [1-9]' "$EG_TMP/m.tap")
+if [ "$rc" -eq 1 ] && [ "$nfc" -ge 2 ] && [ "$bad" -eq "$nfc" ] &&
+	[ "$nfbad" -eq "$nfc" ] && [ "$leak" -eq "$nfc" ]; then
+	eg_ok "fault masked-times-zero: the $nfc non-finite cases fail with NaN in other tokens, the other $((n - nfc)) pass"
+else
+	eg_not_ok "fault masked-times-zero: exit $rc, $bad failed ($nfbad non-finite, of $nfc; $leak with stray NaN/Inf)"
+	grep '^not ok' "$EG_TMP/m.tap" | sed 's/^/# /'
+	sed 's/^/# /' "$EG_TMP/out" | tail -n 12
+fi
 
 # expert_count in rows, not slots: exactly the duplicate-id cases fail,
 # each on expert_count alone (without duplicates rows and slots agree)
