@@ -24,6 +24,8 @@ static const char eg__check_usage[] =
     "  --filter TEXT    only workloads whose name contains TEXT\n"
     "  --quick          at most 12 workloads spread over the matrix\n"
     "                   (a plugin: and the battery's world-1 cases)\n"
+    "  --scale          the scale tier too (fixtures/workloads/scale.ini:\n"
+    "                   DeepSeek-V3's rows, 70000 rows on one rank)\n"
     "  --list           print the selected workloads and exit\n"
     "  --tap FILE       TAP 14 report (default: RUN/check.tap)\n"
     "  --junit FILE     JUnit XML report (default: "
@@ -70,6 +72,7 @@ int eg_cmd_check(int argc, char **argv)
 	    {"engine", .str = &o.engine},
 	    {"filter", .str = &o.filter},
 	    {"quick", .flag = &o.quick},
+	    {"scale", .flag = &o.scale},
 	    {"list", .flag = &o.list},
 	    {"l2", .flag = &o.l2},
 	    {"full", .flag = &o.full},

@@ -195,6 +195,22 @@ static void eg__run_cases(eg__st_t *s, const eg_workload_list_t *wl)
 	}
 }
 
+/* The default cases (no --workload, no key): the L1 matrix, then the
+ * scale tier (docs/stress.md, "What it runs"). */
+static int eg__scale_tier(const eg_stress_opts_t *o, eg_workload_list_t *wl)
+{
+	eg_workload_list_t t;
+
+	if (o->workload_file || o->overrides.n)
+		return EG_OK;
+	if (eg_cli_load_data(EG__PROG, EG_SCALE_TIER, &t) < 0 ||
+	    eg_cli_list_append(wl, &t) < 0) {
+		eg_workload_list_free(&t);
+		return EG_EINVAL;
+	}
+	return EG_OK;
+}
+
 int eg_stress(const eg_stress_opts_t *o)
 {
 	eg__st_t s = {.o = o};
@@ -203,7 +219,8 @@ int eg_stress(const eg_stress_opts_t *o)
 
 	if (eg__engine(o, &s.ops) < 0 ||
 	    eg_cli_load_workloads(EG__PROG, o->workload_file, &o->overrides,
-				  &wl) < 0)
+				  &wl) < 0 ||
+	    eg__scale_tier(o, &wl) < 0)
 		goto out;
 	eg_workload_list_filter(&wl, o->filter);
 	if (!wl.n) {

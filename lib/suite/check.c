@@ -330,15 +330,37 @@ static int eg__plugin_matrix(const eg_check_opts_t *c, eg_workload_list_t *wl,
 	return EG_EXIT_PASS;
 }
 
+/* --scale: the scale tier after the workloads, through the filter (its
+ * cases are world 1: --world=N of a plugin's default keeps N's). */
+static int eg__scale_tier(const eg_check_opts_t *c, eg_workload_list_t *wl,
+			  size_t *all)
+{
+	eg_workload_list_t t;
+
+	if (!c->scale)
+		return EG_EXIT_PASS;
+	if (eg_cli_load_data(EG__PROG, EG_SCALE_TIER, &t) < 0)
+		goto fail;
+	*all += t.n;
+	if (eg__plugin_default(c) && c->overrides.n)
+		eg_cli_keep_world(&t, (uint32_t)atoi(c->overrides.val[0]));
+	eg__select(&t, c->filter, 0);
+	if (eg_cli_list_append(wl, &t) < 0)
+		goto fail;
+	return EG_EXIT_PASS;
+fail:
+	eg_workload_list_free(&t);
+	return EG_EXIT_HARD;
+}
+
 /* The workloads selected; 77 (said) when none is. */
 static int eg__selected(const eg_check_opts_t *c, eg_workload_list_t *wl)
 {
 	size_t all;
-	int plugin = eg__plugin_default(c);
+	int plugin = eg__plugin_default(c), rc;
 
 	if (plugin) {
-		int rc = eg__plugin_matrix(c, wl, &all);
-
+		rc = eg__plugin_matrix(c, wl, &all);
 		if (rc != EG_EXIT_PASS)
 			return rc;
 	} else {
@@ -348,6 +370,8 @@ static int eg__selected(const eg_check_opts_t *c, eg_workload_list_t *wl)
 		all = wl->n;
 		eg__select(wl, c->filter, c->quick);
 	}
+	if ((rc = eg__scale_tier(c, wl, &all)) != EG_EXIT_PASS)
+		return rc;
 	if (wl->n)
 		return EG_EXIT_PASS;
 	fprintf(stderr,

@@ -262,6 +262,9 @@ int eg_cli_is_plugin(const char *engine);
  * 1 (in process) and over ranks. */
 #define EG_PLUGIN_BATTERY_W1 "fixtures/workloads/plugin-w1.ini"
 #define EG_PLUGIN_BATTERY_L2 "fixtures/workloads/plugin-l2.ini"
+/* The production-scale tier (world 1, the sizes people run): opt-in from
+ * check (--scale), in stress's default cases. */
+#define EG_SCALE_TIER "fixtures/workloads/scale.ini"
 
 /* epgate check (lib/suite/check.c): L1 of an engine over the selected
  * workloads (or, with l2, the quick L2 set instead; with full, L1 and
@@ -274,6 +277,7 @@ typedef struct eg_check_opts {
 	const char *filter;	   /* names containing it, or NULL */
 	eg_job_opts_t job;	   /* iters */
 	int quick, list, l2, full, verbose;
+	int scale;		/* the scale tier after the workloads */
 	eg_report_cli_t report; /* tap, junit: NULL = RUN/... */
 	unsigned max_hangs;	/* EG_MAX_HANGS_UNSET: the variable's */
 } eg_check_opts_t;

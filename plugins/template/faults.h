@@ -134,6 +134,13 @@ static int fault_parent_threads(void)
 #define FAULT_KEEP(t, s, i, n)
 #endif
 
+/* The receive slot a kept row is written to. */
+#if defined(EG_FAULT_RECV_INDEX_16BIT) /* kept in 16 bits: past 65535 wraps */
+#define TPL_SLOT(t, n) (TPL_LAST(t) ? (n)&0xffffu : (n))
+#else
+#define TPL_SLOT(t, n) (n)
+#endif
+
 /* Slot k of kept row n left out of its expert's expert_count, which
  * counts every slot (docs/semantics.md). */
 #if defined(EG_FAULT_EXPERT_COUNT_ROWS) /* rows per expert, not slots */
@@ -320,6 +327,10 @@ static void masked_times_zero(tpl_t *t, const eg_plugin_input_t *in, uint32_t d)
 	for (uint32_t k = 0; TPL_LAST(t) && k < (t)->env.topk; k++)            \
 		if (TPL_IDS(t, r)[k] >= 0)                                     \
 			TPL_IDS(t, r)[k] &= 0xff;
+#elif defined(EG_FAULT_STAGING_8K) /* rows through an 8 KiB staging buffer */
+#define FAULT_ROW(t, in, i, r)                                                 \
+	if (TPL_LAST(t) && (t)->xb > 8192)                                     \
+		memset((r) + 8192, 0, (t)->xb - 8192);
 #elif defined(EG_FAULT_SCALE_PITCH) /* transposed, pitch T rounded up to 4 */
 #define FAULT_ROW(t, in, i, r)                                                 \
 	for (uint32_t c = 0; TPL_LAST(t) && c < (t)->sb / 4; c++) {            \

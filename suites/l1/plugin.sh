@@ -137,6 +137,35 @@ else
 	sed 's/^/# /' "$EG_TMP/out" | tail -n 12
 fi
 
+# the scale tier (fixtures/workloads/scale.ini, opt-in: check --scale):
+# the faults only the sizes people run show, each on its case
+tier=$EG_SRCDIR/fixtures/workloads/scale.ini
+while read -r fault case want; do
+	fso=$EG_BUILDDIR/plugins/faults/libeg-fault-$fault.so
+	"$EG_EPGATE" check --engine "plugin:$fso" --workload "$tier" \
+		--filter "$case" --iters 1 --tap="$EG_TMP/z.tap" \
+		--junit="$EG_TMP/z.xml" >"$EG_TMP/out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -q -- "^    $want" "$EG_TMP/z.tap"; then
+		eg_ok "fault $fault caught by $case: $(grep -m1 '^FAIL' "$EG_TMP/out" | cut -c1-90)"
+	else
+		eg_not_ok "fault $fault: $case: exit $rc, report lacks \"$want\""
+		sed 's/^/# /' "$EG_TMP/out" | tail -n 12
+	fi
+done <<'LIST'
+staging-8k scale-dsv3 x: [1-9]
+recv-index-16bit scale-recv-70k native_key: [1-9]
+LIST
+nt=$(grep -c '^\[' "$tier")
+"$EG_EPGATE" check --engine "plugin:$so" --list >"$EG_TMP/l0" 2>&1
+"$EG_EPGATE" check --engine "plugin:$so" --scale --list >"$EG_TMP/l1" 2>&1
+if [ "$(grep -c '^scale-' "$EG_TMP/l0")" -eq 0 ] &&
+	[ "$(grep -c '^scale-' "$EG_TMP/l1")" -eq "$nt" ]; then
+	eg_ok "the scale tier is opt-in: check --scale adds its $nt cases"
+else
+	eg_not_ok "check --scale: $(grep -c '^scale-' "$EG_TMP/l1") of $nt tier cases listed, $(grep -c '^scale-' "$EG_TMP/l0") without it"
+fi
+
 # the loader: a newer ABI and a missing entry are refused, naming why
 while read -r variant want; do
 	"$EG_EPGATE" check --engine \
