@@ -95,6 +95,12 @@ int eg_workload_set(eg_workload_t *w, const char *key, const char *value,
  * budget, list length ...). Same error convention. */
 int eg_workload_validate(const eg_workload_t *w, char err[EG_ERRMSG_MAX]);
 
+/* The nonfinite key (lib/core/workload_nonfinite.c): set from text
+ * ("none", "input:P", "expert:E"), and checked against w (P in (0, 1],
+ * E < experts). Same error convention. */
+int eg_nonfinite_set(eg_workload_t *w, const char *v, char err[EG_ERRMSG_MAX]);
+int eg_nonfinite_check(const eg_workload_t *w, char err[EG_ERRMSG_MAX]);
+
 /* Exact-mode magnitude budget A: every |x + b_e| <= A keeps all sums
  * exact. A = min(64, floor((2^p - 1) / (4 K))) with p the significand
  * bits of the combine dtype (weights are 0.5, 1 or 2). validate rejects

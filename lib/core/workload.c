@@ -10,12 +10,10 @@
 
 #include "epgate/error.h"
 #include "epgate/num.h"
-#include "epgate/out.h"
 #include "epgate/workload.h"
 
-#define EG__ZIPF_MAX  100.0	/* beyond this every weight but one is ~0 */
-#define EG__ITER_MAX  0xffffffu /* the Philox counter keeps 24 iter bits */
-#define EG__LIST_SHOW 8		/* summary prints lists up to this length */
+#define EG__ZIPF_MAX 100.0     /* beyond this every weight but one is ~0 */
+#define EG__ITER_MAX 0xffffffu /* the Philox counter keeps 24 iter bits */
 
 static const char eg__routing_help[] =
     "(uniform, zipf:S, hot-expert:E[:P], hot-rank:R[:P])";
@@ -374,52 +372,6 @@ static int eg__set_dup(eg_workload_t *w, const char *v, char *err)
 	return eg__parse_double("dup", v, 0.0, 1.0, &w->dup_ratio, err);
 }
 
-/* none, input:P (0 < P <= 1) or expert:E */
-static int eg__set_nonfinite(eg_workload_t *w, const char *v, char *err)
-{
-	char buf[48];
-	double p = 0.0;
-	uint32_t e = 0;
-	int rc;
-
-	if (!*v)
-		return eg__fail(err, EG_EINVAL, "nonfinite: empty value");
-	if (!strcmp(v, "none")) {
-		w->nonfinite = EG_NONFINITE_NONE;
-		w->nonfinite_p = 0.0;
-		w->nonfinite_expert = 0;
-		return 0;
-	}
-	if (!strncmp(v, "input:", 6)) {
-		rc = eg__parse_double("nonfinite: input probability", v + 6,
-				      0.0, 1.0, &p, err);
-		if (rc)
-			return rc;
-		if (!(p > 0.0))
-			return eg__fail(err, EG_ERANGE,
-					"nonfinite: input probability 0 "
-					"carries none (use nonfinite=none)");
-		w->nonfinite = EG_NONFINITE_INPUT;
-		w->nonfinite_p = p;
-		w->nonfinite_expert = 0;
-		return 0;
-	}
-	if (!strncmp(v, "expert:", 7)) {
-		rc = eg__parse_u32("nonfinite: expert", v + 7,
-				   EG_EXPERTS_MAX - 1, &e, err);
-		if (rc)
-			return rc;
-		w->nonfinite = EG_NONFINITE_EXPERT;
-		w->nonfinite_p = 0.0;
-		w->nonfinite_expert = e;
-		return 0;
-	}
-	return eg__fail(err, EG_EINVAL,
-			"nonfinite: unknown mode \"%s\" (none, input:P, "
-			"expert:E)",
-			eg__shown(v, buf));
-}
-
 static int eg__set_step_tokens(eg_workload_t *w, const char *v, char *err)
 {
 	int rc = eg_step_tokens_check(v, NULL, err);
@@ -460,7 +412,7 @@ static const struct {
     {"steps", eg__set_steps},
     {"step_tokens", eg__set_step_tokens},
     {"dup", eg__set_dup},
-    {"nonfinite", eg__set_nonfinite},
+    {"nonfinite", eg_nonfinite_set},
 };
 
 void eg_workload_init(eg_workload_t *w)
@@ -578,13 +530,6 @@ static int eg__validate_fields(const eg_workload_t *w, char *err)
 	if (!(w->dup_ratio >= 0.0 && w->dup_ratio <= 1.0))
 		return eg__fail(err, EG_ERANGE, "dup=%g is outside [0, 1]",
 				w->dup_ratio);
-	if ((unsigned)w->nonfinite > EG_NONFINITE_EXPERT ||
-	    (w->nonfinite == EG_NONFINITE_INPUT &&
-	     !(w->nonfinite_p > 0.0 && w->nonfinite_p <= 1.0)))
-		return eg__fail(err, EG_ERANGE,
-				"nonfinite: input probability %g is outside "
-				"(0, 1]",
-				w->nonfinite_p);
 	if (!(w->hot_frac >= 0.0 && w->hot_frac <= 1.0))
 		return eg__fail(err, EG_ERANGE,
 				"routing: hot probability %g is outside [0, 1]",
@@ -643,12 +588,8 @@ int eg_workload_validate(const eg_workload_t *w, char err[EG_ERRMSG_MAX])
 				"routing: hot rank %" PRIu32
 				" is not below world=%" PRIu32,
 				w->hot_target, w->world);
-	if (w->nonfinite == EG_NONFINITE_EXPERT &&
-	    w->nonfinite_expert >= w->experts)
-		return eg__fail(err, EG_EINVAL,
-				"nonfinite: expert %" PRIu32
-				" is not below experts=%" PRIu32,
-				w->nonfinite_expert, w->experts);
+	if ((rc = eg_nonfinite_check(w, err)))
+		return rc;
 	if (w->data == EG_DATA_EXACT && eg_exact_budget(w) < 1) {
 		eg_dtype_t c = eg_combine_dtype(w->dtype);
 		unsigned p = eg_dtype_mantissa_bits(c);
@@ -721,158 +662,4 @@ const char *eg_data_mode_name(eg_data_mode_t d)
 	return d == EG_DATA_EXACT    ? "exact"
 	       : d == EG_DATA_RANDOM ? "random"
 				     : "unknown";
-}
-
-/* Shortest of %.15g..%.17g that reads back to the same double: exact
- * round trip without "0.10000000000000001" where "0.1" will do. */
-static void eg__put_double(eg_out_t *o, double v)
-{
-	char s[40];
-
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(s, sizeof(s), "%.*g", prec, v);
-		if (strtod(s, NULL) == v)
-			break;
-	}
-	eg_out_put(o, "%s", s);
-}
-
-static void eg__put_tokens(eg_out_t *o, const eg_workload_t *w)
-{
-	switch (w->tokens_mode) {
-	case EG_TOKENS_UNIFORM:
-		eg_out_put(o, "%" PRIu32, w->tokens);
-		break;
-	case EG_TOKENS_UNEVEN:
-		eg_out_put(o, "uneven:%" PRIu32, w->tokens);
-		break;
-	case EG_TOKENS_LIST:
-		eg_out_put(o, "list:");
-		for (uint32_t i = 0; i < w->n_tokens_list; i++)
-			eg_out_put(o, "%s%" PRIu32, i ? "," : "",
-				   w->tokens_list[i]);
-		break;
-	}
-}
-
-static void eg__put_zero_ranks(eg_out_t *o, uint64_t mask)
-{
-	int first = 1;
-
-	for (unsigned r = 0; r < 64; r++) {
-		if (mask >> r & 1) {
-			eg_out_put(o, "%s%u", first ? "" : ",", r);
-			first = 0;
-		}
-	}
-}
-
-static void eg__put_routing(eg_out_t *o, const eg_workload_t *w)
-{
-	eg_out_put(o, "%s", eg_routing_name(w->routing));
-	if (w->routing == EG_ROUTING_ZIPF) {
-		eg_out_put(o, ":");
-		eg__put_double(o, w->zipf_s);
-	} else if (w->routing == EG_ROUTING_HOT_EXPERT ||
-		   w->routing == EG_ROUTING_HOT_RANK) {
-		eg_out_put(o, ":%" PRIu32 ":", w->hot_target);
-		eg__put_double(o, w->hot_frac);
-	}
-}
-
-static void eg__put_nonfinite(eg_out_t *o, const eg_workload_t *w)
-{
-	if (w->nonfinite == EG_NONFINITE_INPUT) {
-		eg_out_put(o, "input:");
-		eg__put_double(o, w->nonfinite_p);
-	} else if (w->nonfinite == EG_NONFINITE_EXPERT) {
-		eg_out_put(o, "expert:%" PRIu32, w->nonfinite_expert);
-	}
-}
-
-static void eg__put_args(eg_out_t *o, const eg_workload_t *w)
-{
-	eg_out_put(o,
-		   "epgate check --name=%s --world=%" PRIu32
-		   " --experts=%" PRIu32 " --topk=%" PRIu32 " --hidden=%" PRIu32
-		   " --tokens=",
-		   w->name, w->world, w->experts, w->topk, w->hidden);
-	eg__put_tokens(o, w);
-	eg_out_put(o, " --zero_ranks=");
-	eg__put_zero_ranks(o, w->zero_ranks);
-	eg_out_put(o, " --dtype=%s --routing=", eg_dtype_name(w->dtype));
-	eg__put_routing(o, w);
-	eg_out_put(o, " --mask=");
-	eg__put_double(o, w->mask_ratio);
-	if (w->dup_ratio > 0.0) {
-		eg_out_put(o, " --dup=");
-		eg__put_double(o, w->dup_ratio);
-	}
-	if (w->nonfinite != EG_NONFINITE_NONE) {
-		eg_out_put(o, " --nonfinite=");
-		eg__put_nonfinite(o, w);
-	}
-	eg_out_put(o, " --data=%s --seed=%" PRIu64 " --iter=%" PRIu32,
-		   eg_data_mode_name(w->data), w->seed, w->iter);
-	if (w->steps > 1)
-		eg_out_put(o, " --steps=%" PRIu32, w->steps);
-	if (w->step_tokens[0])
-		eg_out_put(o, " --step_tokens=%s", w->step_tokens);
-}
-
-static void eg__put_summary(eg_out_t *o, const eg_workload_t *w)
-{
-	eg_out_put(o,
-		   "W=%" PRIu32 " E=%" PRIu32 " K=%" PRIu32 " H=%" PRIu32 " T=",
-		   w->world, w->experts, w->topk, w->hidden);
-	if (w->tokens_mode == EG_TOKENS_LIST &&
-	    w->n_tokens_list > EG__LIST_SHOW)
-		eg_out_put(o, "list[%" PRIu32 "]", w->n_tokens_list);
-	else
-		eg__put_tokens(o, w);
-	if (w->zero_ranks) {
-		eg_out_put(o, " zero=");
-		eg__put_zero_ranks(o, w->zero_ranks);
-	}
-	eg_out_put(o, " %s ", eg_dtype_name(w->dtype));
-	eg__put_routing(o, w);
-	if (w->mask_ratio > 0.0)
-		eg_out_put(o, " mask=%g", w->mask_ratio);
-	if (w->dup_ratio > 0.0)
-		eg_out_put(o, " dup=%g", w->dup_ratio);
-	if (w->nonfinite != EG_NONFINITE_NONE) {
-		eg_out_put(o, " nonfinite=");
-		eg__put_nonfinite(o, w);
-	}
-	eg_out_put(o, " %s seed=%" PRIu64, eg_data_mode_name(w->data), w->seed);
-	if (w->iter)
-		eg_out_put(o, " iter=%" PRIu32, w->iter);
-	if (w->steps > 1)
-		eg_out_put(o, " steps=%" PRIu32, w->steps);
-	if (w->step_tokens[0])
-		eg_out_put(o, " step_tokens=%s", w->step_tokens);
-}
-
-/* w through put into buf: 0, or EG_ERANGE when buf is too small (buf
- * then holds a truncated, terminated string). */
-static int eg__format(const eg_workload_t *w, char *buf, size_t len,
-		      void (*put)(eg_out_t *, const eg_workload_t *))
-{
-	eg_out_t o;
-
-	if (!buf || !len)
-		return EG_ERANGE;
-	eg_out_init(&o, buf, len);
-	put(&o, w);
-	return eg_out_full(&o) ? EG_ERANGE : 0;
-}
-
-int eg_workload_to_args(const eg_workload_t *w, char *buf, size_t len)
-{
-	return eg__format(w, buf, len, eg__put_args);
-}
-
-int eg_workload_summary(const eg_workload_t *w, char *buf, size_t len)
-{
-	return eg__format(w, buf, len, eg__put_summary);
 }
