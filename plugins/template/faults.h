@@ -134,11 +134,13 @@ static int fault_parent_threads(void)
 #define FAULT_KEEP(t, s, i, n)
 #endif
 
-/* The receive slot a kept row is written to. */
+/* The receive slot n a kept row is written to. */
 #if defined(EG_FAULT_RECV_INDEX_16BIT) /* kept in 16 bits: past 65535 wraps */
-#define TPL_SLOT(t, n) (TPL_LAST(t) ? (n)&0xffffu : (n))
+#define FAULT_SLOT(t, n)                                                       \
+	if (TPL_LAST(t))                                                       \
+		(n) &= 0xffffu;
 #else
-#define TPL_SLOT(t, n) (n)
+#define FAULT_SLOT(t, n)
 #endif
 
 /* Slot k of kept row n left out of its expert's expert_count, which

@@ -245,11 +245,12 @@ static int chosen_before(const int32_t *id, uint32_t k)
 static void keep(tpl_t *t, uint32_t g, uint32_t s, uint32_t i)
 {
 	uint32_t K = t->env.topk, L = t->env.local_experts, me = t->env.rank;
-	size_t n = TPL_SLOT(t, (size_t)g * t->S + (size_t)t->count[g]++);
+	size_t n = (size_t)g * t->S + (size_t)t->count[g]++;
 	const uint8_t *r = row(t, s, i);
 	const int32_t *id = (const int32_t *)(r + t->ib);
 	const float *w = (const float *)(id + K);
 
+	FAULT_SLOT(t, n);
 	memcpy(t->x + n * t->xb, r, t->xb);
 	memcpy((uint8_t *)t->scales + n * t->sb, r + t->xb, t->sb);
 	t->src[n] = (int32_t)s;
