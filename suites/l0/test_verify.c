@@ -383,17 +383,24 @@ START_TEST(first_capped)
 }
 END_TEST
 
-START_TEST(nan_inf_x_always_wrong)
+START_TEST(nan_inf_x_where_expected)
 {
 	eg_verdict_t v;
 	uint16_t *ax = ac.x, *ex_ = ex.x;
 
-	/* same NaN and Inf bits on both sides: still wrong */
+	/* nonfinite data (docs/semantics.md): the reference's own NaN and
+	 * Inf, moved bit for bit, pass */
 	ax[3] = ex_[3] = 0x7fc0u;
 	ax[H + 1] = ex_[H + 1] = 0xff80u;
+	ck_assert_int_eq(run_dispatch(&v), EG_OK);
+	ck_assert_uint_eq(v.nonfinite, 0);
+	/* a NaN where it has none is wrong, and counted; a NaN of other
+	 * bits where it has one is wrong (dispatch moves bits) */
+	ax[5] = 0x7fc0u;
+	ax[3] = 0xffc0u;
 	ck_assert_int_eq(run_dispatch(&v), EG_EMISMATCH);
 	ck_assert_uint_eq(v.wrong[EG_FIELD_X], 2);
-	ck_assert_uint_eq(v.nonfinite, 2);
+	ck_assert_uint_eq(v.nonfinite, 1);
 	ck_assert_uint_eq(others_wrong(&v, EG_FIELD_X), 0);
 }
 END_TEST
@@ -431,16 +438,19 @@ START_TEST(fp8_scales)
 	ck_assert_int_eq(v.first[0].row, 2);
 	ck_assert_int_eq(v.first[0].col, 1);
 
+	/* an Inf scale passes where the reference has it (an Inf in the
+	 * block: nonfinite data), fails where it has none */
 	ac.scales[2 * 2 + 1] = ex.scales[2 * 2 + 1] = INFINITY;
+	ck_assert_int_eq(run_dispatch(&v), EG_OK);
+	ex.scales[2 * 2 + 1] = 1.0f;
 	ck_assert_int_eq(run_dispatch(&v), EG_EMISMATCH);
 	ck_assert_uint_eq(v.wrong[EG_FIELD_SCALES], 1);
 	ck_assert_uint_eq(v.nonfinite, 1);
 
-	/* e4m3 NaN (S.1111.111) in the payload, same on both sides */
-	ac.scales[2 * 2 + 1] = ex.scales[2 * 2 + 1] = 1.0f;
+	/* e4m3 NaN (S.1111.111) in the payload where it has none */
+	ac.scales[2 * 2 + 1] = 1.0f;
 	x = ac.x;
 	x[7] = 0x7f;
-	((uint8_t *)ex.x)[7] = 0x7f;
 	ck_assert_int_eq(run_dispatch(&v), EG_EMISMATCH);
 	ck_assert_uint_eq(v.wrong[EG_FIELD_X], 1);
 	ck_assert_uint_eq(v.nonfinite, 1);
@@ -563,16 +573,26 @@ START_TEST(combine_nonfinite_bits)
 
 	for (int i = 0; i < T * H; i++)
 		e[i] = a[i] = eg_f32_to_bf16(1.0f);
-	e[4] = a[4] = 0x7fc1u;	 /* NaN on both sides */
-	e[20] = a[20] = 0x7f80u; /* +Inf on both sides */
+	/* where the reference has them (nonfinite data): NaN for NaN, of
+	 * any sign and payload, and the same Inf, pass */
+	e[4] = 0x7fc1u;
+	a[4] = 0xffc0u;
+	e[20] = a[20] = 0x7f80u;
 	eg_verdict_init(&v);
 	ck_assert_int_eq(
 	    eg_verify_combine(&wl, 0, EG_COMPARE_BITS, e, NULL, NULL, a, &v),
+	    EG_OK);
+	/* NaN or Inf where it has none, -Inf for +Inf: wrong */
+	a[5] = 0x7fc0u;
+	a[6] = 0x7f80u;
+	a[20] = 0xff80u;
+	ck_assert_int_eq(
+	    eg_verify_combine(&wl, 0, EG_COMPARE_BITS, e, NULL, NULL, a, &v),
 	    EG_EMISMATCH);
-	ck_assert_uint_eq(v.wrong[EG_FIELD_COMBINE], 2);
+	ck_assert_uint_eq(v.wrong[EG_FIELD_COMBINE], 3);
 	ck_assert_uint_eq(v.nonfinite, 2);
-	ck_assert_int_eq(v.first[0].col, 4);
-	ck_assert_int_eq(v.first[1].src_token, 20 / H);
+	ck_assert_int_eq(v.first[0].col, 5);
+	ck_assert_int_eq(v.first[2].src_token, 20 / H);
 }
 END_TEST
 
@@ -820,7 +840,7 @@ static Suite *verify_suite(void)
 	tcase_add_test(tc, duplicate_row);
 	tcase_add_test(tc, unknown_row_out_of_range);
 	tcase_add_test(tc, first_capped);
-	tcase_add_test(tc, nan_inf_x_always_wrong);
+	tcase_add_test(tc, nan_inf_x_where_expected);
 	tcase_add_test(tc, nan_topk_w_always_wrong);
 	tcase_add_test(tc, fp8_scales);
 	tcase_add_test(tc, bad_args);
