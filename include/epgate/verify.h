@@ -67,7 +67,7 @@ typedef struct eg_verdict {
 	uint64_t checked[EG_FIELD__COUNT];
 	uint64_t wrong[EG_FIELD__COUNT];
 	uint64_t missing_rows, duplicate_rows, unknown_rows;
-	uint64_t nonfinite;   /* NaN/Inf seen in any float output */
+	uint64_t nonfinite;   /* NaN/Inf where the reference has none */
 	double max_abs_err;   /* bounded mode: worst |actual - ref64| */
 	double max_err_ratio; /* worst |actual - ref64| / bound */
 	uint32_t n_first;
