@@ -16,7 +16,16 @@
 #include "epgate/error.h"
 #include "plugin_int.h"
 
-#define EG__POISON 0xffu /* bf16 0xffff, fp32 0xffffffff: NaN */
+/* The poison of out: a signaling NaN in its element type (bf16 0x7fa5,
+ * fp32 0x7fa5a5a5, little-endian), which no arithmetic writes (a NaN it
+ * makes is quiet): a library's own NaN (torch's bf16 0xffff) is never
+ * taken for the poison, so a token that carries NaN is judged as
+ * written. */
+static uint8_t eg__poison_byte(size_t es, size_t i)
+{
+	return i % es == es - 1 ? 0x7f : 0xa5;
+}
+#define EG__POISON 0x7fa5u /* as reported: the bf16 pattern */
 
 static const char *const eg__names[EG_PLUG_B__N] = {
     "x", "scales", "topk_idx", "topk_w", "y", "out"};
@@ -61,13 +70,16 @@ static int eg__fill(eg_plug_run_t *r, eg_plug_buf_t *b, const void *src,
 		    size_t n)
 {
 	size_t off = src ? 0 : n; /* the guard's place in scratch */
+	size_t es;
 	uint8_t *d = b->p;
 	int rc;
 
 	b->n = n;
 	if ((rc = eg__scratch(r, off + EG_PLUG_GUARD)) < 0)
 		return rc;
-	memset(r->scratch, EG__POISON, off);
+	es = eg_dtype_size(eg_combine_dtype(r->w.dtype));
+	for (size_t i = 0; i < off; i++)
+		r->scratch[i] = eg__poison_byte(es, i);
 	for (size_t i = 0; i < EG_PLUG_GUARD; i++)
 		r->scratch[off + i] = eg__guard_byte(i);
 	if (!src)
@@ -173,7 +185,8 @@ static void eg__unwritten(eg_plug_run_t *r, const char *stage, size_t es)
 	for (size_t i = 0; i < n; i++) {
 		size_t j = 0;
 
-		while (j < es && r->scratch[i * es + j] == EG__POISON)
+		while (j < es &&
+		       r->scratch[i * es + j] == eg__poison_byte(es, j))
 			j++;
 		if (j < es)
 			continue;
