@@ -36,6 +36,8 @@
 #         DeepEP's kernels exist for 2, 4, 8 ranks), the declared limits;
 #         and one `epgate launch -n 1 -- epgate l2-rank` of elastic; all
 #         into deepep.tap;
+#  stress `epgate stress` over elastic, elastic deterministic=1 and ll
+#         (DPE_STRESS_S seconds each, 60; STRESS_CALLS=N: N calls a case);
 #  bench  elastic at 128 and 4096 tokens (H 7168, top-8 of 256): epgate's
 #         bench of the adapter (events around the bridge's call, and
 #         epgate's step), DeepEP alone timed the same way
@@ -289,6 +291,27 @@ if has bench; then
 		[ -f "$LOG/own-elastic.out" ] &&
 			echo "test_ep.py at 4096 tokens, kernels (kineto): dispatch $(dpe_kineto "$LOG/own-elastic.out" dispatch) us, combine $(dpe_kineto "$LOG/own-elastic.out" combine) us"
 	} >"$LOG/compare.txt"
+fi
+
+# stress (issue 35, part 3): epgate stress over DeepEP's W = 1 modes,
+# each for DPE_STRESS_S seconds (60) or, with STRESS_CALLS=N, exactly N
+# checked calls per case: the failure rate and its interval per case, the
+# fixed order of deterministic=1 checked call to call and run to run
+if has stress; then
+	dpe_workloads "$LOG"
+	for c in "stress-elastic plugin:python,module=deepep elastic-w1.ini" \
+		"stress-det plugin:python,module=deepep,deterministic=1 elastic-w1.ini" \
+		"stress-ll plugin:python,module=deepep,mode=ll ll-w1.ini"; do
+		set -- $c
+		if [ -n "${STRESS_CALLS:-}" ]; then b="--calls $STRESS_CALLS"; else b="--for ${DPE_STRESS_S:-60}s"; fi
+		# shellcheck disable=SC2086 # b is two words
+		timeout "${DPE_CASE_TIMEOUT:-540}" "$EG_EPGATE" stress --engine "$2" \
+			--workload "$LOG/$3" $b --json="$LOG/$1.json" \
+			--tap="$LOG/$1.tap" >"$LOG/$1.out" 2>&1
+		rc=$?
+		case $rc in 0) s=ok ;; 77) s=SKIP ;; *) s=FAIL ;; esac
+		step "6 $1" "$s" "exit $rc; $(tail -n 1 "$LOG/$1.out" | cut -c1-120)"
+	done
 fi
 
 {
