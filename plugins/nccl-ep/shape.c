@@ -88,6 +88,9 @@ void eg_nep_caps(const eg_nep_opts_t *o, eg_plugin_caps_t *c)
 	c->max_experts = EG__EXPERTS_MAX;
 	c->max_topk = ht ? EG__HT_TOPK_MAX : EG__LL_TOPK_MAX;
 	c->hidden_multiple = ht ? 8 : 128;
+	/* the library under test, for the evidence (lib_name): an evidence
+	 * gate can then say NCCL EP ran */
+	c->lib_name = "NCCL EP";
 }
 
 static int eg__why(char *why, size_t len, const char *fmt, ...)

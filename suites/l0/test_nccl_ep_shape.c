@@ -70,6 +70,7 @@ START_TEST(test_caps)
 	ck_assert_uint_eq(c.hidden_multiple, 128);
 	ck_assert_uint_eq(c.max_experts, 65535);
 	ck_assert_uint_eq(c.max_world, 64);
+	ck_assert_str_eq(c.lib_name, "NCCL EP");
 	o.mode = EG_NEP_HT;
 	memset(&c, 0, sizeof(c));
 	eg_nep_caps(&o, &c);
