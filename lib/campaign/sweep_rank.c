@@ -67,34 +67,19 @@ static int eg__sink_point(eg__sink_t *s, const eg_point_t *p)
 	return rc;
 }
 
-static void eg__sink_failed(eg__sink_t *s, const char *id, const char *why)
+/* A point that failed ("failed") or whose arm cannot run here
+ * ("skipped": its plugin or adapter absent, a library the adapter cannot
+ * import), with its reason; under Slurm (a results file) the reason is
+ * the rank's log line alone. */
+static void eg__sink_mark(eg__sink_t *s, const char *what, const char *id,
+			  const char *why)
 {
 	json_t *j;
 	char *line;
 
 	if (!s->spool)
 		return;
-	j = json_pack("{s:s, s:s}", "failed", id, "why", why);
-	line = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	if (line) {
-		fprintf(s->spool, "%s\n", line);
-		fflush(s->spool);
-	}
-	free(line);
-	json_decref(j);
-}
-
-/* A point whose arm cannot run here (its plugin or adapter absent, a
- * library the adapter cannot import): a skip with its reason; under
- * Slurm (a results file) the reason is the rank's log line alone. */
-static void eg__sink_skipped(eg__sink_t *s, const char *id, const char *why)
-{
-	json_t *j;
-	char *line;
-
-	if (!s->spool)
-		return;
-	j = json_pack("{s:s, s:s}", "skipped", id, "why", why);
+	j = json_pack("{s:s, s:s}", what, id, "why", why);
 	line = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	if (line) {
 		fprintf(s->spool, "%s\n", line);
@@ -337,7 +322,7 @@ static void eg__point_wrong(eg__rank_t *r, const eg_bench_point_t *pt,
 	if (r->w.rank)
 		return;
 	fprintf(stderr, EG__PROG ": %s: %s\n", pt->id, err);
-	eg__sink_failed(&r->sink, pt->id, err);
+	eg__sink_mark(&r->sink, "failed", pt->id, err);
 	printf("bench: point %zu/%zu %s: FAILED verification\n", r->done,
 	       r->mine, pt->id);
 	fflush(stdout);
@@ -396,7 +381,7 @@ static void eg__point_skipped(eg__rank_t *r, const eg_bench_point_t *pt,
 	if (r->w.rank)
 		return;
 	fprintf(stderr, EG__PROG ": %s: skipped: %s\n", pt->id, why);
-	eg__sink_skipped(&r->sink, pt->id, why);
+	eg__sink_mark(&r->sink, "skipped", pt->id, why);
 	printf("bench: point %zu/%zu %s: skipped, not runnable here\n", r->done,
 	       r->mine, pt->id);
 	fflush(stdout);
@@ -454,7 +439,7 @@ static int eg__rank_point(eg__rank_t *r, const eg_bench_ctx_t *ctx,
 		fprintf(stderr, EG__PROG ": rank %u: %s: %s\n", r->w.rank,
 			as[0].id, err);
 		for (size_t j = 0; !r->w.rank && j < k; j++)
-			eg__sink_failed(&r->sink, as[j].id, err);
+			eg__sink_mark(&r->sink, "failed", as[j].id, err);
 		return rc;
 	}
 	/* rank 0 writes each measured arm (eg__point_done frees it) */
