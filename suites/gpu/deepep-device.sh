@@ -38,6 +38,7 @@
 #         into deepep.tap;
 #  stress `epgate stress` over elastic, elastic deterministic=1 and ll
 #         (DPE_STRESS_S seconds each, 60; STRESS_CALLS=N: N calls a case);
+#  profile the h200x1 profile with its DeepEP and NCCL EP arms, gated;
 #  bench  elastic at 128 and 4096 tokens (H 7168, top-8 of 256): epgate's
 #         bench of the adapter (events around the bridge's call, and
 #         epgate's step), DeepEP alone timed the same way
@@ -314,11 +315,30 @@ if has stress; then
 	done
 fi
 
+# the h200x1 profile with its library arms (issue 35, part 3): DeepEP
+# (V2 elastic, legacy ll) and NCCL EP (ll, ht) beside a2a and dense, its
+# gates judged (gates/h200x1.gate); DPE_PROFILE_LAUNCHES launches a point
+# (2: the profile's 3 and its re-measurement do not fit one device call
+# with DeepEP's first compiles), DPE_PROFILE_SWEEPS to pick sweeps
+if has profile; then
+	NSO=$(dirname "$EG_EPGATE")/plugins/nccl-ep/libeg-nccl-ep.so
+	[ -f "$NSO" ] || echo "deepep-device: no $NSO: the NCCL EP arms will skip" >&2
+	# shellcheck disable=SC2086 # the --sweep pair, when set
+	timeout "${DPE_PROFILE_TIMEOUT:-540}" "$EG_EPGATE" bench profile h200x1 \
+		--reports "$LOG/reports" --launches "${DPE_PROFILE_LAUNCHES:-2}" \
+		--remeasure 0 ${DPE_PROFILE_SWEEPS:+--sweep $DPE_PROFILE_SWEEPS} \
+		>"$LOG/profile.out" 2>&1
+	rc=$?
+	case $rc in 0) s=ok ;; 77) s=SKIP ;; *) s=FAIL ;; esac
+	step "7 profile h200x1" "$s" "exit $rc; $(grep -c '^ok' "$LOG"/reports/*/bench-gates.tap 2>/dev/null | head -n 1) gates ok, $(grep -c '^not ok' "$LOG"/reports/*/bench-gates.tap 2>/dev/null | head -n 1) not ok (profile.out)"
+fi
+
 {
 	echo
 	echo "== steps (W=1, one H200; $(($(date +%s) - T0)) s)"
 	cat "$SUM"
 	[ -f "$LOG/compare.txt" ] && cat "$LOG/compare.txt"
+	[ -f "$LOG/profile.out" ] && { echo; echo "== profile h200x1"; tail -n 60 "$LOG/profile.out" | cut -c1-220; }
 	for f in elastic det ll intranode; do
 		[ -f "$LOG/$f.result" ] || continue
 		echo
