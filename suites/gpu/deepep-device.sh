@@ -37,7 +37,8 @@
 #         and one `epgate launch -n 1 -- epgate l2-rank` of elastic; all
 #         into deepep.tap;
 #  stress `epgate stress` over elastic, elastic deterministic=1 and ll
-#         (DPE_STRESS_S seconds each, 60; STRESS_CALLS=N: N calls a case);
+#         (DPE_STRESS_S seconds each, 60; STRESS_CALLS=N: N calls a case;
+#         DPE_STRESS_CASES="stress-elastic stress-det stress-ll" or some);
 #  profile the h200x1 profile with its DeepEP and NCCL EP arms, gated;
 #  bench  elastic at 128 and 4096 tokens (H 7168, top-8 of 256): epgate's
 #         bench of the adapter (events around the bridge's call, and
@@ -304,6 +305,8 @@ if has stress; then
 		"stress-det plugin:python,module=deepep,deterministic=1 elastic-w1.ini" \
 		"stress-ll plugin:python,module=deepep,mode=ll ll-w1.ini"; do
 		set -- $c
+		# DPE_STRESS_CASES: some of them, one device call each if need be
+		case " ${DPE_STRESS_CASES:-$1} " in *" $1 "*) ;; *) continue ;; esac
 		if [ -n "${STRESS_CALLS:-}" ]; then b="--calls $STRESS_CALLS"; else b="--for ${DPE_STRESS_S:-60}s"; fi
 		# shellcheck disable=SC2086 # b is two words
 		timeout "${DPE_CASE_TIMEOUT:-540}" "$EG_EPGATE" stress --engine "$2" \
