@@ -107,6 +107,19 @@ extern "C" {
  * compares a row's slots as a set of (local id, weight) pairs and puts
  * them back in the token's slot order before it checks and maps them. */
 #define EG_PLUGIN_SLOTS_ANY_ORDER 0x8u
+/* CUDA plugins: dispatch and combine may be captured into a CUDA graph
+ * on env.cuda_stream after the instance's first call of a routing epoch,
+ * and the graph launched in place of the call (the replay boundary,
+ * docs/metrics.md "Boundaries"): a call queues only stream-ordered work
+ * on cuda_stream (or streams joined back to it), waits for nothing on
+ * the host, allocates nothing, and what it returned in recv at the
+ * capture holds for every replay on new data staged in the same input
+ * buffers. epgate captures after a verified call, then verifies replays
+ * on new data before it times any: a replay that writes nothing or
+ * writes elsewhere fails the case. A host plugin may declare it for
+ * epgate's host model of a replay (the call made again with the
+ * captured arguments, its returned recv ignored). */
+#define EG_PLUGIN_CAPTURE_SAFE 0x10u
 
 /* How combine sums a token's rows (caps.order, ABI 2), i.e. what epgate
  * demands of it on random data (exact data is bit-exact in any order):

@@ -87,6 +87,18 @@ typedef struct eg_space_ops {
 	int (*hold)(void *state, double us);
 	/* *done: the stream has passed mark i (cuda: its event completed) */
 	int (*passed)(void *state, unsigned i, int *done);
+	/* --- appended: graph replay (docs/metrics.md, "Boundaries") --- */
+	/* end 0: the stream's work is captured from now on (cuda: in
+	 * thread-local mode, so that a call that waits on the host or
+	 * allocates fails the capture); end 1: the capture ends, *graph the
+	 * executable graph of what was queued. Ends the capture whatever
+	 * happened; a failure's CUDA error in err. NULL (host): no graphs,
+	 * the plugin engine models a replay by calling again. */
+	int (*capture)(void *state, int end, void **graph, char *err,
+		       size_t errlen);
+	/* queues graph on the stream */
+	int (*replay)(void *state, void *graph);
+	void (*graph_free)(void *state, void *graph);
 } eg_space_ops_t;
 
 /* Host memory: malloc, the host twins and verifiers. */

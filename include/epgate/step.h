@@ -143,9 +143,17 @@ int eg_step_verify_combine(eg_step_t *st, eg_rank_verdict_t *v);
  * Returns EG_OK, EG_EMISMATCH or the error that stopped it. */
 int eg_step_verify_iters(eg_step_t *st, unsigned iters, eg_rank_verdict_t *v);
 
+/* A measurement at the replay boundary (docs/metrics.md, "Boundaries"):
+ * after the first eg_step_verify, the engine's calls are replays of a
+ * capture; this verifies the first of them, on the inputs of the
+ * iterations after iter (collective, as eg_step_verify). Nothing to do
+ * (EG_OK) at any other boundary. Same returns as eg_step_verify. */
+int eg_step_verify_replays(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v);
+
 /* One unverified step on the inputs in place (dispatch, expert stage,
  * combine), timed with the space's marks: monotonic clock on the host,
- * events on the stream for cuda. */
+ * events on the stream for cuda. At the replay boundary, only after
+ * eg_step_verify_replays (else EG_EINVAL). */
 int eg_step_run(eg_step_t *st, eg_bench_times_t *t);
 
 /* The engine's own message about its last failure, or NULL. */

@@ -10,10 +10,17 @@
 typedef enum eg_boundary {
 	EG_BOUNDARY_CALL = 0,	/* marks around the call on an idle stream */
 	EG_BOUNDARY_WINDOW = 1, /* the same marks behind a hold */
-	EG_BOUNDARY_KERNEL = 2	/* the union of the call's kernels (CUPTI) */
+	EG_BOUNDARY_KERNEL = 2, /* the union of the call's kernels (CUPTI) */
+	/* a CUDA graph of the call, captured after a verified call and
+	 * launched behind a hold (capture-safe plugins only) */
+	EG_BOUNDARY_REPLAY = 3
 } eg_boundary_t;
 
-/* "call", "window", "kernel" */
+/* The replay boundary verifies this many replays, each on new data,
+ * before it times any (lib/step/step.c, lib/engines/plugin_step.c). */
+#define EG_REPLAY_CHECKS 2
+
+/* "call", "window", "kernel", "replay" */
 const char *eg_boundary_name(eg_boundary_t b);
 /* EG_EINVAL for anything else */
 int eg_boundary_parse(const char *s, eg_boundary_t *b);
@@ -55,6 +62,9 @@ typedef struct eg_timing_sum {
 	int32_t kernel;	       /* kernel times were recorded */
 	uint32_t kern_dropped; /* CUPTI records lost */
 	char kernels[1024];    /* "name n=N mean_us; ..." by total time */
+	/* the replay boundary: replays verified (on new data) before any
+	 * was timed */
+	uint32_t replays_verified;
 } eg_timing_sum_t;
 
 /* Kernel time through CUPTI's activity API (lib/step/kern.c; libcupti

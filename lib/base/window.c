@@ -11,16 +11,17 @@
 #include "epgate/error.h"
 #include "epgate/window.h"
 
-static const char *const eg__names[] = {"call", "window", "kernel"};
+static const char *const eg__names[] = {"call", "window", "kernel", "replay"};
+#define EG__NAMES (sizeof(eg__names) / sizeof(eg__names[0]))
 
 const char *eg_boundary_name(eg_boundary_t b)
 {
-	return (unsigned)b < 3 ? eg__names[b] : "?";
+	return (unsigned)b < EG__NAMES ? eg__names[b] : "?";
 }
 
 int eg_boundary_parse(const char *s, eg_boundary_t *b)
 {
-	for (unsigned i = 0; s && i < 3; i++)
+	for (unsigned i = 0; s && i < EG__NAMES; i++)
 		if (!strcmp(s, eg__names[i])) {
 			*b = (eg_boundary_t)i;
 			return EG_OK;
@@ -39,7 +40,9 @@ int eg_boundary_env(eg_boundary_t dflt, eg_boundary_t *b, char *err,
 	if (eg_boundary_parse(s, b) == EG_OK)
 		return EG_OK;
 	snprintf(err, errlen,
-		 "EPGATE_BOUNDARY=%.40s: expected call, window or kernel", s);
+		 "EPGATE_BOUNDARY=%.40s: expected call, window, kernel or "
+		 "replay",
+		 s);
 	return EG_EINVAL;
 }
 

@@ -172,26 +172,34 @@ int eg_engine_backend_verify(void *state, char *err, size_t errlen)
 	const char *xe = NULL;
 	eg_rank_verdict_t v;
 
+	const char *rp = "";
+
 	eg_rank_verdict_init(&v);
-	eg_step_verify(f->st, f->w.iter, &v);
+	/* and at the replay boundary the first replays, on new data */
+	if (eg_step_verify(f->st, f->w.iter, &v) == EG_OK) {
+		rp = " (a replay of the call captured after the first, "
+		     "EPGATE_BOUNDARY=replay)";
+		eg_step_verify_replays(f->st, f->w.iter, &v);
+	}
 	if (v.harness_err) {
-		snprintf(err, errlen, "rank %u: verification (%s): %s", r,
-			 v.stage, eg_strerror(v.harness_err));
+		snprintf(err, errlen, "rank %u: verification (%s): %s%s", r,
+			 v.stage, eg_strerror(v.harness_err), rp);
 		return v.harness_err;
 	}
 	if (v.engine_err) {
 		xe = f->x->error ? f->x->error(f->xs) : NULL;
-		snprintf(err, errlen, "rank %u: %s failed: %s", r, v.stage,
-			 xe && *xe ? xe : eg_strerror(v.engine_err));
+		snprintf(err, errlen, "rank %u: %s failed: %s%s", r, v.stage,
+			 xe && *xe ? xe : eg_strerror(v.engine_err), rp);
 		return v.engine_err;
 	}
 	if (eg_verdict_total_wrong(&v.v)) {
 		snprintf(err, errlen,
 			 "rank %u: %s: %llu wrong value(s) against the "
-			 "reference (first in %s)",
+			 "reference (first in %s, iteration %u)%s",
 			 r, v.stage,
 			 (unsigned long long)eg_verdict_total_wrong(&v.v),
-			 v.v.n_first ? eg_field_name(v.v.first[0].field) : "?");
+			 v.v.n_first ? eg_field_name(v.v.first[0].field) : "?",
+			 v.iter, rp);
 		return EG_EMISMATCH;
 	}
 	return EG_OK;

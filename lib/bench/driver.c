@@ -114,6 +114,11 @@ static int eg__boundary_evidence(json_t *o, const eg_bench_rank_report_t *rep,
 	detail = t->boundary == EG_BOUNDARY_KERNEL
 		     ? "the union of the call's kernels on the device "
 		       "(CUPTI activity records), epgate's hold left out"
+		 : t->boundary == EG_BOUNDARY_REPLAY
+		     ? "marks around a replay of the plugin's call, captured "
+		       "once after its first verified call (a CUDA graph on "
+		       "its stream; on the host the call made again), each "
+		       "behind a hold; replays verified on new data first"
 		 : t->boundary == EG_BOUNDARY_WINDOW
 		     ? "marks around the plugin's own calls on its stream, "
 		       "each behind a hold that keeps the device busy while "
@@ -145,6 +150,11 @@ static int eg__boundary_evidence(json_t *o, const eg_bench_rank_report_t *rep,
 		bad |= json_object_set_new(o, "window_short", json_string(b));
 		bad |= json_object_set_new(o, "window_host_sync",
 					   json_string(synced ? "yes" : "no"));
+	}
+	if (t->boundary == EG_BOUNDARY_REPLAY) {
+		snprintf(b, sizeof(b), "%u", t->replays_verified);
+		bad |=
+		    json_object_set_new(o, "replays_verified", json_string(b));
 	}
 	if (t->kernel) {
 		bad |=
@@ -641,9 +651,9 @@ int eg_bench_measure(const eg_bench_ctx_t *c, const eg_bench_point_t *pt,
 void eg_bench_print_boundary(const json_t *ev)
 {
 	static const char *const keys[] = {
-	    "boundary",		  "boundary_detail",  "window_hold_us",
-	    "window_short",	  "window_host_sync", "kernels",
-	    "kernel_records_lost"};
+	    "boundary",	    "boundary_detail",	  "window_hold_us",
+	    "window_short", "window_host_sync",	  "replays_verified",
+	    "kernels",	    "kernel_records_lost"};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const json_t *v = json_object_get(ev, keys[i]);

@@ -476,15 +476,15 @@ static double *eg__max_over_ranks(const eg_bench_calc_in_t *in, const double *x,
 }
 
 /* Every boundary measured, under its own name (docs/metrics.md,
- * "Boundaries"): the gated times as call_ or window_, the kernel
- * time (CUPTI) as kernel_. */
+ * "Boundaries"): the gated times as call_, window_ or replay_, the
+ * kernel time (CUPTI) as kernel_. */
 static int eg__boundary_metrics(eg_bench_calc_t *out,
 				const eg_bench_calc_in_t *in)
 {
 	size_t n = in->n;
-	const char *b = in->boundary == EG_BOUNDARY_WINDOW ? "window"
-			: in->boundary == EG_BOUNDARY_CALL ? "call"
-							   : NULL;
+	const char *b = in->boundary == EG_BOUNDARY_KERNEL
+			    ? NULL
+			    : eg_boundary_name(in->boundary);
 	char name[40];
 	double *x;
 	int rc;

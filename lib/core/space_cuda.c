@@ -324,6 +324,65 @@ static int eg__c_passed(void *state, unsigned i, int *done)
 	return eg__cu(e);
 }
 
+/* a CUDA failure's name and text into err */
+static int eg__c_why(cudaError_t e, const char *call, char *err, size_t errlen)
+{
+	if (e == cudaSuccess)
+		return EG_OK;
+	if (err && errlen)
+		snprintf(err, errlen, "%s: %s (%s)", call, cudaGetErrorName(e),
+			 cudaGetErrorString(e));
+	cudaGetLastError();
+	return EG_ECUDA;
+}
+
+static int eg__c_capture(void *state, int end, void **graph, char *err,
+			 size_t errlen)
+{
+	eg__cuda_t *c = state;
+	cudaGraph_t g = NULL;
+	cudaGraphExec_t x = NULL;
+	cudaError_t e;
+	int rc;
+
+	if (!end)
+		return eg__c_why(
+		    cudaStreamBeginCapture(c->stream,
+					   cudaStreamCaptureModeThreadLocal),
+		    "cudaStreamBeginCapture", err, errlen);
+	*graph = NULL;
+	e = cudaStreamEndCapture(c->stream, &g);
+	if ((rc = eg__c_why(e, "cudaStreamEndCapture", err, errlen)) < 0)
+		goto out;
+	if (!g) {
+		snprintf(err, errlen, "cudaStreamEndCapture: no graph");
+		rc = EG_ECUDA;
+		goto out;
+	}
+	rc = eg__c_why(cudaGraphInstantiate(&x, g, 0), "cudaGraphInstantiate",
+		       err, errlen);
+	if (rc == EG_OK)
+		*graph = x;
+out:
+	if (g)
+		cudaGraphDestroy(g);
+	return rc;
+}
+
+static int eg__c_replay(void *state, void *graph)
+{
+	eg__cuda_t *c = state;
+
+	return eg__cu(cudaGraphLaunch((cudaGraphExec_t)graph, c->stream));
+}
+
+static void eg__c_graph_free(void *state, void *graph)
+{
+	(void)state;
+	if (graph)
+		cudaGraphExecDestroy((cudaGraphExec_t)graph);
+}
+
 const eg_space_ops_t eg_space_cuda = {
     .size = sizeof(eg_space_ops_t),
     .name = "cuda",
@@ -347,4 +406,7 @@ const eg_space_ops_t eg_space_cuda = {
     .span_ms = eg__c_span_ms,
     .hold = eg__c_hold,
     .passed = eg__c_passed,
+    .capture = eg__c_capture,
+    .replay = eg__c_replay,
+    .graph_free = eg__c_graph_free,
 };

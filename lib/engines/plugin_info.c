@@ -134,7 +134,8 @@ json_t *eg_plugin_info_json(const eg_plugin_info_t *in)
 {
 	static const char *const dtypes[] = {"bf16", "fp32", "fp8"};
 	static const char *const flags[] = {"canonical_order", "wants_nccl",
-					    "input_idx64", "slots_any_order"};
+					    "input_idx64", "slots_any_order",
+					    "capture_safe"};
 	const eg_plugin_caps_t *c = &in->caps;
 	json_t *lib = json_object();
 	json_t *o = json_pack(
@@ -146,7 +147,7 @@ json_t *eg_plugin_info_json(const eg_plugin_info_t *in)
 	    "memory", eg_plugin_memory_name(c->memory), "layout",
 	    eg_plugin_layout_name(c->layout), "dtypes",
 	    eg__words(c->dtypes, dtypes, 3), "flags",
-	    eg__words(c->flags, flags, 4), "limits", eg__limits(c), "order",
+	    eg__words(c->flags, flags, 5), "limits", eg__limits(c), "order",
 	    eg_plugin_order_name(in->order), "order_bound", c->order_bound,
 	    "options", c->options);
 

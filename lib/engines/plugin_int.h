@@ -191,6 +191,18 @@ typedef struct eg_plug_run {
 	unsigned pm;
 	double outer_ms[2];
 	int outer_have;
+	/* the replay boundary (docs/metrics.md, "Boundaries"): after the
+	 * first (verified, direct) call each stage is captured once, per
+	 * stage (0 dispatch, 1 combine) its graph (cuda; NULL on the host,
+	 * whose model calls again), the input it captured and the recv the
+	 * capture returned, from which every replay's rows are read; the
+	 * replays verified on new data */
+	void *graph[2];
+	int captured[2];
+	eg_plugin_input_t pin_cap;
+	eg_plugin_recv_t prc_cap;
+	const void *ys_cap;
+	uint32_t cap_epoch, replays_ok;
 	/* a caller with device buffers (the GPU measurement backend):
 	 * host copies of its input, the mapped layout and the expert
 	 * outputs (plugin_devcall.c) */

@@ -85,12 +85,23 @@ static int eg__boundary(eg_plug_run_t *r)
 		0 ||
 	    (rc = eg_window_init(&r->win, r->err, sizeof(r->err))) < 0)
 		return rc;
-	if (r->boundary == EG_BOUNDARY_WINDOW &&
+	if (r->boundary == EG_BOUNDARY_REPLAY &&
+	    !(r->pl->caps.flags & EG_PLUGIN_CAPTURE_SAFE)) {
+		snprintf(r->err, sizeof(r->err),
+			 "EPGATE_BOUNDARY=replay: plugin %s does not declare "
+			 "itself capture-safe (EG_PLUGIN_CAPTURE_SAFE, "
+			 "docs/plugins.md)",
+			 r->name);
+		return EG_ENOSYS;
+	}
+	/* a replay is held as a window is: its launch drops out too */
+	if ((r->boundary == EG_BOUNDARY_WINDOW ||
+	     r->boundary == EG_BOUNDARY_REPLAY) &&
 	    (!EG_HAS(r->mem, eg_space_ops_t, passed) || !r->mem->hold)) {
 		snprintf(r->err, sizeof(r->err),
-			 "EPGATE_BOUNDARY=window: %s memory cannot hold its "
+			 "EPGATE_BOUNDARY=%s: %s memory cannot hold its "
 			 "stream",
-			 r->mem->name);
+			 eg_boundary_name(r->boundary), r->mem->name);
 		return EG_ENOSYS;
 	}
 	return EG_OK;
@@ -102,7 +113,9 @@ int eg_plug_run_timing(eg_plug_run_t *r, eg_timing_sum_t *t, int reset)
 		return EG_ENOSYS;
 	t->boundary = (int32_t)r->boundary;
 	t->own_marks = r->outer_have == 3;
-	if (r->boundary == EG_BOUNDARY_WINDOW) {
+	t->replays_verified = r->replays_ok;
+	if (r->boundary == EG_BOUNDARY_WINDOW ||
+	    r->boundary == EG_BOUNDARY_REPLAY) {
 		t->window = 1;
 		t->samples = r->win.samples;
 		t->short_n = r->win.short_n;
@@ -407,6 +420,10 @@ void eg_plug_run_destroy(eg_plug_run_t *r)
 {
 	if (!r)
 		return;
+	/* the graphs hold the plugin's buffers: gone before it is */
+	for (int i = 0; i < 2 && r->mem; i++)
+		if (r->graph[i] && EG_HAS(r->mem, eg_space_ops_t, graph_free))
+			r->mem->graph_free(r->ms, r->graph[i]);
 	if (r->inst) {
 		eg_watch_enter(r->name, "destroy");
 		r->pl->p->destroy(r->inst);

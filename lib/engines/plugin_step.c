@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "epgate/error.h"
+#include "epgate/sized.h"
 #include "lib/base/watch.h"
 #include "plugin_int.h"
 
@@ -327,7 +328,9 @@ static int eg__map(eg_plug_run_t *r, uint32_t iter, eg_recv_t *dst)
  * enough (include/epgate/window.h). */
 static int eg__time(eg_plug_run_t *r, int timed, unsigned m, int done)
 {
-	int win = r->boundary == EG_BOUNDARY_WINDOW, passed = 0;
+	int win = r->boundary == EG_BOUNDARY_WINDOW ||
+		  r->boundary == EG_BOUNDARY_REPLAY,
+	    passed = 0;
 	/* the span timed: the library's own marks (4, 5) when the plugin
 	 * gave both, else epgate's around the call */
 	int own = (r->pm & 3) == 3;
@@ -412,6 +415,151 @@ static int eg__called(eg_plug_run_t *r, int prc, const char *stage, int timed,
 	return eg__time(r, timed, m, 1);
 }
 
+/* The replay boundary: the call n of a stage is a replay of its capture
+ * (every call after the first, verified and direct, of the instance). */
+static int eg__replaying(const eg_plug_run_t *r, uint64_t n)
+{
+	return r->timing && r->boundary == EG_BOUNDARY_REPLAY && n > 0;
+}
+
+/* The call of a stage (comb: combine) captured, once, on the inputs of
+ * the call before: on the device a CUDA graph of what it queued (nothing
+ * runs), on the host the call itself (its model). A replay that then
+ * writes nothing leaves that call's rows behind, which the verified
+ * replays on new data find. */
+static int eg__capture(eg_plug_run_t *r, int comb)
+{
+	const char *stage = comb ? "combine" : "dispatch";
+	int dev = EG_HAS(r->mem, eg_space_ops_t, capture) && r->mem->capture;
+	eg_plugin_recv_t cap = {.size = sizeof(cap)};
+	const void *ys = r->prc.y ? r->prc.y : r->buf[EG_PLUG_B_Y].p;
+	void *dst = r->buf[EG_PLUG_B_OUT].p;
+	int prc, rc, erc = EG_OK;
+	char why[256] = "";
+
+	if (dev && (rc = r->mem->capture(r->ms, 0, NULL, why, sizeof(why))) < 0)
+		return eg_plug_run_err(r, rc, "plugin %s: %s: capture: %s",
+				       r->name, stage, why);
+	eg_watch_enter(r->name,
+		       comb ? "combine (capture)" : "dispatch (capture)");
+	prc = comb ? r->pl->p->combine(r->inst, &r->pin, ys, dst)
+		   : r->pl->p->dispatch(r->inst, &r->pin, &cap);
+	eg_watch_leave();
+	if (dev)
+		erc = r->mem->capture(r->ms, 1, &r->graph[comb], why,
+				      sizeof(why));
+	if (prc != EG_PLUGIN_OK) {
+		rc = eg_plug_run_fail(r, prc,
+				      comb ? "combine (captured)"
+					   : "dispatch (captured)");
+		if (erc < 0) {
+			size_t n = strlen(r->err);
+
+			snprintf(r->err + n, sizeof(r->err) - n,
+				 " (the capture: %s)", why);
+		}
+		return rc;
+	}
+	if (erc < 0)
+		return eg_plug_run_err(
+		    r, EG_EPLUGIN,
+		    "plugin %s declares itself capture-safe, but its %s "
+		    "could not be captured into a CUDA graph on its stream: "
+		    "%s",
+		    r->name, stage, why);
+	if (!comb) {
+		r->prc_cap = cap;
+		r->pin_cap = r->pin;
+		r->cap_epoch = r->epoch;
+	} else {
+		r->ys_cap = ys;
+	}
+	r->captured[comb] = 1;
+	return EG_OK;
+}
+
+/* A replay reads the buffers the capture did: the staged input must not
+ * have moved, nor the routing changed (one capture per instance). */
+static int eg__same_input(eg_plug_run_t *r)
+{
+	const eg_plugin_input_t *a = &r->pin, *b = &r->pin_cap;
+
+	if (r->epoch != r->cap_epoch)
+		return eg_plug_run_err(r, EG_ENOSYS,
+				       "replay: the routing changed after the "
+				       "capture (the replay boundary takes one "
+				       "routing per instance)");
+	if (a->x != b->x || a->scales != b->scales ||
+	    a->topk_idx != b->topk_idx || a->topk_w != b->topk_w ||
+	    a->tokens != b->tokens)
+		return eg_plug_run_err(r, EG_EINVAL,
+				       "replay: the staged input moved after "
+				       "the capture");
+	return EG_OK;
+}
+
+/* The host model's replay of a dispatch returned recv d: where a graph
+ * would write is where the capture's recv points, so a plugin whose
+ * arrays move between calls is not capture-safe (and its captured
+ * arrays may be gone). */
+static int eg__recv_stayed(eg_plug_run_t *r, const eg_plugin_recv_t *d)
+{
+	const eg_plugin_recv_t *c = &r->prc_cap;
+	const char *moved = d->x != c->x		   ? "x"
+			    : d->count != c->count	   ? "count"
+			    : d->scales != c->scales	   ? "scales"
+			    : d->src_rank != c->src_rank   ? "src_rank"
+			    : d->src_token != c->src_token ? "src_token"
+			    : d->topk_idx != c->topk_idx   ? "topk_idx"
+			    : d->topk_w != c->topk_w	   ? "topk_w"
+			    : d->expert_count != c->expert_count
+				? "expert_count"
+			    : d->y != c->y	     ? "y"
+			    : d->stride != c->stride ? "stride"
+						     : NULL;
+
+	if (!moved)
+		return EG_OK;
+	return eg_plug_run_err(r, EG_EPLUGIN,
+			       "plugin %s declares itself capture-safe, but "
+			       "its dispatch returned another recv.%s than at "
+			       "the capture: a replay would write where the "
+			       "captured recv does not point",
+			       r->name, moved);
+}
+
+/* The call of a stage: the plugin's own or, replaying, its graph
+ * launched (device) or the call again with the captured arguments (the
+ * host model; what it returns in recv must be what the capture did, as
+ * a graph returns nothing). *prc: the plugin's return; < 0: the graph's
+ * launch failed, or the host model's recv moved. */
+static int eg__stage_call(eg_plug_run_t *r, int replay, int comb,
+			  const void *ys, void *dst, int *prc)
+{
+	eg_plugin_recv_t drop = {.size = sizeof(drop)};
+	int rc = EG_OK;
+
+	*prc = EG_PLUGIN_OK;
+	eg_watch_enter(r->name, comb ? "combine" : "dispatch");
+	if (replay && r->graph[comb])
+		rc = r->mem->replay(r->ms, r->graph[comb]);
+	else if (comb)
+		*prc = r->pl->p->combine(r->inst, &r->pin, ys, dst);
+	else
+		*prc = r->pl->p->dispatch(r->inst, &r->pin,
+					  replay ? &drop : &r->prc);
+	eg_watch_leave();
+	if (rc < 0)
+		return eg_plug_run_err(r, rc,
+				       "plugin %s: %s: launching its captured "
+				       "graph: %s",
+				       r->name, comb ? "combine" : "dispatch",
+				       eg_strerror(rc));
+	if (replay && !comb && !r->graph[0] && *prc == EG_PLUGIN_OK)
+		return eg__recv_stayed(r, &drop);
+	return EG_OK;
+}
+
 int eg_plug_run_phases(const eg_plug_run_t *r, eg_engine_phase_t *p, size_t max)
 {
 	int n = 2;
@@ -436,10 +584,13 @@ int eg_plug_run_phases(const eg_plug_run_t *r, eg_engine_phase_t *p, size_t max)
 int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
 			 eg_recv_t *out)
 {
-	int verified = !r->bench || r->n_disp == 0;
+	int replay = eg__replaying(r, r->n_disp);
+	/* the replay boundary also verifies the first replays, on new data */
+	int verified = !r->bench || r->n_disp == 0 ||
+		       (replay && r->n_disp <= EG_REPLAY_CHECKS);
 	int timed = r->timing && !verified;
 	const eg_rank_input_t *use;
-	int rc;
+	int rc, prc;
 
 	r->err[0] = '\0';
 	r->boot_lost = 0;
@@ -447,18 +598,24 @@ int eg_plug_run_dispatch(eg_plug_run_t *r, const eg_rank_input_t *in,
 	if ((rc = eg__follow_step(r, in->step)) < 0 ||
 	    (rc = eg_plug_dev_probe(r, in)) < 0)
 		return rc;
+	/* captured on the input of the call before, then new input */
+	if (replay && !r->captured[0] && (rc = eg__capture(r, 0)) < 0)
+		return rc;
 	if (verified && ((rc = eg_plug_dev_input(r, in, &use)) < 0 ||
 			 (rc = eg__stage_input(r, use)) < 0))
+		return rc;
+	if (replay && (rc = eg__same_input(r)) < 0)
 		return rc;
 	memset(&r->prc, 0, sizeof(r->prc));
 	r->prc.size = sizeof(r->prc);
 	if ((rc = eg__time(r, timed, 0, 0)) < 0)
 		return rc;
-	eg_watch_enter(r->name, "dispatch");
-	rc = r->pl->p->dispatch(r->inst, &r->pin, &r->prc);
-	eg_watch_leave();
-	if ((rc = eg__called(r, rc, "dispatch", timed, 1)) < 0)
+	if ((rc = eg__stage_call(r, replay, 0, NULL, NULL, &prc)) < 0 ||
+	    (rc = eg__called(r, prc, "dispatch", timed, 1)) < 0)
 		return rc;
+	/* a replay's rows are where the capture said they would be */
+	if (replay)
+		r->prc = r->prc_cap;
 	r->n_disp++;
 	r->last_mapped = verified;
 	if (!verified)
@@ -521,20 +678,28 @@ static int eg__combined(eg_plug_run_t *r, void *out, size_t ob)
 
 int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 {
-	int verified = !r->bench || r->n_comb == 0;
+	int replay = eg__replaying(r, r->n_comb);
+	int verified = !r->bench || r->n_comb == 0 ||
+		       (replay && r->n_comb <= EG_REPLAY_CHECKS);
 	int timed = r->timing && !verified;
 	size_t ob =
 	    (size_t)r->T * r->H * eg_dtype_size(eg_combine_dtype(r->w.dtype));
 	const void *ys;
 	void *dst = out;
-	int rc;
+	int rc, prc;
 
 	r->err[0] = '\0';
 	r->boot_lost = 0;
+	if (replay && !r->captured[1] && (rc = eg__capture(r, 1)) < 0)
+		return rc;
 	if (verified && ((rc = eg_plug_dev_y(r, y, &y)) < 0 ||
 			 (rc = eg__native_y(r, y)) < 0 ||
 			 (rc = eg_plug_buf_poison(r, EG_PLUG_B_OUT, ob)) < 0))
 		return rc;
+	if (replay && verified && r->ysel != r->ys_cap)
+		return eg_plug_run_err(r, EG_EINVAL,
+				       "replay: the expert outputs moved after "
+				       "the capture");
 	ys = !verified && r->prc.y ? r->prc.y : r->ysel;
 	/* after the expert stage, as in any step: a GPU caller's runs on a
 	 * stream of its own (the plugin's call then runs alone on the
@@ -547,15 +712,19 @@ int eg_plug_run_combine(eg_plug_run_t *r, const void *y, void *out)
 		return rc;
 	/* a timed step of a host plugin writes the caller's buffer itself,
 	 * unchecked; a CUDA one the buffer of the verified step */
-	if (verified || r->pl->caps.memory == EG_PLUGIN_MEM_CUDA)
+	if (verified || replay || r->pl->caps.memory == EG_PLUGIN_MEM_CUDA)
 		dst = r->buf[EG_PLUG_B_OUT].p;
-	eg_watch_enter(r->name, "combine");
-	rc = r->pl->p->combine(r->inst, &r->pin, ys, dst);
-	eg_watch_leave();
-	if ((rc = eg__called(r, rc, "combine", timed, 3)) < 0)
+	if (replay)
+		ys = r->ys_cap;
+	if ((rc = eg__stage_call(r, replay, 1, ys, dst, &prc)) < 0 ||
+	    (rc = eg__called(r, prc, "combine", timed, 3)) < 0)
 		return rc;
 	r->n_comb++;
-	return verified ? eg__combined(r, out, ob) : EG_OK;
+	if (!verified)
+		return EG_OK;
+	if ((rc = eg__combined(r, out, ob)) == EG_OK && replay)
+		r->replays_ok++;
+	return rc;
 }
 
 const eg_verdict_t *eg_plug_run_found(const eg_plug_run_t *r)

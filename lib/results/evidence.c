@@ -28,14 +28,10 @@ const char *const eg_evidence_keys[] = {"host",
 
 /* Per point only, written since the boundaries (docs/metrics.md): known
  * to the gates, not folded into a run's evidence */
-static const char *const eg__point_keys[] = {"boundary",
-					     "boundary_detail",
-					     "window_hold_us",
-					     "window_short",
-					     "window_host_sync",
-					     "kernels",
-					     "kernel_records_lost",
-					     NULL};
+static const char *const eg__point_keys[] = {
+    "boundary",	    "boundary_detail",	   "window_hold_us",
+    "window_short", "window_host_sync",	   "replays_verified",
+    "kernels",	    "kernel_records_lost", NULL};
 
 int eg_evidence_point_key(const char *name)
 {

@@ -180,6 +180,15 @@ static int eg__timing_open(eg_step_t *st)
 		st->boundary = (eg_boundary_t)et.boundary;
 	else
 		st->boundary = EG_BOUNDARY_CALL;
+	if (b == EG_BOUNDARY_REPLAY && st->boundary != EG_BOUNDARY_REPLAY) {
+		snprintf(err, sizeof(err),
+			 "EPGATE_BOUNDARY=replay: engine %s does not declare "
+			 "itself capture-safe (a plugin declares it: "
+			 "EG_PLUGIN_CAPTURE_SAFE, docs/plugins.md)",
+			 st->ops->name);
+		rc = EG_ENOSYS;
+		goto fail;
+	}
 	if (b == EG_BOUNDARY_KERNEL)
 		st->boundary = EG_BOUNDARY_KERNEL;
 	else if (!(cu && !strcmp(cu, "1")))
@@ -610,6 +619,22 @@ int eg_step_verify(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
 	return rc < 0 || st->halted ? rc : eg_step_verify_combine(st, v);
 }
 
+/* The engine counts its calls: the replays it verifies are the ones
+ * right after the first verified call (lib/engines/plugin_step.c). */
+int eg_step_verify_replays(eg_step_t *st, uint32_t iter, eg_rank_verdict_t *v)
+{
+	int rc = EG_OK;
+
+	if (st->boundary != EG_BOUNDARY_REPLAY || st->replays_verified)
+		return EG_OK;
+	for (uint32_t j = 1;
+	     rc == EG_OK && !st->halted && j <= EG_REPLAY_CHECKS; j++)
+		rc = eg_step_verify(st, iter + j, v);
+	if (rc == EG_OK && !st->halted)
+		st->replays_verified = 1;
+	return rc;
+}
+
 /* After an iteration that began at t0: past the deadline is a failure
  * (said on stderr); a long workload says how far it got. */
 static int eg__after(eg_step_t *st, double t0, uint32_t s, uint32_t steps,
@@ -711,6 +736,8 @@ int eg_step_run(eg_step_t *st, eg_bench_times_t *t)
 	uint64_t sent0 = 0;
 	int rc;
 
+	if (st->boundary == EG_BOUNDARY_REPLAY && !st->replays_verified)
+		return EG_EINVAL; /* no replay is timed before one is checked */
 	/* kernel time: the records before each call are dropped, those of
 	 * its work read after its mark (the engine's call has returned
 	 * with its work done, docs/metrics.md); the flushes fall outside

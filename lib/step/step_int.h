@@ -48,6 +48,7 @@ struct eg_step {
 	 * the kernel-time collector (lib/step/kern.c), when on */
 	eg_boundary_t boundary;
 	eg_kern_t *kern;
+	int replays_verified; /* the replay boundary's first replays */
 };
 
 /* step_buffers.c: every buffer of st freed (NULL-safe), or allocated for

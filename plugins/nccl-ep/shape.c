@@ -79,8 +79,18 @@ void eg_nep_caps(const eg_nep_opts_t *o, eg_plugin_caps_t *c)
 	 * their received top-k ids (local experts ascending) */
 	c->layout = ht ? EG_PLUGIN_LAYOUT_FLAT : EG_PLUGIN_LAYOUT_EXPERT_MAJOR;
 	c->dtypes = EG_PLUGIN_DTYPE_BIT(EG_PLUGIN_DTYPE_BF16);
-	/* no canonical combine order: NCCL EP does not promise one */
+	/* no canonical combine order: NCCL EP does not promise one.
+	 * Capture-safe (NVIDIA/nccl 5067397c, contrib/nccl_ep): the handle
+	 * is made at the first call, outside any capture (nccl_ep.h: "all
+	 * Handles must be created before the beginning of the CUDA graph
+	 * capture"), and a call of the same epoch touches no handle;
+	 * ep_test -g captures dispatch, complete and combine; HT skips its
+	 * host readback of the received count while capturing (copies the
+	 * bound instead); LL flips a host-side buffer index at each
+	 * dispatch and combine, which a capture of each keeps in step (the
+	 * verified replays check it) */
 	c->flags = EG_PLUGIN_WANTS_NCCL | EG_PLUGIN_INPUT_IDX64 |
+		   EG_PLUGIN_CAPTURE_SAFE |
 		   (ht ? EG_PLUGIN_SLOTS_ANY_ORDER : 0);
 	c->max_world = EG__WORLD_MAX;
 	c->max_tokens = ht ? EG__HT_TOKENS_MAX : 0;

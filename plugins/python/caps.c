@@ -67,10 +67,11 @@ static const uint32_t eg__dtype_bits[] = {
     EG_PLUGIN_DTYPE_BIT(EG_PLUGIN_DTYPE_FP32),
     EG_PLUGIN_DTYPE_BIT(EG_PLUGIN_DTYPE_FP8)};
 static const char *const eg__flags[] = {"canonical_order", "wants_nccl",
-					"input_idx64", "slots_any_order"};
+					"input_idx64", "slots_any_order",
+					"capture_safe"};
 static const uint32_t eg__flag_bits[] = {
     EG_PLUGIN_CANONICAL_ORDER, EG_PLUGIN_WANTS_NCCL, EG_PLUGIN_INPUT_IDX64,
-    EG_PLUGIN_SLOTS_ANY_ORDER};
+    EG_PLUGIN_SLOTS_ANY_ORDER, EG_PLUGIN_CAPTURE_SAFE};
 
 /* The integer limits, by name. */
 static uint32_t *eg__limit(eg_plugin_caps_t *c, const char *k)
@@ -192,7 +193,7 @@ static int eg__cap(eg_plugin_caps_t *c, const char *k, PyObject *v, char *err,
 	} else if (!strcmp(k, "flags")) {
 		uint32_t f;
 
-		w = eg__words(v, k, eg__flags, eg__flag_bits, 4, &f, err, len);
+		w = eg__words(v, k, eg__flags, eg__flag_bits, 5, &f, err, len);
 		c->flags |= f;
 	} else {
 		snprintf(err, len,

@@ -345,6 +345,52 @@ static void masked_times_zero(tpl_t *t, const eg_plugin_input_t *in, uint32_t d)
 #define FAULT_ROW(t, in, i, r)
 #endif
 
+/* A library whose graph replay is wrong (the replay boundary,
+ * docs/metrics.md "Boundaries"), declaring itself capture-safe:
+ * REPLAY_NOOP: a call on the input of the call before it (the same
+ * buffers, the same epoch; for combine the same expert outputs) does
+ * nothing and returns what it returned then, as a library whose capture
+ * records no work because a host-side check found nothing new: a replay
+ * writes nothing. Every rank alike (its collective skipped together).
+ * Plain checks of several iterations find it too (epgate stages each
+ * iteration in the same buffers); a measurement, which verifies its
+ * first call only, finds it only at the replay boundary.
+ * REPLAY_PARITY: the payload written to one of two buffers, the other at
+ * every call, and recv.x naming the one written (a double buffer whose
+ * parity the library keeps on the host): right at every call, wrong in
+ * a replay, which writes the other buffer than the one the capture's
+ * recv names. Last rank only. */
+#if defined(EG_FAULT_REPLAY_NOOP) || defined(EG_FAULT_REPLAY_NOOP_COMBINE)
+#if defined(EG_FAULT_REPLAY_NOOP) /* _COMBINE: combine's alone */
+#define FAULT_DISPATCH_AGAIN(t, in, out)                                       \
+	if ((t)->memo_x == (in)->x && (t)->memo_epoch == epoch)                \
+		return received(t, out);                                       \
+	(t)->memo_x = (in)->x;                                                 \
+	(t)->memo_epoch = epoch;
+#endif
+#define FAULT_COMBINE_AGAIN(t, in, y)                                          \
+	if ((t)->memo_y == (y))                                                \
+		return EG_PLUGIN_OK;                                           \
+	(t)->memo_y = (y);
+#elif defined(EG_FAULT_REPLAY_PARITY)
+#define FAULT_DISPATCH_AGAIN(t, in, out)                                       \
+	if (TPL_LAST(t)) {                                                     \
+		uint8_t *other_ = (t)->x2;                                     \
+		if (!other_ &&                                                 \
+		    !(other_ =                                                 \
+			  malloc(((size_t)(t)->G * (t)->S + 1) * (t)->xb)))    \
+			return EG_PLUGIN_EFAIL;                                \
+		(t)->x2 = (t)->x;                                              \
+		(t)->x = other_;                                               \
+	}
+#endif
+#ifndef FAULT_DISPATCH_AGAIN
+#define FAULT_DISPATCH_AGAIN(t, in, out)
+#endif
+#ifndef FAULT_COMBINE_AGAIN
+#define FAULT_COMBINE_AGAIN(t, in, y)
+#endif
+
 /* The routing epoch the template works by. */
 #if defined(EG_FAULT_EPOCH_PER_RANK) /* its own, from its rank's routing */
 #define TPL_EPOCH(t, in) own_epoch(t, in)

@@ -7,7 +7,9 @@
  *
  * Options: layout=flat|rank|expert (the native layout; default flat),
  * keys=given|content (return the source of each row, or let epgate find
- * it by content; default given).
+ * it by content; default given), capture=safe|no (declare
+ * EG_PLUGIN_CAPTURE_SAFE for epgate's host model of a graph replay, the
+ * call made again; default no).
  *
  * It also holds epgate to what docs/plugins.md promises about
  * routing_epoch, as a library that builds a collective handle per epoch
@@ -37,7 +39,10 @@ typedef struct tpl {
 	int32_t *ep_idx;
 	float *ep_w;
 	uint64_t own_epoch, own_hash; /* planted faults only (faults.h) */
-	uint8_t *hit;		      /* combine: a token with rows somewhere */
+	const void *memo_x, *memo_y;  /* and the replay faults' */
+	uint32_t memo_epoch;
+	uint8_t *x2;
+	uint8_t *hit; /* combine: a token with rows somewhere */
 	uint8_t *x;
 	float *scales, *w, *acc;
 	char err[256];
@@ -50,10 +55,11 @@ typedef struct tpl {
 #include "intermittent.h"
 
 static int options(const eg_plugin_opts_t *o, uint32_t *layout, int *content,
-		   char *err, size_t len)
+		   int *capture, char *err, size_t len)
 {
 	*layout = EG_PLUGIN_LAYOUT_FLAT;
 	*content = 0;
+	*capture = 0;
 	for (uint32_t i = 0; i < o->n; i++) {
 		const char *k = o->key[i], *v = o->value[i];
 		if (!strcmp(k, "layout") && !strcmp(v, "flat"))
@@ -66,10 +72,15 @@ static int options(const eg_plugin_opts_t *o, uint32_t *layout, int *content,
 			*content = 0;
 		else if (!strcmp(k, "keys") && !strcmp(v, "content"))
 			*content = 1;
+		else if (!strcmp(k, "capture") && !strcmp(v, "safe"))
+			*capture = 1;
+		else if (!strcmp(k, "capture") && !strcmp(v, "no"))
+			*capture = 0;
 		else {
 			snprintf(err, len,
 				 "option %s=%s: want layout=flat|"
-				 "rank|expert or keys=given|content",
+				 "rank|expert, keys=given|content or "
+				 "capture=safe|no",
 				 k, v);
 			return EG_PLUGIN_EFAIL;
 		}
@@ -80,9 +91,9 @@ static int options(const eg_plugin_opts_t *o, uint32_t *layout, int *content,
 static int query(const eg_plugin_opts_t *o, eg_plugin_caps_t *c, char *err,
 		 size_t len)
 {
-	int content;
+	int content, capture;
 
-	if (options(o, &c->layout, &content, err, len))
+	if (options(o, &c->layout, &content, &capture, err, len))
 		return EG_PLUGIN_EFAIL;
 	c->memory = EG_PLUGIN_MEM_HOST;
 	c->dtypes = EG_PLUGIN_DTYPE_BIT(EG_PLUGIN_DTYPE_BF16) |
@@ -91,6 +102,8 @@ static int query(const eg_plugin_opts_t *o, eg_plugin_caps_t *c, char *err,
 	/* combine sums destination ranks in ascending order in fp32 */
 	if (c->layout != EG_PLUGIN_LAYOUT_EXPERT_MAJOR)
 		c->flags = EG_PLUGIN_CANONICAL_ORDER;
+	if (capture)
+		c->flags |= EG_PLUGIN_CAPTURE_SAFE;
 	if (TPL_V2 && EG_PLUGIN_HAS(c, eg_plugin_caps_t, options)) {
 		/* expert-major: the weights applied in slot order, every
 		 * call the same */
@@ -104,7 +117,10 @@ static int query(const eg_plugin_opts_t *o, eg_plugin_caps_t *c, char *err,
 			     "layout (default flat)\n"
 			     "keys=given|content  return each row's source, "
 			     "or let epgate find it by content (default "
-			     "given)";
+			     "given)\n"
+			     "capture=safe|no  declare itself capture-safe, "
+			     "for epgate's host model of a graph replay "
+			     "(default no)";
 	}
 	return EG_PLUGIN_OK;
 }
@@ -116,7 +132,7 @@ static void destroy(void *inst)
 	TPL_DESTROY(t);
 	free(t->blob), free(t->all), free(t->count), free(t->ecount);
 	free(t->src), free(t->tok), free(t->idx), free(t->x), free(t->scales);
-	free(t->w);
+	free(t->w), free(t->x2);
 	free(t->ep_idx), free(t->ep_w), free(t->hit), free(t->acc), free(t);
 }
 
@@ -129,7 +145,9 @@ static int create(const eg_plugin_env_t *e, void **inst, char *err, size_t len)
 	if (!t)
 		return EG_PLUGIN_EFAIL;
 	t->env = *e;
-	if (options(&e->opts, &t->layout, &t->content_keys, err, len))
+	int capture;
+
+	if (options(&e->opts, &t->layout, &t->content_keys, &capture, err, len))
 		return destroy(t), EG_PLUGIN_EFAIL;
 	/* groups and rows per group, as the layout defines them */
 	t->G = t->layout == EG_PLUGIN_LAYOUT_FLAT	  ? 1
@@ -274,6 +292,30 @@ static void keep(tpl_t *t, uint32_t g, uint32_t s, uint32_t i)
 	t->prev_i = (int32_t)i;
 }
 
+/* What dispatch received, as the native layout's arrays. */
+static int received(tpl_t *t, eg_plugin_recv_t *out)
+{
+	out->stride = t->S;
+	out->count = t->count;
+	out->x = t->x;
+	out->scales = t->sb ? t->scales : NULL;
+	if (!t->content_keys) {
+		/* rank-major rows need no source rank: it is their group */
+		out->src_rank = t->G == t->env.world &&
+					t->layout == EG_PLUGIN_LAYOUT_RANK_MAJOR
+				    ? NULL
+				    : t->src;
+		out->src_token = t->tok;
+	}
+	if (t->layout != EG_PLUGIN_LAYOUT_EXPERT_MAJOR) {
+		out->topk_idx = t->idx;
+		out->topk_w = t->w;
+		out->expert_count = t->ecount;
+	}
+	FAULT_RECV(t, out);
+	return EG_PLUGIN_OK;
+}
+
 static int dispatch(void *inst, const eg_plugin_input_t *in,
 		    eg_plugin_recv_t *out)
 {
@@ -283,6 +325,7 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 	uint32_t epoch = TPL_EPOCH(t, in), old = stale(t, in);
 
 	FAULT_DISPATCH(t);
+	FAULT_DISPATCH_AGAIN(t, in, out);
 	/* everyone's input to everyone */
 	memcpy(t->blob, &in->tokens, 4);
 	memcpy(t->blob + 4, &epoch, 4);
@@ -331,25 +374,7 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 				keep(t, t->G == 1 ? 0 : s, s, i);
 		}
 	}
-	out->stride = t->S;
-	out->count = t->count;
-	out->x = t->x;
-	out->scales = t->sb ? t->scales : NULL;
-	if (!t->content_keys) {
-		/* rank-major rows need no source rank: it is their group */
-		out->src_rank = t->G == t->env.world &&
-					t->layout == EG_PLUGIN_LAYOUT_RANK_MAJOR
-				    ? NULL
-				    : t->src;
-		out->src_token = t->tok;
-	}
-	if (t->layout != EG_PLUGIN_LAYOUT_EXPERT_MAJOR) {
-		out->topk_idx = t->idx;
-		out->topk_w = t->w;
-		out->expert_count = t->ecount;
-	}
-	FAULT_RECV(t, out);
-	return EG_PLUGIN_OK;
+	return received(t, out);
 }
 
 /* Element i of an expert output or combine result (bf16 or fp32). */
@@ -400,6 +425,7 @@ static int combine(void *inst, const eg_plugin_input_t *in, const void *y,
 	uint32_t H = t->env.hidden, L = t->env.local_experts;
 	size_t slots = (size_t)t->G * t->S;
 
+	FAULT_COMBINE_AGAIN(t, in, y);
 	/* everyone's rows, with their keys, to everyone */
 	memcpy(t->blob, t->count, 4 * t->G);
 	memcpy(t->blob + 4 * t->G, t->src, 4 * slots);

@@ -9,7 +9,8 @@
 # evidence rule on `boundary`) passes the window's results and fails a
 # file measured at another boundary; an adapter's marks of its library's
 # call (env.library()) timed as the call, and marks out of order (a
-# planted fault) failing the step. No timing is asserted.
+# planted fault) failing the step; graph replay in the host model, its
+# refusals and three planted replay faults. No timing is asserted.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
 : "${EG_BUILDDIR:=.}"
 EG_BUILDDIR=$(cd "$EG_BUILDDIR" && pwd)
@@ -18,12 +19,13 @@ E=$EG_EPGATE
 cd "$EG_TMP" || exit 99
 
 # be OUT VAR=VALUE...: one bench engine point of the template plugin
+# (EG_SO: another plugin, EG_SPEC: options appended to its spec)
 be() {
 	of=$1
 	shift
-	env "$@" "$E" launch -n 1 --timeout 120 -- "$E" bench engine \
-		"plugin:$tpl" --tokens 16 --hidden 64 --experts 4 --topk 2 \
-		-w 2 -n 6 >"$of" 2>&1
+	env EG_SO="$tpl" EG_SPEC= "$@" sh -c '"$0" launch -n 1 --timeout 120 -- \
+		"$0" bench engine "plugin:$EG_SO$EG_SPEC" --tokens 16 --hidden 64 \
+		--experts 4 --topk 2 -w 2 -n 6' "$E" >"$of" 2>&1
 }
 # ev OUT KEY: an evidence line's value; has OUT METRIC: a metric's row
 ev() { sed -n "s/^\[0\]   $2  *//p" "$1" | head -n 1; }
@@ -105,6 +107,7 @@ if [ ! -f "$EG_BUILDDIR/plugins/python/libeg-python.so" ] ||
 	! "$EG_PYTHON" -c 'import numpy' 2>/dev/null; then
 	eg_ok "# SKIP the Python bridge or numpy is missing: no adapter to mark its library"
 	eg_ok "# SKIP the Python bridge or numpy is missing"
+	eg_ok "# SKIP the Python bridge or numpy is missing"
 else
 	pe() {
 		of=$1
@@ -131,7 +134,74 @@ else
 		eg_not_ok "marks out of order: exit $rc"
 		show mark.out
 	fi
+	# an adapter that declares capture_safe (the adapter protocol's
+	# flag) but returns new arrays at every call: the replay refuses it
+	export EPGATE_BOUNDARY=replay
+	pe cap.out module=numpy_ep_faulty,fault=capture
+	rc=$?
+	unset EPGATE_BOUNDARY
+	if [ $rc -ne 0 ] && grep -q "declares itself capture-safe, but its dispatch returned another recv" cap.out; then
+		eg_ok "an adapter declared capture_safe whose arrays move (planted): the replay refuses it"
+	else
+		eg_not_ok "capture_safe adapter with moving arrays: exit $rc"
+		show cap.out
+	fi
 fi
+
+# 8. graph replay (the replay boundary), in the host model: a plugin that
+# declares itself capture-safe is captured after its first verified call
+# and replayed (on the host: called again), its first replays verified on
+# new data; a plugin or engine that does not declare it is refused with
+# why; planted replays that write nothing (dispatch and combine, or
+# combine alone) or write the other of two buffers pass a measurement at
+# the window (which verifies its first call only) and fail at the replay
+be rp.out EPGATE_BOUNDARY=replay "EG_SPEC=,capture=safe"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(ev rp.out boundary)" = replay ] &&
+	[ "$(ev rp.out replays_verified)" = 2 ] && has rp.out replay_dispatch_us &&
+	[ -n "$(ev rp.out window_short)" ]; then
+	eg_ok "replay: a capture-safe plugin replayed, 2 replays verified, replay_dispatch_us"
+else
+	eg_not_ok "replay of a capture-safe plugin: exit $rc"
+	show rp.out
+fi
+be rn.out EPGATE_BOUNDARY=replay
+rc=$?
+if [ $rc -ne 0 ] && grep -q "does not declare itself capture-safe" rn.out &&
+	! has rn.out dispatch_us; then
+	eg_ok "replay of a plugin not declared capture-safe: refused, saying so"
+else
+	eg_not_ok "replay of an undeclared plugin: exit $rc"
+	show rn.out
+fi
+EPGATE_BOUNDARY=replay "$E" launch -n 1 --timeout 120 -- "$E" bench engine a2a \
+	--tokens 16 --hidden 64 --experts 4 --topk 2 -w 2 -n 6 >ra.out 2>&1
+rc=$?
+if [ $rc -ne 0 ] && grep -q "engine a2a does not declare itself capture-safe" ra.out; then
+	eg_ok "replay of epgate's a2a engine: refused, saying so"
+else
+	eg_not_ok "replay of a2a: exit $rc"
+	show ra.out
+fi
+# (the host model runs the library's host code again: a buffer index the
+# library flips on the host moves its recv, which is what it names)
+for f in "replay-noop:wrong value(s) against the reference.*a replay of the call captured" \
+	"replay-noop-combine:wrong value(s) against the reference.*a replay of the call captured" \
+	"replay-parity:returned another recv.x than at the capture"; do
+	want=${f#*:}
+	f=${f%%:*}
+	so=$EG_BUILDDIR/plugins/faults/libeg-fault-$f.so
+	be "$f-w.out" EPGATE_BOUNDARY=window "EG_SO=$so" "EG_SPEC=,capture=safe"
+	rw=$?
+	be "$f-r.out" EPGATE_BOUNDARY=replay "EG_SO=$so" "EG_SPEC=,capture=safe"
+	rr=$?
+	if [ $rw -eq 0 ] && [ $rr -eq 1 ] && grep -q "$want" "$f-r.out"; then
+		eg_ok "planted $f: the window passes, the replay fails: $(grep -m1 -o "$want" "$f-r.out" | cut -c1-70)"
+	else
+		eg_not_ok "planted $f: window exit $rw, replay exit $rr (want 0 1, '$want')"
+		show "$f-r.out"
+	fi
+done
 
 # 7. a gate names the boundary it judges
 cat >b.profile <<EOF2

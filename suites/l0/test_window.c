@@ -25,6 +25,9 @@ START_TEST(names)
 	ck_assert_int_eq(b, EG_BOUNDARY_WINDOW);
 	ck_assert_int_eq(eg_boundary_parse("kernel", &b), EG_OK);
 	ck_assert_int_eq(b, EG_BOUNDARY_KERNEL);
+	ck_assert_int_eq(eg_boundary_parse("replay", &b), EG_OK);
+	ck_assert_int_eq(b, EG_BOUNDARY_REPLAY);
+	ck_assert_str_eq(eg_boundary_name(EG_BOUNDARY_REPLAY), "replay");
 	ck_assert_int_eq(eg_boundary_parse("Window", &b), EG_EINVAL);
 	ck_assert_int_eq(eg_boundary_parse("", &b), EG_EINVAL);
 	ck_assert_int_eq(eg_boundary_parse(NULL, &b), EG_EINVAL);
@@ -48,9 +51,8 @@ START_TEST(env)
 	setenv("EPGATE_BOUNDARY", "device", 1);
 	ck_assert_int_eq(eg_boundary_env(EG_BOUNDARY_CALL, &b, err, 256),
 			 EG_EINVAL);
-	ck_assert_str_eq(err,
-			 "EPGATE_BOUNDARY=device: expected call, window or "
-			 "kernel");
+	ck_assert_str_eq(err, "EPGATE_BOUNDARY=device: expected call, window, "
+			      "kernel or replay");
 	unsetenv("EPGATE_BOUNDARY");
 
 	unsetenv("EPGATE_HOLD_US");

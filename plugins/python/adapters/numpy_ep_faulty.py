@@ -17,19 +17,25 @@ fault=bound   declares no fixed order with order_bound=F (default 0:
 fault=mark    marks its library's call out of order (env.mark: a start
               twice, no end): a timed step must fail, not time a span
               that is not one
+fault=capture declares itself capture-safe (flags capture_safe), but
+              returns new receive arrays at every dispatch (numpy_ep's
+              own way): a replay would write where the capture's recv
+              does not point, which the replay boundary must refuse
+              (every rank)
 """
 import numpy as np
 
 import numpy_ep as ref
 
-OPTIONS = dict(ref.OPTIONS, fault=("weight", "drop", "vary", "bound", "mark"),
+OPTIONS = dict(ref.OPTIONS,
+               fault=("weight", "drop", "vary", "bound", "mark", "capture"),
                bound=None)
 
 
 def parse(options):
     o = ref.parse(options, OPTIONS)
     if "fault" not in o:
-        raise ValueError("want fault=weight|drop|vary|bound|mark")
+        raise ValueError("want fault=weight|drop|vary|bound|mark|capture")
     try:
         o["bound"] = float(o.get("bound", 0))
     except ValueError:
@@ -44,6 +50,8 @@ def query(options):
         caps["order"] = "fixed"
     if o["fault"] == "bound":
         caps["order"], caps["order_bound"] = "any", o["bound"]
+    if o["fault"] == "capture":
+        caps["flags"] = caps.get("flags", []) + ["capture_safe"]
     return caps
 
 
