@@ -25,7 +25,10 @@
 #  5. epgate LL with 1% of the top-k slots masked (ep_bench masks 10 of
 #     its 1024 LL slots: the same number of selections);
 #  6. the tables: the harness per step against its target (<= 2% of the
-#     call or <= 1 us), and the LL and HT comparison row by row.
+#     call or <= 1 us), and the LL and HT comparison row by row;
+#  7. every boundary of docs/metrics.md for LL, HT and a2a, graph replay
+#     included (and the CUDA template falsely declared capture-safe, whose
+#     capture must fail).
 # Every command has a timeout. Exit: 0 every step ran, 1 one failed, 77
 # no GPU, 99 bad arguments.
 if [ $# -ne 2 ]; then
@@ -148,10 +151,11 @@ for b in ep_bench ep_bench_nocupti; do
 	step "4 $b LL (after)" "$(okfail $rc)" "exit $rc; dispatch $(nep_epb "$LOG/epb-ll-$b-2.out" ll d_us) us"
 done
 
-# 7. every boundary (docs/metrics.md): call, window, kernel (CUPTI) for
-# NCCL EP LL and HT and epgate's own nccl a2a (call and kernel: its calls
-# wait for their stream, so a window is its call)
-for b in call window kernel; do
+# 7. every boundary (docs/metrics.md): call, window, kernel (CUPTI) and
+# replay (a CUDA graph of the call, its first replays verified) for NCCL
+# EP LL and HT and epgate's own nccl a2a (call and kernel: its calls wait
+# for their stream, so a window is its call; no replay)
+for b in call window kernel replay; do
 	NEP_BOUNDARY=$b nep_bench "$LOG/b-ll-$b.out" 1 1 "$LLP" 128
 	rc=$?
 	step "7 LL $b" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-ll-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-ll-$b.out" combine_us) us (median)"
@@ -164,6 +168,21 @@ for b in call kernel; do
 	rc=$?
 	step "7 a2a $b" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-a2a-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-a2a-$b.out" combine_us) us (median)"
 done
+# a false declaration on the device: the CUDA template waits for its
+# stream inside each call (a host round trip), declared capture-safe
+# with capture=safe: its capture must fail, naming CUDA's error
+CT=$(dirname "$NEP_SO")/../template/libeg-cuda-template.so
+if [ -f "$CT" ]; then
+	NEP_BOUNDARY=replay nep_bench "$LOG/b-ct-replay.out" 1 1 "plugin:$CT,capture=safe" 128
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "could not be captured\|(the capture: " "$LOG/b-ct-replay.out"; then
+		step "7 template falsely capture-safe" ok "refused: $(grep -m1 -o 'could not be captured.*\|(the capture: .*' "$LOG/b-ct-replay.out" | cut -c1-140)"
+	else
+		step "7 template falsely capture-safe" FAIL "exit $rc, no capture failure named (b-ct-replay.out)"
+	fi
+else
+	step "7 template falsely capture-safe" SKIP "no libeg-cuda-template.so beside the plugin"
+fi
 
 # 6. the tables
 # hrow LABEL FILE: the harness row of one bench overhead run
@@ -245,14 +264,19 @@ crow() {
 			brow "$m $ph (call)" "$(nep_metric "$LOG/b-$m-call.out" "${ph}_us")" "$(nep_epb "$LOG/epb-$m-ep_bench_nocupti$([ $m = ll ] && echo -1).out" $m ${c}_us)"
 			brow "$m $ph (window)" "$(nep_metric "$LOG/b-$m-window.out" "${ph}_us")" "$(nep_epb "$LOG/epb-$m-ep_bench_nocupti$([ $m = ll ] && echo -1).out" $m ${c}_us)"
 			brow "$m $ph (kernel)" "$(nep_metric "$LOG/b-$m-kernel.out" "${ph}_us")" "$(nep_epb_kern "$LOG/epb-$m-ep_bench$([ $m = ll ] && echo -1).out" $m $c)"
+			brow "$m $ph (replay)" "$(nep_metric "$LOG/b-$m-replay.out" "${ph}_us")" "$(nep_epb "$LOG/epb-$m-ep_bench_nocupti$([ $m = ll ] && echo -1).out" $m ${c}_us)"
 		done
 	done
 	for ph in dispatch combine; do
 		brow "a2a $ph (call)" "$(nep_metric "$LOG/b-a2a-call.out" "${ph}_us")" 0
 		brow "a2a $ph (kernel)" "$(nep_metric "$LOG/b-a2a-kernel.out" "${ph}_us")" 0
 	done
-	for f in b-ll-window b-ll-kernel b-ht-window b-ht-kernel b-a2a-kernel; do
-		grep -E "boundary |window_|kernels " "$LOG/$f.out" | sed "s/^/$f: /" | cut -c1-400
+	for f in b-ll-window b-ll-kernel b-ll-replay b-ht-window b-ht-kernel b-ht-replay b-a2a-kernel; do
+		grep -E "boundary |window_|kernels |replays_" "$LOG/$f.out" | sed "s/^/$f: /" | cut -c1-400
+	done
+	for f in b-ll-replay b-ht-replay b-ct-replay; do
+		[ -f "$LOG/$f.out" ] || continue
+		grep -m2 -E "verification|wrong value|capture" "$LOG/$f.out" | sed "s/^/$f: /" | cut -c1-300
 	done
 	echo "logs: $LOG"
 } | tee "$LOG/summary.txt"
