@@ -43,7 +43,8 @@ static const char eg__engine_usage[] =
     "--transport nccl ...\n"
     "\n"
     "Exit status: 0 measured, 1 a wrong result or a transport error,\n"
-    "77 transport not built or no CUDA device, 99 bad arguments.\n";
+    "77 transport not built, no CUDA device or a boundary the engine\n"
+    "does not have, 99 bad arguments or a bad EPGATE_ value.\n";
 
 /* Options that go with one transport only. */
 static int eg__engine_check(const eg_cli_t *c, const eg_bench_engine_opts_t *o)

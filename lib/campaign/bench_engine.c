@@ -179,7 +179,12 @@ static int eg__measure(const eg_bench_engine_opts_t *o,
 	}
 	if (rc < 0) {
 		fprintf(stderr, EG__PROG ": rank %u: %s\n", world->rank, err);
-		return rc == EG_ENOSYS ? EG_EXIT_SKIP : EG_EXIT_FAIL;
+		/* bad input (an EPGATE_BOUNDARY or EPGATE_HOLD_US value, an
+		 * option the engine refuses) is a hard error, as in the
+		 * arguments */
+		return rc == EG_ENOSYS	 ? EG_EXIT_SKIP
+		       : rc == EG_EINVAL ? EG_EXIT_HARD
+					 : EG_EXIT_FAIL;
 	}
 	if (!world->rank)
 		eg__print(o, world, w, out);
