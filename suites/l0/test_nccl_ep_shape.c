@@ -63,8 +63,9 @@ START_TEST(test_caps)
 	ck_assert_uint_eq(c.memory, EG_PLUGIN_MEM_CUDA);
 	ck_assert_uint_eq(c.layout, EG_PLUGIN_LAYOUT_EXPERT_MAJOR);
 	ck_assert_uint_eq(c.dtypes, EG_PLUGIN_DTYPE_BIT(EG_PLUGIN_DTYPE_BF16));
-	ck_assert_uint_eq(c.flags,
-			  EG_PLUGIN_WANTS_NCCL | EG_PLUGIN_INPUT_IDX64);
+	ck_assert_uint_eq(c.flags, EG_PLUGIN_WANTS_NCCL |
+				       EG_PLUGIN_INPUT_IDX64 |
+				       EG_PLUGIN_CAPTURE_SAFE);
 	ck_assert_uint_eq(c.max_topk, 9);
 	ck_assert_uint_eq(c.max_hidden, 8192);
 	ck_assert_uint_eq(c.hidden_multiple, 128);
@@ -75,9 +76,9 @@ START_TEST(test_caps)
 	memset(&c, 0, sizeof(c));
 	eg_nep_caps(&o, &c);
 	ck_assert_uint_eq(c.layout, EG_PLUGIN_LAYOUT_FLAT);
-	ck_assert_uint_eq(c.flags, EG_PLUGIN_WANTS_NCCL |
-				       EG_PLUGIN_INPUT_IDX64 |
-				       EG_PLUGIN_SLOTS_ANY_ORDER);
+	ck_assert_uint_eq(
+	    c.flags, EG_PLUGIN_WANTS_NCCL | EG_PLUGIN_INPUT_IDX64 |
+			 EG_PLUGIN_CAPTURE_SAFE | EG_PLUGIN_SLOTS_ANY_ORDER);
 	ck_assert_uint_eq(c.max_tokens, 8192);
 	ck_assert_uint_eq(c.max_topk, 32);
 	ck_assert_uint_eq(c.max_hidden, 16384);
