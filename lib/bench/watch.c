@@ -168,11 +168,16 @@ int eg_watch_sample(eg_watch_sample_t *s)
 	memset(s, 0, sizeof(*s));
 	if (!pids)
 		return EG_ENOMEM;
-	/* NVML opened before the descriptors are counted: its first use
-	 * opens some (14 on the lent H100s), which would count as growth
+	/* NVML used once before the descriptors are counted: its first
+	 * use opens some (14 on the lent H100), which would count as growth
 	 * between a first sample and any later one (they did, in every
 	 * first stress case on the GPU: "descriptors +14") */
-	eg__nvml_open();
+	if (!eg__nv.tried) {
+		eg_watch_sample_t first;
+
+		memset(&first, 0, sizeof(first));
+		eg__dev(&first);
+	}
 	pids[0] = getpid();
 	for (uint32_t i = 0; i < n; i++) /* breadth first: n grows */
 		eg__children(pids[i], pids, &n);
