@@ -105,8 +105,10 @@ epb() {
 # row starting with LABEL: 1 dispatch median, 2 dispatch mean*, 3 combine
 # median, 4 combine mean*, 5 step median, 6 step mean*)
 bnd() {
+	# the row named l, not a metric it begins (call_dispatch_us)
 	awk -v l="$2" -v c="$3" '{ sub(/^\[[0-9]+\] /, "") }
-		index($0, l) == 3 { print $(NF - 6 + c); exit }' "$1"
+		index($0, l) == 3 && substr($0, 3 + length(l), 1) !~ /[a-z_]/ {
+			print $(NF - 6 + c); exit }' "$1"
 }
 # sel FILE: valid selections of a bench run (sel_bytes / one bf16 row)
 sel() { nep_metric "$1" sel_bytes | awk '{ printf "%.0f", $1 / (7168 * 2) }'; }
@@ -122,11 +124,11 @@ done
 for n in 50 1000; do
 	ovh "$LOG/ovh-ll-$n.out" "$LLP" 128 "$n"
 	rc=$?
-	step "2 LL overhead, $n steps" "$(okfail $rc)" "exit $rc; harness $(harness "$LOG/ovh-ll-$n.out") us a step; call dispatch $(bnd "$LOG/ovh-ll-$n.out" call 1), step dispatch $(bnd "$LOG/ovh-ll-$n.out" "step (wall" 1) us (median)"
+	step "2 LL overhead, $n steps" "$(okfail $rc)" "exit $rc; harness $(harness "$LOG/ovh-ll-$n.out") us a step; call dispatch $(bnd "$LOG/ovh-ll-$n.out" call 1), step dispatch $(bnd "$LOG/ovh-ll-$n.out" "step (wall_" 1) us (median)"
 done
 EPGATE_PLUGIN_PHASES=0 ovh "$LOG/ovh-ll-nomarks.out" "$LLP" 128 1000
 rc=$?
-step "2 LL, marks off" "$(okfail $rc)" "exit $rc; step dispatch $(bnd "$LOG/ovh-ll-nomarks.out" "step (wall" 1), combine $(bnd "$LOG/ovh-ll-nomarks.out" "step (wall" 3) us (median)"
+step "2 LL, marks off" "$(okfail $rc)" "exit $rc; step dispatch $(bnd "$LOG/ovh-ll-nomarks.out" "step (wall_" 1), combine $(bnd "$LOG/ovh-ll-nomarks.out" "step (wall_" 3) us (median)"
 ovh "$LOG/ovh-ll-mask.out" "$LLP" 128 50 --mask 0.0098
 rc=$?
 step "5 LL, 1% of slots masked" "$(okfail $rc)" "exit $rc; sel_bytes $(nep_metric "$LOG/ovh-ll-mask.out" sel_bytes)"
@@ -187,8 +189,8 @@ fi
 # 6. the tables
 # hrow LABEL FILE: the harness row of one bench overhead run
 hrow() {
-	awk -v l="$1" -v cd="$(bnd "$2" call 1)" -v sd="$(bnd "$2" "step (wall" 1)" \
-		-v cc="$(bnd "$2" call 3)" -v sc="$(bnd "$2" "step (wall" 3)" \
+	awk -v l="$1" -v cd="$(bnd "$2" call 1)" -v sd="$(bnd "$2" "step (wall_" 1)" \
+		-v cc="$(bnd "$2" call 3)" -v sc="$(bnd "$2" "step (wall_" 3)" \
 		-v h="$(harness "$2")" 'BEGIN {
 		call = cd + cc; p = call > 0 ? 100 * h / call : 0
 		printf "%-28s %9.2f %9.2f %9.2f %9.2f %8.2f %7.2f%% %s\n", l,
@@ -224,7 +226,7 @@ crow() {
 	hrow "LL, 1000 steps" "$LOG/ovh-ll-1000.out"
 	hrow "a2a at LL's shape, 50" "$LOG/ovh-a2a-ll.out"
 	hrow "HT, 50 steps" "$LOG/ovh-ht-50.out"
-	echo "LL, 1000 steps, marks off (EPGATE_PLUGIN_PHASES=0: one boundary, the step's): dispatch $(bnd "$LOG/ovh-ll-nomarks.out" "step (wall" 1), combine $(bnd "$LOG/ovh-ll-nomarks.out" "step (wall" 3) us"
+	echo "LL, 1000 steps, marks off (EPGATE_PLUGIN_PHASES=0: one boundary, the step's): dispatch $(bnd "$LOG/ovh-ll-nomarks.out" "step (wall_" 1), combine $(bnd "$LOG/ovh-ll-nomarks.out" "step (wall_" 3) us"
 	echo
 	egs=$(sel "$LOG/ovh-ll-50.out")
 	egm=$(sel "$LOG/ovh-ll-mask.out")
@@ -247,14 +249,14 @@ crow() {
 	crow "epgate call, mean*, 1% masked" "$(bnd "$f" call 2)" "$(bnd "$f" call 4)" "$egm" "$bd" "$bc" "$bs" "the routing: ep_bench's number of selections"
 	f=$LOG/ovh-ll-1000.out
 	crow "epgate call, mean* (1000 steps)" "$(bnd "$f" call 2)" "$(bnd "$f" call 4)" "$egs" "$bd" "$bc" "$bs" "more steps"
-	crow "epgate step, median (1000 steps)" "$(bnd "$f" "step (wall" 1)" "$(bnd "$f" "step (wall" 3)" "$egs" "$bd" "$bc" "$bs" "the harness (not gated)"
+	crow "epgate step, median (1000 steps)" "$(bnd "$f" "step (wall_" 1)" "$(bnd "$f" "step (wall_" 3)" "$egs" "$bd" "$bc" "$bs" "the harness (not gated)"
 	echo
 	echo "== HT beside ep_bench (us; mean*)"
 	f=$LOG/ovh-ht-50.out
 	for b in ep_bench ep_bench_nocupti; do
 		echo "$b: dispatch $(nep_epb "$LOG/epb-ht-$b.out" ht d_us), combine $(nep_epb "$LOG/epb-ht-$b.out" ht c_us)"
 	done
-	echo "epgate call: dispatch $(bnd "$f" call 2), combine $(bnd "$f" call 4); step median: dispatch $(bnd "$f" "step (wall" 1), combine $(bnd "$f" "step (wall" 3)"
+	echo "epgate call: dispatch $(bnd "$f" call 2), combine $(bnd "$f" call 4); step median: dispatch $(bnd "$f" "step (wall_" 1), combine $(bnd "$f" "step (wall_" 3)"
 	echo
 	echo "== boundaries beside ep_bench (us; epgate: median of 50 steps after 10 warm-up; ep_bench: mean of its timed loop; ratio epgate/ep_bench)"
 	printf "%-34s %10s %10s %7s %5s\n" "mode phase (boundary)" "epgate_us" "ep_bench" "ratio" "<=3%"
