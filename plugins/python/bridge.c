@@ -148,10 +148,12 @@ static int eg__create(const eg_plugin_env_t *e, void **out, char *err,
 	}
 	g = PyGILState_Ensure();
 	rc = eg__make(in, err, len);
-	if (rc < 0)
+	if (rc < 0) {
 		eg__free(in);
-	else
+	} else {
 		*out = in;
+		eg_py_made();
+	}
 	PyGILState_Release(g);
 	return rc;
 }

@@ -53,6 +53,9 @@ int eg_py_spec(const eg_plugin_opts_t *o, eg_py_spec_t *s, char *err,
  * global for extension modules, no signal handlers, faulthandler on,
  * print() to stderr, fork-safe) and leaves the GIL released. */
 int eg_py_start(char *err, size_t len);
+/* After an instance was made: Python's atexit functions will run at the
+ * process's exit, before the destructors of what the adapter loaded. */
+void eg_py_made(void);
 /* The adapter module of s (path= and the bridge's adapter folders first
  * on sys.path) with its five functions in fn (new references): query,
  * create, dispatch, combine, destroy. Needs the GIL. */

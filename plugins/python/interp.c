@@ -52,7 +52,12 @@ static void eg__after_child(void)
 /* Python's atexit functions at the process's exit: the bridge never
  * finalizes the interpreter, and a library's threads must be stopped
  * before C's exit runs the destructors (torch's NCCL watchdog aborted an
- * L2 rank at exit without dist.destroy_process_group). A handler of a
+ * L2 rank at exit without dist.destroy_process_group). Registered after
+ * the first instance is made (eg_py_made), so that it runs before the
+ * destructors of what the adapter loaded (C's exit runs them last
+ * registered first): registered at the interpreter's start, it ran after
+ * torch's CUDA side was gone and dist.destroy_process_group aborted the
+ * rank ("dummyHasPrimaryContext", one H100, 2026-12-07). A handler of a
  * shared object runs at its dlclose instead, if that comes first. */
 static void eg__at_exit(void)
 {
@@ -64,6 +69,14 @@ static void eg__at_exit(void)
 	if (PyRun_SimpleString("import atexit\natexit._run_exitfuncs()\n"))
 		PyErr_Clear();
 	PyGILState_Release(g);
+}
+
+void eg_py_made(void)
+{
+	static int registered;
+
+	if (!registered)
+		registered = atexit(eg__at_exit) == 0;
 }
 
 /* epgate loads the bridge with RTLD_LOCAL, and libpython with it: the
@@ -133,7 +146,6 @@ int eg_py_start(char *err, size_t len)
 	/* epgate's stdout carries its reports (TAP) */
 	PyRun_SimpleString("import sys, epgate\nsys.stdout = sys.stderr\n");
 	pthread_atfork(eg__before_fork, eg__after_parent, eg__after_child);
-	(void)atexit(eg__at_exit);
 	eg__started = 1;
 	(void)PyEval_SaveThread(); /* every call takes the GIL itself */
 	return EG_PLUGIN_OK;
