@@ -38,7 +38,8 @@
 #         into deepep.tap;
 #  stress `epgate stress` over elastic, elastic deterministic=1 and ll
 #         (DPE_STRESS_S seconds each, 60; STRESS_CALLS=N: N calls a case;
-#         DPE_STRESS_CASES="stress-elastic stress-det stress-ll" or some);
+#         DPE_STRESS_CASES="stress-elastic stress-det stress-ll" or some;
+#         DPE_STRESS_ARGS added to each, e.g. "--long 0 --min-calls 100");
 #  profile the h200x1 profile with its DeepEP and NCCL EP arms, gated;
 #  bench  elastic at 128 and 4096 tokens (H 7168, top-8 of 256): epgate's
 #         bench of the adapter (events around the bridge's call, and
@@ -308,9 +309,12 @@ if has stress; then
 		# DPE_STRESS_CASES: some of them, one device call each if need be
 		case " ${DPE_STRESS_CASES:-$1} " in *" $1 "*) ;; *) continue ;; esac
 		if [ -n "${STRESS_CALLS:-}" ]; then b="--calls $STRESS_CALLS"; else b="--for ${DPE_STRESS_S:-60}s"; fi
-		# shellcheck disable=SC2086 # b is two words
+		# DPE_STRESS_ARGS: added (the budget's floors, 300 checked and
+		# 2048 calls a case, took 460 s for el-base alone on one H100,
+		# 2026-12-07: e.g. "--long 0 --min-calls 100 --filter el-base")
+		# shellcheck disable=SC2086 # b and DPE_STRESS_ARGS: words
 		timeout "${DPE_CASE_TIMEOUT:-540}" "$EG_EPGATE" stress --engine "$2" \
-			--workload "$LOG/$3" $b --json="$LOG/$1.json" \
+			--workload "$LOG/$3" $b ${DPE_STRESS_ARGS:-} --json="$LOG/$1.json" \
 			--tap="$LOG/$1.tap" >"$LOG/$1.out" 2>&1
 		rc=$?
 		case $rc in 0) s=ok ;; 77) s=SKIP ;; *) s=FAIL ;; esac
