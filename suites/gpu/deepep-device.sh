@@ -342,7 +342,7 @@ fi
 
 {
 	echo
-	echo "== steps (W=1, one H200; $(($(date +%s) - T0)) s)"
+	echo "== steps (W=1, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1); $(($(date +%s) - T0)) s)"
 	cat "$SUM"
 	[ -f "$LOG/compare.txt" ] && cat "$LOG/compare.txt"
 	[ -f "$LOG/profile.out" ] && { echo; echo "== profile h200x1"; tail -n 60 "$LOG/profile.out" | cut -c1-220; }

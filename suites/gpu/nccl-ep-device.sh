@@ -150,7 +150,7 @@ step "6 ep_bench HT" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" \
 # 7. the tables
 {
 	echo
-	echo "== steps (W=1, one H200; $(($(date +%s) - T0)) s)"
+	echo "== steps (W=1, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1); $(($(date +%s) - T0)) s)"
 	cat "$SUM"
 	echo
 	echo "== NCCL EP through epgate vs its ep_bench, same shapes (H=7168, top-8, 256 experts; LL 128 tokens, HT 4096)"

@@ -105,7 +105,7 @@ st self 30 self --workload "$EG_SRCDIR/fixtures/workloads/l1-matrix.ini" \
 # the table: one line per case of every run, from its JSON
 {
 	echo
-	echo "== steps (one H200; $(($(date +%s) - T0)) s)"
+	echo "== steps ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1); $(($(date +%s) - T0)) s)"
 	cat "$SUM"
 	echo
 	echo "== every case (stress.json: calls, checked, failures, rate [95% interval], nondeterminism, resources)"

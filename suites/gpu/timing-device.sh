@@ -217,7 +217,7 @@ crow() {
 }
 {
 	echo
-	echo "== steps (W=1, one H200; $(($(date +%s) - T0)) s)"
+	echo "== steps (W=1, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1); $(($(date +%s) - T0)) s)"
 	cat "$SUM"
 	echo
 	echo "== the harness per step (bench overhead --engine; us, medians; harness_us: per step, step less call)"
