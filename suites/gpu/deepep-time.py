@@ -83,7 +83,15 @@ def main():
     torch.cuda.set_device(0)
     dist.init_process_group("nccl", init_method="tcp://127.0.0.1:%d" % free_port(),
                             rank=0, world_size=1, device_id=torch.device("cuda", 0))
-    group = dist.new_group([0])
+    # the default group, as epgate's adapter passes DeepEP (torch_common.
+    # group): like with like. A dist.new_group([0]) here died with
+    # SIGSEGV in the first elastic dispatch (elastic.py:976) on 12-04 and
+    # 12-07 while the adapter's steps ran; DeepEP reuses the group's NCCL
+    # communicator (EP_REUSE_NCCL_COMM=1), which a new group may not have
+    # made yet: one collective first makes sure it has
+    group = dist.distributed_c10d._get_default_group()
+    dist.all_reduce(torch.ones(1, device="cuda"), group=group)
+    torch.cuda.synchronize()
     import deep_ep
     x = torch.randn((T, H), dtype=torch.bfloat16, device="cuda")
     idx = torch.rand((T, E), device="cuda").topk(K, dim=1).indices.to(deep_ep.topk_idx_t)
