@@ -41,6 +41,9 @@
 #         DPE_STRESS_CASES="stress-elastic stress-det stress-ll" or some;
 #         DPE_STRESS_ARGS added to each, e.g. "--long 0 --min-calls 100");
 #  profile the h200x1 profile with its DeepEP and NCCL EP arms, gated;
+#  instances DeepEP V2's ElasticBuffer made and destroyed DPE_INSTANCES
+#         times (32) alone, its device memory after each
+#         (suites/gpu/deepep-instances.py; opt-in, as stress);
 #  bench  elastic at 128 and 4096 tokens (H 7168, top-8 of 256): epgate's
 #         bench of the adapter (events around the bridge's call, and
 #         epgate's step), DeepEP alone timed the same way
@@ -320,6 +323,16 @@ if has stress; then
 		case $rc in 0) s=ok ;; 77) s=SKIP ;; *) s=FAIL ;; esac
 		step "6 $1" "$s" "exit $rc; $(tail -n 1 "$LOG/$1.out" | cut -c1-120)"
 	done
+fi
+
+# DeepEP V2's ElasticBuffer made and destroyed DPE_INSTANCES times (32)
+# without epgate: where its device memory goes (suites/gpu/
+# deepep-instances.py; issue 35's stress saw +15.4 MiB an instance)
+if has instances; then
+	why=$(dpe_own instances "$DPE_OWN_TIMEOUT" "$PYTHON" \
+		"$EG_SRCDIR/suites/gpu/deepep-instances.py" "${DPE_INSTANCES:-32}")
+	rc=$?
+	step "8 instances alone" "$(okfail $rc)" "$why; $({ grep -m1 '^deepep-instances' "$LOG/instances.out" || nep_why "$LOG/instances.out"; } | cut -c1-160)"
 fi
 
 # the h200x1 profile with its library arms (issue 35, part 3): DeepEP
