@@ -11,30 +11,9 @@
 # limits and, where their library cannot be imported, refuse with the
 # ImportError's text.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
-: "${EG_BUILDDIR:=.}"
-: "${EG_PYTHON:=python3}"
-
-if [ ! -f "$EG_BUILDDIR/plugins/python/libeg-python.so" ]; then
-	echo "1..0 # SKIP the Python bridge is not built (configure found no Python headers: apt-get install python3-dev)"
-	exit 0
-fi
+. "${EG_SRCDIR:-.}/suites/l1/py-lib.sh"
 matrix=$EG_SRCDIR/fixtures/workloads/plugin-w1.ini
 n=$(grep -c '^\[' "$matrix")
-# the randomly drawn shape where summation order shows in the bits
-rand="--world=1 --experts=16 --topk=4 --tokens=32 --hidden=128 --data=random --dtype=fp32"
-check() { # label spec [epgate check options...]: exit status in $rc
-	label=$1 spec=$2
-	shift 2
-	rm -f "$EG_TMP/$label.tap"
-	"$EG_EPGATE" check --engine "plugin:python,$spec" "$@" \
-		--tap="$EG_TMP/$label.tap" --junit="$EG_TMP/$label.xml" \
-		>"$EG_TMP/$label.out" 2>&1
-	rc=$?
-}
-show() { # what failed: the TAP's first failure, the command's last lines
-	sed -n '/^not ok/,$p' "$EG_TMP/$1.tap" 2>/dev/null | head -n 30 | sed 's/^/# /'
-	tail -n 8 "$EG_TMP/$1.out" | sed 's/^/# /'
-}
 
 if "$EG_PYTHON" -c 'import numpy' 2>/dev/null; then
 	have_numpy=1

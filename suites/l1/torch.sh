@@ -10,33 +10,10 @@
 # another order) passes here; a bad option is refused at load. Skips
 # where torch is not importable by the bridge's interpreter.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
-: "${EG_BUILDDIR:=.}"
-: "${EG_PYTHON:=python3}"
-
-if [ ! -f "$EG_BUILDDIR/plugins/python/libeg-python.so" ]; then
-	echo "1..0 # SKIP the Python bridge is not built (configure found no Python headers: apt-get install python3-dev)"
-	exit 0
-fi
-if ! "$EG_PYTHON" -c 'import numpy, torch.distributed' 2>/dev/null; then
-	echo "1..0 # SKIP torch is not importable by $EG_PYTHON (apt-get install python3-torch, or sh setup.sh --deps)"
-	exit 0
-fi
+. "${EG_SRCDIR:-.}/suites/l1/py-lib.sh"
+py_need_torch
 matrix=$EG_SRCDIR/fixtures/workloads/plugin-w1.ini
 n=$(grep -c '^\[' "$matrix")
-rand="--world=1 --experts=16 --topk=4 --tokens=32 --hidden=128 --data=random --dtype=fp32"
-check() { # label spec [epgate check options...]: exit status in $rc
-	label=$1 spec=$2
-	shift 2
-	rm -f "$EG_TMP/$label.tap"
-	"$EG_EPGATE" check --engine "plugin:python,$spec" "$@" \
-		--tap="$EG_TMP/$label.tap" --junit="$EG_TMP/$label.xml" \
-		>"$EG_TMP/$label.out" 2>&1
-	rc=$?
-}
-show() {
-	sed -n '/^not ok/,$p' "$EG_TMP/$1.tap" 2>/dev/null | head -n 30 | sed 's/^/# /'
-	tail -n 8 "$EG_TMP/$1.out" | sed 's/^/# /'
-}
 
 # every layout; the keys by content once (numpy_ep's suite takes the
 # bridge through the rest)

@@ -10,23 +10,13 @@
 # exception in one rank ends the job (exit 1) with the adapter's message
 # in that rank's log; nothing is left running.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
-: "${EG_BUILDDIR:=.}"
-: "${EG_PYTHON:=python3}"
-
-if [ ! -f "$EG_BUILDDIR/plugins/python/libeg-python.so" ]; then
-	echo "1..0 # SKIP the Python bridge is not built (configure found no Python headers: apt-get install python3-dev)"
-	exit 0
-fi
+. "${EG_SRCDIR:-.}/suites/l1/py-lib.sh"
 if ! "$EG_PYTHON" -c 'import numpy' 2>/dev/null; then
 	echo "1..0 # SKIP numpy is not importable by $EG_PYTHON (apt-get install python3-numpy)"
 	exit 0
 fi
-if ! "$EG_EPGATE" l2-rank --help >/dev/null 2>&1; then
-	echo "1..0 # SKIP epgate built without l2-rank"
-	exit 0
-fi
+py_need_l2rank
 matrix=$EG_SRCDIR/fixtures/workloads/l2-matrix.ini
-leftovers() { pgrep -f "$EG_TMP" >/dev/null 2>&1; }
 job() { # name world spec filter [iterations]
 	rm -f "$EG_TMP/$1.jsonl"
 	"$EG_EPGATE" launch -n "$2" --timeout 240 -- \
@@ -34,7 +24,6 @@ job() { # name world spec filter [iterations]
 		--workload "$matrix" --filter "$4" \
 		--results "$EG_TMP/$1.jsonl" >"$EG_TMP/$1.out" 2>&1
 }
-count() { grep -c "$2" "$EG_TMP/$1.jsonl" 2>/dev/null || echo 0; }
 
 # the flat layout at every world, two iterations (a stale row shows);
 # the other layouts once

@@ -12,23 +12,10 @@
 # left running. Skips where torch is not importable by the bridge's
 # interpreter.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
-: "${EG_BUILDDIR:=.}"
-: "${EG_PYTHON:=python3}"
-
-if [ ! -f "$EG_BUILDDIR/plugins/python/libeg-python.so" ]; then
-	echo "1..0 # SKIP the Python bridge is not built (configure found no Python headers: apt-get install python3-dev)"
-	exit 0
-fi
-if ! "$EG_PYTHON" -c 'import numpy, torch.distributed' 2>/dev/null; then
-	echo "1..0 # SKIP torch is not importable by $EG_PYTHON (apt-get install python3-torch, or sh setup.sh --deps)"
-	exit 0
-fi
-if ! "$EG_EPGATE" l2-rank --help >/dev/null 2>&1; then
-	echo "1..0 # SKIP epgate built without l2-rank"
-	exit 0
-fi
+. "${EG_SRCDIR:-.}/suites/l1/py-lib.sh"
+py_need_torch
+py_need_l2rank
 matrix=$EG_SRCDIR/fixtures/workloads/l2-matrix.ini
-leftovers() { pgrep -f "$EG_TMP" >/dev/null 2>&1; }
 job() { # name world ranks-per-node spec filter [iterations]
 	rm -f "$EG_TMP/$1.jsonl"
 	"$EG_EPGATE" launch -n "$2" --ranks-per-node "$3" --timeout 240 -- \
@@ -36,7 +23,6 @@ job() { # name world ranks-per-node spec filter [iterations]
 		--workload "$matrix" --filter "$5" \
 		--results "$EG_TMP/$1.jsonl" >"$EG_TMP/$1.out" 2>&1
 }
-count() { grep -c "$2" "$EG_TMP/$1.jsonl" 2>/dev/null || echo 0; }
 
 # every world of the matrix's first three, two iterations (a stale row
 # shows); two virtual nodes (the store's address is the host's, not
