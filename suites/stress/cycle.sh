@@ -16,25 +16,8 @@
 #   (suites/loaded.sh, as make check-loaded), five runs in a row.
 # shellcheck disable=SC2086 # $shape: split into its options on purpose
 . "${EG_SRCDIR:-.}/suites/lib.sh"
-: "${EG_BUILDDIR:=.}"
-
-tpl=$EG_BUILDDIR/plugins/template/libeg-template.so
-f=$EG_BUILDDIR/plugins/faults
-if [ ! -f "$tpl" ] || [ ! -f "$f/libeg-fault-slow-growth.so" ]; then
-	echo "1..0 # SKIP the template plugins are not built"
-	exit 0
-fi
-shape="--world=1 --experts=8 --topk=2 --hidden=64 --tokens=8"
-
-# stress ENGINE ARGS...: one case into $EG_TMP/s.{tap,xml,json,out}
-stress() {
-	eng=$1
-	shift
-	"$EG_EPGATE" stress --engine "$eng" --tap="$EG_TMP/s.tap" \
-		--junit="$EG_TMP/s.xml" --json="$EG_TMP/s.json" "$@" \
-		>"$EG_TMP/s.out" 2>&1
-}
-show() { sed 's/^/# /' "$EG_TMP/s.out" | head -n 20; }
+. "${EG_SRCDIR:-.}/suites/stress/stress-lib.sh"
+need_template slow-growth
 # the line of the terminal's report that starts with WORD
 line() { grep -m1 "^    $1:" "$EG_TMP/s.out"; }
 

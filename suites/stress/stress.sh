@@ -24,27 +24,10 @@
 #   leave a token without rows) stays input-dependent, its one-call line
 #   printed and failing when run as printed.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
-: "${EG_BUILDDIR:=.}"
-
-tpl=$EG_BUILDDIR/plugins/template/libeg-template.so
-f=$EG_BUILDDIR/plugins/faults
-if [ ! -f "$tpl" ] || [ ! -f "$f/libeg-fault-flaky.so" ]; then
-	echo "1..0 # SKIP the template plugins are not built"
-	exit 0
-fi
-shape="--world=1 --experts=8 --topk=2 --hidden=64 --tokens=8"
-
-# stress ENGINE ARGS...: one case into $EG_TMP/s.{tap,xml,json,out}
-stress() {
-	eng=$1
-	shift
-	"$EG_EPGATE" stress --engine "$eng" --tap="$EG_TMP/s.tap" \
-		--junit="$EG_TMP/s.xml" --json="$EG_TMP/s.json" "$@" \
-		>"$EG_TMP/s.out" 2>&1
-}
+. "${EG_SRCDIR:-.}/suites/stress/stress-lib.sh"
+need_template flaky
 # a JSON field of the case, as the file has it
 field() { grep -m1 "\"$1\":" "$EG_TMP/s.json" | sed 's/^ *"[a-z_0-9]*": //; s/,$//'; }
-show() { sed 's/^/# /' "$EG_TMP/s.out" | head -n 20; }
 # a JSON string field (a replay command) from FILE
 jstr() { grep -m1 "\"$1\":" "$2" | sed 's/^ *"[a-z_]*": "//; s/",*$//'; }
 # ff KEY FILE: KEY of FILE's first failure (its block's first lines)
