@@ -308,7 +308,7 @@ static void eg__people(FILE *f, eg__tab_t *t, const eg_results_t *r,
 	int cd = eg__col(t, 0, "dispatch (%s)%s", ut.unit, "");
 	int cc = eg__col(t, 0, "combine (%s)%s", ut.unit, "");
 	int ck = eg__col(t, 0, "%s%s", uk.unit, "");
-	int cb;
+	int cb, cw;
 
 	for (size_t i = 0; i < r->n_points; i++) {
 		snprintf(t->cell[i][cp], EG__CELL, "%s",
@@ -321,6 +321,12 @@ static void eg__people(FILE *f, eg__tab_t *t, const eg_results_t *r,
 	eg__metric_cols(t, r, "tok_s", &uk, ck, -1);
 	for (size_t k = 0; k < nr; k++)
 		eg__ratio_col(t, r, ratios[k]);
+	/* where each arm's times were taken (docs/metrics.md, "Boundaries"):
+	 * a library's window beside an engine's call is said, not hidden */
+	cw = eg__col(t, 1, "%s%s", "timed at", "");
+	for (size_t i = 0; cw >= 0 && i < r->n_points; i++)
+		snprintf(t->cell[i][cw], EG__CELL, "%s",
+			 eg__ev(&r->points[i], "boundary"));
 	cb = eg__col(t, 1, "%s%s", "bound", "");
 	for (size_t i = 0; cb >= 0 && i < r->n_points; i++)
 		snprintf(t->cell[i][cb], EG__CELL, "%s",

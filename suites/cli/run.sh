@@ -114,7 +114,7 @@ fi
 # progress: a line per L2 job as it ends, the sweep's table with its
 # interval and ratio columns, in fixed-width units
 if grep -q '^  L2     \[3/3\] a2a.w2.n1.tcp.k1: 1 passed, 0 failed, [0-9.]* s$' "$out" &&
-	grep -q '^  point  *arm  *step ([mu]\{0,1\}s)  *95% CI  *dispatch ([mu]\{0,1\}s)  *combine ([mu]\{0,1\}s)  *[kM]\{0,1\}tok/s  *a2a/dense tok_s  *bound$' "$out" &&
+	grep -q '^  point  *arm  *step ([mu]\{0,1\}s)  *95% CI  *dispatch ([mu]\{0,1\}s)  *combine ([mu]\{0,1\}s)  *[kM]\{0,1\}tok/s  *a2a/dense tok_s  *timed at  *bound$' "$out" &&
 	grep -q '^  concurrency=8  *a2a  *[0-9.]*  *\[[0-9.]*, [0-9.]*\] ' "$out" &&
 	! sed -n '/^  point /,/^epgate bench:/p' "$out" | grep -q '[0-9]e[+-][0-9]'; then
 	eg_ok "progress per L2 job; the sweep's table with intervals, a2a/dense and units, no exponents"
