@@ -12,28 +12,14 @@
 # - --compare-hashes with one hash planted wrong fails the case; a
 #   malformed hash file is exit 99 naming its line.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
-: "${EG_BUILDDIR:=.}"
+. "${EG_SRCDIR:-.}/suites/stress/stress-lib.sh"
 
-tpl=$EG_BUILDDIR/plugins/template/libeg-template.so
-opp=$EG_BUILDDIR/plugins/faults/libeg-fault-order-per-process.so
-if [ ! -f "$tpl" ] || [ ! -f "$opp" ]; then
-	echo "1..0 # SKIP the template plugins are not built"
-	exit 0
-fi
+need_template order-per-process
+opp=$f/libeg-fault-order-per-process.so
 # fp32 (a bf16 output rounds most order differences away), random data,
 # top-k 4 (with 2 rows a + b = b + a)
 shape="--world=1 --experts=8 --topk=4 --hidden=64 --tokens=16 --dtype=fp32 --data=random"
 
-# stress ENGINE ARGS...: one case into $EG_TMP/s.{tap,xml,json,out}, $rc
-stress() {
-	eng=$1
-	shift
-	"$EG_EPGATE" stress --engine "$eng" --tap="$EG_TMP/s.tap" \
-		--junit="$EG_TMP/s.xml" --json="$EG_TMP/s.json" "$@" \
-		>"$EG_TMP/s.out" 2>&1
-	rc=$?
-}
-show() { sed 's/^/# /' "$EG_TMP/s.out" | head -n 20; }
 # the case's run-to-run hash, as stress.json has it
 hash() { grep -A3 '"run_to_run": {' "$EG_TMP/s.json" | grep -m1 '"hash":' | sed 's/.*"hash": "//; s/".*//'; }
 same='"verdict": "the same bytes in 2 fresh processes"'

@@ -1,9 +1,9 @@
 # Helpers of the stress scripts (sourced after suites/lib.sh:
-# suites/stress/stress.sh, cycle.sh): the template and its planted
+# suites/stress/stress.sh, cycle.sh, runs.sh): the template and its planted
 # faults, the small shape, one `epgate stress` case into
 # $EG_TMP/s.{tap,xml,json,out} and the first lines of what it printed.
 # POSIX sh.
-# shellcheck shell=sh disable=SC2034 # tpl, f, shape: read by the scripts
+# shellcheck shell=sh disable=SC2034 # tpl, f, shape, rc: read by the scripts
 : "${EG_BUILDDIR:=.}"
 tpl=$EG_BUILDDIR/plugins/template/libeg-template.so
 f=$EG_BUILDDIR/plugins/faults
@@ -18,12 +18,15 @@ need_template() {
 }
 shape="--world=1 --experts=8 --topk=2 --hidden=64 --tokens=8"
 
-# stress ENGINE ARGS...: one case into $EG_TMP/s.{tap,xml,json,out}
+# stress ENGINE ARGS...: one case into $EG_TMP/s.{tap,xml,json,out}; its
+# exit status in $rc and returned
 stress() {
 	eng=$1
 	shift
 	"$EG_EPGATE" stress --engine "$eng" --tap="$EG_TMP/s.tap" \
 		--junit="$EG_TMP/s.xml" --json="$EG_TMP/s.json" "$@" \
 		>"$EG_TMP/s.out" 2>&1
+	rc=$?
+	return "$rc"
 }
 show() { sed 's/^/# /' "$EG_TMP/s.out" | head -n 20; }
