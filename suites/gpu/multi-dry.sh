@@ -8,16 +8,8 @@
 # with a stale receive buffer) fails exactly that arm's steps and the
 # script (exit 1); bad arguments exit 99.
 . "${EG_SRCDIR:-.}/suites/lib.sh"
-: "${EG_BUILDDIR:=.}"
-: "${EG_PYTHON:=python3}"
-if [ ! -f "$EG_BUILDDIR/plugins/python/libeg-python.so" ]; then
-	echo "1..0 # SKIP the Python bridge is not built (configure found no Python headers: apt-get install python3-dev)"
-	exit 0
-fi
-if ! "$EG_PYTHON" -c 'import numpy, torch.distributed' 2>/dev/null; then
-	echo "1..0 # SKIP torch is not importable by $EG_PYTHON (apt-get install python3-torch, or sh setup.sh --deps)"
-	exit 0
-fi
+. "${EG_SRCDIR:-.}/suites/l1/py-lib.sh"
+py_need_torch
 MD=$EG_SRCDIR/suites/gpu/multi-device.sh
 export EG_EPGATE
 # dry NAME ARGS...: the dry run into EG_TMP/NAME; rc, table in $t

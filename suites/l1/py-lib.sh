@@ -1,6 +1,6 @@
 # Helpers of the Python bridge's scripts (sourced after suites/lib.sh:
 # suites/l1/python.sh, suites/l1/torch.sh, suites/l2/python.sh,
-# suites/l2/torch.sh). Sourcing it ends the script with a skip (1..0)
+# suites/l2/torch.sh, suites/gpu/multi-dry.sh). Sourcing it ends the script with a skip (1..0)
 # where the bridge is not built. POSIX sh.
 # shellcheck shell=sh disable=SC2034 # rand, rc: read by the scripts
 : "${EG_BUILDDIR:=.}"
