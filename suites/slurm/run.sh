@@ -54,17 +54,13 @@ gates:
     max: $1
 YAML
 }
-# run NAME SBATCH-ARGS...: epgate run in a batch job; sets rc, job, out,
-# folder (the run folder), sum (its summary.json)
+# run NAME SBATCH-ARGS...: epgate run in a batch job (eg_sbatch); sets rc,
+# job, out, folder (the run folder), sum (its summary.json)
 run() {
 	local name=$1
 	shift
-	out=$EG_TMP/$name.out
-	timeout 300 sbatch --wait --time=5 --job-name="$name" -o "$out" "$@" \
-		--wrap "cd '$EG_TMP' && EPGATE_DATADIR='$D' '$EG_EPGATE' run --reports '$EG_TMP/runs/$name'" \
-		>"$EG_TMP/$name.sub" 2>&1
-	rc=$?
-	job=$(sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' "$EG_TMP/$name.sub")
+	eg_sbatch "$name" "$@" \
+		--wrap "cd '$EG_TMP' && EPGATE_DATADIR='$D' '$EG_EPGATE' run --reports '$EG_TMP/runs/$name'"
 	folder=$(sed -n 's/^epgate run: profile local, run folder \(.*\)$/\1/p' "$out" 2>/dev/null)
 	sum=$folder/summary.json
 }

@@ -22,17 +22,13 @@ fi
 eg_slurm_start
 P=$EG_SRCDIR/suites/slurm/slurm-torch.profile
 mkdir -p "$EG_TMP/runs"
-# bench NAME PROFILE SBATCH-ARGS...: epgate bench profile in a batch job;
-# sets rc, job, out, folder (its run folder)
+# bench NAME PROFILE SBATCH-ARGS...: epgate bench profile in a batch job
+# (eg_sbatch); sets rc, job, out, folder (its run folder)
 bench() {
 	local name=$1 prof=$2
 	shift 2
-	out=$EG_TMP/$name.out
-	timeout 300 sbatch --wait --time=5 --job-name="$name" -o "$out" "$@" \
-		--wrap "cd '$EG_TMP' && '$EG_EPGATE' bench profile '$prof' --reports '$EG_TMP/runs/$name'" \
-		>"$EG_TMP/$name.sub" 2>&1
-	rc=$?
-	job=$(sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' "$EG_TMP/$name.sub")
+	eg_sbatch "$name" "$@" \
+		--wrap "cd '$EG_TMP' && '$EG_EPGATE' bench profile '$prof' --reports '$EG_TMP/runs/$name'"
 	folder=$(sed -n 's/^epgate bench: run folder \(.*\)$/\1/p' "$out" 2>/dev/null)
 }
 npoints=$("$EG_EPGATE" bench --profile "$P" --list | grep -c '^  point ')
