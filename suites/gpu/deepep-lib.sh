@@ -201,12 +201,38 @@ dpe_own() {
 		echo "timed out after $to s"
 	elif [ "$rc" -gt 128 ] || [ -n "$sig" ]; then
 		[ -n "$sig" ] || sig=SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128)))
-		echo "crashed: $sig$(dpe_crash_frame "$EG_TMP/$name.out")"
+		echo "crashed: $sig$(dpe_crash_frame "$EG_TMP/$name.out")$(dpe_gdb "$name" "$to" "$@")"
 		[ "$rc" -gt 128 ] || rc=200
 	else
 		echo "exit $rc"
 	fi
 	return "$rc"
+}
+
+# dpe_gdb NAME TIMEOUT CMD...: the first crash of a run (a marker in
+# EG_TMP) among the single-process commands of DPE_GDB_ON (DeepEP alone
+# and the instance loop; DeepEP's own tests spawn their ranks, which gdb
+# does not follow) is run again under gdb when the machine has it, the
+# crashing thread's native frames and every thread's into NAME.gdb:
+# faulthandler gives only Python's, and DeepEP's crashes are in its C++
+# runtime. Prints "; native frame: FUNC", or why there is none.
+dpe_gdb() {
+	name=$1 to=$2
+	shift 2
+	case " ${DPE_GDB_ON-time-el-128 time-el-4096 instances} " in
+	*" $name "*) ;;
+	*) return 0 ;;
+	esac
+	[ ! -f "$EG_TMP/gdb.done" ] || return 0
+	: >"$EG_TMP/gdb.done"
+	command -v gdb >/dev/null 2>&1 || { echo "; no gdb for its native frames"; return 0; }
+	timeout -k 10 "$to" gdb -q -batch -ex "set pagination off" \
+		-ex "set startup-with-shell off" \
+		-ex "handle SIGPIPE SIGUSR1 SIGUSR2 nostop noprint" -ex run \
+		-ex "bt 25" -ex "thread apply all bt 8" --args "$@" \
+		>"$EG_TMP/$name.gdb" 2>&1
+	f=$(awk '/received signal SIG/ { on = 1; next } on && /^#[0-9]/ { sub(/^#[0-9]+ +(0x[0-9a-f]+ in )?/, ""); print; exit }' "$EG_TMP/$name.gdb" | cut -c1-160)
+	echo "; native frame: ${f:-none ($name.gdb)}"
 }
 
 # dpe_crash_frame FILE: ", in FUNC (file:line)" of the innermost frame

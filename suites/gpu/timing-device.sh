@@ -165,6 +165,16 @@ for b in call window kernel replay; do
 	rc=$?
 	step "7 HT $b" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-ht-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-ht-$b.out" combine_us) us (median)"
 done
+# the replays' kernels (CUPTI beside the replay boundary): where HT
+# dispatch's replay spends the time its window does not (517 vs 273 us,
+# 2026-12-07), kernel by kernel against b-ht-kernel's direct calls
+for m in ll ht; do
+	if [ $m = ll ]; then p=$LLP t=128; else p=$HTP t=4096; fi
+	(EPGATE_CUPTI=1 && export EPGATE_CUPTI &&
+		NEP_BOUNDARY=replay nep_bench "$LOG/b-$m-replay-cupti.out" 1 1 "$p" "$t")
+	rc=$?
+	step "7 $(echo $m | tr a-z A-Z) replay, CUPTI beside" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-$m-replay-cupti.out" dispatch_us), combine $(nep_metric "$LOG/b-$m-replay-cupti.out" combine_us) us (median)"
+done
 for b in call kernel; do
 	NEP_BOUNDARY=$b nep_bench "$LOG/b-a2a-$b.out" 1 1 a2a 128
 	rc=$?
@@ -273,7 +283,7 @@ crow() {
 		brow "a2a $ph (call)" "$(nep_metric "$LOG/b-a2a-call.out" "${ph}_us")" 0
 		brow "a2a $ph (kernel)" "$(nep_metric "$LOG/b-a2a-kernel.out" "${ph}_us")" 0
 	done
-	for f in b-ll-window b-ll-kernel b-ll-replay b-ht-window b-ht-kernel b-ht-replay b-a2a-kernel; do
+	for f in b-ll-window b-ll-kernel b-ll-replay b-ll-replay-cupti b-ht-window b-ht-kernel b-ht-replay b-ht-replay-cupti b-a2a-kernel; do
 		grep -E "boundary |window_|kernels |replays_" "$LOG/$f.out" | sed "s/^/$f: /" | cut -c1-400
 	done
 	for f in b-ll-replay b-ht-replay b-ct-replay; do
