@@ -254,6 +254,48 @@ END_TEST
 
 /* Token values depend on (seed, iter, rank, t, h) and, in exact mode, the
  * bound; not on W or E. */
+/* The host's generation takes exact data's four columns from one draw:
+ * every element, at widths that are not a multiple of four and with
+ * non-finite values on, is still eg_gen_value's, the device's recipe. */
+START_TEST(host_tokens_elementwise)
+{
+	static const uint32_t widths[] = {1, 2, 3, 5, 7, 13, 64};
+	static const eg_dtype_t dts[] = {EG_DTYPE_BF16, EG_DTYPE_FP32};
+
+	for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]); i++)
+		for (size_t d = 0; d < 2; d++)
+			for (int nf = 0; nf < 2; nf++) {
+				eg_workload_t w;
+				eg_gen_t g;
+				uint32_t H = widths[i], T = 9;
+				void *x = calloc((size_t)T * H, 4);
+
+				setup(&w, 2, 8, 2, H, T, dts[d], EG_DATA_EXACT);
+				if (nf) {
+					w.nonfinite = EG_NONFINITE_INPUT;
+					w.nonfinite_p = 0.5;
+				}
+				ck_assert_ptr_nonnull(x);
+				ck_assert_int_eq(eg_gen_init(&g, &w), 0);
+				eg_gen_tokens_host(&g, 1, T, x, NULL);
+				for (uint32_t t = 0; t < T; t++)
+					for (uint32_t h = 0; h < H; h++) {
+						float v =
+						    eg_gen_value(&g.p, 1, t, h);
+						size_t j = (size_t)t * H + h;
+
+						ck_assert_uint_eq(
+						    eg_load_bits(dts[d], x, j),
+						    dts[d] == EG_DTYPE_BF16
+							? eg_f32_to_bf16(v)
+							: eg_f2u(v));
+					}
+				eg_gen_fini(&g);
+				free(x);
+			}
+}
+END_TEST
+
 START_TEST(values_independent_of_world)
 {
 	for (int dm = 0; dm < 2; dm++) {
@@ -932,6 +974,7 @@ int main(void)
 	tcase_add_test(tc, params);
 	tcase_add_test(tc, rank_input_shapes);
 	tcase_add_test(tc, purity);
+	tcase_add_test(tc, host_tokens_elementwise);
 	tcase_add_test(tc, values_independent_of_world);
 	tcase_add_test(tc, streams_differ);
 	tcase_add_test(tc, exact_values);
