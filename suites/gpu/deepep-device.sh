@@ -22,7 +22,8 @@
 # tests). Steps:
 #  build  DeepEP in place (suites/gpu/deepep-build.sh), and the bridge;
 #  env    versions, the libnccl each library maps, import deep_ep;
-#  own    DeepEP's own tests at one rank (tests/elastic/test_ep.py, its
+#  own    DeepEP's own tests at one rank (DPE_OWN_TESTS: some of
+#         "elastic intranode low-latency"; tests/elastic/test_ep.py, its
 #         first case at 4096 tokens; tests/legacy/test_intranode.py and
 #         test_low_latency.py), with faulthandler: a crash says its signal
 #         and frame; after a crash the same test again with DeepEP's own
@@ -44,7 +45,8 @@
 #  instances DeepEP V2's ElasticBuffer made and destroyed DPE_INSTANCES
 #         times (32) alone, its device memory after each
 #         (suites/gpu/deepep-instances.py; opt-in, as stress);
-#  bench  elastic at 128 and 4096 tokens (H 7168, top-8 of 256): epgate's
+#  bench  elastic at 128 and 4096 tokens (H 7168, top-8 of 256;
+#         DPE_BENCH_BOUNDARIES: some of "window kernel call"): epgate's
 #         bench of the adapter (events around the bridge's call, and
 #         epgate's step), DeepEP alone timed the same way
 #         (suites/gpu/deepep-time.py), DeepEP's test_ep.py kernel times.
@@ -185,9 +187,12 @@ if has own; then
 		step "3 $l" "$(okfail $rc)" "$why; $(nep_why "$LOG/$l.out" | cut -c1-120)"
 		return "$rc"
 	}
-	own own-elastic tests/elastic/test_ep.py --test-first-only \
-		--num-tokens 4096 --hidden 7168 --num-topk 8 --num-experts 256
-	if [ $? -gt 128 ]; then # a crash: the same test in two other setups
+	# DPE_OWN_TESTS: some of "elastic intranode low-latency" (all)
+	has_own() { case " ${DPE_OWN_TESTS:-elastic intranode low-latency} " in *" $1 "*) return 0 ;; esac; return 1; }
+	rc=0
+	has_own elastic && { own own-elastic tests/elastic/test_ep.py --test-first-only \
+		--num-tokens 4096 --hidden 7168 --num-topk 8 --num-experts 256; rc=$?; }
+	if [ $rc -gt 128 ]; then # a crash: the same test in two other setups
 		OWN_ENV="EP_REUSE_NCCL_COMM=0"
 		own own-elastic-owncomm tests/elastic/test_ep.py --test-first-only \
 			--num-tokens 4096 --hidden 7168 --num-topk 8 --num-experts 256
@@ -205,19 +210,21 @@ if has own; then
 	fi
 	# at one rank DeepEP's intranode kernels refuse (SWITCH_RANKS: 2, 4,
 	# 8): an exception saying so is the expected answer, a crash is not
-	dpe_own own-intranode "$DPE_OWN_TIMEOUT" env MASTER_ADDR=127.0.0.1 \
-		MASTER_PORT=$((port + 1)) "$PYTHON" tests/legacy/test_intranode.py \
-		--num-processes 1 --num-tokens 128 >"$LOG/own-intranode.why"
-	rc=$?
-	port=$((port + 1))
-	if [ "$rc" -ge 1 ] && [ "$rc" -le 127 ] &&
-		grep -q 'Unsupported number of EP ranks\|Unsupported ranks\|RuntimeError: Assertion exception' "$LOG/own-intranode.out"; then
-		step "3 own-intranode" ok "refuses W=1 with an exception, not a crash: $(grep -m1 -o 'Unsupported[^)]*\|Assertion exception.*' "$LOG/own-intranode.out" | cut -c1-120)"
-	else
-		step "3 own-intranode" FAIL "$(cat "$LOG/own-intranode.why"); $(nep_why "$LOG/own-intranode.out" | cut -c1-120)"
+	if has_own intranode; then
+		dpe_own own-intranode "$DPE_OWN_TIMEOUT" env MASTER_ADDR=127.0.0.1 \
+			MASTER_PORT=$((port + 1)) "$PYTHON" tests/legacy/test_intranode.py \
+			--num-processes 1 --num-tokens 128 >"$LOG/own-intranode.why"
+		rc=$?
+		port=$((port + 1))
+		if [ "$rc" -ge 1 ] && [ "$rc" -le 127 ] &&
+			grep -q 'Unsupported number of EP ranks\|Unsupported ranks\|RuntimeError: Assertion exception' "$LOG/own-intranode.out"; then
+			step "3 own-intranode" ok "refuses W=1 with an exception, not a crash: $(grep -m1 -o 'Unsupported[^)]*\|Assertion exception.*' "$LOG/own-intranode.out" | cut -c1-120)"
+		else
+			step "3 own-intranode" FAIL "$(cat "$LOG/own-intranode.why"); $(nep_why "$LOG/own-intranode.out" | cut -c1-120)"
+		fi
 	fi
-	own own-low-latency tests/legacy/test_low_latency.py --num-tokens 128 \
-		--num-experts 256
+	has_own low-latency && own own-low-latency tests/legacy/test_low_latency.py \
+		--num-tokens 128 --num-experts 256
 	cd "$EG_SRCDIR" || exit 99
 fi
 
@@ -263,7 +270,8 @@ if has bench; then
 	# each boundary of docs/metrics.md: call (events around the bridge's
 	# call), window (the same behind a hold: the default), kernel (CUPTI)
 	for tok in 128 4096; do
-		for b in window kernel call; do
+		# DPE_BENCH_BOUNDARIES: some of them (all three)
+		for b in ${DPE_BENCH_BOUNDARIES:-window kernel call}; do
 			NEP_BOUNDARY=$b nep_bench "$LOG/bench-el-$tok-$b.out" 1 1 "plugin:python,module=deepep" "$tok"
 			rc=$?
 			step "5 bench elastic $tok $b" "$(okfail $rc)" "exit $rc$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/bench-el-$tok-$b.out")"); dispatch $(nep_metric "$LOG/bench-el-$tok-$b.out" dispatch_us) us, combine $(nep_metric "$LOG/bench-el-$tok-$b.out" combine_us) us (median)"
