@@ -297,4 +297,4 @@ def combine(engine, inp, y, out):
 
 
 def destroy(engine):
-    pass
+    tc.drop_stream_cache(engine)

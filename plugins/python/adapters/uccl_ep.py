@@ -61,3 +61,4 @@ def combine(engine, inp, y, out):
 
 def destroy(engine):
     engine.destroy()
+    tc.drop_stream_cache(engine)
