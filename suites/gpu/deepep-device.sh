@@ -43,8 +43,10 @@
 #         DPE_STRESS_ARGS added to each, e.g. "--long 0 --min-calls 100");
 #  profile the h200x1 profile with its DeepEP and NCCL EP arms, gated;
 #  instances DeepEP V2's ElasticBuffer made and destroyed DPE_INSTANCES
-#         times (32) alone, its device memory after each
-#         (suites/gpu/deepep-instances.py; opt-in, as stress);
+#         times (32) alone, its device memory after each, on torch's
+#         default stream, on a new stream an instance (as epgate), and so
+#         with torch's cache emptied (DPE_INSTANCE_VARIANTS;
+#         suites/gpu/deepep-instances.py; opt-in, as stress);
 #  bench  elastic at 128 and 4096 tokens (H 7168, top-8 of 256;
 #         DPE_BENCH_BOUNDARIES: some of "window kernel call"): epgate's
 #         bench of the adapter (events around the bridge's call, and
@@ -337,10 +339,20 @@ fi
 # without epgate: where its device memory goes (suites/gpu/
 # deepep-instances.py; issue 35's stress saw +15.4 MiB an instance)
 if has instances; then
-	why=$(dpe_own instances "$DPE_OWN_TIMEOUT" "$PYTHON" \
-		"$EG_SRCDIR/suites/gpu/deepep-instances.py" "${DPE_INSTANCES:-32}")
-	rc=$?
-	step "8 instances alone" "$(okfail $rc)" "$why; $({ grep -m1 '^deepep-instances' "$LOG/instances.out" || nep_why "$LOG/instances.out"; } | cut -c1-160)"
+	# DPE_INSTANCE_VARIANTS: default (torch's default stream), fresh (a
+	# new stream an instance, as epgate), fresh-empty (and torch's cache
+	# emptied after each destroy, as the torch adapters now do), fixed
+	for v in ${DPE_INSTANCE_VARIANTS:-default fresh fresh-empty}; do
+		case $v in
+		fresh-empty) ve="DPE_STREAM=fresh DPE_EMPTY_CACHE=1" ;;
+		*) ve="DPE_STREAM=$v" ;;
+		esac
+		# shellcheck disable=SC2086 # ve: words on purpose
+		why=$(dpe_own "instances-$v" "$DPE_OWN_TIMEOUT" env $ve "$PYTHON" \
+			"$EG_SRCDIR/suites/gpu/deepep-instances.py" "${DPE_INSTANCES:-32}")
+		rc=$?
+		step "8 instances alone, $v" "$(okfail $rc)" "$why; $({ grep -m1 '^deepep-instances' "$LOG/instances-$v.out" || nep_why "$LOG/instances-$v.out"; } | sed 's/ buffer=.*distinct_streams=/ streams=/' | cut -c1-190)"
+	done
 fi
 
 # the h200x1 profile with its library arms (issue 35, part 3): DeepEP

@@ -219,7 +219,7 @@ dpe_own() {
 dpe_gdb() {
 	name=$1 to=$2
 	shift 2
-	case " ${DPE_GDB_ON-time-el-128 time-el-4096 instances} " in
+	case " ${DPE_GDB_ON-time-el-128 time-el-4096 instances-default instances-fresh instances-fresh-empty} " in
 	*" $name "*) ;;
 	*) return 0 ;;
 	esac
