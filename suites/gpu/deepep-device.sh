@@ -282,6 +282,15 @@ if has bench; then
 			"$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50)
 		rc=$?
 		step "5 DeepEP alone $tok" "$(okfail $rc)" "$why; $({ grep -m1 '^deepep-time' "$LOG/time-el-$tok.out" || nep_why "$LOG/time-el-$tok.out"; } | cut -c1-160)"
+		# alone it crashed in its first dispatch where epgate's process
+		# ran every step (2026-12-04, 12-07 x3): once more with the NCCL
+		# environment epgate's transport sets in its own process
+		if [ $rc -gt 128 ] && [ "$tok" = 128 ]; then
+			why=$(dpe_own "time-el-$tok-ncclenv" "$DPE_OWN_TIMEOUT" env NCCL_DEBUG=INFO \
+				NCCL_DEBUG_SUBSYS=INIT,P2P,NET,GRAPH NCCL_DEBUG_FILE="$LOG/nccl-alone.%p.log" \
+				"$PYTHON" "$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50)
+			step "5 DeepEP alone $tok, epgate's NCCL env" "$(okfail $?)" "$why"
+		fi
 	done
 	{
 		echo

@@ -215,7 +215,9 @@ dpe_own() {
 # does not follow) is run again under gdb when the machine has it, the
 # crashing thread's native frames and every thread's into NAME.gdb:
 # faulthandler gives only Python's, and DeepEP's crashes are in its C++
-# runtime. Prints "; native frame: FUNC", or why there is none.
+# runtime. Without gdb, the command again with suites/gpu/segv-bt.c
+# preloaded (glibc's backtrace: module+offset frames) into NAME.bt.
+# Prints "; native frame: FUNC" (or frames), or why there is none.
 dpe_gdb() {
 	name=$1 to=$2
 	shift 2
@@ -225,7 +227,20 @@ dpe_gdb() {
 	esac
 	[ ! -f "$EG_TMP/gdb.done" ] || return 0
 	: >"$EG_TMP/gdb.done"
-	command -v gdb >/dev/null 2>&1 || { echo "; no gdb for its native frames"; return 0; }
+	if ! command -v gdb >/dev/null 2>&1; then
+		# no gdb there (2026-12-07): glibc's backtrace from a preloaded
+		# handler (suites/gpu/segv-bt.c), each frame's module and offset
+		bt=$EG_TMP/segv-bt.so
+		[ -f "$bt" ] || cc -shared -fPIC -O1 -o "$bt" \
+			"$EG_SRCDIR/suites/gpu/segv-bt.c" -ldl >"$EG_TMP/segv-bt.cc" 2>&1 ||
+			{ echo "; no gdb, and segv-bt.c did not build"; return 0; }
+		LD_PRELOAD=$bt${LD_PRELOAD:+:$LD_PRELOAD} timeout -k 10 "$to" "$@" \
+			>"$EG_TMP/$name.bt" 2>&1
+		f=$(grep 'segv-bt: #' "$EG_TMP/$name.bt" | grep -v 'segv-bt\.so\|libc\.so\|libpython\|/python3' |
+			head -n 3 | sed 's/segv-bt: #[0-9]* //' | tr '\n' ' ' | cut -c1-200)
+		echo "; native frames: ${f:-none ($name.bt)}"
+		return 0
+	fi
 	timeout -k 10 "$to" gdb -q -batch -ex "set pagination off" \
 		-ex "set startup-with-shell off" \
 		-ex "handle SIGPIPE SIGUSR1 SIGUSR2 nostop noprint" -ex run \
