@@ -290,6 +290,11 @@ if has bench; then
 				NCCL_DEBUG_SUBSYS=INIT,P2P,NET,GRAPH NCCL_DEBUG_FILE="$LOG/nccl-alone.%p.log" \
 				"$PYTHON" "$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50)
 			step "5 DeepEP alone $tok, epgate's NCCL env" "$(okfail $?)" "$why"
+			# NCCL's cuMem allocations (ncclMemAlloc, the window) as a
+			# process that initialized NCCL itself first has them
+			why=$(dpe_own "time-el-$tok-cumem" "$DPE_OWN_TIMEOUT" env NCCL_CUMEM_ENABLE=1 \
+				"$PYTHON" "$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50)
+			step "5 DeepEP alone $tok, NCCL_CUMEM_ENABLE=1" "$(okfail $?)" "$why"
 		fi
 	done
 	{
