@@ -209,13 +209,84 @@ dpe_own() {
 	return "$rc"
 }
 
+# dpe_segv_bt_c: the C of an LD_PRELOAD handler for a crash's native
+# frames where the GPU machine has no gdb (2026-12-07): on SIGSEGV,
+# SIGBUS, SIGILL, SIGFPE or SIGABRT it prints the crashing thread's frames
+# (glibc's backtrace), each with its module and offset (addr2line -e
+# MODULE OFFSET), then lets the signal take its course; Python's
+# faulthandler, installed after it, prints Python's frames first and then
+# calls it. Build: cc -shared -fPIC -O1 -o segv-bt.so segv-bt.c -ldl.
+# Kept here, not as a .c under suites/ (which holds tests only).
+dpe_segv_bt_c() {
+	cat <<'C'
+/* dpe_segv_bt_c (deepep-lib.sh): see there */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void segv_bt(int sig)
+{
+	void *pc[64];
+	char line[512];
+	int n = backtrace(pc, 64);
+
+	snprintf(line, sizeof(line), "segv-bt: signal %d, %d native frames\n",
+		 sig, n);
+	(void)!write(2, line, strlen(line));
+	for (int i = 0; i < n; i++) {
+		Dl_info di;
+		int len;
+
+		if (dladdr(pc[i], &di) && di.dli_fname)
+			len = snprintf(
+			    line, sizeof(line),
+			    "segv-bt: #%d %s+0x%lx (%s+0x%lx)\n", i,
+			    di.dli_fname,
+			    (unsigned long)((uintptr_t)pc[i] -
+					    (uintptr_t)di.dli_fbase),
+			    di.dli_sname ? di.dli_sname : "?",
+			    di.dli_saddr
+				? (unsigned long)((uintptr_t)pc[i] -
+						  (uintptr_t)di.dli_saddr)
+				: 0ul);
+		else
+			len = snprintf(line, sizeof(line), "segv-bt: #%d %p\n",
+				       i, pc[i]);
+		if (len > 0)
+			(void)!write(2, line, (size_t)len);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+__attribute__((constructor)) static void segv_bt_init(void)
+{
+	static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+	struct sigaction sa;
+	void *warm[1];
+
+	backtrace(warm, 1); /* loads libgcc_s now, not inside the handler */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = segv_bt;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+C
+}
+
 # dpe_gdb NAME TIMEOUT CMD...: the first crash of a run (a marker in
 # EG_TMP) among the single-process commands of DPE_GDB_ON (DeepEP alone
 # and the instance loop; DeepEP's own tests spawn their ranks, which gdb
 # does not follow) is run again under gdb when the machine has it, the
 # crashing thread's native frames and every thread's into NAME.gdb:
 # faulthandler gives only Python's, and DeepEP's crashes are in its C++
-# runtime. Without gdb, the command again with suites/gpu/segv-bt.c
+# runtime. Without gdb, the command again with dpe_segv_bt_c's handler
 # preloaded (glibc's backtrace: module+offset frames) into NAME.bt.
 # Prints "; native frame: FUNC" (or frames), or why there is none.
 dpe_gdb() {
@@ -231,9 +302,10 @@ dpe_gdb() {
 		# no gdb there (2026-12-07): glibc's backtrace from a preloaded
 		# handler (suites/gpu/segv-bt.c), each frame's module and offset
 		bt=$EG_TMP/segv-bt.so
-		[ -f "$bt" ] || cc -shared -fPIC -O1 -o "$bt" \
-			"$EG_SRCDIR/suites/gpu/segv-bt.c" -ldl >"$EG_TMP/segv-bt.cc" 2>&1 ||
-			{ echo "; no gdb, and segv-bt.c did not build"; return 0; }
+		[ -f "$bt" ] || { dpe_segv_bt_c >"$EG_TMP/segv-bt.c" &&
+			cc -shared -fPIC -O1 -o "$bt" "$EG_TMP/segv-bt.c" -ldl \
+				>"$EG_TMP/segv-bt.cc" 2>&1; } ||
+			{ echo "; no gdb, and segv-bt.c did not build (segv-bt.cc)"; return 0; }
 		LD_PRELOAD=$bt${LD_PRELOAD:+:$LD_PRELOAD} timeout -k 10 "$to" "$@" \
 			>"$EG_TMP/$name.bt" 2>&1
 		f=$(grep 'segv-bt: #' "$EG_TMP/$name.bt" | grep -v 'segv-bt\.so\|libc\.so\|libpython\|/python3' |
