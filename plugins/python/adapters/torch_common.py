@@ -135,18 +135,21 @@ def drop_stream_cache(engine=None):
     reuses it on that stream only, and epgate gives every instance a new
     stream (its CUDA space's, destroyed with the instance), so what an
     instance's tensors took would stay reserved for a stream that no
-    longer exists: +22 MiB an instance at DeepEP's 128 x 7168 (a 20 MiB
-    and a 2 MiB segment), which stress's instance check then charged to
-    the library. empty_cache() gives back blocks nothing references; a
+    longer exists: a 20 MiB and a 2 MiB segment a new stream at DeepEP's
+    128 x 7168 (+15.4 MiB an instance on average on one H100), which
+    stress's instance check then charged to the library. empty_cache() gives back blocks nothing references; a
     tensor the library still holds stays, and is still found. engine:
     the adapter's instance, whose own references (outputs kept for the
-    next call, handles) are dropped first: the instance is over."""
+    next call, handles) are dropped first: the instance is over.
+    EPGATE_TORCH_KEEP_CACHE=1 leaves torch's cache as it is: the other
+    arm of an A/B of this function (docs/perf-notes.md)."""
     import gc
     import sys
     if engine is not None:
         vars(engine).clear()
     torch = sys.modules.get("torch")
-    if torch is None or not torch.cuda.is_initialized():
+    if (torch is None or not torch.cuda.is_initialized() or
+            os.environ.get("EPGATE_TORCH_KEEP_CACHE") == "1"):
         return
     gc.collect()
     torch.cuda.synchronize()
