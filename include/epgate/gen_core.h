@@ -118,6 +118,15 @@ EG_HD int eg_gen_nonfinite(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
 	return 1;
 }
 
+/* exact data: column j (0-3) of a group of four from its one Philox draw
+ * r (columns 4q .. 4q+3 share the draw of counter q = h >> 2) */
+EG_HD float eg_gen_exact(const eg_gen_params_t *p, philox4x32_ctr_t r,
+			 uint32_t j)
+{
+	uint32_t span = 2u * (uint32_t)p->value_bound + 1u;
+	return (float)((int32_t)(r.v[j] % span) - p->value_bound);
+}
+
 /* fp32 value of element (token t, column h) of rank before any cast. */
 EG_HD float eg_gen_value(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
 			 uint32_t h)
@@ -126,12 +135,9 @@ EG_HD float eg_gen_value(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
 
 	if (eg_gen_nonfinite(p, rank, t, h, &nf))
 		return nf;
-	if (p->data == EG_GEN_EXACT) {
-		philox4x32_ctr_t r =
-		    eg_philox(p, t, h >> 2, rank, EG_STREAM_VALUE);
-		uint32_t span = 2u * (uint32_t)p->value_bound + 1u;
-		return (float)((int32_t)(r.v[h & 3u] % span) - p->value_bound);
-	}
+	if (p->data == EG_GEN_EXACT)
+		return eg_gen_exact(
+		    p, eg_philox(p, t, h >> 2, rank, EG_STREAM_VALUE), h & 3u);
 	/* Irwin-Hall(4), rescaled to unit variance: approx. normal in
 	 * [-3.46, 3.46] without transcendental functions. */
 	philox4x32_ctr_t r = eg_philox(p, t, h, rank, EG_STREAM_VALUE);

@@ -85,10 +85,10 @@ int eg_expert_stage(const eg_gen_t *g, const eg_recv_t *r, void *y)
 	 * element: the same terms in the same order, a third of a host
 	 * stress call's time before (2026-12-07, 128 x 7168, top-8) */
 	float *bias = malloc((K ? K : 1) * sizeof(*bias));
-	size_t *slot = malloc((K ? K : 1) * sizeof(*slot));
+	float *wsel = malloc((K ? K : 1) * sizeof(*wsel));
 	int rc = EG_OK;
 
-	if (!bias || !slot) {
+	if (!bias || !wsel) {
 		rc = EG_ENOMEM;
 		goto out;
 	}
@@ -104,7 +104,7 @@ int eg_expert_stage(const eg_gen_t *g, const eg_recv_t *r, void *y)
 				rc = EG_ERANGE;
 				goto out;
 			}
-			slot[n] = k;
+			wsel[n] = wt[k];
 			bias[n++] =
 			    eg_expert_bias(&g->p, r->rank * r->local_experts +
 						      (uint32_t)idx[k]);
@@ -115,12 +115,12 @@ int eg_expert_stage(const eg_gen_t *g, const eg_recv_t *r, void *y)
 			if (r->dtype == EG_DTYPE_FP8)
 				x = x * r->scales[i * nb + h / EG_FP8_BLOCK];
 			for (size_t j = 0; j < n; j++)
-				acc = acc + wt[slot[j]] * (x + bias[j]);
+				acc = acc + wsel[j] * (x + bias[j]);
 			eg_store_f32(out_t, y, i * H + h, acc);
 		}
 	}
 out:
 	free(bias);
-	free(slot);
+	free(wsel);
 	return rc;
 }

@@ -49,11 +49,9 @@ static void eg__four(const eg_gen_params_t *p, uint32_t rank, uint32_t t,
 	if (p->data == EG_GEN_EXACT && !p->nf_threshold) {
 		philox4x32_ctr_t r =
 		    eg_philox(p, t, h >> 2, rank, EG_STREAM_VALUE);
-		uint32_t span = 2u * (uint32_t)p->value_bound + 1u;
 
 		for (uint32_t j = 0; j < n; j++)
-			v[j] =
-			    (float)((int32_t)(r.v[j] % span) - p->value_bound);
+			v[j] = eg_gen_exact(p, r, j);
 		return;
 	}
 	for (uint32_t j = 0; j < n; j++)
