@@ -278,22 +278,26 @@ if has bench; then
 			rc=$?
 			step "5 bench elastic $tok $b" "$(okfail $rc)" "exit $rc$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/bench-el-$tok-$b.out")"); dispatch $(nep_metric "$LOG/bench-el-$tok-$b.out" dispatch_us) us, combine $(nep_metric "$LOG/bench-el-$tok-$b.out" combine_us) us (median)"
 		done
-		why=$(dpe_own "time-el-$tok" "$DPE_OWN_TIMEOUT" "$PYTHON" \
-			"$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50)
+		# alone NAME [VAR=VALUE...]: DeepEP alone at this shape, timed
+		alone() {
+			n=$1
+			shift
+			dpe_own "$n" "$DPE_OWN_TIMEOUT" env "$@" "$PYTHON" \
+				"$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50
+		}
+		why=$(alone "time-el-$tok")
 		rc=$?
 		step "5 DeepEP alone $tok" "$(okfail $rc)" "$why; $({ grep -m1 '^deepep-time' "$LOG/time-el-$tok.out" || nep_why "$LOG/time-el-$tok.out"; } | cut -c1-160)"
 		# alone it crashed in its first dispatch where epgate's process
 		# ran every step (2026-12-04, 12-07 x3): once more with the NCCL
 		# environment epgate's transport sets in its own process
 		if [ $rc -gt 128 ] && [ "$tok" = 128 ]; then
-			why=$(dpe_own "time-el-$tok-ncclenv" "$DPE_OWN_TIMEOUT" env NCCL_DEBUG=INFO \
-				NCCL_DEBUG_SUBSYS=INIT,P2P,NET,GRAPH NCCL_DEBUG_FILE="$LOG/nccl-alone.%p.log" \
-				"$PYTHON" "$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50)
+			why=$(alone "time-el-$tok-ncclenv" NCCL_DEBUG=INFO \
+				NCCL_DEBUG_SUBSYS=INIT,P2P,NET,GRAPH NCCL_DEBUG_FILE="$LOG/nccl-alone.%p.log")
 			step "5 DeepEP alone $tok, epgate's NCCL env" "$(okfail $?)" "$why"
 			# NCCL's cuMem allocations (ncclMemAlloc, the window) as a
 			# process that initialized NCCL itself first has them
-			why=$(dpe_own "time-el-$tok-cumem" "$DPE_OWN_TIMEOUT" env NCCL_CUMEM_ENABLE=1 \
-				"$PYTHON" "$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50)
+			why=$(alone "time-el-$tok-cumem" NCCL_CUMEM_ENABLE=1)
 			step "5 DeepEP alone $tok, NCCL_CUMEM_ENABLE=1" "$(okfail $?)" "$why"
 		fi
 	done

@@ -300,7 +300,7 @@ dpe_gdb() {
 	: >"$EG_TMP/gdb.done"
 	if ! command -v gdb >/dev/null 2>&1; then
 		# no gdb there (2026-12-07): glibc's backtrace from a preloaded
-		# handler (suites/gpu/segv-bt.c), each frame's module and offset
+		# handler (dpe_segv_bt_c), each frame's module and offset
 		bt=$EG_TMP/segv-bt.so
 		[ -f "$bt" ] || { dpe_segv_bt_c >"$EG_TMP/segv-bt.c" &&
 			cc -shared -fPIC -O1 -o "$bt" "$EG_TMP/segv-bt.c" -ldl \

@@ -137,8 +137,9 @@ def drop_stream_cache(engine=None):
     instance's tensors took would stay reserved for a stream that no
     longer exists: a 20 MiB and a 2 MiB segment a new stream at DeepEP's
     128 x 7168 (+15.4 MiB an instance on average on one H100), which
-    stress's instance check then charged to the library. empty_cache() gives back blocks nothing references; a
-    tensor the library still holds stays, and is still found. engine:
+    stress's instance check then charged to the library. empty_cache()
+    gives back blocks nothing references; a tensor the library still
+    holds stays, and is still found. engine:
     the adapter's instance, whose own references (outputs kept for the
     next call, handles) are dropped first: the instance is over.
     EPGATE_TORCH_KEEP_CACHE=1 leaves torch's cache as it is: the other
