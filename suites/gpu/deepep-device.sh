@@ -151,7 +151,9 @@ if has env; then
 		echo "DeepEP: $SRC ($(cd "$SRC" && { git rev-parse --short HEAD 2>/dev/null || cat COMMIT 2>/dev/null; }))"
 		echo "epgate: $EG_EPGATE"
 		echo "bridge: $BRIDGE"; ldd "$BRIDGE" | grep -i python
-		env | grep -E '^(LD_LIBRARY_PATH|PYTHONPATH|EP_|EPGATE_|NCCL_)' | sort
+		env | grep -E '^(LD_LIBRARY_PATH|LD_PRELOAD|PYTHONPATH|EP_|EPGATE_|NCCL_)' | sort
+		echo "ulimit -s $(ulimit -s), -l $(ulimit -l), -n $(ulimit -n)"
+		nvidia-smi --query-gpu=driver_version,name --format=csv,noheader
 	} >"$LOG/env.txt" 2>&1
 	cat >"$WORK/probe.py" <<'PY'
 import sys, torch
@@ -299,6 +301,18 @@ if has bench; then
 			# process that initialized NCCL itself first has them
 			why=$(alone "time-el-$tok-cumem" NCCL_CUMEM_ENABLE=1)
 			step "5 DeepEP alone $tok, NCCL_CUMEM_ENABLE=1" "$(okfail $?)" "$why"
+			# the adapter's stream: epgate runs DeepEP on a stream of
+			# its own, never torch's default one
+			why=$(alone "time-el-$tok-stream" DPE_TIME_STREAM=new)
+			step "5 DeepEP alone $tok, a new stream" "$(okfail $?)" "$why"
+			# the bundle's libnccl not preloaded (epgate's process maps
+			# it as its own dependency, not as LD_PRELOAD)
+			why=$(alone "time-el-$tok-nopreload" LD_PRELOAD=)
+			step "5 DeepEP alone $tok, no LD_PRELOAD" "$(okfail $?)" "$why"
+			# a host stack without limit: a deep or large frame of
+			# DeepEP's host code would fault on the 8 MiB default
+			why=$(alone "time-el-$tok-stack" sh -c 'ulimit -s unlimited && exec "$0" "$@"')
+			step "5 DeepEP alone $tok, ulimit -s unlimited" "$(okfail $?)" "$why"
 		fi
 	done
 	{

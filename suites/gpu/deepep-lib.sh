@@ -308,8 +308,21 @@ dpe_gdb() {
 			{ echo "; no gdb, and segv-bt.c did not build (segv-bt.cc)"; return 0; }
 		LD_PRELOAD=$bt${LD_PRELOAD:+:$LD_PRELOAD} timeout -k 10 "$to" "$@" \
 			>"$EG_TMP/$name.bt" 2>&1
+		# each frame's function and line where the module has symbols
+		# (addr2line of binutils, beside cc): dli_sname names only the
+		# nearest exported symbol, and DeepEP's _C hides most
+		if command -v addr2line >/dev/null 2>&1; then
+			sed -n 's/^segv-bt: #\([0-9]*\) \([^ +]*\)+\(0x[0-9a-f]*\) .*/\1 \2 \3/p' \
+				"$EG_TMP/$name.bt" | while read -r i mod off; do
+				printf '#%s %s %s: %s\n' "$i" "${mod##*/}" "$off" \
+					"$(addr2line -f -C -e "$mod" "$off" 2>&1 | tr '\n' ' ')"
+			done >"$EG_TMP/$name.bt.sym"
+		fi
 		f=$(grep 'segv-bt: #' "$EG_TMP/$name.bt" | grep -v 'segv-bt\.so\|libc\.so\|libpython\|/python3' |
 			head -n 3 | sed 's/segv-bt: #[0-9]* //' | tr '\n' ' ' | cut -c1-200)
+		[ -s "$EG_TMP/$name.bt.sym" ] &&
+			f=$(grep -v ' segv-bt\.so \| libc\.so\| libpython\| python3\| libffi' "$EG_TMP/$name.bt.sym" |
+				head -n 3 | cut -c1-120 | tr '\n' ' ')
 		echo "; native frames: ${f:-none ($name.bt)}"
 		return 0
 	fi

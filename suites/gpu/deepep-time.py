@@ -15,8 +15,10 @@ of epgate's numbers has its reference taken the same way:
           torch's profiler, L2 flushed and a ~10 ms sleep plus barrier
           before each call, as DeepEP reports itself.
 
-One process, one rank, its own process group; the routing is a uniform
-draw of top-k distinct experts per token, as epgate's uniform one.
+One process, one rank, on torch's default stream (DPE_TIME_STREAM=new: a
+stream of its own, as epgate's adapter), its own process group; the
+routing is a uniform draw of top-k distinct experts per token, as
+epgate's uniform one.
 
     python deepep-time.py MODE TOKENS HIDDEN EXPERTS TOPK [WARMUP ITERS]
 
@@ -28,6 +30,7 @@ legacy Buffer's low-latency mode; no kineto column). Prints one line:
 (rows: rows received, so bytes = rows x hidden x 2 per phase; a column
 that could not be taken is -1, its reason on stderr)
 """
+import os
 import socket
 import sys
 
@@ -81,6 +84,10 @@ def main():
     mode, T, H, E, K = sys.argv[1], *map(int, sys.argv[2:6])
     warm, iters = (int(sys.argv[6]), int(sys.argv[7])) if len(sys.argv) > 7 else (10, 50)
     torch.cuda.set_device(0)
+    # DPE_TIME_STREAM=new: every call on a stream of its own, as epgate's
+    # adapter runs DeepEP (torch_common.stream), not torch's default one
+    if os.environ.get("DPE_TIME_STREAM") == "new":
+        torch.cuda.set_stream(torch.cuda.Stream())
     dist.init_process_group("nccl", init_method="tcp://127.0.0.1:%d" % free_port(),
                             rank=0, world_size=1, device_id=torch.device("cuda", 0))
     # the default group, as epgate's adapter passes DeepEP (torch_common.
