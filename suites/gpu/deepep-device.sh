@@ -48,7 +48,9 @@
 #         with torch's cache emptied (DPE_INSTANCE_VARIANTS;
 #         suites/gpu/deepep-instances.py; opt-in, as stress);
 #  bench  elastic at 128 and 4096 tokens (H 7168, top-8 of 256;
-#         DPE_BENCH_BOUNDARIES: some of "window kernel call"): epgate's
+#         DPE_BENCH_BOUNDARIES: some of "window kernel call";
+#         DPE_BENCH_TOKENS: some of "128 4096"; DPE_ALONE_ENV: VAR=VALUE
+#         words for every DeepEP alone, e.g. DPE_TIME_STREAM=new): epgate's
 #         bench of the adapter (events around the bridge's call, and
 #         epgate's step), DeepEP alone timed the same way
 #         (suites/gpu/deepep-time.py), DeepEP's test_ep.py kernel times.
@@ -273,7 +275,7 @@ fi
 if has bench; then
 	# each boundary of docs/metrics.md: call (events around the bridge's
 	# call), window (the same behind a hold: the default), kernel (CUPTI)
-	for tok in 128 4096; do
+	for tok in ${DPE_BENCH_TOKENS:-128 4096}; do
 		# DPE_BENCH_BOUNDARIES: some of them (all three)
 		for b in ${DPE_BENCH_BOUNDARIES:-window kernel call}; do
 			NEP_BOUNDARY=$b nep_bench "$LOG/bench-el-$tok-$b.out" 1 1 "plugin:python,module=deepep" "$tok"
@@ -284,7 +286,8 @@ if has bench; then
 		alone() {
 			n=$1
 			shift
-			dpe_own "$n" "$DPE_OWN_TIMEOUT" env "$@" "$PYTHON" \
+			# shellcheck disable=SC2086 # DPE_ALONE_ENV: words
+			dpe_own "$n" "$DPE_OWN_TIMEOUT" env ${DPE_ALONE_ENV:-} "$@" "$PYTHON" \
 				"$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50
 		}
 		why=$(alone "time-el-$tok")
