@@ -312,6 +312,10 @@ if has bench; then
 			# it as its own dependency, not as LD_PRELOAD)
 			why=$(alone "time-el-$tok-nopreload" LD_PRELOAD=)
 			step "5 DeepEP alone $tok, no LD_PRELOAD" "$(okfail $?)" "$why"
+			# DeepEP's JIT says each step (compile, cubin load, launch):
+			# whether the crash is in its JIT or after it
+			why=$(alone "time-el-$tok-jitdebug" EP_JIT_DEBUG=1 EP_BUFFER_DEBUG=1)
+			step "5 DeepEP alone $tok, EP_JIT_DEBUG=1" "$(okfail $?)" "$why; $(grep -v '^\s*$' "$LOG/time-el-$tok-jitdebug.out" | grep -iv 'warn' | grep -B1 -m1 'Fatal Python' | head -n 1 | cut -c1-150)"
 			# a host stack without limit: a deep or large frame of
 			# DeepEP's host code would fault on the 8 MiB default
 			why=$(alone "time-el-$tok-stack" sh -c 'ulimit -s unlimited && exec "$0" "$@"')
