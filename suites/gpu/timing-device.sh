@@ -115,93 +115,102 @@ sel() { nep_metric "$1" sel_bytes | awk '{ printf "%.0f", $1 / (7168 * 2) }'; }
 harness() { sed -n 's/.*harness_us): median \([0-9.]*\) us.*/\1/p' "$1" | head -n 1; }
 epb_sel() { sed -n 's/.*selections=\([0-9]*\).*/\1/p' "$1" | head -n 1; }
 
-# 2. LL: the two boundaries
-for b in ep_bench ep_bench_nocupti; do
-	epb "$LOG/epb-ll-$b-1.out" "$b" -a ll -t 128 -d 7168 -k 8 -e 256 -w 10 -i 50
+# TD_PARTS: some of "base ht4096" (both): base is every step below but
+# the HT bound of 4096 rows
+td_part() { case " ${TD_PARTS:-base ht4096} " in *" $1 "*) return 0 ;; esac; return 1; }
+if td_part base; then
+	# 2. LL: the two boundaries
+	for b in ep_bench ep_bench_nocupti; do
+		epb "$LOG/epb-ll-$b-1.out" "$b" -a ll -t 128 -d 7168 -k 8 -e 256 -w 10 -i 50
+		rc=$?
+		step "4 $b LL (before)" "$(okfail $rc)" "exit $rc; dispatch $(nep_epb "$LOG/epb-ll-$b-1.out" ll d_us) us, combine $(nep_epb "$LOG/epb-ll-$b-1.out" ll c_us) us (events, mean)"
+	done
+	for n in 50 1000; do
+		ovh "$LOG/ovh-ll-$n.out" "$LLP" 128 "$n"
+		rc=$?
+		step "2 LL overhead, $n steps" "$(okfail $rc)" "exit $rc; harness $(harness "$LOG/ovh-ll-$n.out") us a step; call dispatch $(bnd "$LOG/ovh-ll-$n.out" call 1), step dispatch $(bnd "$LOG/ovh-ll-$n.out" "step (wall_" 1) us (median)"
+	done
+	EPGATE_PLUGIN_PHASES=0 ovh "$LOG/ovh-ll-nomarks.out" "$LLP" 128 1000
 	rc=$?
-	step "4 $b LL (before)" "$(okfail $rc)" "exit $rc; dispatch $(nep_epb "$LOG/epb-ll-$b-1.out" ll d_us) us, combine $(nep_epb "$LOG/epb-ll-$b-1.out" ll c_us) us (events, mean)"
-done
-for n in 50 1000; do
-	ovh "$LOG/ovh-ll-$n.out" "$LLP" 128 "$n"
+	step "2 LL, marks off" "$(okfail $rc)" "exit $rc; step dispatch $(bnd "$LOG/ovh-ll-nomarks.out" "step (wall_" 1), combine $(bnd "$LOG/ovh-ll-nomarks.out" "step (wall_" 3) us (median)"
+	ovh "$LOG/ovh-ll-mask.out" "$LLP" 128 50 --mask 0.0098
 	rc=$?
-	step "2 LL overhead, $n steps" "$(okfail $rc)" "exit $rc; harness $(harness "$LOG/ovh-ll-$n.out") us a step; call dispatch $(bnd "$LOG/ovh-ll-$n.out" call 1), step dispatch $(bnd "$LOG/ovh-ll-$n.out" "step (wall_" 1) us (median)"
-done
-EPGATE_PLUGIN_PHASES=0 ovh "$LOG/ovh-ll-nomarks.out" "$LLP" 128 1000
-rc=$?
-step "2 LL, marks off" "$(okfail $rc)" "exit $rc; step dispatch $(bnd "$LOG/ovh-ll-nomarks.out" "step (wall_" 1), combine $(bnd "$LOG/ovh-ll-nomarks.out" "step (wall_" 3) us (median)"
-ovh "$LOG/ovh-ll-mask.out" "$LLP" 128 50 --mask 0.0098
-rc=$?
-step "5 LL, 1% of slots masked" "$(okfail $rc)" "exit $rc; sel_bytes $(nep_metric "$LOG/ovh-ll-mask.out" sel_bytes)"
+	step "5 LL, 1% of slots masked" "$(okfail $rc)" "exit $rc; sel_bytes $(nep_metric "$LOG/ovh-ll-mask.out" sel_bytes)"
 
-# 3. our own engine, and HT
-ovh "$LOG/ovh-a2a-ll.out" a2a 128 50
-rc=$?
-step "3 a2a overhead (LL shape)" "$(okfail $rc)" "exit $rc; harness $(harness "$LOG/ovh-a2a-ll.out") us a step"
-EPGATE_TIMEOUT=900
-export EPGATE_TIMEOUT
-ovh "$LOG/ovh-ht-50.out" "$HTP" 4096 50
-rc=$?
-step "3 HT overhead, 50 steps" "$(okfail $rc)" "exit $rc; harness $(harness "$LOG/ovh-ht-50.out") us a step"
-for b in ep_bench ep_bench_nocupti; do
-	epb "$LOG/epb-ht-$b.out" "$b" -a ht -t 4096 -d 7168 -k 8 -e 256 -w 10 -i 50
+	# 3. our own engine, and HT
+	ovh "$LOG/ovh-a2a-ll.out" a2a 128 50
 	rc=$?
-	step "4 $b HT" "$(okfail $rc)" "exit $rc; dispatch $(nep_epb "$LOG/epb-ht-$b.out" ht d_us) us, combine $(nep_epb "$LOG/epb-ht-$b.out" ht c_us) us"
-done
-for b in ep_bench ep_bench_nocupti; do
-	epb "$LOG/epb-ll-$b-2.out" "$b" -a ll -t 128 -d 7168 -k 8 -e 256 -w 10 -i 50
+	step "3 a2a overhead (LL shape)" "$(okfail $rc)" "exit $rc; harness $(harness "$LOG/ovh-a2a-ll.out") us a step"
+	EPGATE_TIMEOUT=900
+	export EPGATE_TIMEOUT
+	ovh "$LOG/ovh-ht-50.out" "$HTP" 4096 50
 	rc=$?
-	step "4 $b LL (after)" "$(okfail $rc)" "exit $rc; dispatch $(nep_epb "$LOG/epb-ll-$b-2.out" ll d_us) us"
-done
+	step "3 HT overhead, 50 steps" "$(okfail $rc)" "exit $rc; harness $(harness "$LOG/ovh-ht-50.out") us a step"
+	for b in ep_bench ep_bench_nocupti; do
+		epb "$LOG/epb-ht-$b.out" "$b" -a ht -t 4096 -d 7168 -k 8 -e 256 -w 10 -i 50
+		rc=$?
+		step "4 $b HT" "$(okfail $rc)" "exit $rc; dispatch $(nep_epb "$LOG/epb-ht-$b.out" ht d_us) us, combine $(nep_epb "$LOG/epb-ht-$b.out" ht c_us) us"
+	done
+	for b in ep_bench ep_bench_nocupti; do
+		epb "$LOG/epb-ll-$b-2.out" "$b" -a ll -t 128 -d 7168 -k 8 -e 256 -w 10 -i 50
+		rc=$?
+		step "4 $b LL (after)" "$(okfail $rc)" "exit $rc; dispatch $(nep_epb "$LOG/epb-ll-$b-2.out" ll d_us) us"
+	done
 
-# 7. every boundary (docs/metrics.md): call, window, kernel (CUPTI) and
-# replay (a CUDA graph of the call, its first replays verified) for NCCL
-# EP LL and HT and epgate's own nccl a2a (call and kernel: its calls wait
-# for their stream, so a window is its call; no replay)
-for b in call window kernel replay; do
-	NEP_BOUNDARY=$b nep_bench "$LOG/b-ll-$b.out" 1 1 "$LLP" 128
-	rc=$?
-	step "7 LL $b" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-ll-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-ll-$b.out" combine_us) us (median)"
-	NEP_BOUNDARY=$b nep_bench "$LOG/b-ht-$b.out" 1 1 "$HTP" 4096
-	rc=$?
-	step "7 HT $b" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-ht-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-ht-$b.out" combine_us) us (median)"
-done
-# the replays' kernels (CUPTI beside the replay boundary): where HT
-# dispatch's replay spends the time its window does not (517 vs 273 us,
-# 2026-12-07), kernel by kernel against b-ht-kernel's direct calls
-for m in ll ht; do
-	if [ $m = ll ]; then p=$LLP t=128; else p=$HTP t=4096; fi
-	(EPGATE_CUPTI=1 && export EPGATE_CUPTI &&
-		NEP_BOUNDARY=replay nep_bench "$LOG/b-$m-replay-cupti.out" 1 1 "$p" "$t")
-	rc=$?
-	step "7 $(echo $m | tr a-z A-Z) replay, CUPTI beside" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-$m-replay-cupti.out" dispatch_us), combine $(nep_metric "$LOG/b-$m-replay-cupti.out" combine_us) us (median)"
-done
-# the prediction of 2026-12-07: with the bound at the 4096 rows received
-# (not ep_bench's tokens x top-8), HT dispatch's captured copy is of
-# 4096 rows and its replay is about its window
-for b in window replay; do
-	NEP_BOUNDARY=$b nep_bench "$LOG/b-ht4096-$b.out" 1 1 "plugin:$NEP_SO,mode=ht,recv=4096" 4096
-	rc=$?
-	step "7 HT recv=4096 $b" "$(okfail $rc)" "exit $rc$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/b-ht4096-$b.out")"); dispatch $(nep_metric "$LOG/b-ht4096-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-ht4096-$b.out" combine_us) us (median)"
-done
-for b in call kernel; do
-	NEP_BOUNDARY=$b nep_bench "$LOG/b-a2a-$b.out" 1 1 a2a 128
-	rc=$?
-	step "7 a2a $b" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-a2a-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-a2a-$b.out" combine_us) us (median)"
-done
-# a false declaration on the device: the CUDA template waits for its
-# stream inside each call (a host round trip), declared capture-safe
-# with capture=safe: its capture must fail, naming CUDA's error
-CT=$(dirname "$NEP_SO")/../template/libeg-cuda-template.so
-if [ -f "$CT" ]; then
-	NEP_BOUNDARY=replay nep_bench "$LOG/b-ct-replay.out" 1 1 "plugin:$CT,capture=safe" 128
-	rc=$?
-	if [ $rc -eq 1 ] && grep -q "could not be captured\|(the capture: " "$LOG/b-ct-replay.out"; then
-		step "7 template falsely capture-safe" ok "refused: $(grep -m1 -o 'could not be captured.*\|(the capture: .*' "$LOG/b-ct-replay.out" | cut -c1-140)"
+	# 7. every boundary (docs/metrics.md): call, window, kernel (CUPTI) and
+	# replay (a CUDA graph of the call, its first replays verified) for NCCL
+	# EP LL and HT and epgate's own nccl a2a (call and kernel: its calls wait
+	# for their stream, so a window is its call; no replay)
+	for b in call window kernel replay; do
+		NEP_BOUNDARY=$b nep_bench "$LOG/b-ll-$b.out" 1 1 "$LLP" 128
+		rc=$?
+		step "7 LL $b" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-ll-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-ll-$b.out" combine_us) us (median)"
+		NEP_BOUNDARY=$b nep_bench "$LOG/b-ht-$b.out" 1 1 "$HTP" 4096
+		rc=$?
+		step "7 HT $b" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-ht-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-ht-$b.out" combine_us) us (median)"
+	done
+	# the replays' kernels (CUPTI beside the replay boundary): where HT
+	# dispatch's replay spends the time its window does not (517 vs 273 us,
+	# 2026-12-07), kernel by kernel against b-ht-kernel's direct calls
+	for m in ll ht; do
+		if [ $m = ll ]; then p=$LLP t=128; else p=$HTP t=4096; fi
+		(EPGATE_CUPTI=1 && export EPGATE_CUPTI &&
+			NEP_BOUNDARY=replay nep_bench "$LOG/b-$m-replay-cupti.out" 1 1 "$p" "$t")
+		rc=$?
+		step "7 $(echo $m | tr a-z A-Z) replay, CUPTI beside" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-$m-replay-cupti.out" dispatch_us), combine $(nep_metric "$LOG/b-$m-replay-cupti.out" combine_us) us (median)"
+	done
+fi
+if td_part ht4096; then
+	# the prediction of 2026-12-07: with the bound at the 4096 rows received
+	# (not ep_bench's tokens x top-8), HT dispatch's captured copy is of
+	# 4096 rows and its replay is about its window
+	for b in window replay; do
+		NEP_BOUNDARY=$b nep_bench "$LOG/b-ht4096-$b.out" 1 1 "plugin:$NEP_SO,mode=ht,recv=4096" 4096
+		rc=$?
+		step "7 HT recv=4096 $b" "$(okfail $rc)" "exit $rc$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/b-ht4096-$b.out")"); dispatch $(nep_metric "$LOG/b-ht4096-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-ht4096-$b.out" combine_us) us (median)"
+	done
+fi
+if td_part base; then
+	for b in call kernel; do
+		NEP_BOUNDARY=$b nep_bench "$LOG/b-a2a-$b.out" 1 1 a2a 128
+		rc=$?
+		step "7 a2a $b" "$(okfail $rc)" "exit $rc; dispatch $(nep_metric "$LOG/b-a2a-$b.out" dispatch_us), combine $(nep_metric "$LOG/b-a2a-$b.out" combine_us) us (median)"
+	done
+	# a false declaration on the device: the CUDA template waits for its
+	# stream inside each call (a host round trip), declared capture-safe
+	# with capture=safe: its capture must fail, naming CUDA's error
+	CT=$(dirname "$NEP_SO")/../template/libeg-cuda-template.so
+	if [ -f "$CT" ]; then
+		NEP_BOUNDARY=replay nep_bench "$LOG/b-ct-replay.out" 1 1 "plugin:$CT,capture=safe" 128
+		rc=$?
+		if [ $rc -eq 1 ] && grep -q "could not be captured\|(the capture: " "$LOG/b-ct-replay.out"; then
+			step "7 template falsely capture-safe" ok "refused: $(grep -m1 -o 'could not be captured.*\|(the capture: .*' "$LOG/b-ct-replay.out" | cut -c1-140)"
+		else
+			step "7 template falsely capture-safe" FAIL "exit $rc, no capture failure named (b-ct-replay.out)"
+		fi
 	else
-		step "7 template falsely capture-safe" FAIL "exit $rc, no capture failure named (b-ct-replay.out)"
+		step "7 template falsely capture-safe" SKIP "no libeg-cuda-template.so beside the plugin"
 	fi
-else
-	step "7 template falsely capture-safe" SKIP "no libeg-cuda-template.so beside the plugin"
 fi
 
 # 6. the tables
