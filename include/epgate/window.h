@@ -65,13 +65,21 @@ typedef struct eg_timing_sum {
 	/* the replay boundary: replays verified (on new data) before any
 	 * was timed */
 	uint32_t replays_verified;
+	/* the kernel boundary: calls whose time is the union of only the
+	 * kernels queued inside the plugin's marks (eg_kern_mark) */
+	uint32_t kern_spanned;
 } eg_timing_sum_t;
 
 /* Kernel time through CUPTI's activity API (lib/step/kern.c; libcupti
  * is loaded at run time: EPGATE_CUPTI_LIB, else the usual names). */
 typedef struct eg_kern eg_kern_t;
-/* EG_ENOSYS with err saying why where CUPTI or CUDA is missing */
-int eg_kern_open(eg_kern_t **k, char *err, size_t errlen);
+/* EG_ENOSYS with err saying why where CUPTI or CUDA is missing. spans:
+ * also trace the CUDA API calls (CUPTI's runtime, driver and external
+ * correlation records), so that a call whose plugin marks its library's
+ * own call (eg_kern_mark) is timed by the kernels queued inside the
+ * marks only; off beside another boundary, whose host times the tracing
+ * would lengthen. */
+int eg_kern_open(eg_kern_t **k, int spans, char *err, size_t errlen);
 void eg_kern_close(eg_kern_t *k);
 /* before a call: the records so far are dropped (work queued before) */
 int eg_kern_begin(eg_kern_t *k);
@@ -81,6 +89,24 @@ int eg_kern_end(eg_kern_t *k, double *s);
 /* the table of kernel names since the last reset, by total time */
 void eg_kern_table(const eg_kern_t *k, char *buf, size_t len,
 		   uint32_t *dropped);
+/* calls since the last reset timed by the kernels inside marks only */
+uint32_t eg_kern_spanned(const eg_kern_t *k);
 void eg_kern_reset(eg_kern_t *k);
+/* The library's own call begins (end 0) or has returned (1) on the
+ * calling thread, inside a call being timed: the kernels the CUDA API
+ * calls in between queue are the call's kernel time (the adapter's own
+ * work around it left out). A no-op without a collector with spans. */
+void eg_kern_mark(int end);
+
+/* One kernel on the device and the CUDA API call that queued it. */
+typedef struct eg_kern_iv {
+	uint64_t start, end; /* ns */
+	uint32_t corr;	     /* CUPTI's correlation id */
+} eg_kern_iv_t;
+/* The length of the union of iv's intervals (ns; iv is sorted by
+ * start): of those whose corr is in ids (sorted ascending, nids), or of
+ * all of them where ids is NULL. */
+uint64_t eg_kern_union(eg_kern_iv_t *iv, size_t n, const uint32_t *ids,
+		       size_t nids);
 
 #endif

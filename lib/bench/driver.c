@@ -97,7 +97,7 @@ static int eg__boundary_evidence(json_t *o, const eg_bench_rank_report_t *rep,
 				 uint32_t W)
 {
 	const eg_timing_sum_t *t = &rep[0].timing;
-	uint64_t samples = 0, shorts = 0, dropped = 0;
+	uint64_t samples = 0, shorts = 0, dropped = 0, spanned = 0;
 	double hold = 0;
 	int synced = 0, bad = 0;
 	char b[64], big[512];
@@ -108,6 +108,7 @@ static int eg__boundary_evidence(json_t *o, const eg_bench_rank_report_t *rep,
 		shorts += rep[r].timing.short_n;
 		synced |= rep[r].timing.synced;
 		dropped += rep[r].timing.kern_dropped;
+		spanned += rep[r].timing.kern_spanned;
 		if (rep[r].timing.hold_us > hold)
 			hold = rep[r].timing.hold_us;
 	}
@@ -132,7 +133,16 @@ static int eg__boundary_evidence(json_t *o, const eg_bench_rank_report_t *rep,
 		       "returns with its work done";
 	bad |= json_object_set_new(o, "boundary",
 				   json_string(eg_boundary_name(t->boundary)));
-	if (t->own_marks && t->boundary != EG_BOUNDARY_KERNEL) {
+	if (t->boundary == EG_BOUNDARY_KERNEL && spanned) {
+		snprintf(big, sizeof(big),
+			 "the union of the kernels queued inside the span the "
+			 "plugin marked as its library's own call (env.mark; "
+			 "CUPTI's external correlation of the API calls in "
+			 "it), on the device; the plugin's work around the "
+			 "call and epgate's hold left out (%llu calls)",
+			 (unsigned long long)spanned);
+		detail = big;
+	} else if (t->own_marks && t->boundary != EG_BOUNDARY_KERNEL) {
 		snprintf(big, sizeof(big),
 			 "%s; the span the plugin marked as its library's own "
 			 "call (env.mark), its work around it in "

@@ -9,6 +9,7 @@
 
 #include "epgate/error.h"
 #include "epgate/sized.h"
+#include "epgate/window.h"
 #include "lib/base/watch.h"
 #include "plugin_int.h"
 
@@ -393,6 +394,8 @@ int eg_plug_run_mark(void *ctx, int end)
 		r->pm |= 4;
 		return EG_PLUGIN_EFAIL;
 	}
+	/* the kernel boundary: what is queued in between is the library's */
+	eg_kern_mark(end);
 	r->pm |= bit;
 	return EG_PLUGIN_OK;
 }

@@ -2,8 +2,13 @@
  * window.h): concurrent-kernel records, flushed after the call's work is
  * done; the call's time is the union of its kernels' [start, end) on the
  * device, epgate's own hold (eg_hold) left out, as DeepEP's kineto and
- * ep_bench's CUPTI build count kernels. libcupti is opened at run time so
- * that a build runs where it is missing (the boundary then says why). */
+ * ep_bench's CUPTI build count kernels. Where the plugin marks its
+ * library's own call (the Python bridge's env.library()), only the kernels
+ * the API calls inside the marks queued count: CUPTI's external
+ * correlation tags those API calls, and a kernel record names the API call
+ * that queued it (the adapter's own casts and copies are left out).
+ * libcupti is opened at run time so that a build runs where it is missing
+ * (the boundary then says why). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -23,6 +28,9 @@
 #define EG__BUF	  (1u << 20)
 #define EG__NAMES 32
 #define EG__IV	  4096
+#define EG__IDS	  8192
+/* the external id of the library's span (CUPTI's CUSTOM0 kind) */
+#define EG__SPAN_ID 0x6567u
 
 typedef struct {
 	char name[96];
@@ -37,11 +45,19 @@ struct eg_kern {
 	CUptiResult (*flush)(uint32_t);
 	CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
 	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
-	/* the call's intervals, since eg_kern_begin */
-	uint64_t iv[EG__IV][2];
+	CUptiResult (*push)(CUpti_ExternalCorrelationKind, uint64_t);
+	CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
+	/* the call's kernels, since eg_kern_begin */
+	eg_kern_iv_t iv[EG__IV];
 	size_t n_iv;
-	int keep; /* records flushed now belong to the call */
-	uint32_t lost;
+	/* the correlation ids of the API calls inside the library's marks */
+	uint32_t ids[EG__IDS];
+	size_t n_ids;
+	int spans;  /* API tracing on: marks narrow the call to the span */
+	int marked; /* the call marked a span (eg_kern_mark) */
+	int inside; /* between the marks now */
+	int keep;   /* records flushed now belong to the call */
+	uint32_t lost, spanned;
 	eg__kname_t names[EG__NAMES];
 	size_t n_names;
 };
@@ -88,17 +104,33 @@ static void eg__done(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
 		    (const CUpti_ActivityKernel10 *)r;
 		const char *name;
 
+		if (r->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
+			const CUpti_ActivityExternalCorrelation *x =
+			    (const CUpti_ActivityExternalCorrelation *)r;
+
+			if (!k->keep ||
+			    x->externalKind !=
+				CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 ||
+			    x->externalId != EG__SPAN_ID)
+				continue;
+			if (k->n_ids < EG__IDS)
+				k->ids[k->n_ids++] = x->correlationId;
+			else
+				k->lost++;
+			continue;
+		}
 		if (r->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
 		    r->kind != CUPTI_ACTIVITY_KIND_KERNEL)
 			continue;
 		name = a->name ? a->name : "?";
 		if (!k->keep || strstr(name, "eg_hold") || a->end <= a->start)
 			continue;
-		if (k->n_iv < EG__IV) {
-			k->iv[k->n_iv][0] = a->start;
-			k->iv[k->n_iv][1] = a->end;
-			k->n_iv++;
-		} else
+		if (k->n_iv < EG__IV)
+			k->iv[k->n_iv++] =
+			    (eg_kern_iv_t){.start = a->start,
+					   .end = a->end,
+					   .corr = a->correlationId};
+		else
 			k->lost++;
 		eg__name_add(k, name, (double)(a->end - a->start) * 1e-9);
 	}
@@ -107,7 +139,43 @@ static void eg__done(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
 	free(buf);
 }
 
-int eg_kern_open(eg_kern_t **out, char *err, size_t errlen)
+/* API tracing for the library's spans: off again where CUPTI refuses a
+ * kind (the call's whole union is then its time) */
+static void eg__spans_on(eg_kern_t *k)
+{
+	static const CUpti_ActivityKind kinds[] = {
+	    CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+	    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+	size_t i;
+
+	*(void **)&k->push =
+	    dlsym(k->dl, "cuptiActivityPushExternalCorrelationId");
+	*(void **)&k->pop =
+	    dlsym(k->dl, "cuptiActivityPopExternalCorrelationId");
+	if (!k->push || !k->pop)
+		return;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (k->enable(kinds[i]) != CUPTI_SUCCESS)
+			break;
+	if (i == sizeof(kinds) / sizeof(kinds[0])) {
+		k->spans = 1;
+		return;
+	}
+	while (i--)
+		k->disable(kinds[i]);
+}
+
+static void eg__spans_off(eg_kern_t *k)
+{
+	if (!k->spans)
+		return;
+	k->disable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+	k->disable(CUPTI_ACTIVITY_KIND_DRIVER);
+	k->disable(CUPTI_ACTIVITY_KIND_RUNTIME);
+	k->spans = 0;
+}
+
+int eg_kern_open(eg_kern_t **out, int spans, char *err, size_t errlen)
 {
 	static const char *const libs[] = {
 	    "libcupti.so.13", "libcupti.so.12", "libcupti.so",
@@ -172,6 +240,8 @@ int eg_kern_open(eg_kern_t **out, char *err, size_t errlen)
 		eg__k = NULL;
 		goto fail;
 	}
+	if (spans)
+		eg__spans_on(k);
 	*out = k;
 	return EG_OK;
 fail:
@@ -184,6 +254,9 @@ void eg_kern_close(eg_kern_t *k)
 {
 	if (!k)
 		return;
+	if (k->inside)
+		k->pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, NULL);
+	eg__spans_off(k);
 	k->disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	k->keep = 0;
 	k->flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -197,38 +270,59 @@ int eg_kern_begin(eg_kern_t *k)
 	k->keep = 0;
 	if (k->flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
 		return EG_ECUDA;
-	k->n_iv = 0;
+	k->n_iv = k->n_ids = 0;
+	k->marked = 0;
 	k->keep = 1;
 	return EG_OK;
 }
 
-static int eg__cmp(const void *a, const void *b)
+static int eg__cmp_id(const void *a, const void *b)
 {
-	const uint64_t *x = a, *y = b;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
-	return x[0] < y[0] ? -1 : x[0] > y[0];
+	return x < y ? -1 : x > y;
 }
 
 int eg_kern_end(eg_kern_t *k, double *s)
 {
-	uint64_t sum = 0, lo = 0, hi = 0;
+	int span;
 
+	if (k->inside) { /* a mark left open: the span ends with the call */
+		k->pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, NULL);
+		k->inside = 0;
+	}
 	if (k->flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
 		return EG_ECUDA;
 	k->keep = 0;
-	qsort(k->iv, k->n_iv, sizeof(k->iv[0]), eg__cmp);
-	for (size_t i = 0; i < k->n_iv; i++) {
-		if (i == 0 || k->iv[i][0] > hi) {
-			sum += hi - lo;
-			lo = k->iv[i][0];
-			hi = k->iv[i][1];
-		} else if (k->iv[i][1] > hi)
-			hi = k->iv[i][1];
-	}
-	sum += hi - lo;
-	*s = (double)sum * 1e-9;
-	k->n_iv = 0;
+	span = k->spans && k->marked;
+	if (span)
+		qsort(k->ids, k->n_ids, sizeof(k->ids[0]), eg__cmp_id);
+	*s = (double)eg_kern_union(k->iv, k->n_iv, span ? k->ids : NULL,
+				   k->n_ids) *
+	     1e-9;
+	k->spanned += (uint32_t)span;
+	k->n_iv = k->n_ids = 0;
 	return EG_OK;
+}
+
+void eg_kern_mark(int end)
+{
+	eg_kern_t *k = eg__k;
+
+	if (!k || !k->spans || !k->keep || k->inside == !end)
+		return;
+	if (end) {
+		k->pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, NULL);
+		k->inside = 0;
+	} else if (k->push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+			   EG__SPAN_ID) == CUPTI_SUCCESS) {
+		k->inside = k->marked = 1;
+	}
+}
+
+uint32_t eg_kern_spanned(const eg_kern_t *k)
+{
+	return k->spanned;
 }
 
 static int eg__by_total(const void *a, const void *b)
@@ -260,13 +354,14 @@ void eg_kern_table(const eg_kern_t *k, char *buf, size_t len, uint32_t *dropped)
 void eg_kern_reset(eg_kern_t *k)
 {
 	k->n_names = 0;
-	k->lost = 0;
+	k->lost = k->spanned = 0;
 }
 
 #else /* no CUDA */
 
-int eg_kern_open(eg_kern_t **k, char *err, size_t errlen)
+int eg_kern_open(eg_kern_t **k, int spans, char *err, size_t errlen)
 {
+	(void)spans;
 	*k = NULL;
 	snprintf(err, errlen,
 		 "kernel time needs CUPTI: this epgate was "
@@ -299,9 +394,66 @@ void eg_kern_table(const eg_kern_t *k, char *buf, size_t len, uint32_t *dropped)
 	*dropped = 0;
 }
 
+uint32_t eg_kern_spanned(const eg_kern_t *k)
+{
+	(void)k;
+	return 0;
+}
+
 void eg_kern_reset(eg_kern_t *k)
 {
 	(void)k;
 }
 
+void eg_kern_mark(int end)
+{
+	(void)end;
+}
+
 #endif
+
+static int eg__by_start(const void *a, const void *b)
+{
+	const eg_kern_iv_t *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int eg__has(const uint32_t *ids, size_t n, uint32_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (ids[m] == id)
+			return 1;
+		if (ids[m] < id)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return 0;
+}
+
+uint64_t eg_kern_union(eg_kern_iv_t *iv, size_t n, const uint32_t *ids,
+		       size_t nids)
+{
+	uint64_t sum = 0, lo = 0, hi = 0;
+	int open = 0;
+
+	if (n > 1)
+		qsort(iv, n, sizeof(iv[0]), eg__by_start);
+	for (size_t i = 0; i < n; i++) {
+		if (ids && !eg__has(ids, nids, iv[i].corr))
+			continue;
+		if (!open || iv[i].start > hi) {
+			sum += hi - lo;
+			lo = iv[i].start;
+			hi = iv[i].end;
+			open = 1;
+		} else if (iv[i].end > hi)
+			hi = iv[i].end;
+	}
+	return sum + (hi - lo);
+}

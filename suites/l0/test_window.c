@@ -3,7 +3,8 @@
  * window's hold per sample (short samples counted, the hold doubled up
  * to its bound, a call still short there named a host sync), and each
  * boundary's metrics under its own name with the slowest rank per step,
- * on hand-computed samples. */
+ * on hand-computed samples; the kernel boundary's union, narrowed to a
+ * library's span. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,38 @@ START_TEST(metrics_named)
 }
 END_TEST
 
+/* The kernel boundary's union (lib/step/kern.c): overlapping kernels
+ * counted once, gaps left out, and with a library span only the kernels
+ * its API calls queued: an adapter's cast before the span and a copy
+ * after it are not the library's time. */
+START_TEST(kernel_union_span)
+{
+	/* out of order on purpose: the union sorts */
+	eg_kern_iv_t iv[] = {
+	    {.start = 300, .end = 340, .corr = 9}, /* adapter's copy out */
+	    {.start = 100, .end = 150, .corr = 5}, /* library */
+	    {.start = 120, .end = 180, .corr = 6}, /* library, overlapping */
+	    {.start = 10, .end = 40, .corr = 2},   /* adapter's cast in */
+	    {.start = 200, .end = 210, .corr = 7}, /* library, after a gap */
+	};
+	const uint32_t lib[] = {5, 6, 7}, none[] = {3};
+	size_t n = sizeof(iv) / sizeof(iv[0]);
+
+	/* every kernel: 30 + 80 + 10 + 40 */
+	ck_assert_uint_eq(eg_kern_union(iv, n, NULL, 0), 160);
+	/* the library's: 80 + 10; counting the adapter's would give 160 */
+	ck_assert_uint_eq(eg_kern_union(iv, n, lib, 3), 90);
+	/* a span whose API calls queued no kernel: nothing */
+	ck_assert_uint_eq(eg_kern_union(iv, n, none, 1), 0);
+	ck_assert_uint_eq(eg_kern_union(iv, 0, NULL, 0), 0);
+	/* one id: one kernel */
+	ck_assert_uint_eq(eg_kern_union(iv, n, lib + 2, 1), 10);
+	/* outside a collector (none here), a mark is a no-op */
+	eg_kern_mark(0);
+	eg_kern_mark(1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("window");
@@ -186,6 +219,7 @@ int main(void)
 	tcase_add_test(t, env);
 	tcase_add_test(t, hold_adapts);
 	tcase_add_test(t, metrics_named);
+	tcase_add_test(t, kernel_union_span);
 	suite_add_tcase(s, t);
 	return eg_test_main(s);
 }
