@@ -294,7 +294,10 @@ int eg_kern_end(eg_kern_t *k, double *s)
 	if (k->flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
 		return EG_ECUDA;
 	k->keep = 0;
-	span = k->spans && k->marked;
+	/* a span with no API call tagged in it is tracing that did not
+	 * work (a library queues nothing without one): the whole call's
+	 * union then, and the evidence does not say "span" for it */
+	span = k->spans && k->marked && k->n_ids > 0;
 	if (span)
 		qsort(k->ids, k->n_ids, sizeof(k->ids[0]), eg__cmp_id);
 	*s = (double)eg_kern_union(k->iv, k->n_iv, span ? k->ids : NULL,
