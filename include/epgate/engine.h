@@ -26,6 +26,11 @@ typedef struct eg_engine_ctx {
 	 * in-process) and EG_ENGINE_CTX_* bits */
 	eg_boot_t *boot;
 	uint32_t flags;
+	/* appended: the engine calls it where its library's own call
+	 * begins (end 0) and has returned (1), on the calling thread, when
+	 * it marks that span (a plugin's env.mark): the measurement's kernel
+	 * time is then of the kernels queued in between. NULL: nobody asks */
+	void (*lib_mark)(int end);
 } eg_engine_ctx_t;
 
 /* One timed phase of an engine's step. */

@@ -189,6 +189,7 @@ typedef struct eg_plug_run {
 	 * out of order; the span outside them per stage (ms) */
 	int in_call;
 	unsigned pm;
+	void (*lib_mark)(int end); /* the engine ctx's, or NULL */
 	double outer_ms[2];
 	int outer_have;
 	/* the replay boundary (docs/metrics.md, "Boundaries"): after the

@@ -178,6 +178,8 @@ static int eg__world(eg_plug_run_t *r, const eg_engine_ctx_t *ctx)
 	int has_boot = EG_HAS(ctx, eg_engine_ctx_t, boot) && ctx->boot;
 	int rc;
 
+	r->lib_mark =
+	    EG_HAS(ctx, eg_engine_ctx_t, lib_mark) ? ctx->lib_mark : NULL;
 	if (ctx->world) {
 		r->world = *ctx->world;
 		if (r->world.size != r->W || ctx->first_rank != r->world.rank)

@@ -9,7 +9,6 @@
 
 #include "epgate/error.h"
 #include "epgate/sized.h"
-#include "epgate/window.h"
 #include "lib/base/watch.h"
 #include "plugin_int.h"
 
@@ -395,7 +394,8 @@ int eg_plug_run_mark(void *ctx, int end)
 		return EG_PLUGIN_EFAIL;
 	}
 	/* the kernel boundary: what is queued in between is the library's */
-	eg_kern_mark(end);
+	if (r->lib_mark)
+		r->lib_mark(end);
 	r->pm |= bit;
 	return EG_PLUGIN_OK;
 }

@@ -236,6 +236,8 @@ int eg_step_open(eg_step_t **out, const eg_step_opts_t *o, eg_rank_verdict_t *v)
 	st->ops = o->engine;
 	st->ctx = o->ctx;
 	st->ctx.size = sizeof(st->ctx);
+	/* the kernel boundary's library span (lib/step/kern.c) */
+	st->ctx.lib_mark = eg_kern_mark;
 	st->sp = o->space;
 	st->say = o->say;
 	st->count_wire = EG_HAS(o, eg_step_opts_t, count_wire) && o->count_wire;
