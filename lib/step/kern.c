@@ -54,7 +54,6 @@ struct eg_kern {
 	uint32_t ids[EG__IDS];
 	size_t n_ids;
 	int spans;  /* API tracing on: marks narrow the call to the span */
-	int marked; /* the call marked a span (eg_kern_mark) */
 	int inside; /* between the marks now */
 	int keep;   /* records flushed now belong to the call */
 	uint32_t lost, spanned;
@@ -271,7 +270,6 @@ int eg_kern_begin(eg_kern_t *k)
 	if (k->flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
 		return EG_ECUDA;
 	k->n_iv = k->n_ids = 0;
-	k->marked = 0;
 	k->keep = 1;
 	return EG_OK;
 }
@@ -294,10 +292,11 @@ int eg_kern_end(eg_kern_t *k, double *s)
 	if (k->flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
 		return EG_ECUDA;
 	k->keep = 0;
-	/* a span with no API call tagged in it is tracing that did not
-	 * work (a library queues nothing without one): the whole call's
-	 * union then, and the evidence does not say "span" for it */
-	span = k->spans && k->marked && k->n_ids > 0;
+	/* ids are tagged only inside a mark: none is an unmarked call, or a
+	 * span whose tracing did not work (a library queues nothing without
+	 * an API call): the whole call's union then, and the evidence does
+	 * not say "span" for it */
+	span = k->n_ids > 0;
 	if (span)
 		qsort(k->ids, k->n_ids, sizeof(k->ids[0]), eg__cmp_id);
 	*s = (double)eg_kern_union(k->iv, k->n_iv, span ? k->ids : NULL,
@@ -319,7 +318,7 @@ void eg_kern_mark(int end)
 		k->inside = 0;
 	} else if (k->push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
 			   EG__SPAN_ID) == CUPTI_SUCCESS) {
-		k->inside = k->marked = 1;
+		k->inside = 1;
 	}
 }
 
