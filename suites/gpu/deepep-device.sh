@@ -273,6 +273,24 @@ if has cases || has cases-elastic || has cases-det || has cases-ll ||
 fi
 
 if has bench; then
+	# alone NAME [VAR=VALUE...]: DeepEP alone at the shape of $tok, timed
+	alone() {
+		n=$1
+		shift
+		# shellcheck disable=SC2086 # DPE_ALONE_ENV: words
+		dpe_own "$n" "$DPE_OWN_TIMEOUT" env ${DPE_ALONE_ENV:-} "$@" "$PYTHON" \
+			"$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50
+	}
+	# again NAME LABEL [VAR=VALUE|CMD...]: after a crash, DeepEP alone
+	# once more with one thing changed, a step of its own; it says the
+	# last line printed before Python's "Fatal" (EP_JIT_DEBUG's: in
+	# DeepEP's JIT or after it)
+	again() {
+		n=$1 l=$2
+		shift 2
+		why=$(alone "time-el-$tok-$n" "$@")
+		step "5 DeepEP alone $tok, $l" "$(okfail $?)" "$why; $(grep -v '^\s*$' "$LOG/time-el-$tok-$n.out" | grep -iv 'warn' | grep -B1 -m1 'Fatal Python' | head -n 1 | cut -c1-150)"
+	}
 	# each boundary of docs/metrics.md: call (events around the bridge's
 	# call), window (the same behind a hold: the default), kernel (CUPTI)
 	for tok in ${DPE_BENCH_TOKENS:-128 4096}; do
@@ -282,14 +300,6 @@ if has bench; then
 			rc=$?
 			step "5 bench elastic $tok $b" "$(okfail $rc)" "exit $rc$([ $rc -ne 0 ] && echo ": $(nep_why "$LOG/bench-el-$tok-$b.out")"); dispatch $(nep_metric "$LOG/bench-el-$tok-$b.out" dispatch_us) us, combine $(nep_metric "$LOG/bench-el-$tok-$b.out" combine_us) us (median)"
 		done
-		# alone NAME [VAR=VALUE...]: DeepEP alone at this shape, timed
-		alone() {
-			n=$1
-			shift
-			# shellcheck disable=SC2086 # DPE_ALONE_ENV: words
-			dpe_own "$n" "$DPE_OWN_TIMEOUT" env ${DPE_ALONE_ENV:-} "$@" "$PYTHON" \
-				"$EG_SRCDIR/suites/gpu/deepep-time.py" elastic "$tok" 7168 256 8 10 50
-		}
 		why=$(alone "time-el-$tok")
 		rc=$?
 		step "5 DeepEP alone $tok" "$(okfail $rc)" "$why; $({ grep -m1 '^deepep-time' "$LOG/time-el-$tok.out" || nep_why "$LOG/time-el-$tok.out"; } | cut -c1-160)"
@@ -297,29 +307,23 @@ if has bench; then
 		# ran every step (2026-12-04, 12-07 x3): once more with the NCCL
 		# environment epgate's transport sets in its own process
 		if [ $rc -gt 128 ] && [ "$tok" = 128 ]; then
-			why=$(alone "time-el-$tok-ncclenv" NCCL_DEBUG=INFO \
-				NCCL_DEBUG_SUBSYS=INIT,P2P,NET,GRAPH NCCL_DEBUG_FILE="$LOG/nccl-alone.%p.log")
-			step "5 DeepEP alone $tok, epgate's NCCL env" "$(okfail $?)" "$why"
+			again ncclenv "epgate's NCCL env" NCCL_DEBUG=INFO \
+				NCCL_DEBUG_SUBSYS=INIT,P2P,NET,GRAPH NCCL_DEBUG_FILE="$LOG/nccl-alone.%p.log"
 			# NCCL's cuMem allocations (ncclMemAlloc, the window) as a
 			# process that initialized NCCL itself first has them
-			why=$(alone "time-el-$tok-cumem" NCCL_CUMEM_ENABLE=1)
-			step "5 DeepEP alone $tok, NCCL_CUMEM_ENABLE=1" "$(okfail $?)" "$why"
+			again cumem NCCL_CUMEM_ENABLE=1 NCCL_CUMEM_ENABLE=1
 			# the adapter's stream: epgate runs DeepEP on a stream of
 			# its own, never torch's default one
-			why=$(alone "time-el-$tok-stream" DPE_TIME_STREAM=new)
-			step "5 DeepEP alone $tok, a new stream" "$(okfail $?)" "$why"
+			again stream "a new stream" DPE_TIME_STREAM=new
 			# the bundle's libnccl not preloaded (epgate's process maps
 			# it as its own dependency, not as LD_PRELOAD)
-			why=$(alone "time-el-$tok-nopreload" LD_PRELOAD=)
-			step "5 DeepEP alone $tok, no LD_PRELOAD" "$(okfail $?)" "$why"
+			again nopreload "no LD_PRELOAD" LD_PRELOAD=
 			# DeepEP's JIT says each step (compile, cubin load, launch):
 			# whether the crash is in its JIT or after it
-			why=$(alone "time-el-$tok-jitdebug" EP_JIT_DEBUG=1 EP_BUFFER_DEBUG=1)
-			step "5 DeepEP alone $tok, EP_JIT_DEBUG=1" "$(okfail $?)" "$why; $(grep -v '^\s*$' "$LOG/time-el-$tok-jitdebug.out" | grep -iv 'warn' | grep -B1 -m1 'Fatal Python' | head -n 1 | cut -c1-150)"
+			again jitdebug EP_JIT_DEBUG=1 EP_JIT_DEBUG=1 EP_BUFFER_DEBUG=1
 			# a host stack without limit: a deep or large frame of
 			# DeepEP's host code would fault on the 8 MiB default
-			why=$(alone "time-el-$tok-stack" sh -c 'ulimit -s unlimited && exec "$0" "$@"')
-			step "5 DeepEP alone $tok, ulimit -s unlimited" "$(okfail $?)" "$why"
+			again stack "ulimit -s unlimited" sh -c 'ulimit -s unlimited && exec "$0" "$@"'
 		fi
 	done
 	{
