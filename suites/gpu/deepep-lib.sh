@@ -318,11 +318,15 @@ dpe_gdb() {
 					"$(addr2line -f -C -e "$mod" "$off" 2>&1 | tr '\n' ' ')"
 			done >"$EG_TMP/$name.bt.sym"
 		fi
-		f=$(grep 'segv-bt: #' "$EG_TMP/$name.bt" | grep -v 'segv-bt\.so\|libc\.so\|libpython\|/python3' |
-			head -n 3 | sed 's/segv-bt: #[0-9]* //' | tr '\n' ' ' | cut -c1-200)
-		[ -s "$EG_TMP/$name.bt.sym" ] &&
+		# the first frames outside the handler, libc and Python: named
+		# where addr2line named them, else module+offset
+		if [ -s "$EG_TMP/$name.bt.sym" ]; then
 			f=$(grep -v ' segv-bt\.so \| libc\.so\| libpython\| python3\| libffi' "$EG_TMP/$name.bt.sym" |
 				head -n 3 | cut -c1-120 | tr '\n' ' ')
+		else
+			f=$(grep 'segv-bt: #' "$EG_TMP/$name.bt" | grep -v 'segv-bt\.so\|libc\.so\|libpython\|/python3' |
+				head -n 3 | sed 's/segv-bt: #[0-9]* //' | tr '\n' ' ' | cut -c1-200)
+		fi
 		echo "; native frames: ${f:-none ($name.bt)}"
 		return 0
 	fi
