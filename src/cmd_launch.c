@@ -1,4 +1,5 @@
-/* epgate launch -n N [--ranks-per-node M] [--timeout S] -- command ...:
+/* epgate launch -n N [--ranks-per-node M] [--timeout S] [--settle S] --
+ * command ...:
  * argv -> eg_launch (lib/world/launch.c). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 
 static const char eg__launch_usage[] =
     "usage: epgate launch -n N [--ranks-per-node M] [--timeout S] "
-    "-- command [args]\n"
+    "[--settle S] -- command [args]\n"
     "\n"
     "Runs N ranks of the command on this host. Each gets the\n"
     "EPGATE_* environment of its rank (see docs/world.md) and a\n"
@@ -30,6 +31,11 @@ static const char eg__launch_usage[] =
     "                          (default: N, one node)\n"
     "  --timeout S             deadline for the whole job, seconds;\n"
     "                          0: none (default: 600)\n"
+    "  --settle S              a rank's failing exit waits S s for\n"
+    "                          another rank's death by signal, then\n"
+    "                          stops the job; a death in that time is\n"
+    "                          named as the cause; 0: none\n"
+    "                          (default: 0.25)\n"
     "  -h, --help              this text\n"
     "\n"
     "Exit status: the worst of the ranks' (99 > 1 > 77 > 0); the\n"
@@ -40,11 +46,12 @@ int eg_cmd_launch(int argc, char **argv)
 {
 	eg_launch_opts_t o = {.timeout_s = EG_LAUNCH_DEADLINE_S,
 			      .timeout_default = 1};
-	const char *timeout = NULL;
+	const char *timeout = NULL, *settle = NULL;
 	const eg_cli_opt_t own[] = {
 	    {"ranks", 'n', .uint = &o.n, .lo = 1, .hi = 4096},
 	    {"ranks-per-node", .uint = &o.ranks_per_node, .lo = 1, .hi = 4096},
 	    {"timeout", .str = &timeout},
+	    {"settle", .str = &settle},
 	    {NULL}};
 	eg_cli_t cl = {.own = own,
 		       .usage = eg__launch_usage,
@@ -64,6 +71,16 @@ int eg_cmd_launch(int argc, char **argv)
 			o.timeout_s = 0;
 		else if (eg_cli_real(&cl, "--timeout", timeout, 0, 1e12,
 				     &o.timeout_s) < 0)
+			return EG_EXIT_HARD;
+	}
+	if (settle) { /* 0: none (settle_s < 0), as --timeout 0 */
+		char *end;
+		double v = strtod(settle, &end);
+
+		if (end != settle && !*end && v == 0)
+			o.settle_s = -1;
+		else if (eg_cli_real(&cl, "--settle", settle, 0, 3600,
+				     &o.settle_s) < 0)
 			return EG_EXIT_HARD;
 	}
 	if (o.n == 0)

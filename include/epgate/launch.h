@@ -20,7 +20,15 @@ typedef struct eg_launch_opts {
 	const char *job_id;	 /* NULL = "launch-<pid>" */
 	int timeout_default;	 /* timeout_s is launch's default: said so
 				    when it expires */
+	double settle_s; /* a nonzero exit waits this long for a peer's
+			    death by signal, the likelier cause, before it
+			    stops the job; 0 = EG_LAUNCH_SETTLE_S, < 0 =
+			    none */
 } eg_launch_opts_t;
+
+/* A rank killed by a signal closes its sockets before it can be waited
+ * for, so a peer can see the loss, exit 1 and be noticed first. */
+#define EG_LAUNCH_SETTLE_S 0.25
 
 /* Runs argv (argv[0] found on PATH) as ranks 0..n-1 and waits for all.
  * Each rank gets EPGATE_RANK, EPGATE_SIZE, EPGATE_RANKS_PER_NODE,
@@ -32,7 +40,9 @@ typedef struct eg_launch_opts {
  * own lines start with "[launch] " (stderr).
  *
  * The first rank to fail (exit status other than 0 and 77, or a signal),
- * the deadline, or SIGINT/SIGTERM/SIGHUP to the launcher stops the job:
+ * the deadline, or SIGINT/SIGTERM/SIGHUP to the launcher stops the job
+ * (a failing exit status after settle_s, unless a rank's death by signal
+ * comes first and is named as the cause instead):
  * SIGTERM to every remaining rank, SIGKILL after grace_s; every process
  * in the ranks' process group is gone when this returns.
  *
