@@ -20,10 +20,9 @@ typedef struct eg_launch_opts {
 	const char *job_id;	 /* NULL = "launch-<pid>" */
 	int timeout_default;	 /* timeout_s is launch's default: said so
 				    when it expires */
-	double settle_s; /* a nonzero exit waits this long for a peer's
-			    death by signal, the likelier cause, before it
-			    stops the job; 0 = EG_LAUNCH_SETTLE_S, < 0 =
-			    none */
+	double settle_s;	 /* a failing exit waits this for a death by
+				    signal (the likelier cause) before the
+				    stop; 0 = EG_LAUNCH_SETTLE_S, < 0 = none */
 } eg_launch_opts_t;
 
 /* A rank killed by a signal closes its sockets before it can be waited

@@ -277,11 +277,10 @@ typedef struct {
 	pid_t pgid;
 	double grace, deadline, kill_at;
 	int stopping, stop_sig, sent_kill, worst;
-	char held[128];	  /* a rank's nonzero exit, before it stops the job */
+	char held[128];	   /* a rank's nonzero exit, before it stops the job */
 	double held_until; /* when the held exit stops the job */
 	double settle;	   /* o->settle_s resolved */
 } eg__job_t;
-
 
 static const char *eg__sig_name(int sig)
 {
@@ -770,7 +769,7 @@ int eg_launch(const eg_launch_opts_t *o, char **argv)
 	eg_shm_sweep_dead();
 	j.n = o->n;
 	j.grace = o->grace_s > 0 ? o->grace_s : 2.0;
-	j.settle = o->settle_s > 0 ? o->settle_s
+	j.settle = o->settle_s > 0   ? o->settle_s
 		   : o->settle_s < 0 ? 0
 				     : EG_LAUNCH_SETTLE_S;
 	if (!(j.rk = calloc(o->n, sizeof(*j.rk))))
