@@ -459,3 +459,21 @@ static uint64_t gathered_tokens(const tpl_t *t)
 #else
 #define FAULT_GATHERED(t)
 #endif
+
+/* Not a fault: a library's own call marked (env.mark, include/epgate/
+ * plugin.h), here the allgather of dispatch and of combine, as an adapter
+ * marks its library's call. suites/l0/test_plugin.c checks that the
+ * marks of timed calls reach the engine ctx's lib_mark, the hook of the
+ * kernel boundary's span (lib/step/kern.c). */
+#if defined(EG_TPL_MARKS)
+#define TPL_MARK(t, end)                                                       \
+	if (EG_PLUGIN_HAS(&(t)->env, eg_plugin_env_t, mark_ctx) &&             \
+	    (t)->env.mark &&                                                   \
+	    (t)->env.mark((t)->env.mark_ctx, end) != EG_PLUGIN_OK) {           \
+		snprintf((t)->err, sizeof((t)->err), "env.mark(%d) refused",   \
+			 end);                                                 \
+		return EG_PLUGIN_EFAIL;                                        \
+	}
+#else
+#define TPL_MARK(t, end)
+#endif

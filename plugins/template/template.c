@@ -340,11 +340,13 @@ static int dispatch(void *inst, const eg_plugin_input_t *in,
 		memcpy(r + t->ib + 4 * K, in->topk_w + i * K, 4 * K);
 		FAULT_ROW(t, in, i, r);
 	}
+	TPL_MARK(t, 0);
 	if (t->env.boot->allgather(t->env.boot->ctx, t->blob, t->inb, t->all)) {
 		snprintf(t->err, sizeof(t->err), "allgather: %s",
 			 t->env.boot->error(t->env.boot->ctx));
 		return EG_PLUGIN_EFAIL;
 	}
+	TPL_MARK(t, 1);
 	if (epochs_agree(t))
 		return EG_PLUGIN_EFAIL;
 	FAULT_GATHERED(t);
@@ -431,12 +433,14 @@ static int combine(void *inst, const eg_plugin_input_t *in, const void *y,
 	memcpy(t->blob + 4 * t->G, t->src, 4 * slots);
 	memcpy(t->blob + 4 * t->G + 4 * slots, t->tok, 4 * slots);
 	memcpy(t->blob + 4 * t->G + 8 * slots, y, slots * t->cb);
+	TPL_MARK(t, 0);
 	if (t->env.boot->allgather(t->env.boot->ctx, t->blob, t->outb,
 				   t->all)) {
 		snprintf(t->err, sizeof(t->err), "allgather: %s",
 			 t->env.boot->error(t->env.boot->ctx));
 		return EG_PLUGIN_EFAIL;
 	}
+	TPL_MARK(t, 1);
 	TPL_INTERMITTENT(t, in);
 	memset(t->acc, 0, in->tokens * (size_t)H * 4);
 	memset(t->hit, 0, in->tokens);

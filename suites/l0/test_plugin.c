@@ -350,6 +350,83 @@ START_TEST(test_bench_steps_unmapped)
 }
 END_TEST
 
+/* The kernel boundary's span (lib/step/kern.c): a plugin's marks of its
+ * library's call (env.mark) in a timed call reach the engine ctx's
+ * lib_mark, start then end, once per call; the verified first step is not
+ * timed and marks nothing; a plugin that does not mark never calls it.
+ * CUPTI is not on the host: this is the path, the GPU run the count. */
+static unsigned lib_marks[2], lib_marks_bad;
+static int lib_inside;
+static void count_lib_mark(int end)
+{
+	if (end != lib_inside) /* an end outside a span, a start inside */
+		lib_marks_bad++;
+	lib_inside = !end;
+	lib_marks[end != 0]++;
+}
+
+START_TEST(test_lib_mark_hook)
+{
+	static const char *const so[] = {"faults/libeg-tpl-marks.so",
+					 "template/libeg-template.so"};
+	char s[4200], err[1024];
+	eg_workload_t w;
+	eg_gen_t g;
+	eg_rank_input_t in;
+	eg_recv_t out;
+	eg_engine_ctx_t ctx = {.size = sizeof(ctx),
+			       .n_ranks = 1,
+			       .flags = EG_ENGINE_CTX_BENCH,
+			       .lib_mark = count_lib_mark};
+	void *eng = NULL, *y, *r;
+
+	unsetenv("EPGATE_PLUGIN_PHASES");
+	setenv("EPGATE_PLUGIN_FORK", "0", 1);
+	eg_test_workload(&w, base_kv);
+	ck_assert_int_eq(eg_gen_init(&g, &w), EG_OK);
+	ck_assert_int_eq(eg_gen_rank_input(&g, &w, 0, &in), EG_OK);
+	ck_assert_int_eq(eg_recv_alloc(&out, &w, 0, eg_recv_max_rows(&w)),
+			 EG_OK);
+	y = calloc(eg_recv_max_rows(&w) + 1, (size_t)w.hidden * 4);
+	r = malloc(eg_combine_bytes(&w, 0) + 1);
+	for (size_t p = 0; p < 2; p++) {
+		const eg_engine_ops_t *ops = eg_engine_lookup(
+		    spec(s, sizeof(s), so[p], ""), err, sizeof(err));
+		unsigned want = p == 0 ? 2 * 2 : 0; /* steps 2 and 3 */
+
+		ck_assert_msg(ops != NULL, "%s", err);
+		lib_marks[0] = lib_marks[1] = lib_marks_bad = 0;
+		lib_inside = 0;
+		ck_assert_int_eq(ops->create(&w, &ctx, &eng), EG_OK);
+		for (int step = 0; step < 3; step++) {
+			ck_assert_int_eq(ops->dispatch(eng, &in, &out), EG_OK);
+			if (step == 0)
+				ck_assert_int_eq(eg_expert_stage(&g, &out, y),
+						 EG_OK);
+			ck_assert_int_eq(ops->combine(eng, &out,
+						      (const void *const *)&y,
+						      (void *const *)&r),
+					 EG_OK);
+		}
+		ops->destroy(eng);
+		eng = NULL;
+		ck_assert_msg(lib_marks[0] == want && lib_marks[1] == want &&
+				  !lib_marks_bad && !lib_inside,
+			      "%s: %u starts, %u ends (%u out of order), "
+			      "want %u each",
+			      so[p], lib_marks[0], lib_marks[1], lib_marks_bad,
+			      want);
+	}
+	unsetenv("EPGATE_PLUGIN_FORK");
+	free(y);
+	free(r);
+	eg_recv_free(&out);
+	eg_rank_input_free(&in);
+	eg_gen_fini(&g);
+	eg_workload_fini(&w);
+}
+END_TEST
+
 /* ---- the native-layout checks on hand-made layouts ---- */
 typedef struct nat_case {
 	eg_workload_t w;
@@ -571,6 +648,7 @@ int main(void)
 	tcase_add_test(tc, test_world_refusal);
 	tcase_add_test(tc, test_buffers_guarded);
 	tcase_add_test(tc, test_bench_steps_unmapped);
+	tcase_add_test(tc, test_lib_mark_hook);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tn, test_native_clean);
 	tcase_add_test(tn, test_native_flat_defects);
