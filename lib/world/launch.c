@@ -7,7 +7,6 @@
 #define _GNU_SOURCE /* execvpe, pipe2 */
 #endif
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -626,59 +625,6 @@ static void eg__supervise(eg__job_t *j)
 	eg__close_leftovers(j);
 	free(pfd);
 	free(who);
-}
-
-void eg_shm_sweep(long pid)
-{
-	char pre[32];
-	DIR *d = opendir("/dev/shm");
-	struct dirent *e;
-	size_t n = (size_t)snprintf(pre, sizeof(pre), "%ld:", pid);
-
-	if (!d)
-		return;
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, pre, n)) {
-			char path[300];
-			snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
-			unlink(path);
-		}
-	closedir(d);
-}
-
-/* The pid a libfabric shm region is named after ("<pid>:..."), or 0. */
-static long eg__shm_pid(const char *name)
-{
-	long pid = 0;
-	size_t i = 0;
-
-	for (; name[i] >= '0' && name[i] <= '9' && i < 10; i++)
-		pid = pid * 10 + (name[i] - '0');
-	return i && name[i] == ':' ? pid : 0;
-}
-
-int eg_shm_sweep_dead(void)
-{
-	DIR *d = opendir("/dev/shm");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		long pid = eg__shm_pid(e->d_name);
-		char path[300];
-		struct stat sb;
-
-		if (pid <= 0 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
-			continue; /* alive, or not ours to ask about */
-		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
-		if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
-		    sb.st_uid == geteuid() && unlink(path) == 0)
-			n++;
-	}
-	closedir(d);
-	return n;
 }
 
 /* Gives each rank its output line buffers and marks its pipes not open;
