@@ -110,6 +110,7 @@ if [ "$rc" -eq 1 ] && [ "$(eg_sacct "$job")" = "FAILED 1:0" ] &&
 else
 	eg_not_ok "a failing gate under Slurm: exit $rc (sacct '$(eg_sacct "$job")'), gates failed '${fails:-?}'"
 	eg_show "$out" "$sum"
+	eg_show_jobs "$folder"
 fi
 # EPGATE_LAUNCHER=local keeps the jobs on the batch node (forked)
 gate 1000000
