@@ -318,6 +318,9 @@ if has bench; then
 			# the bundle's libnccl not preloaded (epgate's process maps
 			# it as its own dependency, not as LD_PRELOAD)
 			again nopreload "no LD_PRELOAD" LD_PRELOAD=
+			# NCCL initialized before torch's group, as epgate's
+			# process has a communicator of its own first
+			again ncclfirst "NCCL initialized first" DPE_PRE_NCCL=1
 			# DeepEP's JIT says each step (compile, cubin load, launch):
 			# whether the crash is in its JIT or after it
 			again jitdebug EP_JIT_DEBUG=1 EP_JIT_DEBUG=1 EP_BUFFER_DEBUG=1

@@ -16,7 +16,8 @@ of epgate's numbers has its reference taken the same way:
           before each call, as DeepEP reports itself.
 
 One process, one rank, on torch's default stream (DPE_TIME_STREAM=new: a
-stream of its own, as epgate's adapter), its own process group; the
+stream of its own, as epgate's adapter; DPE_PRE_NCCL=1: an NCCL
+communicator made first, as epgate's process has), its own process group; the
 routing is a uniform draw of top-k distinct experts per token, as
 epgate's uniform one.
 
@@ -80,8 +81,38 @@ def kineto(fn, names, barrier):
 HOLD = int(2e6)
 
 
+def nccl_first():
+    """DPE_PRE_NCCL=1: an NCCL communicator of one rank made through the
+    process's libnccl (the preloaded one) before torch touches NCCL, as
+    epgate's process has one of its own before the adapter's group
+    (DeepEP alone died in its first elastic dispatch where epgate's
+    process ran it: is NCCL's first initialization the difference?).
+    Kept for the process's life; an error is said and ends it (99)."""
+    import ctypes
+    lib = ctypes.CDLL(os.environ.get("DPE_PRE_NCCL_LIB", "libnccl.so.2"))
+
+    class UniqueId(ctypes.Structure):  # ncclUniqueId: 128 bytes, by value
+        _fields_ = [("internal", ctypes.c_char * 128)]
+
+    lib.ncclGetErrorString.restype = ctypes.c_char_p
+    uid, comm = UniqueId(), ctypes.c_void_p()
+    for what, rc in (("ncclGetUniqueId", lambda: lib.ncclGetUniqueId(ctypes.byref(uid))),
+                     ("ncclCommInitRank", lambda: lib.ncclCommInitRank(
+                         ctypes.byref(comm), 1, uid, 0))):
+        err = rc()
+        if err:
+            print("deepep-time: DPE_PRE_NCCL: %s: error %d (%s)"
+                  % (what, err, lib.ncclGetErrorString(err).decode()),
+                  file=sys.stderr, flush=True)
+            sys.exit(99)
+    print("deepep-time: DPE_PRE_NCCL: a communicator of 1 rank made first",
+          file=sys.stderr, flush=True)
+    return lib, comm
+
+
 def main():
     mode, T, H, E, K = sys.argv[1], *map(int, sys.argv[2:6])
+    pre = nccl_first() if os.environ.get("DPE_PRE_NCCL") == "1" else None
     warm, iters = (int(sys.argv[6]), int(sys.argv[7])) if len(sys.argv) > 7 else (10, 50)
     torch.cuda.set_device(0)
     # DPE_TIME_STREAM=new: every call on a stream of its own, as epgate's
