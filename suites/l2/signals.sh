@@ -12,6 +12,10 @@
 
 unset IPATH_NO_BACKTRACE
 : "${EG_SIGNAL_JOBS:=6}"
+# (b)'s jobs that signal one rank: more of them measure how often the
+# launcher blames the wrong rank (docs/perf-notes.md, 2026-12-08);
+# EG_SIGNAL_SETTLE: the launcher's --settle (0: none, as before it)
+: "${EG_SIGNAL_RANK_JOBS:=1}"
 wd=$EG_TMP/wd
 mkdir -p "$wd"
 cd "$wd" || exit 99 # a .btr file lands in the working directory
@@ -74,7 +78,8 @@ jobs=0 signals=0 crashes=0 hangs=0 stops_bad=0
 job() {
 	out=$1
 	shift
-	"$EG_EPGATE" launch -n 3 --ranks-per-node 3 -- \
+	"$EG_EPGATE" launch -n 3 --ranks-per-node 3 \
+		${EG_SIGNAL_SETTLE:+--settle "$EG_SIGNAL_SETTLE"} -- \
 		"$EG_EPGATE" l2-rank --filter w3-base --iters 1000000 "$@" \
 		>"$out" 2>&1 &
 	lp=$!
@@ -150,7 +155,7 @@ done
 # SIGINT back to back. The launcher's second signal means SIGKILL now;
 # a rank dies of the first one (default disposition), never of a crash.
 i=0
-while [ $i -lt 2 ]; do
+while [ $i -lt $((1 + EG_SIGNAL_RANK_JOBS)) ]; do
 	out=$EG_TMP/b$i
 	job "$out" --provider shm --num-comms 2
 	if ranks=$(ready "$lp" 3 2); then
