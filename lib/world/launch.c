@@ -365,7 +365,7 @@ static unsigned eg__notice_exits(eg__job_t *j)
 		eg__stop(j, SIGTERM, why); /* a held exit was its consequence */
 	} else if (why[0] && !j->stopping && !j->held[0]) {
 		/* the death that caused it may not be waitable yet
-		 * (signals.sh (b): 1 job in 30 blamed the wrong rank) */
+		 * (signals.sh (b): 6 jobs in 90 blamed the wrong rank) */
 		snprintf(j->held, sizeof(j->held), "%s", why);
 		j->held_until = eg_now() + j->settle;
 	}

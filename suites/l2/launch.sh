@@ -126,7 +126,7 @@ check c "a rank exiting 1: launch exits 1, stops the other ranks" ok_c
 # which is then named as the cause. With --settle 0 the exit 1 stops the
 # job at once and rank 1 reads as stopped by the launcher: 10 of 10 by
 # hand (the fault this holds off: signals.sh (b) blamed the rank that
-# exited 1 in 1 job of 30). Only the settle's 60 s bounds the half second.
+# exited 1 in 6 jobs of 90). Only the settle's 60 s bounds the half second.
 mkfifo "$EG_TMP/c2.fifo"
 run c2 env EG_FIFO="$EG_TMP/c2.fifo" "$EG_EPGATE" launch -n 2 --settle 60 \
 	--timeout 60 -- "$rec" sh -c 'if [ "$EPGATE_RANK" = 0 ]; then
