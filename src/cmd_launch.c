@@ -42,6 +42,21 @@ static const char eg__launch_usage[] =
     "deadline gives 1 (ranks that hang fail); a rank killed by a\n"
     "signal, a signal to the launcher or a bad argument give 99.\n";
 
+/* Seconds for opt: none when s is 0 (none stored), else (0, hi]; -1
+ * when bad (said). */
+static int eg__secs(const eg_cli_t *cl, const char *opt, const char *s,
+		    double hi, double none, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end != s && !*end && v == 0) {
+		*out = none;
+		return 0;
+	}
+	return eg_cli_real(cl, opt, s, 0, hi, out);
+}
+
 int eg_cmd_launch(int argc, char **argv)
 {
 	eg_launch_opts_t o = {.timeout_s = EG_LAUNCH_DEADLINE_S,
@@ -63,26 +78,15 @@ int eg_cmd_launch(int argc, char **argv)
 		return rc;
 	/* the job's deadline: 0 none, else no upper bound of ours */
 	if (timeout) {
-		char *end;
-		double v = strtod(timeout, &end);
-
 		o.timeout_default = 0;
-		if (end != timeout && !*end && v == 0)
-			o.timeout_s = 0;
-		else if (eg_cli_real(&cl, "--timeout", timeout, 0, 1e12,
-				     &o.timeout_s) < 0)
+		if (eg__secs(&cl, "--timeout", timeout, 1e12, 0, &o.timeout_s) <
+		    0)
 			return EG_EXIT_HARD;
 	}
-	if (settle) { /* 0: none (settle_s < 0), as --timeout 0 */
-		char *end;
-		double v = strtod(settle, &end);
-
-		if (end != settle && !*end && v == 0)
-			o.settle_s = -1;
-		else if (eg_cli_real(&cl, "--settle", settle, 0, 3600,
-				     &o.settle_s) < 0)
-			return EG_EXIT_HARD;
-	}
+	/* the settle: 0 none (settle_s < 0; 0 there is the default) */
+	if (settle &&
+	    eg__secs(&cl, "--settle", settle, 3600, -1, &o.settle_s) < 0)
+		return EG_EXIT_HARD;
 	if (o.n == 0)
 		return eg_cli_error(&cl, "-n N is required");
 	if (o.ranks_per_node > o.n)
