@@ -87,7 +87,8 @@ def nccl_first():
     epgate's process has one of its own before the adapter's group
     (DeepEP alone died in its first elastic dispatch where epgate's
     process ran it: is NCCL's first initialization the difference?).
-    Kept for the process's life; an error is said and ends it (99)."""
+    Never destroyed: it lives as long as the process, as epgate's does;
+    an error is said and ends it (99)."""
     import ctypes
     lib = ctypes.CDLL(os.environ.get("DPE_PRE_NCCL_LIB", "libnccl.so.2"))
 
@@ -107,12 +108,12 @@ def nccl_first():
             sys.exit(99)
     print("deepep-time: DPE_PRE_NCCL: a communicator of 1 rank made first",
           file=sys.stderr, flush=True)
-    return lib, comm
 
 
 def main():
     mode, T, H, E, K = sys.argv[1], *map(int, sys.argv[2:6])
-    pre = nccl_first() if os.environ.get("DPE_PRE_NCCL") == "1" else None
+    if os.environ.get("DPE_PRE_NCCL") == "1":
+        nccl_first()
     warm, iters = (int(sys.argv[6]), int(sys.argv[7])) if len(sys.argv) > 7 else (10, 50)
     torch.cuda.set_device(0)
     # DPE_TIME_STREAM=new: every call on a stream of its own, as epgate's
